@@ -1,0 +1,54 @@
+/* Inner loop of the Gaussian KDE baseline: data and queries are whitened by
+ * the inverse Cholesky factor of H, so the kernel is exp(lognorm - |z - z_i|^2/2)
+ * with the normalising constant inside the exponent (no overflow of the
+ * constant, no underflow of a kernel value that matters). */
+#include <math.h>
+#include "density_internal.h"
+
+void density_gauss_task(const gfi_density_plan *p, const double *queries, size_t q0, size_t q1,
+                        size_t i0, size_t i1, double *part, double *ws) {
+  const size_t D = p->D, Np = p->Np, nq = q1 - q0, B = p->dblock;
+  double *qz = ws, *d2 = ws + 3 * nq * D;
+  for (size_t q = 0; q < nq; q++) {
+    const double *x = queries + (q0 + q) * D;
+    for (size_t a = 0; a < D; a++) {
+      double s = 0;
+      for (size_t b = 0; b <= a; b++) s += p->Linv[a * D + b] * x[b];
+      qz[q * D + a] = s;
+    }
+    part[q] = 0;
+  }
+  const double ln = p->lognorm;
+  for (size_t b = i0; b < i1; b += B) {
+    const double *restrict w = p->w ? p->w + b : NULL;
+    for (size_t q = 0; q < nq; q++) {
+      {
+        const double *restrict z = p->z + b;
+        const double zq = qz[q * D];
+#pragma omp simd
+        for (size_t i = 0; i < B; i++) {
+          double d = zq - z[i];
+          d2[i] = d * d;
+        }
+      }
+      for (size_t a = 1; a < D; a++) {
+        const double *restrict z = p->z + a * Np + b;
+        const double zq = qz[q * D + a];
+#pragma omp simd
+        for (size_t i = 0; i < B; i++) {
+          double d = zq - z[i];
+          d2[i] += d * d;
+        }
+      }
+      double s = 0;
+      if (w) {
+#pragma omp simd reduction(+ : s)
+        for (size_t i = 0; i < B; i++) s += w[i] * exp(ln - 0.5 * d2[i]);
+      } else {
+#pragma omp simd reduction(+ : s)
+        for (size_t i = 0; i < B; i++) s += exp(ln - 0.5 * d2[i]);
+      }
+      part[q] += s;
+    }
+  }
+}

@@ -1,0 +1,42 @@
+/* Private layout of a density plan, shared by the engine files. */
+#ifndef GFI_DENSITY_INTERNAL_H
+#define GFI_DENSITY_INTERNAL_H
+
+#include <stddef.h>
+#include "gfi/density.h"
+
+typedef enum { DENSITY_FOURIER = 1, DENSITY_GAUSS = 2 } density_type;
+
+struct gfi_density_plan {
+  density_type type;
+  size_t N, D;
+  size_t Np;        /* N rounded up to a multiple of the block size; padding contributes 0 */
+  size_t nsuper;    /* data super-chunks: a function of N only, so sums are thread-count independent */
+  double *w;        /* normalised weights (Np, zero-padded) or NULL for 1/N */
+  double uniform_w; /* 1/N when w == NULL */
+  int nthreads;
+  size_t qtile, dblock;
+
+  /* Fourier */
+  gfi_kernel kernel;
+  double *R;        /* D radii */
+  double *g;        /* per-axis factor scale: (R_j/A)^(1/l) (powers) or R_j/A (custom) */
+  double *rk;       /* D x Np: R_j k_ij (structure of arrays) */
+  double *sk, *ck;  /* D x Np: sin and cos of R_j k_ij */
+
+  /* Gaussian */
+  double *Linv;     /* D x D lower-triangular inverse Cholesky factor of H */
+  double *z;        /* D x Np: Linv k_i (structure of arrays) */
+  double lognorm;   /* -D/2 log(2 pi) - log det(H)/2 */
+};
+
+/* Engines: evaluate queries [q0, q1) against data super-chunk s, writing the
+ * partial sums into part[(q - q0)]. Workspace `ws` holds at least
+ * density_ws_size(plan) doubles. */
+size_t density_ws_size(const gfi_density_plan *p);
+void density_fourier_task(const gfi_density_plan *p, const double *queries, size_t q0, size_t q1,
+                          size_t i0, size_t i1, double *part, double *ws);
+void density_gauss_task(const gfi_density_plan *p, const double *queries, size_t q0, size_t q1,
+                        size_t i0, size_t i1, double *part, double *ws);
+
+#endif

@@ -1,0 +1,12 @@
+/* gfi: generalized Fourier integral estimators. Umbrella header. */
+#ifndef GFI_GFI_H
+#define GFI_GFI_H
+#include "status.h"
+#include "validate.h"
+#include "opts.h"
+#include "kernel.h"
+#include "rng.h"
+#include "model.h"
+#include "table.h"
+#include "density.h"
+#endif

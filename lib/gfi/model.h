@@ -1,0 +1,97 @@
+/* Truth models: samplers, densities and characteristic functions.
+ *
+ * A gfi_model is an immutable object describing a probability distribution
+ * on R^D. All functions taking a const model are thread-safe. Points are
+ * row-major: x[i*D + j] is coordinate j of point i. */
+#ifndef GFI_MODEL_H
+#define GFI_MODEL_H
+
+#include <stddef.h>
+#include <gsl/gsl_rng.h>
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gfi_model gfi_model;
+
+typedef enum {
+  GFI_MODEL_MIXTURE = 0,   /* normal mixture (a single normal is K = 1) */
+  GFI_MODEL_LAPLACE,       /* 1-D Laplace(mu, b) */
+  GFI_MODEL_CAUCHY,        /* 1-D Cauchy(x0, gamma) */
+  GFI_MODEL_STUDENT_T,     /* 1-D Student-t(nu), location 0, scale 1 */
+  GFI_MODEL_UNIFORM,       /* 1-D Uniform(a, b) */
+  GFI_MODEL_BETA,          /* 1-D Beta(a, b) on [0, 1] */
+  GFI_MODEL_PRODUCT        /* product of 1-D models, one per axis */
+} gfi_model_kind;
+
+/* Normal N(mean, cov) in D dimensions. mean may be NULL (zero); cov is a
+ * row-major D x D symmetric positive-definite matrix, or NULL for identity.
+ * GFI_ENOTPD when cov is not symmetric positive definite. */
+int gfi_model_normal(gfi_model **out, size_t D, const double *mean, const double *cov);
+
+/* Normal mixture sum_a w[a] N(means[a*D..], covs[a*D*D..]); weights must be
+ * positive and are normalised to sum 1. */
+int gfi_model_mixture(gfi_model **out, size_t D, size_t K, const double *w,
+                      const double *means, const double *covs);
+
+/* Marron & Wand (1992) density k = 1..15 (1-D normal mixtures). */
+int gfi_model_marron_wand(gfi_model **out, int k);
+/* Name of Marron-Wand density k ("claw", ...), NULL when out of range. */
+const char *gfi_marron_wand_name(int k);
+
+int gfi_model_laplace(gfi_model **out, double mu, double b);
+int gfi_model_cauchy(gfi_model **out, double x0, double gamma);
+int gfi_model_student_t(gfi_model **out, double nu);
+int gfi_model_uniform(gfi_model **out, double a, double b);
+int gfi_model_beta(gfi_model **out, double a, double b);
+
+/* Product of D one-dimensional models (copied; the caller keeps ownership of
+ * the factors). GFI_EDIM if a factor is not 1-D. */
+int gfi_model_product(gfi_model **out, size_t D, const gfi_model *const *factors);
+
+/* Parse a model specification for dimension D (the CLI's --model):
+ *   normal                     standard normal in D dimensions
+ *   normal:cov=c11,c12,...     N(0, C), C row-major D x D
+ *   normal:mean=m1,..[;cov=..] with a mean (';' separates keys)
+ *   mw:K                       Marron-Wand K = 1..15 (D = 1)
+ *   laplace[:mu,b]  cauchy[:x0,gamma]  t:NU  uniform[:a,b]  beta:A,B
+ *   1-D families given with D > 1 mean the i.i.d. product over D axes.
+ * On failure returns GFI_EMODEL (or GFI_ENOTPD, GFI_EDIM) and writes a
+ * message to err (may be NULL). */
+int gfi_model_parse(gfi_model **out, const char *spec, size_t D, gfi_errinfo *err);
+
+void gfi_model_free(gfi_model *m);
+
+size_t gfi_model_dim(const gfi_model *m);
+gfi_model_kind gfi_model_get_kind(const gfi_model *m);
+/* Canonical text description, e.g. "mixture(K=2,D=1)"; never NULL. */
+const char *gfi_model_describe(const gfi_model *m);
+
+/* Draw n points into x (n x D, row-major). */
+int gfi_model_sample(const gfi_model *m, gsl_rng *r, size_t n, double *x);
+
+/* Density at n points (n x D) into p. */
+int gfi_model_pdf(const gfi_model *m, size_t n, const double *x, double *p);
+
+/* 1 when the characteristic function is available (all kinds above). */
+int gfi_model_has_cf(const gfi_model *m);
+
+/* Characteristic function psi(t) = E exp(i t.X) at n frequencies t (n x D):
+ * real parts into re, imaginary parts into im. */
+int gfi_model_cf(const gfi_model *m, size_t n, const double *t, double *re, double *im);
+
+/* For normal mixtures (including single normals and Marron-Wand): the
+ * components. Pointers stay valid while the model lives. GFI_EUNSUPPORTED for
+ * other kinds. covs are K row-major D x D matrices. */
+int gfi_model_mixture_parts(const gfi_model *m, size_t *K, const double **w,
+                            const double **means, const double **covs);
+
+/* For products: the D factors (borrowed). GFI_EUNSUPPORTED otherwise. */
+int gfi_model_product_factors(const gfi_model *m, size_t *D, const gfi_model *const **factors);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

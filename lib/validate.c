@@ -1,0 +1,39 @@
+/* Validation helpers used at every API boundary. */
+#include <math.h>
+#include "gfi/validate.h"
+
+int gfi_check_finite(const double *x, size_t n, size_t *bad) {
+  if (n > 0 && !x) return GFI_EINVAL;
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(x[i])) {
+      if (bad) *bad = i;
+      return GFI_ENONFINITE;
+    }
+  return GFI_OK;
+}
+
+int gfi_check_radii(const double *R, size_t D, size_t *bad) {
+  if (!R) return GFI_EINVAL;
+  for (size_t j = 0; j < D; j++)
+    if (!(isfinite(R[j]) && R[j] > 0)) {
+      if (bad) *bad = j;
+      return GFI_ERADIUS;
+    }
+  return GFI_OK;
+}
+
+int gfi_check_order(int l) { return (l >= 1 && l <= 8) ? GFI_OK : GFI_EORDER; }
+
+int gfi_check_dim(size_t D) { return (D >= 1 && D <= GFI_MAX_DIM) ? GFI_OK : GFI_EDIM; }
+
+int gfi_check_weights(const double *w, size_t n, double *sum) {
+  if (n > 0 && !w) return GFI_EINVAL;
+  double s = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!isfinite(w[i])) return GFI_EWEIGHT;
+    s += w[i];
+  }
+  if (!(s > 0) || !isfinite(s)) return GFI_EWEIGHT;
+  if (sum) *sum = s;
+  return GFI_OK;
+}

@@ -1,0 +1,54 @@
+/* A tiny test harness: CHECK records a failure and goes on; main returns
+ * check_summary(), which prints the counts and is non-zero on any failure.
+ * A test program exits 77 (meson's "skipped") through CHECK_SKIP. */
+#ifndef GFI_TEST_CHECK_H
+#define GFI_TEST_CHECK_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int check_failures = 0;
+static int check_count = 0;
+
+#define CHECK(cond, ...)                                                     \
+  do {                                                                       \
+    check_count++;                                                           \
+    if (!(cond)) {                                                           \
+      check_failures++;                                                      \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);        \
+      fprintf(stderr, __VA_ARGS__);                                          \
+      fputc('\n', stderr);                                                   \
+    }                                                                        \
+  } while (0)
+
+/* |a - b| <= rtol * max(|a|, |b|) + atol */
+#define CHECK_CLOSE(a, b, rtol, atol)                                        \
+  do {                                                                       \
+    double ca_ = (a), cb_ = (b);                                             \
+    double m_ = fabs(ca_) > fabs(cb_) ? fabs(ca_) : fabs(cb_);               \
+    CHECK(fabs(ca_ - cb_) <= (rtol) * m_ + (atol),                           \
+          "%s = %.17g, %s = %.17g, diff %.3g", #a, ca_, #b, cb_,            \
+          fabs(ca_ - cb_));                                                  \
+  } while (0)
+
+#define CHECK_STATUS(expr, want)                                             \
+  do {                                                                       \
+    int got_ = (expr);                                                       \
+    CHECK(got_ == (want), "status %d (%s), expected %d", got_,               \
+          gfi_strerror(got_), (int)(want));                                  \
+  } while (0)
+
+#define CHECK_SKIP(...)                                                      \
+  do {                                                                       \
+    fprintf(stdout, "SKIP: " __VA_ARGS__);                                   \
+    fputc('\n', stdout);                                                     \
+    exit(77);                                                                \
+  } while (0)
+
+static int check_summary(const char *name) {
+  printf("%s: %d checks, %d failed\n", name, check_count, check_failures);
+  return check_failures ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,7 @@
+/* gfi subcommands: each takes the argument vector after "gfi". */
+#ifndef GFI_COMMANDS_H
+#define GFI_COMMANDS_H
+int cmd_sample(int argc, char **argv);
+int cmd_pdf(int argc, char **argv);
+int cmd_density(int argc, char **argv);
+#endif

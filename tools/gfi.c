@@ -1,0 +1,51 @@
+/* gfi: command-line front end. One subcommand per task; --help on each. */
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+#include "commands.h"
+#include "gfi_version.h"
+
+typedef struct {
+  const char *name;
+  int (*run)(int, char **);
+  const char *summary;
+} command;
+
+static const command commands[] = {
+  {"sample", cmd_sample, "draw points from a truth model"},
+  {"pdf", cmd_pdf, "true density of a model at given points"},
+  {"density", cmd_density, "generalized Fourier (or Gaussian) density estimate at given points"},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: gfi <command> [options]      (gfi <command> --help for details)\n\n"
+          "gfi: generalized Fourier integral estimators (FourierFormer, FLT).\n\ncommands:\n");
+  for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\n  --version  print the version\n");
+}
+
+int main(int argc, char **argv) {
+  cli_argc = argc;
+  cli_argv = argv;
+  if (argc < 2) {
+    fprintf(stderr, "gfi: missing command (see 'gfi --help')\n");
+    return EXIT_USAGE;
+  }
+  if (cli_is_help(argv[1])) {
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("gfi %s (git %s)\n", GFI_VERSION, GFI_GIT_REVISION);
+    return 0;
+  }
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (strcmp(argv[1], commands[i].name) == 0) {
+      cli_cmd = commands[i].name;
+      return commands[i].run(argc - 1, argv + 1);
+    }
+  fprintf(stderr, "gfi: unknown command '%s' (see 'gfi --help')\n", argv[1]);
+  return EXIT_USAGE;
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# gfi set-up: make sure the Debian packages gfi needs are present (installing
+# them when run as root, otherwise printing the exact apt-get line), then
+# configure and build into ./build. Sourced by tools/main.sh and tools/test.sh.
+set -euo pipefail
+
+GFI_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+GFI_BUILD=${GFI_BUILD:-$GFI_ROOT/build}
+
+# Everything gfi needs to build, test and draw its figures.
+GFI_PACKAGES=(build-essential git meson ninja-build pkg-config libgsl-dev libfftw3-dev gnuplot-nox)
+
+gfi_missing_packages() {
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+  done
+}
+
+gfi_install_packages() {
+  local missing
+  mapfile -t missing < <(gfi_missing_packages "$@")
+  ((${#missing[@]} == 0)) && return 0
+  if [ "$(id -u)" = 0 ]; then
+    echo "gfi setup: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  else
+    echo "gfi setup: missing Debian packages. Run:" >&2
+    echo "  sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+}
+
+gfi_build() {
+  if [ ! -f "$GFI_BUILD/build.ninja" ]; then
+    meson setup "$GFI_BUILD" "$GFI_ROOT" >&2
+  fi
+  ninja -C "$GFI_BUILD" >&2
+}
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "gfi setup: this script expects Debian (dpkg). Install: a C11 compiler, meson, ninja," >&2
+  echo "  pkg-config, GSL, FFTW3 and gnuplot, then run: meson setup build && ninja -C build" >&2
+  exit 1
+fi
+gfi_install_packages "${GFI_PACKAGES[@]}"
+gfi_build
