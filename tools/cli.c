@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "gfi_version.h"
 
 const char *cli_cmd = "gfi";
 int cli_argc = 0;
@@ -140,12 +139,9 @@ double *cli_read_table(const char *what, const char *path, size_t cols, size_t *
 }
 
 void cli_header(FILE *f) {
-  fprintf(f, "# gfi %s\n", cli_cmd);
-  fprintf(f, "# version: %s (git %s)\n", GFI_VERSION, GFI_GIT_REVISION);
-  fprintf(f, "# command:");
-  for (int i = 0; i < cli_argc; i++) fprintf(f, " %s", cli_argv[i]);
-  fputc('\n', f);
-  fprintf(f, "# threads: %d (openmp %s)\n", gfi_threads_available(), gfi_have_openmp() ? "on" : "off");
+  char program[64];
+  snprintf(program, sizeof program, "gfi %s", cli_cmd);
+  gfi_dat_header(f, program, cli_argc, cli_argv);
 }
 
 void cli_meta(FILE *f, const char *key, const char *fmt, ...) {

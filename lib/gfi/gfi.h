@@ -8,5 +8,8 @@
 #include "rng.h"
 #include "model.h"
 #include "table.h"
+#include "stats.h"
+#include "progress.h"
+#include "dat.h"
 #include "density.h"
 #endif
