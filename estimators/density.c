@@ -22,12 +22,16 @@
 /* Coordinate used for padding points: far from every query, so that their
  * kernel values are exactly 0. */
 #define PAD_COORD 1e100
+/* Largest |R_j x_j| accepted: beyond 2^52 the phase R x is not resolved to
+ * better than 1 in double precision, so sin(R x) means nothing. */
+#define PHASE_MAX 4503599627370496.0
 
 static void plan_free(gfi_density_plan *p) {
   if (!p) return;
   free(p->w);
   free(p->R);
   free(p->g);
+  free(p->series);
   free(p->rk);
   free(p->sk);
   free(p->ck);
@@ -109,6 +113,10 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   if (st) return st;
   st = gfi_check_radii(R, D, NULL);
   if (st) return st;
+  /* The phase R_j k_ij must be resolved (see PHASE_MAX). */
+  if (data && N > 0)
+    for (size_t i = 0; i < N * D; i++)
+      if (fabs(R[i % D] * data[i]) > PHASE_MAX) return isfinite(data[i]) ? GFI_ERANGE : GFI_ENONFINITE;
   /* The estimator's peak value is at most prod_j R_j / A. */
   double logC = 0;
   for (size_t j = 0; j < D; j++) logC += log(R[j] / k->A);
@@ -121,10 +129,11 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   size_t Np = p->Np;
   p->R = malloc(D * sizeof *p->R);
   p->g = malloc(D * sizeof *p->g);
+  p->series = malloc(5 * D * sizeof *p->series);
   p->rk = malloc(D * Np * sizeof *p->rk);
   p->sk = malloc(D * Np * sizeof *p->sk);
   p->ck = malloc(D * Np * sizeof *p->ck);
-  if (!p->R || !p->g || !p->rk || !p->sk || !p->ck) {
+  if (!p->R || !p->g || !p->series || !p->rk || !p->sk || !p->ck) {
     plan_free(p);
     return GFI_ENOMEM;
   }
@@ -133,6 +142,10 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
     /* Fold the normalisation R_j/A into each factor so that products over
      * many axes stay in range: for z^l the l-th root goes into the sinc. */
     p->g[j] = k->kind == GFI_PHI_POW ? pow(R[j] / k->A, 1.0 / k->l) : R[j] / k->A;
+    /* custom phi applies phi to the plain sinc: its factors use g = 1 */
+    double gs = k->kind == GFI_PHI_POW ? p->g[j] : 1.0;
+    const double coef[5] = {1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880};
+    for (int c = 0; c < 5; c++) p->series[5 * j + c] = gs * coef[c];
   }
   for (size_t j = 0; j < D; j++) {
     double *rk = p->rk + j * Np, *sk = p->sk + j * Np, *ck = p->ck + j * Np;
@@ -143,7 +156,7 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
       ck[i] = cos(a);
     }
     for (size_t i = N; i < Np; i++) {
-      rk[i] = PAD_COORD; /* u = rx - rk is huge and sin(u) = 0: factor 0 */
+      rk[i] = 1e30; /* u = rx - rk is huge (u^2 still finite) and sin(u) = 0: factor 0 */
       sk[i] = 0;
       ck[i] = 0;
     }
@@ -201,6 +214,7 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
   }
   size_t Np = p->Np;
   p->lognorm = lognorm;
+  p->exp_floor = -708.0;
   p->Linv = calloc(D * D, sizeof *p->Linv);
   p->z = malloc(D * Np * sizeof *p->z);
   if (!p->Linv || !p->z) {
@@ -231,6 +245,9 @@ int gfi_density_eval(const gfi_density_plan *p, size_t M, const double *queries,
   if (M > ((size_t)1 << 52) / p->D) return GFI_EDIM;
   int st = gfi_check_finite(queries, M * p->D, NULL);
   if (st) return st;
+  if (p->type == DENSITY_FOURIER)
+    for (size_t i = 0; i < M * p->D; i++)
+      if (fabs(p->R[i % p->D] * queries[i]) > PHASE_MAX) return GFI_ERANGE;
   size_t ns = p->nsuper;
   size_t nblocks = p->Np / p->dblock;
   size_t blocks_per_super = (nblocks + ns - 1) / ns;

@@ -6,7 +6,9 @@
  *     sin(u) = sin(R x) cos(R k) - cos(R x) sin(R k),
  * and sinc = sin(u)/u, switching to the Taylor series for |u| < 0.1 where the
  * identity would lose relative accuracy. Both branches are computed and one
- * selected, so the loop vectorises. For phi = z^l the scale (R_j/A)^(1/l) is
+ * selected, so the loop vectorises. Factors are kept as numerator and
+ * denominator over groups of up to 4 axes, so a division is paid once per
+ * group (the denominator stays >= 0.1^4 in magnitude: never 0/0). For phi = z^l the scale (R_j/A)^(1/l) is
  * folded into every factor: the running product over axes is the l-th root of
  * the true term, which cannot underflow or overflow for any realistic D. */
 #include <math.h>
@@ -14,33 +16,126 @@
 
 #define SERIES_CUT 0.1
 
-static inline double sinc_factor(double rx, double sx, double cx, double rk, double sk,
-                                 double ck, double g) {
+/* Numerator and denominator of g sinc(u): (g sin u, u), or (g series(u), 1)
+ * for |u| < SERIES_CUT. Both are computed and blended as x + m (y - x) with
+ * a 0/1 mask m (exact for m = 0, within 2 ulp for m = 1): gcc turns a ?:
+ * select or m y + (1-m) x here into branches, and the loop stops
+ * vectorising. c[0..4] are g times the series coefficients. */
+static inline void sinc_parts(double rx, double sx, double cx, double rk, double sk, double ck,
+                              const double *c, double *num, double *den) {
   double u = rx - rk;
   double sn = sx * ck - cx * sk; /* g sin(u) */
-  double q = sn / u;
   double u2 = u * u;
-  double ser = g * (1.0 + u2 * (-1.0 / 6 + u2 * (1.0 / 120 + u2 * (-1.0 / 5040 + u2 * (1.0 / 362880)))));
-  return fabs(u) < SERIES_CUT ? ser : q;
+  double ser = c[0] + u2 * (c[1] + u2 * (c[2] + u2 * (c[3] + u2 * c[4])));
+  double m = u2 < SERIES_CUT * SERIES_CUT ? 1.0 : 0.0;
+  *num = sn + m * (ser - sn);
+  *den = u + m * (1.0 - u);
+}
+
+/* Single factor g sinc(u) (custom phi path, g = 1 there). */
+static inline double sinc_factor(double rx, double sx, double cx, double rk, double sk,
+                                 double ck, const double *c) {
+  double n, d;
+  sinc_parts(rx, sx, cx, rk, sk, ck, c, &n, &d);
+  return n / d;
+}
+
+/* Pointers and query values of axis j0 + a, for the group loops. */
+typedef struct {
+  const double *rk, *sk, *ck;
+  double rx, sx, cx;
+  double c[5]; /* by value: loop-invariant for the vectoriser */
+} axis_view;
+
+static inline axis_view view(const gfi_density_plan *p, const double *qrx, const double *qsx,
+                             const double *qcx, size_t j, size_t b) {
+  const double *c = p->series + 5 * j;
+  axis_view v = {p->rk + j * p->Np + b, p->sk + j * p->Np + b, p->ck + j * p->Np + b,
+                 qrx[j], qsx[j], qcx[j], {c[0], c[1], c[2], c[3], c[4]}};
+  return v;
+}
+
+#define PART(v, i, n, d) sinc_parts(v.rx, v.sx, v.cx, v.rk[i], v.sk[i], v.ck[i], v.c, &n, &d)
+
+/* prod[i] = (or *=) the product of g_j sinc(u_ij) over a group of 1, 2 or 4
+ * axes, one division per group. Written out per group size: an inner loop
+ * over the group's axes keeps gcc from vectorising over i. */
+static void group1(const axis_view a, size_t B, double *restrict prod, int first) {
+  if (first) {
+#pragma omp simd
+    for (size_t i = 0; i < B; i++) {
+      double n0, d0;
+      PART(a, i, n0, d0);
+      prod[i] = n0 / d0;
+    }
+  } else {
+#pragma omp simd
+    for (size_t i = 0; i < B; i++) {
+      double n0, d0;
+      PART(a, i, n0, d0);
+      prod[i] *= n0 / d0;
+    }
+  }
+}
+
+static void group2(const axis_view a, const axis_view b, size_t B, double *restrict prod, int first) {
+  if (first) {
+#pragma omp simd
+    for (size_t i = 0; i < B; i++) {
+      double n0, d0, n1, d1;
+      PART(a, i, n0, d0);
+      PART(b, i, n1, d1);
+      prod[i] = (n0 * n1) / (d0 * d1);
+    }
+  } else {
+#pragma omp simd
+    for (size_t i = 0; i < B; i++) {
+      double n0, d0, n1, d1;
+      PART(a, i, n0, d0);
+      PART(b, i, n1, d1);
+      prod[i] *= (n0 * n1) / (d0 * d1);
+    }
+  }
+}
+
+static void group4(const axis_view a, const axis_view b, const axis_view c, const axis_view d,
+                   size_t B, double *restrict prod, int first) {
+  if (first) {
+#pragma omp simd
+    for (size_t i = 0; i < B; i++) {
+      double n0, d0, n1, d1, n2, d2, n3, d3;
+      PART(a, i, n0, d0);
+      PART(b, i, n1, d1);
+      PART(c, i, n2, d2);
+      PART(d, i, n3, d3);
+      prod[i] = ((n0 * n1) * (n2 * n3)) / ((d0 * d1) * (d2 * d3));
+    }
+  } else {
+#pragma omp simd
+    for (size_t i = 0; i < B; i++) {
+      double n0, d0, n1, d1, n2, d2, n3, d3;
+      PART(a, i, n0, d0);
+      PART(b, i, n1, d1);
+      PART(c, i, n2, d2);
+      PART(d, i, n3, d3);
+      prod[i] *= ((n0 * n1) * (n2 * n3)) / ((d0 * d1) * (d2 * d3));
+    }
+  }
 }
 
 /* Fill prod[0..B) with prod_j g_j sinc(u_j) for one query. */
 static void block_product(const gfi_density_plan *p, const double *qrx, const double *qsx,
                           const double *qcx, size_t b, double *restrict prod) {
-  const size_t D = p->D, Np = p->Np, B = p->dblock;
-  {
-    const double *restrict rk = p->rk + b, *restrict sk = p->sk + b, *restrict ck = p->ck + b;
-    const double rx = qrx[0], sx = qsx[0], cx = qcx[0], g = p->g[0];
-#pragma omp simd
-    for (size_t i = 0; i < B; i++) prod[i] = sinc_factor(rx, sx, cx, rk[i], sk[i], ck[i], g);
+  const size_t D = p->D, B = p->dblock;
+  size_t j = 0;
+  for (; j + 4 <= D; j += 4)
+    group4(view(p, qrx, qsx, qcx, j, b), view(p, qrx, qsx, qcx, j + 1, b),
+           view(p, qrx, qsx, qcx, j + 2, b), view(p, qrx, qsx, qcx, j + 3, b), B, prod, j == 0);
+  if (j + 2 <= D) {
+    group2(view(p, qrx, qsx, qcx, j, b), view(p, qrx, qsx, qcx, j + 1, b), B, prod, j == 0);
+    j += 2;
   }
-  for (size_t j = 1; j < D; j++) {
-    const double *restrict rk = p->rk + j * Np + b, *restrict sk = p->sk + j * Np + b,
-                           *restrict ck = p->ck + j * Np + b;
-    const double rx = qrx[j], sx = qsx[j], cx = qcx[j], g = p->g[j];
-#pragma omp simd
-    for (size_t i = 0; i < B; i++) prod[i] *= sinc_factor(rx, sx, cx, rk[i], sk[i], ck[i], g);
-  }
+  if (j < D) group1(view(p, qrx, qsx, qcx, j, b), B, prod, j == 0);
 }
 
 /* sum_i w_i prod_i^L (w = NULL: weight 1), one loop per power so that each
@@ -82,13 +177,14 @@ static double block_custom(const gfi_density_plan *p, const double *qrx, const d
                            const double *qcx, size_t b, const double *w) {
   const size_t D = p->D, Np = p->Np, B = p->dblock;
   const gfi_kernel *k = &p->kernel;
+  static const double unit_series[5] = {1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880};
   double s = 0;
   for (size_t i = 0; i < B; i++) {
     if (b + i >= p->N) break;
     double t = 1;
     for (size_t j = 0; j < D && t != 0; j++) {
       size_t at = j * Np + b + i;
-      double sinc = sinc_factor(qrx[j], qsx[j], qcx[j], p->rk[at], p->sk[at], p->ck[at], 1.0);
+      double sinc = sinc_factor(qrx[j], qsx[j], qcx[j], p->rk[at], p->sk[at], p->ck[at], unit_series);
       t *= p->g[j] * k->fn(sinc, k->ctx);
     }
     s += (w ? w[i] : 1.0) * t;

@@ -4,6 +4,7 @@
  * constant, no underflow of a kernel value that matters). */
 #include <math.h>
 #include "density_internal.h"
+#include "simd_math.h"
 
 void density_gauss_task(const gfi_density_plan *p, const double *queries, size_t q0, size_t q1,
                         size_t i0, size_t i1, double *part, double *ws) {
@@ -18,7 +19,7 @@ void density_gauss_task(const gfi_density_plan *p, const double *queries, size_t
     }
     part[q] = 0;
   }
-  const double ln = p->lognorm;
+  const double ln = p->lognorm, lo = p->exp_floor;
   for (size_t b = i0; b < i1; b += B) {
     const double *restrict w = p->w ? p->w + b : NULL;
     for (size_t q = 0; q < nq; q++) {
@@ -43,10 +44,10 @@ void density_gauss_task(const gfi_density_plan *p, const double *queries, size_t
       double s = 0;
       if (w) {
 #pragma omp simd reduction(+ : s)
-        for (size_t i = 0; i < B; i++) s += w[i] * exp(ln - 0.5 * d2[i]);
+        for (size_t i = 0; i < B; i++) s += w[i] * gfi_exp_simd(ln - 0.5 * d2[i], lo);
       } else {
 #pragma omp simd reduction(+ : s)
-        for (size_t i = 0; i < B; i++) s += exp(ln - 0.5 * d2[i]);
+        for (size_t i = 0; i < B; i++) s += gfi_exp_simd(ln - 0.5 * d2[i], lo);
       }
       part[q] += s;
     }

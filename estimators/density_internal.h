@@ -21,6 +21,7 @@ struct gfi_density_plan {
   gfi_kernel kernel;
   double *R;        /* D radii */
   double *g;        /* per-axis factor scale: (R_j/A)^(1/l) (powers) or R_j/A (custom) */
+  double *series;   /* D x 5: g_j times the sinc series coefficients 1, -1/6, 1/120, -1/5040, 1/362880 */
   double *rk;       /* D x Np: R_j k_ij (structure of arrays) */
   double *sk, *ck;  /* D x Np: sin and cos of R_j k_ij */
 
@@ -28,6 +29,7 @@ struct gfi_density_plan {
   double *Linv;     /* D x D lower-triangular inverse Cholesky factor of H */
   double *z;        /* D x Np: Linv k_i (structure of arrays) */
   double lognorm;   /* -D/2 log(2 pi) - log det(H)/2 */
+  double exp_floor; /* -708: kernel values below exp(-708) are 0 (see simd_math.h) */
 };
 
 /* Engines: evaluate queries [q0, q1) against data super-chunk s, writing the

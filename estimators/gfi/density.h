@@ -30,7 +30,8 @@ typedef struct gfi_density_plan gfi_density_plan;
  * (uniform); R: D radii (all > 0). The kernel must have a finite A
  * (GFI_EINFINITE_A otherwise). Errors: GFI_EINVAL, GFI_EEMPTY (N = 0),
  * GFI_EDIM, GFI_ENONFINITE, GFI_ERADIUS, GFI_EWEIGHT, GFI_ERANGE (the
- * estimator's peak prod_j R_j/A overflows double), GFI_ENOMEM. */
+ * estimator's peak prod_j R_j/A overflows double, or some |R_j k_ij| > 2^52,
+ * where the phase R x is no longer resolved in double), GFI_ENOMEM. */
 int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k,
                              size_t N, size_t D, const double *data,
                              const double *weights, const double *R,
@@ -48,7 +49,9 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D,
 int gfi_bandwidth_rule(const char *rule, size_t N, size_t D, const double *data,
                        const double *weights, double *H);
 
-/* Evaluate at M query points (M x D row-major) into out[M]. */
+/* Evaluate at M query points (M x D row-major) into out[M]. GFI_ENONFINITE
+ * for NaN/Inf queries; GFI_ERANGE (Fourier) when some |R_j x_j| > 2^52.
+ * Gaussian kernel values below exp(-708) count as 0. */
 int gfi_density_eval(const gfi_density_plan *plan, size_t M,
                      const double *queries, double *out);
 
