@@ -5,10 +5,12 @@
  *     sin u = sin a cos b - cos a sin b,   cos u = cos a cos b + sin a sin b,
  *     s = sinc u = sin u / u,   s' = (cos u - s) / u,
  * both from their Taylor series for |u| < 0.5 (truncation < 1e-18 relative),
- * so no sin is evaluated per pair. |s| < 2^-150 is set to 0: s carries an
- * absolute error ~1e-16 from the identity anyway, and the flush guarantees
- * that a normalised mantissa times up to six factors (a prefix times a suffix
- * between renormalisations) stays a normal number.
+ * so no sin is evaluated per pair. |s| < 2^-64 (5e-20) is set to 0: s carries
+ * an absolute error ~2e-16 from the identity, so such a value is rounding
+ * noise around a zero of sinc, and the flush bounds every nonzero factor
+ * below: a normalised mantissa times up to six factors (a prefix times a
+ * suffix between renormalisations) stays above 2^-384, and y_d below stays
+ * within 2^450 of its mantissa, so one power of two scales it.
  *
  * Scaled products: the running product over axes is split into a mantissa in
  * [1, 2) and a binary exponent (bit operations, exact) after every CHUNK
@@ -22,16 +24,22 @@
  * with y_d from prefix and suffix products in the same mantissa/exponent
  * form; s_d y_d = prod_e s_e 2^-E is at most 2, so no power overflows, and a
  * factor s_d = 0 gives exactly 0 for l >= 2 and s'_d y_d for l = 1. */
+/* GCC does not if-convert the series/identity selections below while it must
+ * preserve floating-point traps (-ftrapping-math, its default), which leaves
+ * every inner loop scalar; gfi never reads the FP exception flags. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "attention_internal.h"
 
 #define FWD_BLOCK 64  /* keys per block in the forward */
-#define BWD_BLOCK 32  /* lanes (keys or queries) per block in the backward */
+#define BWD_BLOCK 16  /* lanes (keys or queries) per block in the backward */
 #define CHUNK 4       /* axes between renormalisations of a running product */
 #define SERIES_CUT 0.5
-#define FLUSH 0x1p-150
+#define FLUSH 0x1p-64
 #define ZERO_EXP (-1.0e6) /* exponent of an exact zero product: below every other */
 #define MAGIC 4503599627370496.0 /* 2^52 */
 
@@ -46,17 +54,19 @@ static inline double u2d(uint64_t u) {
   return d;
 }
 /* x = mant(x) 2^expo(x), |mant| in [1, 2); 0 (and subnormals, which never
- * occur here) give mant 0 and expo 0. */
+ * occur here) give mant 0 and expo 0. Bit operations only, so that the loops
+ * vectorise. */
 static inline double mant(double x) {
   uint64_t b = d2u(x);
-  double m = u2d((b & 0x800fffffffffffffULL) | 0x3ff0000000000000ULL);
-  return (b & 0x7ff0000000000000ULL) ? m : 0.0;
+  uint64_t keep = (uint64_t)0 - (uint64_t)((b & 0x7ff0000000000000ULL) != 0);
+  return u2d(((b & 0x800fffffffffffffULL) | 0x3ff0000000000000ULL) & keep);
 }
 static inline double expo(double x) {
   uint64_t b = d2u(x);
   uint64_t be = (b >> 52) & 0x7ff;
+  uint64_t keep = (uint64_t)0 - (uint64_t)(be != 0);
   double e = u2d(be | 0x4330000000000000ULL) - MAGIC - 1023.0;
-  return be ? e : 0.0;
+  return u2d(d2u(e) & keep);
 }
 /* 2^k for integer-valued k, k < -1022 giving 0 and k > 1023 giving 2^1023. */
 static inline double pow2(double k) {
@@ -64,34 +74,37 @@ static inline double pow2(double k) {
   return u2d(d2u(k + 1023.0 + MAGIC) << 52);
 }
 
+/* t^l for 0 <= l <= 15 from the binary digits of l: no branch on l. */
 static inline double ipow(double t, int l) {
-  double t2 = t * t, t4 = t2 * t2;
-  switch (l) {
-    case 0: return 1.0;
-    case 1: return t;
-    case 2: return t2;
-    case 3: return t2 * t;
-    case 4: return t4;
-    case 5: return t4 * t;
-    case 6: return t4 * t2;
-    case 7: return t4 * t2 * t;
-    default: return t4 * t4;
-  }
+  double t2 = t * t, t4 = t2 * t2, t8 = t4 * t4;
+  double a = (l & 1) ? t : 1.0, b = (l & 2) ? t2 : 1.0;
+  double c = (l & 4) ? t4 : 1.0, d = (l & 8) ? t8 : 1.0;
+  return (a * b) * (c * d);
 }
 
 static inline double sinc_of(double u, double sn) {
   double u2 = u * u;
   double ser = 1.0 + u2 * (-1.0 / 6 + u2 * (1.0 / 120 + u2 * (-1.0 / 5040 + u2 * (1.0 / 362880 +
                u2 * (-1.0 / 39916800 + u2 * (1.0 / 6227020800.0 + u2 * (-1.0 / 1307674368000.0)))))));
-  double s = fabs(u) < SERIES_CUT ? ser : sn / u;
+  double q = sn * (1.0 / u);
+  double s = fabs(u) < SERIES_CUT ? ser : q;
   return fabs(s) < FLUSH ? 0.0 : s;
 }
 
-static inline double dsinc_of(double u, double cs, double s) {
+/* sinc and its derivative together, one division. */
+static inline void sinc_both(double u, double sn, double cs, double *s, double *ds) {
   double u2 = u * u;
-  double ser = u * (-2.0 / 6 + u2 * (4.0 / 120 + u2 * (-6.0 / 5040 + u2 * (8.0 / 362880 +
-               u2 * (-10.0 / 39916800 + u2 * (12.0 / 6227020800.0 + u2 * (-14.0 / 1307674368000.0)))))));
-  return fabs(u) < SERIES_CUT ? ser : (cs - s) / u;
+  double ser = 1.0 + u2 * (-1.0 / 6 + u2 * (1.0 / 120 + u2 * (-1.0 / 5040 + u2 * (1.0 / 362880 +
+               u2 * (-1.0 / 39916800 + u2 * (1.0 / 6227020800.0 + u2 * (-1.0 / 1307674368000.0)))))));
+  double dser = u * (-2.0 / 6 + u2 * (4.0 / 120 + u2 * (-6.0 / 5040 + u2 * (8.0 / 362880 +
+                u2 * (-10.0 / 39916800 + u2 * (12.0 / 6227020800.0 + u2 * (-14.0 / 1307674368000.0)))))));
+  double iu = 1.0 / u;
+  double q = sn * iu; /* as sinc_of: forward and backward form the same factors */
+  double sv = fabs(u) < SERIES_CUT ? ser : q;
+  sv = fabs(sv) < FLUSH ? 0.0 : sv;
+  double dq = (cs - sv) * iu;
+  *s = sv;
+  *ds = fabs(u) < SERIES_CUT ? dser : dq;
 }
 
 /* Sine/cosine tables in structure-of-arrays form, D x Lp. */
@@ -246,7 +259,7 @@ static void grad_block(size_t D, int l, size_t nb, const double *Eb, gblock *g, 
 #pragma omp simd
   for (size_t b = 0; b < nb; b++) {
     double e = rexp[b] + expo(run[b]), m = mant(run[b]);
-    wt[b] = m == 0 ? 0.0 : ipow(m * pow2(e - Eb[b]), l);
+    wt[b] = ipow(m * pow2(e - Eb[b]), l); /* m = 0: 0 */
   }
   /* suffix, combined with the prefix into y_d and the gradient */
   for (size_t b = 0; b < nb; b++) {
@@ -266,11 +279,12 @@ static void grad_block(size_t D, int l, size_t nb, const double *Eb, gblock *g, 
     }
 #pragma omp simd
     for (size_t b = 0; b < nb; b++) {
-      double X = G[b] * run[b];
-      double y = mant(X) * pow2(pe[b] + rexp[b] + expo(X) - Eb[b]);
+      double y = (G[b] * run[b]) * pow2(pe[b] + rexp[b] - Eb[b]);
       double sy = s[b] * y;
       double gr = l * ipow(sy, l - 1) * (ds[b] * y);
-      G[b] = (l > 1 && s[b] == 0) ? 0.0 : (l == 1 ? ds[b] * y : gr);
+      /* s_d = 0: (s y)^(l-1) = 0 exactly for l >= 2; y is finite (pow2 is
+       * clamped), so gr is already 0 there and exact for l = 1 */
+      G[b] = gr;
       run[b] *= s[b];
     }
   }
@@ -348,9 +362,7 @@ int attn_fourier_backward(const gfi_attn_plan *p, const double *Q, const double 
 #pragma omp simd
           for (size_t b = 0; b < nb; b++) {
             double uu = a - kr[b];
-            double sv = sinc_of(uu, sa * kc[b] - ca * ks[b]);
-            s[b] = sv;
-            ds[b] = dsinc_of(uu, ca * kc[b] + sa * ks[b], sv);
+            sinc_both(uu, sa * kc[b] - ca * ks[b], ca * kc[b] + sa * ks[b], &s[b], &ds[b]);
             u[b] = uu;
           }
         }
@@ -423,10 +435,7 @@ int attn_fourier_backward(const gfi_attn_plan *p, const double *Q, const double 
           double *restrict s = g.s + d * B, *restrict ds = g.ds + d * B;
 #pragma omp simd
           for (size_t b = 0; b < nb; b++) {
-            double uu = qr[b] - bk;
-            double sv = sinc_of(uu, qs[b] * cb - qc[b] * sb);
-            s[b] = sv;
-            ds[b] = dsinc_of(uu, qc[b] * cb + qs[b] * sb, sv);
+            sinc_both(qr[b] - bk, qs[b] * cb - qc[b] * sb, qc[b] * cb + qs[b] * sb, &s[b], &ds[b]);
           }
         }
         grad_block(D, l, nb, Eb, &g, wt);

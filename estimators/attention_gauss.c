@@ -8,6 +8,9 @@
  * from the saved E_i and S~_i:
  *   dw~/dq_i = -w~ (q_i - k_j) / sigma^2,  dw~/dk_j = -dw~/dq_i,
  *   dw~/dsigma = w~ |q_i - k_j|^2 / sigma^3. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math") /* as in attention_fourier.c */
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include "attention_internal.h"

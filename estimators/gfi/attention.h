@@ -58,11 +58,20 @@
  * keys (queries in the second pass).
  *
  * Memory (besides the caller's arrays). Forward: 3 L D doubles of sine/cosine
- * tables plus per thread O(B (D + Dv)) with B = 64. Backward: 6 L D + L nR
- * doubles (tables for queries and keys, per-row dR partials summed in row
- * order) plus per thread O(B D). Saved statistics: gfi_attn_saved_size() =
- * 2 L doubles. Nothing is O(L^2). The backward costs about three forwards: it
- * makes one pass over rows (dQ, dR) and one over keys (dK, dV).
+ * tables plus per thread O(D + Dv + 64). Backward: 6 L D + 2 L + L nR doubles
+ * (tables for queries and keys, row terms, per-row dR partials summed in row
+ * order) plus per thread O(16 D). Saved statistics: gfi_attn_saved_size() =
+ * 2 L doubles. Nothing is O(L^2). The backward makes one pass over query rows
+ * (dQ, dR) and one over keys (dK, dV), each recomputing the factors, their
+ * derivatives and the prefix/suffix products: it costs several forwards
+ * (bench/bench_attention prints the ratio), the price of O(L D) memory and of
+ * sums in a fixed order without atomics.
+ *
+ * Range. A gradient term is scaled by one power of two clamped to
+ * 2^(+-1023); it saturates instead of overflowing only where the true
+ * gradient of a row exceeds about 2^1000 times its scale (l = 1, a factor
+ * exactly at a zero of sinc, and every other factor 2^1000 larger than the
+ * row's largest weight).
  *
  * Thread safety: a plan is immutable after creation; forward and backward on
  * a const plan may run from several threads at once. The plan keeps no
