@@ -1,0 +1,159 @@
+/* Attention plans: specification, validation at the API boundary, the
+ * expansion of a scalar radius, diagnostics of flagged rows, and the fixed-
+ * order reduction of the kernel-scale gradient. The engines live in
+ * attention_fourier.c and attention_gauss.c. */
+#include <math.h>
+#include <stdlib.h>
+#include "attention_internal.h"
+#include "gfi/validate.h"
+
+void gfi_attn_default_spec(gfi_attn_spec *s) {
+  if (!s) return;
+  s->kind = GFI_ATTN_FOURIER;
+  s->l = 4;
+  s->per_axis_R = 0;
+  s->causal = 0;
+  s->denom_tol = 1e-8;
+}
+
+int gfi_attn_plan_create(gfi_attn_plan **plan, const gfi_attn_spec *spec, size_t L, size_t D,
+                         size_t Dv, const gfi_opts *opts) {
+  if (!plan) return GFI_EINVAL;
+  *plan = NULL;
+  gfi_attn_spec s;
+  gfi_attn_default_spec(&s);
+  if (spec) s = *spec;
+  if (s.kind != GFI_ATTN_FOURIER && s.kind != GFI_ATTN_GAUSS) return GFI_EINVAL;
+  if (!(s.denom_tol >= 0 && s.denom_tol < 1)) return GFI_EINVAL;
+  if (s.kind == GFI_ATTN_FOURIER) {
+    int st = gfi_check_order(s.l);
+    if (st) return st;
+  }
+  if (L == 0) return GFI_EEMPTY;
+  int st = gfi_check_dim(D);
+  if (st) return st;
+  st = gfi_check_dim(Dv);
+  if (st) return st;
+  if (L > ((size_t)1 << 40) / (D > Dv ? D : Dv)) return GFI_EDIM;
+  gfi_attn_plan *p = calloc(1, sizeof *p);
+  if (!p) return GFI_ENOMEM;
+  p->spec = s;
+  p->spec.causal = s.causal ? 1 : 0;
+  p->spec.per_axis_R = s.kind == GFI_ATTN_FOURIER && s.per_axis_R ? 1 : 0;
+  p->L = L;
+  p->D = D;
+  p->Dv = Dv;
+  p->Lp = (L + 7) / 8 * 8;
+  p->nparam = p->spec.per_axis_R ? D : 1;
+  p->nthreads = gfi_threads_resolve(opts);
+  *plan = p;
+  return GFI_OK;
+}
+
+void gfi_attn_destroy(gfi_attn_plan *plan) { free(plan); }
+
+size_t gfi_attn_nparam(const gfi_attn_plan *plan) { return plan ? plan->nparam : 0; }
+size_t gfi_attn_saved_size(const gfi_attn_plan *plan) { return plan ? 2 * plan->L : 0; }
+
+/* Inputs common to forward and backward; Rd gets the D radii (Fourier). */
+static int check_inputs(const gfi_attn_plan *p, const double *Q, const double *K, const double *V,
+                        const double *R, double *Rd) {
+  if (!Q || !K || !V || !R) return GFI_EINVAL;
+  const size_t L = p->L, D = p->D, Dv = p->Dv;
+  int st = gfi_check_finite(Q, L * D, NULL);
+  if (!st) st = gfi_check_finite(K, L * D, NULL);
+  if (!st) st = gfi_check_finite(V, L * Dv, NULL);
+  if (st) return st;
+  if (p->spec.kind == GFI_ATTN_GAUSS) {
+    if (!(isfinite(R[0]) && R[0] > 0)) return GFI_EBANDWIDTH;
+    Rd[0] = R[0];
+    return GFI_OK;
+  }
+  st = gfi_check_radii(R, p->nparam, NULL);
+  if (st) return st;
+  for (size_t d = 0; d < D; d++) Rd[d] = p->spec.per_axis_R ? R[d] : R[0];
+  return GFI_OK;
+}
+
+static void info_set(gfi_attn_info *info, size_t L, const double *stat, const double *ratio) {
+  if (!info) return;
+  info->nflagged = 0;
+  info->first_flagged = L;
+  info->min_ratio = ratio ? INFINITY : NAN;
+  for (size_t i = 0; i < L; i++) {
+    if (isnan(stat[2 * i + 1])) {
+      if (info->nflagged == 0) info->first_flagged = i;
+      info->nflagged++;
+    }
+    if (ratio && ratio[i] < info->min_ratio) info->min_ratio = ratio[i];
+  }
+}
+
+static size_t count_flagged(size_t L, const double *stat) {
+  size_t n = 0;
+  for (size_t i = 0; i < L; i++) n += isnan(stat[2 * i + 1]) ? 1 : 0;
+  return n;
+}
+
+int gfi_attn_forward(const gfi_attn_plan *p, const double *Q, const double *K, const double *V,
+                     const double *R, double *H, double *saved, gfi_attn_info *info) {
+  if (!p || !H) return GFI_EINVAL;
+  double *Rd = malloc(p->D * sizeof *Rd);
+  if (!Rd) return GFI_ENOMEM;
+  int st = check_inputs(p, Q, K, V, R, Rd);
+  if (st) {
+    free(Rd);
+    return st;
+  }
+  const size_t L = p->L;
+  double *scratch = malloc((saved ? L : 3 * L) * sizeof *scratch);
+  if (!scratch) {
+    free(Rd);
+    return GFI_ENOMEM;
+  }
+  double *ratio = scratch, *stat = saved ? saved : scratch + L;
+  if (p->spec.kind == GFI_ATTN_FOURIER)
+    st = attn_fourier_forward(p, Q, K, V, Rd, H, stat, ratio);
+  else
+    st = attn_gauss_forward(p, Q, K, V, Rd[0], H, stat, ratio);
+  if (!st) {
+    info_set(info, L, stat, ratio);
+    if (count_flagged(L, stat)) st = GFI_EDENOM;
+  }
+  free(scratch);
+  free(Rd);
+  return st;
+}
+
+int gfi_attn_backward(const gfi_attn_plan *p, const double *Q, const double *K, const double *V,
+                      const double *R, const double *H, const double *saved, const double *dH,
+                      double *dQ, double *dK, double *dV, double *dR, gfi_attn_info *info) {
+  if (!p || !H || !saved || !dH || !dQ || !dK || !dV || !dR) return GFI_EINVAL;
+  const size_t L = p->L, D = p->D, Dv = p->Dv, np = p->nparam;
+  int st = gfi_check_finite(dH, L * Dv, NULL);
+  if (st) return st;
+  for (size_t i = 0; i < L; i++)
+    if (isnan(saved[2 * i])) return GFI_EINVAL; /* not written by a forward */
+  double *Rd = malloc((D + L * np) * sizeof *Rd);
+  if (!Rd) return GFI_ENOMEM;
+  double *dRrow = Rd + D;
+  st = check_inputs(p, Q, K, V, R, Rd);
+  if (st) {
+    free(Rd);
+    return st;
+  }
+  if (p->spec.kind == GFI_ATTN_FOURIER)
+    st = attn_fourier_backward(p, Q, K, V, Rd, H, saved, dH, dQ, dK, dV, dRrow);
+  else
+    st = attn_gauss_backward(p, Q, K, V, Rd[0], H, saved, dH, dQ, dK, dV, dRrow);
+  if (!st) {
+    /* the kernel-scale gradient: row partials summed in row order */
+    for (size_t k = 0; k < np; k++) dR[k] = 0;
+    for (size_t i = 0; i < L; i++)
+      for (size_t k = 0; k < np; k++) dR[k] += dRrow[i * np + k];
+    info_set(info, L, saved, NULL);
+    if (count_flagged(L, saved)) st = GFI_EDENOM;
+  }
+  free(Rd);
+  return st;
+}
