@@ -12,4 +12,5 @@
 #include "progress.h"
 #include "dat.h"
 #include "density.h"
+#include "regression.h"
 #endif
