@@ -7,6 +7,7 @@
 #include "kernel.h"
 #include "rng.h"
 #include "model.h"
+#include "regfun.h"
 #include "table.h"
 #include "stats.h"
 #include "progress.h"
