@@ -6,4 +6,5 @@ int cmd_pdf(int argc, char **argv);
 int cmd_density(int argc, char **argv);
 int cmd_regress(int argc, char **argv);
 int cmd_regress_sample(int argc, char **argv);
+int cmd_regress_rates(int argc, char **argv);
 #endif

@@ -14,4 +14,5 @@
 #include "dat.h"
 #include "density.h"
 #include "regression.h"
+#include "regression_mse.h"
 #endif
