@@ -23,7 +23,7 @@ expect() {
   ok
 }
 
-for c in regress regress-sample; do
+for c in regress regress-sample regress-rates; do
   expect 0 "" -- "$GFI" "$c" --help
   grep -q "usage: gfi $c" "$T/out" && ok || bad "$c --help text"
 done
@@ -106,6 +106,19 @@ seq -1.5 0.25 1.5 >"$T/g1"
 "$GFI" regress --model normal --truth sin:2 --noise gauss:0.2 --n 3000 --seed 9 --phi pow:6 --R 3 --at "$T/g1" --threads 2 | grep -v '^#' >"$T/b"
 cmp -s "$T/a" "$T/b" && ok || bad "--model sampling, D inference or thread count changes the estimate"
 awk '{ e = $2 - sin(2 * $1); if (e < 0) e = -e; if (e > 0.15) b = 1 } END { exit b }' "$T/a" && ok || bad "regression far from sin(2x): $(cat "$T/a")"
+
+# --- regress-rates: a tiny run writes the table (17 columns, a verdict) and its data
+expect 0 "" -- "$GFI" regress-rates --size small --rows thm2-1d,thm4-1d --reps 6 --points 30 --out "$T/rates"
+[ "$(grep -vc '^#' "$T/out")" -eq 2 ] && ok || bad "regress-rates rows: $(cat "$T/out")"
+grep -v '^#' "$T/out" | awk 'NF != 17 || $17 !~ /consistent/ {b = 1} END {exit b}' && ok || bad "regress-rates columns"
+cmp -s <(grep -v '^#' "$T/out") <(grep -v '^#' "$T/rates/regress_rates_table.dat") && ok || bad "table file differs"
+[ "$(grep -v '^#' "$T/rates/regress_rates.dat" | awk 'NF == 9' | wc -l)" -eq 10 ] && ok || bad "per-size data"
+"$GFI" regress-rates --size small --rows thm2-1d --reps 6 --points 30 --threads 1 | grep -v '^#' >"$T/r1"
+"$GFI" regress-rates --size small --rows thm2-1d --reps 6 --points 30 --threads 2 | grep -v '^#' >"$T/r2"
+cmp -s "$T/r1" "$T/r2" && ok || bad "regress-rates depends on the thread count"
+expect 2 "\-\-size: expected small, medium or large" -- "$GFI" regress-rates --size huge
+expect 2 "\-\-rows: unknown row 'thm9'" -- "$GFI" regress-rates --rows thm2-1d,thm9
+expect 2 "\-\-reps: must be at least 3" -- "$GFI" regress-rates --reps 1
 
 # --- bad input: files (exit 1, file:line:column)
 : >"$T/empty"
