@@ -49,7 +49,7 @@ int gfi_nw_set_scaling(gfi_nw_plan *p, int mode) {
   return GFI_OK;
 }
 
-size_t nw_ws_size(const gfi_nw_plan *p) { return 3 * p->qtile * p->D + 4 * p->dblock; }
+size_t nw_ws_size(const gfi_nw_plan *p) { return 3 * p->qtile * p->D + 5 * p->dblock; }
 
 static int plan_common(gfi_nw_plan **out, nw_type type, size_t N, size_t D, size_t V,
                        const double *x, const double *y, const gfi_opts *opts) {
