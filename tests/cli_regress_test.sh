@@ -23,7 +23,7 @@ expect() {
   ok
 }
 
-for c in regress regress-sample regress-rates; do
+for c in regress regress-sample regress-rates regress-mse; do
   expect 0 "" -- "$GFI" "$c" --help
   grep -q "usage: gfi $c" "$T/out" && ok || bad "$c --help text"
 done
@@ -119,6 +119,22 @@ cmp -s "$T/r1" "$T/r2" && ok || bad "regress-rates depends on the thread count"
 expect 2 "\-\-size: expected small, medium or large" -- "$GFI" regress-rates --size huge
 expect 2 "\-\-rows: unknown row 'thm9'" -- "$GFI" regress-rates --rows thm2-1d,thm9
 expect 2 "\-\-reps: must be at least 3" -- "$GFI" regress-rates --reps 1
+
+# --- regress-mse: a flat Gaussian NW on a constant truth is the mean of the responses:
+# MSE sigma^2 / N = 0.005 at every point (4 standard errors); threads change nothing
+printf '0\n1.5\n' >"$T/p2"
+M="regress-mse --model normal --truth poly:2 --noise gauss:0.5 --n 50 --reps 1500 --kernel gauss --bandwidth 1e4 --at $T/p2"
+"$GFI" $M --threads 1 >"$T/m1" || bad "regress-mse ran"
+"$GFI" $M --threads 2 >"$T/m2"
+cmp -s <(grep -v '^# \(command\|threads\)' "$T/m1") <(grep -v '^# \(command\|threads\)' "$T/m2") && ok || bad "regress-mse depends on threads"
+[ "$(grep '^#' "$T/m1" | tail -1)" = "# x1 f bias var mse mse_se" ] && ok || bad "regress-mse column line"
+grep -v '^#' "$T/m1" | awk '{ d = $5 - 0.005; if (d < 0) d = -d; if (d > 4 * $6) b = 1 } END { exit b }' && ok || bad "regress-mse sigma^2/N: $(cat "$T/m1")"
+expect 0 "" -- "$GFI" regress-mse --model normal --truth sin --n 300 --reps 5 --phi pow:1 --R 2 --points 20
+grep -q '^# flagged: [0-9]* of 100' "$T/out" && ok || bad "regress-mse flag count line"
+expect 2 "\-\-reps: must be at least 2" -- "$GFI" regress-mse --model normal --truth sin --n 30 --reps 1 --R 2
+expect 2 "\-\-reps: required" -- "$GFI" regress-mse --model normal --truth sin --n 30 --R 2
+expect 2 "\-\-at: give either" -- "$GFI" regress-mse --model normal --truth sin --n 30 --reps 3 --R 2 --at "$T/p2" --points 4
+expect 1 "point file $T/missing" -- "$GFI" regress-mse --model normal --truth sin --n 30 --reps 3 --R 2 --at "$T/missing"
 
 # --- bad input: files (exit 1, file:line:column)
 : >"$T/empty"

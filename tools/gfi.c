@@ -17,6 +17,7 @@ static const command commands[] = {
   {"density", cmd_density, "generalized Fourier (or Gaussian) density estimate at given points"},
   {"regress", cmd_regress, "Nadaraya-Watson regression (Fourier or Gaussian kernel) at given points"},
   {"regress-sample", cmd_regress_sample, "draw (x, y) pairs: design model, truth function, noise"},
+  {"regress-mse", cmd_regress_mse, "Monte-Carlo MSE (bias, variance) of a NW estimator at points"},
   {"regress-rates", cmd_regress_rates, "Monte-Carlo check of the regression rate theorems (Thm 2, Thm 4)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
