@@ -111,6 +111,11 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   gfi_nw_plan *p;
   st = plan_common(&p, NW_FOURIER, N, D, V, x, y, opts);
   if (st) return st;
+  for (size_t i = 0; i < N * D; i++)
+    if (fabs(R[i % D] * x[i]) > NW_PHASE_MAX) {
+      plan_free(p);
+      return GFI_ERANGE;
+    }
   p->kernel = *k;
   size_t Np = p->Np;
   p->R = malloc(D * sizeof *p->R);
@@ -175,6 +180,7 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
     return st;
   }
   size_t Np = p->Np;
+  p->exp_floor = -708.0;
   p->Linv = calloc(D * D, sizeof *p->Linv);
   p->z = malloc(D * Np * sizeof *p->z);
   if (!p->Linv || !p->z) {
@@ -291,6 +297,9 @@ int gfi_nw_eval_flags(const gfi_nw_plan *p, size_t M, const double *queries, dou
   if (M > ((size_t)1 << 52) / (p->D + p->V)) return GFI_EDIM;
   int st = gfi_check_finite(queries, M * p->D, NULL);
   if (st) return st;
+  if (p->type == NW_FOURIER)
+    for (size_t i = 0; i < M * p->D; i++)
+      if (fabs(p->R[i % p->D] * queries[i]) > NW_PHASE_MAX) return GFI_ERANGE;
   const size_t V = p->V, D = p->D, W = NW_ACC(V);
   double *res = malloc(M * W * sizeof *res);
   if (!res) return GFI_ENOMEM;

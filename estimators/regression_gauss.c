@@ -2,11 +2,11 @@
  * the inverse Cholesky factor of H, so K_i = exp(-|z - z_i|^2 / 2). The sums
  * are kept relative to the largest kernel value seen so far for the query
  * (a streaming log-sum-exp), so they never underflow to 0/0 however far the
- * query is from the data. */
+ * query is from the data; kernel values below exp(-708) relative to that
+ * largest one count as 0 (gfi_exp_simd, simd_math.h, vectorises). */
 #include <math.h>
-#include <stdint.h>
-#include <string.h>
 #include "regression_internal.h"
+#include "simd_math.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 #define NW_CLONES __attribute__((flatten, target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
@@ -14,42 +14,10 @@
 #define NW_CLONES
 #endif
 
-/* exp(x) for x <= 0 in a form the compiler vectorises (libm's exp is a call
- * per element): x = n ln2 + r with |r| <= ln2/2 (Cody-Waite, two-part ln2),
- * exp(r) by its Taylor polynomial to degree 13 (truncation < 3e-18), times
- * 2^n built from its bits. Values below 2^-1022 (x < -708) return 0: the
- * sums here are relative to their largest term, which is 1. Relative error
- * a few ulp (the Gaussian NW is checked against a long-double direct sum
- * to 1e-12 in test_regression). */
-static inline double exp_nonpos(double x) {
-  const double ln2_hi = 0.693147180369123816490, ln2_lo = 1.90821492927058770002e-10;
-  double xc = x < -708.0 ? -708.0 : x;
-  double n = nearbyint(xc * 1.44269504088896340736);
-  double r = (xc - n * ln2_hi) - n * ln2_lo;
-  double p = 1.0 / 6227020800.0;
-  p = p * r + 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
-  int64_t e = (int64_t)n + 1023;
-  uint64_t bits = (uint64_t)e << 52;
-  double f;
-  memcpy(&f, &bits, 8);
-  return x < -708.0 ? 0.0 : p * f;
-}
-
 NW_CLONES void nw_gauss_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1, size_t i0,
                    size_t i1, double *acc, double *ws) {
   const size_t D = p->D, Np = p->Np, nq = q1 - q0, B = p->dblock, V = p->V, W = NW_ACC(V);
+  const double lo = p->exp_floor;
   double *qz = ws, *d2 = ws + 3 * p->qtile * D, *t = d2 + B;
   for (size_t q = 0; q < nq; q++) {
     const double *x = queries + (q0 + q) * D;
@@ -98,7 +66,7 @@ NW_CLONES void nw_gauss_task(const gfi_nw_plan *p, const double *queries, size_t
       double s = 0;
 #pragma omp simd reduction(+ : s)
       for (size_t i = 0; i < B; i++) {
-        t[i] = exp_nonpos(-0.5 * d2[i] - E);
+        t[i] = gfi_exp_simd(-0.5 * d2[i] - E, lo);
         s += t[i];
       }
       a[1] += s;

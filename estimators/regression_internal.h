@@ -27,6 +27,7 @@ struct gfi_nw_plan {
   /* Gaussian */
   double *Linv;     /* D x D lower-triangular inverse Cholesky factor of H */
   double *z;        /* D x Np: Linv k_i */
+  double exp_floor; /* -708: relative kernel values below exp(-708) are 0 (simd_math.h) */
 };
 
 /* Partial sums of one query over a range of data, all relative to the scale
@@ -49,6 +50,9 @@ void nw_gauss_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_
 #define NW_RENORM_BITS 500
 /* Plain path: results are kept when sum |K_i| >= 2^-NW_PLAIN_MIN_BITS. */
 #define NW_PLAIN_MIN_BITS 600
+/* Largest |R_j x_j| accepted (as for densities): beyond 2^52 the phase is
+ * not resolved in double precision. */
+#define NW_PHASE_MAX 4503599627370496.0
 /* AUTO uses the plain path first when D * l <= this. */
 #define NW_PLAIN_MAX_DL 64
 

@@ -385,6 +385,8 @@ int main(void) {
     double kn[4] = {0, NAN, 2, 3};
     CHECK_STATUS(gfi_nw_plan_fourier(&p, &kern, 4, 1, 1, kn, y, R, NULL), GFI_ENONFINITE);
     CHECK_STATUS(gfi_nw_plan_fourier(&p, &kern, 4, 1, 1, k, kn, R, NULL), GFI_ENONFINITE);
+    double kbig[4] = {0, 1, 2, 1e17};
+    CHECK_STATUS(gfi_nw_plan_fourier(&p, &kern, 4, 1, 1, kbig, y, R, NULL), GFI_ERANGE);
     double Hbad[4] = {1, 2, 2, 1}, Hok[4] = {1, 0, 0, 1};
     CHECK_STATUS(gfi_nw_plan_gauss(&p, 2, 2, 1, k, y, Hbad, NULL), GFI_EBANDWIDTH);
     CHECK_STATUS(gfi_nw_plan_gauss(&p, 2, 2, 1, k, y, NULL, NULL), GFI_EINVAL);
@@ -397,6 +399,8 @@ int main(void) {
     CHECK_STATUS(gfi_nw_eval(NULL, 1, q, out, NULL), GFI_EINVAL);
     CHECK_STATUS(gfi_nw_eval(p, 0, q, out, NULL), GFI_OK);
     CHECK_STATUS(gfi_nw_eval(p, 1, q, out, NULL), GFI_OK);
+    double qbig[2] = {1e16, 0};
+    CHECK_STATUS(gfi_nw_eval(p, 1, qbig, out, NULL), GFI_ERANGE);
     CHECK_STATUS(gfi_nw_set_scaling(p, 7), GFI_EINVAL);
     CHECK_STATUS(gfi_nw_set_denom_tol(p, 1.0), GFI_EINVAL);
     CHECK_STATUS(gfi_nw_set_denom_tol(p, NAN), GFI_EINVAL);

@@ -72,7 +72,8 @@ enum { GFI_NW_SCALE_AUTO = 0, GFI_NW_SCALE_PLAIN = 1, GFI_NW_SCALE_ALWAYS = 2 };
  * R: D radii (> 0). k: a power z^l (l = 1..8) or any custom phi (A may be
  * infinite). Errors: GFI_EINVAL (NULL, V = 0, malformed kernel), GFI_EEMPTY
  * (N = 0), GFI_EDIM, GFI_ENONFINITE (x or y), GFI_ERADIUS, GFI_EORDER,
- * GFI_ENOMEM. */
+ * GFI_ERANGE (some |R_j x_ij| > 2^52: the phase is not resolved in double
+ * precision, as for densities), GFI_ENOMEM. */
 int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_t D, size_t V,
                         const double *x, const double *y, const double *R, const gfi_opts *opts);
 
@@ -85,7 +86,8 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
 /* Evaluate at M queries (M x D) into out (M x V, row-major). *nflagged (may
  * be NULL) gets the number of flagged rows (NaN rows). Returns GFI_OK,
  * GFI_EDENOM when a row was flagged (out is complete), or an error
- * (GFI_EINVAL, GFI_ENONFINITE, GFI_EDIM, GFI_ENOMEM; then out is undefined). */
+ * (GFI_EINVAL, GFI_ENONFINITE, GFI_EDIM, GFI_ERANGE (Fourier: some
+ * |R_j x_j| > 2^52), GFI_ENOMEM; then out is undefined). */
 int gfi_nw_eval(const gfi_nw_plan *plan, size_t M, const double *queries, double *out,
                 size_t *nflagged);
 
