@@ -4,4 +4,8 @@
 int cmd_sample(int argc, char **argv);
 int cmd_pdf(int argc, char **argv);
 int cmd_density(int argc, char **argv);
+int cmd_regress(int argc, char **argv);
+int cmd_regress_sample(int argc, char **argv);
+int cmd_regress_rates(int argc, char **argv);
+int cmd_regress_mse(int argc, char **argv);
 #endif

@@ -15,6 +15,10 @@ static const command commands[] = {
   {"sample", cmd_sample, "draw points from a truth model"},
   {"pdf", cmd_pdf, "true density of a model at given points"},
   {"density", cmd_density, "generalized Fourier (or Gaussian) density estimate at given points"},
+  {"regress", cmd_regress, "Nadaraya-Watson regression (Fourier or Gaussian kernel) at given points"},
+  {"regress-sample", cmd_regress_sample, "draw (x, y) pairs: design model, truth function, noise"},
+  {"regress-mse", cmd_regress_mse, "Monte-Carlo MSE (bias, variance) of a NW estimator at points"},
+  {"regress-rates", cmd_regress_rates, "Monte-Carlo check of the regression rate theorems (Thm 2, Thm 4)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -22,7 +26,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: gfi <command> [options]      (gfi <command> --help for details)\n\n"
           "gfi: generalized Fourier integral estimators (FourierFormer, FLT).\n\ncommands:\n");
-  for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\n  --version  print the version\n");
 }
 

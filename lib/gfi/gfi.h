@@ -7,10 +7,13 @@
 #include "kernel.h"
 #include "rng.h"
 #include "model.h"
+#include "regfun.h"
 #include "table.h"
 #include "stats.h"
 #include "progress.h"
 #include "dat.h"
 #include "density.h"
 #include "attention.h"
+#include "regression.h"
+#include "regression_mse.h"
 #endif

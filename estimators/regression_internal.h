@@ -1,0 +1,59 @@
+/* Private layout of a Nadaraya-Watson plan, shared by the engine files. */
+#ifndef GFI_REGRESSION_INTERNAL_H
+#define GFI_REGRESSION_INTERNAL_H
+
+#include <stddef.h>
+#include "gfi/regression.h"
+
+typedef enum { NW_FOURIER = 1, NW_GAUSS = 2 } nw_type;
+
+struct gfi_nw_plan {
+  nw_type type;
+  size_t N, D, V;
+  size_t Np;        /* N rounded up to a multiple of the block size; padding weighs 0 */
+  size_t nsuper;    /* data super-chunks: a function of N only (thread-count independent sums) */
+  int nthreads;
+  size_t qtile, dblock;
+  double denom_tol;
+  int scaling;      /* GFI_NW_SCALE_* */
+  double *y;        /* V x Np responses (structure of arrays, zero-padded) */
+
+  /* Fourier */
+  gfi_kernel kernel;
+  double *R;        /* D radii */
+  double *rk;       /* D x Np: R_j k_ij */
+  double *sk, *ck;  /* D x Np: sin and cos of R_j k_ij */
+
+  /* Gaussian */
+  double *Linv;     /* D x D lower-triangular inverse Cholesky factor of H */
+  double *z;        /* D x Np: Linv k_i */
+  double exp_floor; /* -708: relative kernel values below exp(-708) are 0 (simd_math.h) */
+};
+
+/* Partial sums of one query over a range of data, all relative to the scale
+ * e: the true sums are value * 2^e (Fourier) or value * exp(e) (Gaussian).
+ * e = -INFINITY means "nothing yet" (all sums 0). Stored as e, S, A, num[V]. */
+#define NW_ACC(V) (3 + (V))
+
+/* Engines: evaluate queries [q0, q1) against data [i0, i1) (whole blocks),
+ * writing one accumulator per query at acc + (q - q0) * NW_ACC(V). */
+size_t nw_ws_size(const gfi_nw_plan *p);
+void nw_fourier_plain_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1,
+                           size_t i0, size_t i1, double *acc, double *ws);
+void nw_fourier_scaled_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1,
+                            size_t i0, size_t i1, double *acc, double *ws);
+void nw_gauss_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1, size_t i0,
+                   size_t i1, double *acc, double *ws);
+
+/* Scaled path: renormalise the running product by 2^NW_RENORM_BITS when it
+ * falls below 2^-NW_RENORM_BITS. */
+#define NW_RENORM_BITS 500
+/* Plain path: results are kept when sum |K_i| >= 2^-NW_PLAIN_MIN_BITS. */
+#define NW_PLAIN_MIN_BITS 600
+/* Largest |R_j x_j| accepted (as for densities): beyond 2^52 the phase is
+ * not resolved in double precision. */
+#define NW_PHASE_MAX 4503599627370496.0
+/* AUTO uses the plain path first when D * l <= this. */
+#define NW_PLAIN_MAX_DL 64
+
+#endif
