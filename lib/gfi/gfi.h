@@ -12,4 +12,6 @@
 #include "progress.h"
 #include "dat.h"
 #include "density.h"
+#include "rpe.h"
+#include "flt.h"
 #endif
