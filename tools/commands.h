@@ -4,4 +4,6 @@
 int cmd_sample(int argc, char **argv);
 int cmd_pdf(int argc, char **argv);
 int cmd_density(int argc, char **argv);
+int cmd_flt_error(int argc, char **argv);
+int cmd_flt_complexity(int argc, char **argv);
 #endif

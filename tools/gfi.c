@@ -15,6 +15,8 @@ static const command commands[] = {
   {"sample", cmd_sample, "draw points from a truth model"},
   {"pdf", cmd_pdf, "true density of a model at given points"},
   {"density", cmd_density, "generalized Fourier (or Gaussian) density estimate at given points"},
+  {"flt-error", cmd_flt_error, "max-norm error of FLT random features for an RPE mask, over trials"},
+  {"flt-complexity", cmd_flt_complexity, "FLT sample complexity r*(eps, delta) against Theorem 4.2"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -22,7 +24,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: gfi <command> [options]      (gfi <command> --help for details)\n\n"
           "gfi: generalized Fourier integral estimators (FourierFormer, FLT).\n\ncommands:\n");
-  for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\n  --version  print the version\n");
 }
 
