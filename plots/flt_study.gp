@@ -8,7 +8,7 @@ f_att = dir."/flt_attention_error.dat"
 f_sc = dir."/flt_attention_scaling.dat"
 L_r = system("sed -n 's/^# setting: positions 0..\\([0-9]*\\) .*/\\1/p' ".f_r." | head -1") + 1
 ncase = int(system("grep -c '^# case' ".f_r))
-cases = system("sed -n 's/^# case [0-9]*: rpe \\([^ ]*\\) proposal \\([^ ]*\\) c \\(.*\\)/\\1,\\2/p' ".f_r." | tr '\\n' ' '")
+cases = system("sed -n 's/^# case [0-9]*: rpe \\([^ ]*\\) proposal \\([^ ]*\\) c \\(.*\\)/\\1|\\2/p' ".f_r." | tr '\\n' ' '")
 cvals = system("sed -n 's/^# case [0-9]*: .* c \\(.*\\)/\\1/p' ".f_r." | tr '\\n' ' '")
 
 do for [fmt in "png pdf"] {
@@ -23,8 +23,8 @@ do for [fmt in "png pdf"] {
   set grid
   set key bottom left box opaque font ",8"
   do for [i=0:ncase-1] {
-    set title sprintf("%s, p = %s, c = %s", word(cases, i+1)[1:strstrt(word(cases, i+1), ",")-1], \
-      word(cases, i+1)[strstrt(word(cases, i+1), ",")+1:], word(cvals, i+1))
+    set title sprintf("%s, p = %s, c = %s", word(cases, i+1)[1:strstrt(word(cases, i+1), "|")-1], \
+      word(cases, i+1)[strstrt(word(cases, i+1), "|")+1:], word(cvals, i+1)[1:6])
     plot f_r index i u 1:2:3 w yerrorlines lw 2 pt 7 ps 0.6 lc rgb "#1f77b4" t "mean", \
          f_r index i u 1:6 w lp lw 1.5 pt 5 ps 0.5 lc rgb "#d62728" t "q99", \
          f_r index i u 1:8 w l lw 1.5 dt 2 lc rgb "#2ca02c" t "Thm A.3: c/sqrt(r) (sd of one entry)", \
@@ -68,7 +68,8 @@ do for [fmt in "png pdf"] {
   set grid
   set arrow from 1/(2*pi), graph 0 to 1/(2*pi), graph 1 nohead dt 2 lc rgb "black"
   set label "c = inf" at graph 0.05, graph 0.92
-  set key top center box opaque
+  set xrange [0.05:0.7]
+  set key top right box opaque
   plot f_tau u 1:3:4 w yerrorlines lw 2 pt 7 t "mean", \
        f_tau u 1:6 w lp lw 1.5 pt 5 t "q99", \
        f_tau u 1:($2 < 1e300 ? $2 : 1/0) axes x1y2 w lp lw 1.5 pt 9 lc rgb "black" t "c (right axis)"
@@ -110,12 +111,12 @@ do for [fmt in "png pdf"] {
     set title sprintf("corrected, k = %d", k)
     splot dir.sprintf("/flt_shape2d_local_k%d.dat", k) u 1:2:3 every 2:2 w pm3d
   }
-  set title "printed, k = 2 (Im f)"
-  splot dir."/flt_shape2d_paper_k2.dat" u 1:2:4 every 2:2 w pm3d
+  set title "printed, k = 2 (Re f: in 2-D the two imaginary factors give i i = -1)"
+  splot dir."/flt_shape2d_paper_k2.dat" u 1:2:3 every 2:2 w pm3d
   set title "printed, k = 3 (Re f)"
   splot dir."/flt_shape2d_paper_k3.dat" u 1:2:3 every 2:2 w pm3d
-  set title "printed k = 2, Re f (zero)"
-  splot dir."/flt_shape2d_paper_k2.dat" u 1:2:3 every 2:2 w pm3d
+  set title "printed, k = 2: Im f (zero up to rounding)"
+  splot dir."/flt_shape2d_paper_k2.dat" u 1:2:4 every 2:2 w pm3d
   unset multiplot
   unset output
   reset
