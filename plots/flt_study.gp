@@ -38,18 +38,19 @@ do for [fmt in "png pdf"] {
   if (fmt eq "png") { set terminal pngcairo size 1300,560 enhanced font "Sans,10" } \
   else { set terminal pdfcairo size 13in,5.6in enhanced font "Sans,9" }
   set output dir."/flt_rstar.".fmt
-  set multiplot layout 1,2 title "Sample complexity: measured r*(eps, delta) (points) vs Theorem 4.2's r = 4c^2/eps^2 log(4L^2/delta) (lines)"
+  set multiplot layout 1,2 title "Sample complexity: measured r*(eps, delta) (points) vs Theorem 4.2's r = 4c^2/eps^2 log(4L^2/delta) (dashed)"
   set logscale xy
   set xlabel "L (positions on a line)"
   set ylabel "r"
   set grid
-  set key outside right font ",8"
+  set key top left font ",8" box opaque
+  sel(i, e, d) = sprintf("< awk -v e=%s -v d=%s '/^# case %d/ {b = 1; next} /^# case/ {b = 0} b && !/^#/ && NF && ($2 - e)^2 < 1e-12 && ($3 - d)^2 < 1e-12' %s", e, d, i, f_star)
   do for [i=0:1] {
-    set title system(sprintf("sed -n 's/^# case %d: rpe \\([^ ]*\\) proposal \\([^ ]*\\) c \\(.*\\)/%s/p' %s", i, "\\1, p = \\2, c = \\3", f_star))[1:60]
-    plot for [e in "0.2 0.1 0.05"] for [d in "0.1 0.01"] f_star index i u 1:(abs($2-e)<1e-9 && abs($3-d)<1e-9 ? $4 : 1/0) \
-           w lp pt 7 lw 1.5 t sprintf("r*, eps %s, delta %s", e, d), \
-         for [e in "0.2 0.1 0.05"] for [d in "0.1 0.01"] f_star index i u 1:(abs($2-e)<1e-9 && abs($3-d)<1e-9 ? $8 : 1/0) \
-           w l dt 2 lw 1 t sprintf("Thm 4.2, eps %s, delta %s", e, d)
+    set title system(sprintf("sed -n 's/^# case %d: rpe \\([^ ]*\\) proposal \\([^ ]*\\) c \\(.\\{1,6\\}\\).*/%s/p' %s", i, "\\1, p = \\2, c = \\3", f_star))
+    plot for [ie=1:3] for [id=1:2] sel(i, word("0.2 0.1 0.05", ie), word("0.1 0.01", id)) u 1:4 \
+           w lp pt (2 * id + 3) lw 1.5 lc ie t sprintf("r*, eps %s, delta %s", word("0.2 0.1 0.05", ie), word("0.1 0.01", id)), \
+         for [ie=1:3] for [id=1:2] sel(i, word("0.2 0.1 0.05", ie), word("0.1 0.01", id)) u 1:8 \
+           w l dt 1+id lw 1.5 lc ie notitle
   }
   unset multiplot
   unset output
@@ -131,8 +132,9 @@ do for [fmt in "png pdf"] {
   set ylabel "relative Frobenius error of the output"
   set key bottom left font ",8"
   set title "output error (gauss:s=4 RPE, optimal p)"
-  plot for [r in "4 16 64 256"] f_att u 2:($1 == r && $3 == 0 ? $4 : 1/0) w lp pt 7 lw 1.5 t sprintf("r = %s, iid", r), \
-       for [r in "4 16 64 256"] f_att u 2:($1 == r && $3 == 1 ? $4 : 1/0) w lp pt 5 dt 2 lw 1.5 t sprintf("r = %s, orthogonal", r)
+  asel(r, o) = sprintf("< awk '!/^#/ && NF && $1 == %s && $3 == %d' %s", r, o, f_att)
+  plot for [i=1:4] asel(word("4 16 64 256", i), 0) u 2:4:5 w yerrorlines pt 7 lw 1.5 lc i t sprintf("r = %s, iid", word("4 16 64 256", i)), \
+       for [i=1:4] asel(word("4 16 64 256", i), 1) u 2:4:5 w yerrorlines pt 5 dt 2 lw 1.5 lc i t sprintf("r = %s, orthogonal", word("4 16 64 256", i))
   set xlabel "L"
   set ylabel "seconds"
   set y2label "accounted MB"
