@@ -8,4 +8,6 @@ int cmd_regress(int argc, char **argv);
 int cmd_regress_sample(int argc, char **argv);
 int cmd_regress_rates(int argc, char **argv);
 int cmd_regress_mse(int argc, char **argv);
+int cmd_flt_error(int argc, char **argv);
+int cmd_flt_complexity(int argc, char **argv);
 #endif

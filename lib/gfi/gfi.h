@@ -16,4 +16,6 @@
 #include "attention.h"
 #include "regression.h"
 #include "regression_mse.h"
+#include "rpe.h"
+#include "flt.h"
 #endif

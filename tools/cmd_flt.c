@@ -1,0 +1,398 @@
+/* gfi flt-error, gfi flt-complexity: FLT random-feature approximation of an
+ * RPE mask — max-norm error statistics over seeded trials, and the sample
+ * complexity r*(eps, delta) against FLT Theorem 4.2. */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include "cli.h"
+#include "commands.h"
+
+static const char *common_help =
+  "RPE mask N = [f(r_i - r_j)] over L positions r_i in R^ell, approximated by r random\n"
+  "features xi_k ~ p (FLT Thm 4.1): N_hat_ij = (1/r) sum_k exp(2 pi i (r_i - r_j).xi_k) g(xi_k)/p(xi_k)\n"
+  "with g(xi) = int f(x) exp(-2 pi i x.xi) dx. c = sup |g|/p ('inf' when unbounded).\n\n"
+  "  --rpe SPEC        gauss:s=S (f = exp(-|x|^2/(2 s^2)))  box:v=V[,C=..]  local:v=V,k=K[,C=..]\n"
+  "                    local-paper:v=V,k=K (the paper's printed transform)  exp:s=S (= matern12)\n"
+  "                    matern32:s=S  laplace:s=S  gbf:w=W1,..;s=S1,..\n"
+  "                    mixture:FILE (rows: w mu_1..mu_ell s, g = sum w exp(-|xi-mu|^2/(2 s^2)))\n"
+  "                    mixture:w=..;mu=..;s=..   (v may give one value per axis: v=1,2)\n"
+  "  --proposal SPEC   gauss:tau=T (N(0, T^2 I))  t:nu=NU[,tau=T]  cauchy[:tau=T]\n"
+  "                    optimal (p = g/f(0), families with g >= 0)\n"
+  "  --ell E           dimension of the positions, 1..3 (default 1)\n"
+  "  --features K      complex (default; the paper's N1 N2) or real (2r cos/sin features,\n"
+  "                    approximating Re N)\n"
+  "positions (default: 0..L-1 on a line for ell = 1, an n x n grid with n^2 = L for ell = 2):\n"
+  "  --grid N1xN2      integer grid (ell = 2)\n"
+  "  --points FILE     L points, ell numbers per line (any ell; a 3-D point cloud)\n"
+  "  --cloud SPEC      L points drawn from a gfi model in ell dimensions (see 'gfi sample\n"
+  "                    --help'), RNG stream (S, 2^62)\n"
+  "trials:\n"
+  "  --trials T        number of independent draws; trial k uses RNG stream (S, k)\n"
+  "  --seed S          seed (default 1)\n"
+  "  --threads N       threads (default 0 = all cores); results are identical for any N\n"
+  "  --progress        progress on stderr (default: only when stderr is a terminal)\n";
+
+typedef struct {
+  const char *rpe, *proposal, *features, *grid, *points, *cloud, *Ls;
+  size_t ell, trials;
+  uint64_t seed;
+  int nthreads, progress;
+  int have_L;
+} flt_args;
+
+static gfi_rpe *get_rpe(const flt_args *a) {
+  if (!a->rpe) cli_usage("--rpe", "required");
+  gfi_rpe *r = NULL;
+  gfi_errinfo e;
+  int st = gfi_rpe_parse(&r, a->rpe, a->ell, &e);
+  if (st == GFI_EIO || st == GFI_EPARSE || st == GFI_ENONFINITE) cli_die(EXIT_RUNTIME, "--rpe: %s", e.msg);
+  if (st == GFI_ENOMEM) cli_die(EXIT_RUNTIME, "out of memory");
+  if (st) cli_usage("--rpe", "%s", e.msg[0] ? e.msg : gfi_strerror(st));
+  return r;
+}
+
+static gfi_proposal *get_proposal(const flt_args *a, const gfi_rpe *r) {
+  if (!a->proposal) cli_usage("--proposal", "required");
+  gfi_proposal *p = NULL;
+  gfi_errinfo e;
+  int st = gfi_proposal_parse(&p, a->proposal, r, &e);
+  if (st == GFI_ENOMEM) cli_die(EXIT_RUNTIME, "out of memory");
+  if (st) cli_usage("--proposal", "%s", e.msg[0] ? e.msg : gfi_strerror(st));
+  return p;
+}
+
+static gfi_flt_features get_features(const flt_args *a) {
+  if (strcmp(a->features, "complex") == 0) return GFI_FLT_COMPLEX;
+  if (strcmp(a->features, "real") == 0) return GFI_FLT_REAL;
+  cli_usage("--features", "expected complex or real, got '%s'", a->features);
+}
+
+/* Positions for L points; *desc gets a description for the metadata. */
+static gfi_flt_positions *get_positions(const flt_args *a, size_t L, char *desc, size_t n) {
+  gfi_flt_positions *P = NULL;
+  int st;
+  int nsrc = !!a->grid + !!a->points + !!a->cloud;
+  if (nsrc > 1) cli_usage("--grid", "give at most one of --grid, --points, --cloud");
+  if (a->points) {
+    size_t rows, cols;
+    double *x = cli_read_table("points file", a->points, a->ell, &rows, &cols);
+    if (a->have_L && rows != L)
+      cli_die(EXIT_RUNTIME, "points file %s: %zu points but --L %zu", a->points, rows, L);
+    st = gfi_flt_positions_points(&P, rows, a->ell, x);
+    free(x);
+    snprintf(desc, n, "points from %s (%zu x %zu)", a->points, rows, a->ell);
+  } else if (a->cloud) {
+    if (!a->have_L) cli_usage("--L", "required with --cloud");
+    gfi_model *m = cli_model(a->cloud, a->ell);
+    double *x = malloc(L * a->ell * sizeof *x);
+    gsl_rng *g = gfi_rng_stream(a->seed, (uint64_t)1 << 62);
+    if (!x || !g) cli_die(EXIT_RUNTIME, "out of memory");
+    cli_check(gfi_model_sample(m, g, L, x), "sampling the point cloud");
+    st = gfi_flt_positions_points(&P, L, a->ell, x);
+    gsl_rng_free(g);
+    gfi_model_free(m);
+    free(x);
+    snprintf(desc, n, "%zu points drawn from model %s (seed %llu, stream 2^62)", L, a->cloud,
+             (unsigned long long)a->seed);
+  } else if (a->grid || a->ell == 2) {
+    if (a->ell != 2) cli_usage("--grid", "a grid needs --ell 2");
+    size_t n1, n2;
+    if (a->grid) {
+      char *end;
+      n1 = strtoull(a->grid, &end, 10);
+      if (end == a->grid || *end != 'x') cli_usage("--grid", "expected N1xN2, got '%s'", a->grid);
+      const char *s2 = end + 1;
+      n2 = strtoull(s2, &end, 10);
+      if (end == s2 || *end != '\0' || n1 == 0 || n2 == 0) cli_usage("--grid", "expected N1xN2, got '%s'", a->grid);
+      if (a->have_L && n1 * n2 != L) cli_usage("--L", "%zu does not match --grid %s", L, a->grid);
+    } else {
+      if (!a->have_L) cli_usage("--L", "required");
+      n1 = (size_t)llround(sqrt((double)L));
+      if (n1 * n1 != L) cli_usage("--L", "with --ell 2 and no --grid, L must be a square, got %zu", L);
+      n2 = n1;
+    }
+    st = gfi_flt_positions_grid(&P, n1, n2);
+    snprintf(desc, n, "%zu x %zu integer grid", n1, n2);
+  } else {
+    if (a->ell != 1) cli_usage("--points", "ell = 3 needs --points FILE or --cloud SPEC");
+    if (!a->have_L) cli_usage("--L", "required");
+    st = gfi_flt_positions_line(&P, L);
+    snprintf(desc, n, "0..%zu on a line", L - 1);
+  }
+  cli_check(st, "positions");
+  return P;
+}
+
+static int parse_common(int c, const char *arg, flt_args *a) {
+  switch (c) {
+    case 'R': a->rpe = arg; return 1;
+    case 'P': a->proposal = arg; return 1;
+    case 'e': a->ell = cli_size("--ell", arg, 1); if (a->ell > 3) cli_usage("--ell", "must be 1, 2 or 3"); return 1;
+    case 'F': a->features = arg; return 1;
+    case 'g': a->grid = arg; return 1;
+    case 'p': a->points = arg; return 1;
+    case 'C': a->cloud = arg; return 1;
+    case 'T': a->trials = cli_size("--trials", arg, 1); return 1;
+    case 's': a->seed = cli_u64("--seed", arg); return 1;
+    case 't': a->nthreads = (int)cli_size("--threads", arg, 0); return 1;
+    case 'G': a->progress = 1; return 1;
+    case 'L': a->Ls = arg; a->have_L = 1; return 1;
+  }
+  return 0;
+}
+
+#define COMMON_OPTS                                                                   \
+  {"rpe", required_argument, 0, 'R'}, {"proposal", required_argument, 0, 'P'},        \
+  {"ell", required_argument, 0, 'e'}, {"features", required_argument, 0, 'F'},        \
+  {"grid", required_argument, 0, 'g'}, {"points", required_argument, 0, 'p'},         \
+  {"cloud", required_argument, 0, 'C'}, {"trials", required_argument, 0, 'T'},        \
+  {"seed", required_argument, 0, 's'}, {"threads", required_argument, 0, 't'},        \
+  {"progress", no_argument, 0, 'G'}, {"L", required_argument, 0, 'L'},                \
+  {"help", no_argument, 0, 'h'}
+
+static size_t *size_list(const char *opt, const char *s, size_t *n, size_t min) {
+  double *v = cli_list(opt, s, n);
+  size_t *o = malloc(*n * sizeof *o);
+  if (!o) cli_die(EXIT_RUNTIME, "out of memory");
+  for (size_t i = 0; i < *n; i++) {
+    if (v[i] != floor(v[i]) || v[i] < (double)min || v[i] > 1e12)
+      cli_usage(opt, "entry %zu must be an integer >= %zu, got %g", i + 1, min, v[i]);
+    o[i] = (size_t)v[i];
+  }
+  free(v);
+  return o;
+}
+
+static void meta_common(const flt_args *a, const gfi_rpe *r, const gfi_proposal *p, double c, const char *posdesc,
+                        gfi_flt_features f) {
+  cli_header(stdout);
+  cli_meta(stdout, "rpe", "%s = %s", a->rpe, gfi_rpe_describe(r));
+  cli_meta(stdout, "proposal", "%s = %s", a->proposal, gfi_proposal_describe(p));
+  cli_meta(stdout, "c", "%.17g (sup |g|/p%s)", c, isinf(c) ? ": unbounded, Theorems A.3 and 4.2 say nothing" : "");
+  cli_meta(stdout, "ell", "%zu", a->ell);
+  cli_meta(stdout, "positions", "%s", posdesc);
+  cli_meta(stdout, "features", "%s", f == GFI_FLT_COMPLEX ? "complex (N1 N2, error = complex modulus)"
+                                                          : "real (cos/sin, error against Re N)");
+  cli_meta(stdout, "trials", "%zu, seed %llu, trial k on RNG stream (seed, k); nested draws: the first r features "
+                             "of a trial are shared by every r", a->trials, (unsigned long long)a->seed);
+}
+
+static double quantile(double *sorted, size_t n, double q) { return gsl_stats_quantile_from_sorted_data(sorted, 1, n, q); }
+
+static const char *help_error =
+  "usage: gfi flt-error --rpe SPEC --proposal SPEC [--ell E] --L L --r R[,R2,..] --trials T\n"
+  "                     [--seed S] [--features complex|real] [positions] [--threads N]\n\n"
+  "Max-norm error max_ij |N_hat - N| of FLT's random-feature RPE mask over T trials: one row per r\n"
+  "with columns\n"
+  "  L r trials mean q50 q90 q99 c se max_re_mean frob_mean rel_mean sd_bound eps_thm42\n"
+  "mean/q50/q90/q99: mean and quantiles of the max-norm error; se: standard error of the mean;\n"
+  "max_re_mean: mean max |Re(N_hat - N)|; frob_mean, rel_mean: mean ||N_hat - N||_F and its ratio\n"
+  "to ||N||_F; sd_bound = c/sqrt(r), Theorem A.3's bound on the sd of one entry; eps_thm42 =\n"
+  "2 c sqrt(log(4 L^2/0.01)/r), the error Theorem 4.2 guarantees with probability 0.99\n"
+  "(compare with q99). Several r values share their trials (nested features).\n\n";
+
+int cmd_flt_error(int argc, char **argv) {
+  static const struct option opts[] = {COMMON_OPTS, {"r", required_argument, 0, 'r'}, {0, 0, 0, 0}};
+  flt_args a = {0};
+  a.ell = 1;
+  a.features = "complex";
+  a.seed = 1;
+  a.trials = 0;
+  const char *rs_s = NULL;
+  int c;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    if (c == 'h') {
+      fputs(help_error, stdout);
+      fputs(common_help, stdout);
+      return 0;
+    }
+    if (c == 'r') { rs_s = optarg; continue; }
+    if (c == ':') cli_usage(argv[optind - 1], "missing value");
+    if (!parse_common(c, optarg, &a)) cli_usage(argv[optind - 1], "unknown option");
+  }
+  if (optind < argc) cli_usage(argv[optind], "unexpected argument");
+  if (!rs_s) cli_usage("--r", "required");
+  if (!a.trials) cli_usage("--trials", "required");
+  size_t L = 0, nL = 0, nr;
+  if (a.have_L) {
+    size_t *Lv = size_list("--L", a.Ls, &nL, 1);
+    if (nL != 1) cli_usage("--L", "one value (flt-complexity takes a list)");
+    L = Lv[0];
+    free(Lv);
+  }
+  size_t *rs = size_list("--r", rs_s, &nr, 1);
+  for (size_t i = 1; i < nr; i++)
+    if (rs[i] <= rs[i - 1]) cli_usage("--r", "values must increase");
+  gfi_flt_features feat = get_features(&a);
+  gfi_rpe *R = get_rpe(&a);
+  gfi_proposal *P = get_proposal(&a, R);
+  char posdesc[256];
+  gfi_flt_positions *pos = get_positions(&a, L, posdesc, sizeof posdesc);
+  L = gfi_flt_positions_L(pos);
+  double cc;
+  cli_check(gfi_rpe_c(R, P, &cc), "computing c");
+  double *out = malloc(a.trials * nr * GFI_FLT_NMETRICS * sizeof *out), *col = malloc(a.trials * sizeof *col);
+  if (!out || !col) cli_die(EXIT_RUNTIME, "out of memory");
+  gfi_flt_opts o;
+  gfi_flt_default_opts(&o);
+  o.base.seed = a.seed;
+  o.base.nthreads = a.nthreads;
+  o.features = feat;
+  gfi_progress prog;
+  gfi_progress_start(&prog, (a.progress || isatty(2)) ? stderr : NULL, "flt-error trials", a.trials);
+  o.progress = &prog;
+  cli_check(gfi_flt_error_trials(R, P, pos, nr, rs, a.trials, &o, out), "error trials");
+  gfi_progress_end(&prog);
+  meta_common(&a, R, P, cc, posdesc, feat);
+  cli_meta(stdout, "eval-threads", "%d", gfi_threads_resolve(&o.base));
+  printf("# L r trials mean q50 q90 q99 c se max_re_mean frob_mean rel_mean sd_bound eps_thm42\n");
+  for (size_t i = 0; i < nr; i++) {
+    double m[GFI_FLT_NMETRICS];
+    gfi_summary s[GFI_FLT_NMETRICS];
+    for (int k = 0; k < GFI_FLT_NMETRICS; k++) {
+      gfi_summarize(out + i * GFI_FLT_NMETRICS + k, a.trials, nr * GFI_FLT_NMETRICS, &s[k]);
+      m[k] = s[k].mean;
+    }
+    for (size_t t = 0; t < a.trials; t++) col[t] = out[(t * nr + i) * GFI_FLT_NMETRICS];
+    gsl_sort(col, 1, a.trials);
+    double r = (double)rs[i];
+    double vals[] = {(double)L, r, (double)a.trials, m[0], quantile(col, a.trials, 0.5),
+                     quantile(col, a.trials, 0.9), quantile(col, a.trials, 0.99), cc, s[0].se, m[1], m[2], m[3],
+                     cc / sqrt(r), 2 * cc * sqrt(log(4.0 * L * L / 0.01) / r)};
+    for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
+      if (k) putchar(' ');
+      gfi_table_put(stdout, vals[k]);
+    }
+    putchar('\n');
+  }
+  free(out); free(col); free(rs);
+  gfi_flt_positions_free(pos);
+  gfi_proposal_free(P);
+  gfi_rpe_free(R);
+  return 0;
+}
+
+static const char *help_complexity =
+  "usage: gfi flt-complexity --rpe SPEC --proposal SPEC [--ell E] --L L1[,L2,..]\n"
+  "                          --eps E1[,..] --delta D1[,..] --trials T [--seed S]\n"
+  "                          [--rmin R0] [--rmax R1] [--per-octave K] [positions] [--threads N]\n\n"
+  "Sample complexity of FLT's random-feature mask: the smallest r with P(max_ij |N_hat - N| <= eps)\n"
+  ">= 1 - delta, against Theorem 4.2's r = 4 c^2/eps^2 log(4 L^2/delta).\n"
+  "Search: for each L, T trials draw R1 features each; the max-norm error of every trial is measured\n"
+  "at the ladder r = R0 2^(j/K) (rounded, up to R1; default 8, 4096, 4). r* is the smallest rung\n"
+  "where the fraction of trials within eps is >= 1 - delta there and at every larger rung; the true\n"
+  "smallest r lies in (r_below, rstar] up to Monte-Carlo error (phat is the fraction at rstar,\n"
+  "binomial se sqrt(phat (1 - phat)/T)). rstar = inf when R1 is not enough (raise --rmax).\n"
+  "One row per (L, eps, delta):\n"
+  "  L eps delta rstar r_below phat trials c r_thm42 ratio     (ratio = r_thm42 / rstar)\n\n";
+
+int cmd_flt_complexity(int argc, char **argv) {
+  static const struct option opts[] = {COMMON_OPTS,
+                                       {"eps", required_argument, 0, 'E'},
+                                       {"delta", required_argument, 0, 'D'},
+                                       {"rmin", required_argument, 0, 'm'},
+                                       {"rmax", required_argument, 0, 'M'},
+                                       {"per-octave", required_argument, 0, 'k'},
+                                       {0, 0, 0, 0}};
+  flt_args a = {0};
+  a.ell = 1;
+  a.features = "complex";
+  a.seed = 1;
+  const char *eps_s = NULL, *delta_s = NULL;
+  size_t rmin = 8, rmax = 4096, per = 4;
+  int c;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    switch (c) {
+      case 'h': fputs(help_complexity, stdout); fputs(common_help, stdout); return 0;
+      case 'E': eps_s = optarg; continue;
+      case 'D': delta_s = optarg; continue;
+      case 'm': rmin = cli_size("--rmin", optarg, 1); continue;
+      case 'M': rmax = cli_size("--rmax", optarg, 1); continue;
+      case 'k': per = cli_size("--per-octave", optarg, 1); continue;
+      case ':': cli_usage(argv[optind - 1], "missing value");
+    }
+    if (!parse_common(c, optarg, &a)) cli_usage(argv[optind - 1], "unknown option");
+  }
+  if (optind < argc) cli_usage(argv[optind], "unexpected argument");
+  if (!a.have_L && !a.points) cli_usage("--L", "required");
+  if (!eps_s) cli_usage("--eps", "required");
+  if (!delta_s) cli_usage("--delta", "required");
+  if (!a.trials) cli_usage("--trials", "required");
+  if (rmax < rmin) cli_usage("--rmax", "must be >= --rmin");
+  size_t ne, nd, nL = 1;
+  double *eps = cli_list("--eps", eps_s, &ne), *delta = cli_list("--delta", delta_s, &nd);
+  for (size_t i = 0; i < ne; i++)
+    if (!(eps[i] > 0)) cli_usage("--eps", "values must be > 0");
+  for (size_t i = 0; i < nd; i++)
+    if (!(delta[i] > 0 && delta[i] < 1)) cli_usage("--delta", "values must be in (0, 1)");
+  size_t *Ls = a.have_L ? size_list("--L", a.Ls, &nL, 1) : NULL;
+  gfi_flt_features feat = get_features(&a);
+  gfi_rpe *R = get_rpe(&a);
+  gfi_proposal *P = get_proposal(&a, R);
+  double cc;
+  cli_check(gfi_rpe_c(R, P, &cc), "computing c");
+  /* the ladder */
+  size_t nr = 0, *rs = malloc((64 * per + 2) * sizeof *rs);
+  if (!rs) cli_die(EXIT_RUNTIME, "out of memory");
+  for (size_t j = 0;; j++) {
+    double v = (double)rmin * pow(2.0, (double)j / (double)per);
+    size_t r = (size_t)llround(v);
+    if (r > rmax) break;
+    if (nr == 0 || r > rs[nr - 1]) rs[nr++] = r;
+  }
+  if (rs[nr - 1] != rmax) rs[nr++] = rmax;
+  int printed = 0;
+  double *out = malloc(a.trials * nr * GFI_FLT_NMETRICS * sizeof *out), *err = malloc(a.trials * nr * sizeof *err);
+  if (!out || !err) cli_die(EXIT_RUNTIME, "out of memory");
+  for (size_t li = 0; li < nL; li++) {
+    char posdesc[256];
+    gfi_flt_positions *pos = get_positions(&a, Ls ? Ls[li] : 0, posdesc, sizeof posdesc);
+    size_t L = gfi_flt_positions_L(pos);
+    gfi_flt_opts o;
+    gfi_flt_default_opts(&o);
+    o.base.seed = a.seed;
+    o.base.nthreads = a.nthreads;
+    o.features = feat;
+    gfi_progress prog;
+    char label[64];
+    snprintf(label, sizeof label, "flt-complexity L=%zu", L);
+    gfi_progress_start(&prog, (a.progress || isatty(2)) ? stderr : NULL, label, a.trials);
+    o.progress = &prog;
+    cli_check(gfi_flt_error_trials(R, P, pos, nr, rs, a.trials, &o, out), "error trials");
+    gfi_progress_end(&prog);
+    for (size_t t = 0; t < a.trials * nr; t++) err[t] = out[t * GFI_FLT_NMETRICS];
+    if (!printed) {
+      meta_common(&a, R, P, cc, posdesc, feat);
+      cli_meta(stdout, "ladder", "r = %zu * 2^(j/%zu) up to %zu (%zu rungs)", rmin, per, rmax, nr);
+      cli_meta(stdout, "eval-threads", "%d", gfi_threads_resolve(&o.base));
+      printf("# L eps delta rstar r_below phat trials c r_thm42 ratio\n");
+      printed = 1;
+    }
+    for (size_t ei = 0; ei < ne; ei++)
+      for (size_t di = 0; di < nd; di++) {
+        double ph;
+        size_t idx = gfi_flt_rstar(err, a.trials, nr, eps[ei], delta[di], &ph);
+        double rstar = idx < nr ? (double)rs[idx] : INFINITY;
+        double below = idx < nr ? (idx ? (double)rs[idx - 1] : 0.0) : (double)rs[nr - 1];
+        double thm = gfi_flt_thm42_r(cc, eps[ei], delta[di], L);
+        double vals[] = {(double)L, eps[ei], delta[di], rstar, below, ph, (double)a.trials, cc, thm, thm / rstar};
+        for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
+          if (k) putchar(' ');
+          gfi_table_put(stdout, vals[k]);
+        }
+        putchar('\n');
+      }
+    fflush(stdout);
+    gfi_flt_positions_free(pos);
+  }
+  free(out); free(err); free(rs); free(Ls); free(eps); free(delta);
+  gfi_proposal_free(P);
+  gfi_rpe_free(R);
+  return 0;
+}
