@@ -96,6 +96,46 @@ double *cli_list(const char *opt, const char *s, size_t *n) {
   return v;
 }
 
+double *cli_radii(const char *opt, const char *s, size_t D) {
+  size_t nr;
+  double *r = cli_list(opt, s, &nr);
+  if (nr != 1 && nr != D) cli_usage(opt, "expected 1 or D = %zu values, got %zu", D, nr);
+  double *R = malloc(D * sizeof *R);
+  if (!R) cli_die(EXIT_RUNTIME, "out of memory");
+  for (size_t j = 0; j < D; j++) {
+    R[j] = r[nr == 1 ? 0 : j];
+    if (!(R[j] > 0)) cli_usage(opt, "radius must be > 0, got %g (axis %zu)", R[j], j + 1);
+  }
+  free(r);
+  return R;
+}
+
+double *cli_bandwidth(const char *opt, const char *s, size_t D, size_t N, const double *data,
+                      const double *weights) {
+  double *H = calloc(D * D, sizeof *H);
+  if (!H) cli_die(EXIT_RUNTIME, "out of memory");
+  if (strcmp(s, "scott") == 0 || strcmp(s, "silverman") == 0) {
+    if (!data) cli_usage(opt, "the '%s' rule needs data; give bandwidths", s);
+    cli_check(gfi_bandwidth_rule(s, N, D, data, weights, H), "bandwidth rule");
+    return H;
+  }
+  size_t nb;
+  double *b = cli_list(opt, s, &nb);
+  if (nb == 1 || nb == D) {
+    for (size_t j = 0; j < D; j++) {
+      double h = b[nb == 1 ? 0 : j];
+      if (!(h > 0)) cli_usage(opt, "bandwidth must be > 0, got %g", h);
+      H[j * D + j] = h * h;
+    }
+  } else if (nb == D * D) {
+    memcpy(H, b, D * D * sizeof *H);
+  } else {
+    cli_usage(opt, "expected 1, D = %zu or D*D = %zu values, got %zu", D, D * D, nb);
+  }
+  free(b);
+  return H;
+}
+
 void cli_phi(const char *opt, const char *s, gfi_kernel *k) {
   if (strncmp(s, "pow:", 4) != 0)
     cli_usage(opt, "unknown phi '%s' (expected pow:L with L = 1..8)", s);

@@ -29,6 +29,14 @@ size_t cli_size(const char *opt, const char *s, size_t min);
 uint64_t cli_u64(const char *opt, const char *s);
 /* Comma-separated doubles: *n gets the count; result malloc'ed. */
 double *cli_list(const char *opt, const char *s, size_t *n);
+/* --R: one radius for every axis or D radii, all > 0; malloc'ed D values. */
+double *cli_radii(const char *opt, const char *s, size_t D);
+/* --bandwidth for Gaussian kernels, as a D x D matrix H (malloc'ed):
+ * "scott" | "silverman" (rules on the data covariance; data may be NULL when
+ * no data exists yet, then the rules are a usage error) | h (H = h^2 I) |
+ * h1,..,hD (H = diag h_j^2) | D*D numbers (H itself). */
+double *cli_bandwidth(const char *opt, const char *s, size_t D, size_t N, const double *data,
+                      const double *weights);
 /* "pow:L" -> kernel; usage error otherwise. */
 void cli_phi(const char *opt, const char *s, gfi_kernel *k);
 /* Model spec for dimension D; usage error (naming --model) when malformed. */

@@ -164,39 +164,10 @@ int cmd_regress(int argc, char **argv) {
   }
 
   double *R = NULL, *H = NULL;
-  if (!gauss) {
-    size_t nr;
-    double *r = cli_list("--R", Rs, &nr);
-    if (nr != 1 && nr != D) cli_usage("--R", "expected 1 or D = %zu values, got %zu", D, nr);
-    R = malloc(D * sizeof *R);
-    if (!R) cli_die(EXIT_RUNTIME, "out of memory");
-    for (size_t j = 0; j < D; j++) {
-      R[j] = r[nr == 1 ? 0 : j];
-      if (!(R[j] > 0)) cli_usage("--R", "radius must be > 0, got %g (axis %zu)", R[j], j + 1);
-    }
-    free(r);
-  } else {
-    H = calloc(D * D, sizeof *H);
-    if (!H) cli_die(EXIT_RUNTIME, "out of memory");
-    if (strcmp(bw, "scott") == 0 || strcmp(bw, "silverman") == 0) {
-      cli_check(gfi_bandwidth_rule(bw, N, D, x, NULL, H), "bandwidth rule");
-    } else {
-      size_t nb;
-      double *b = cli_list("--bandwidth", bw, &nb);
-      if (nb == 1 || nb == D) {
-        for (size_t j = 0; j < D; j++) {
-          double h = b[nb == 1 ? 0 : j];
-          if (!(h > 0)) cli_usage("--bandwidth", "bandwidth must be > 0, got %g", h);
-          H[j * D + j] = h * h;
-        }
-      } else if (nb == D * D) {
-        memcpy(H, b, D * D * sizeof *H);
-      } else {
-        cli_usage("--bandwidth", "expected 1, D = %zu or D*D = %zu values, got %zu", D, D * D, nb);
-      }
-      free(b);
-    }
-  }
+  if (!gauss)
+    R = cli_radii("--R", Rs, D);
+  else
+    H = cli_bandwidth("--bandwidth", bw, D, N, x, NULL);
 
   size_t M, mc;
   double *q = cli_read_table("query file", at, D, &M, &mc);

@@ -93,35 +93,10 @@ int cmd_regress_mse(int argc, char **argv) {
   if (s) cli_usage("--truth", "%s", err.msg[0] ? err.msg : gfi_strerror(s));
   if (gfi_noise_parse(&st.noise, noise_spec, &err)) cli_usage("--noise", "%s", err.msg);
   double *R = NULL, *H = NULL;
-  if (!gauss) {
-    size_t nr;
-    double *r = cli_list("--R", Rs, &nr);
-    if (nr != 1 && nr != D) cli_usage("--R", "expected 1 or D = %zu values, got %zu", D, nr);
-    R = malloc(D * sizeof *R);
-    if (!R) cli_die(EXIT_RUNTIME, "out of memory");
-    for (size_t j = 0; j < D; j++) {
-      R[j] = r[nr == 1 ? 0 : j];
-      if (!(R[j] > 0)) cli_usage("--R", "radius must be > 0, got %g (axis %zu)", R[j], j + 1);
-    }
-    free(r);
-  } else {
-    size_t nb;
-    double *b = cli_list("--bandwidth", bw, &nb);
-    H = calloc(D * D, sizeof *H);
-    if (!H) cli_die(EXIT_RUNTIME, "out of memory");
-    if (nb == 1 || nb == D) {
-      for (size_t j = 0; j < D; j++) {
-        double h = b[nb == 1 ? 0 : j];
-        if (!(h > 0)) cli_usage("--bandwidth", "bandwidth must be > 0, got %g", h);
-        H[j * D + j] = h * h;
-      }
-    } else if (nb == D * D) {
-      memcpy(H, b, D * D * sizeof *H);
-    } else {
-      cli_usage("--bandwidth", "expected 1, D = %zu or D*D = %zu values, got %zu", D, D * D, nb);
-    }
-    free(b);
-  }
+  if (!gauss)
+    R = cli_radii("--R", Rs, D);
+  else
+    H = cli_bandwidth("--bandwidth", bw, D, 0, NULL, NULL);
   double *x;
   if (at) {
     size_t mc;
