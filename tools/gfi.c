@@ -15,6 +15,8 @@ static const command commands[] = {
   {"sample", cmd_sample, "draw points from a truth model"},
   {"pdf", cmd_pdf, "true density of a model at given points"},
   {"density", cmd_density, "generalized Fourier (or Gaussian) density estimate at given points"},
+  {"mise", cmd_mise, "exact or Monte-Carlo MISE of the density estimator"},
+  {"ropt", cmd_ropt, "MISE-optimal radius R* (and the Gaussian-KDE baseline)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -12,4 +12,6 @@
 #include "progress.h"
 #include "dat.h"
 #include "density.h"
+#include "mise.h"
+#include "rates.h"
 #endif
