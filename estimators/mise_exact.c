@@ -582,8 +582,8 @@ int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R, const g
   st = mise_integrals_compute(&pi, l, R, o.resolution, resolve_threads(&o), &I);
   if (st) return st;
   double c = pow(2 * M_PI, -(double)D);
-  double kb2 = gfi_kappa_sq_integral(l);
-  for (size_t j = 0; j < D; j++) kb2 *= R[j];
+  double kb2 = 1, cl = gfi_kappa_sq_integral(l);
+  for (size_t j = 0; j < D; j++) kb2 *= cl * R[j]; /* int Kbar^2 = prod_j c_l R_j */
   memset(res, 0, sizeof *res);
   res->bias2_in = c * I.bias_in;
   res->bias2_out = c * I.bias_out;

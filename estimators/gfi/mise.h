@@ -14,8 +14,8 @@
  *   - normal mixtures (GFI_MODEL_MIXTURE: single normals with a dense
  *     covariance, Marron-Wand densities, user mixtures);
  *   - 1-D Laplace, Cauchy and Student-t, and products of 1-D factors of those
- *     kinds and of 1-D normal mixtures (the i.i.d. products `laplace`,
- *     `cauchy`, `t:NU`, `mw:K` with --dim D > 1).
+ *     kinds and of 1-D normal mixtures (gfi_model_product; the CLI's i.i.d.
+ *     products `laplace`, `cauchy`, `t:NU` with --dim D > 1).
  * Uniform and Beta factors (|psi|^2 decaying like t^-2 with oscillation, a
  * discontinuous or non-smooth density outside the theorems' classes) and
  * D > 3 are refused with GFI_EUNSUPPORTED.
