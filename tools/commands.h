@@ -6,4 +6,6 @@ int cmd_pdf(int argc, char **argv);
 int cmd_density(int argc, char **argv);
 int cmd_mise(int argc, char **argv);
 int cmd_ropt(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_rates(int argc, char **argv);
 #endif

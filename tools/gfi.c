@@ -17,6 +17,8 @@ static const command commands[] = {
   {"density", cmd_density, "generalized Fourier (or Gaussian) density estimate at given points"},
   {"mise", cmd_mise, "exact or Monte-Carlo MISE of the density estimator"},
   {"ropt", cmd_ropt, "MISE-optimal radius R* (and the Gaussian-KDE baseline)"},
+  {"rates", cmd_rates, "check the rate theorems (1, 3a, 3b) on the exact MISE"},
+  {"sweep", cmd_sweep, "resumable MISE sweep over a grid of points"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
