@@ -24,7 +24,7 @@ static const char *help =
   "  --size S          quick (default: N = 1e2..1e6, 1 point per decade, fit on the\n"
   "                    last 3 decades, MC 40 reps at N <= 1e2; about a minute on\n"
   "                    2 cores) or full (N = 1e2..1e9, 2 per decade, fit on the\n"
-  "                    last 4 decades, MC 200 reps at N <= 1e3)\n"
+  "                    last 4 decades, MC 100 reps at N <= 316)\n"
   "  --theorems LIST   subset of 1,3a,3b (default all)\n"
   "  --model SPEC      truth (repeatable; default normal, cauchy, laplace and, in\n"
   "                    1-D, mw:6)\n"
@@ -99,9 +99,9 @@ int cmd_rates(int argc, char **argv) {
   if (nmax < 0) nmax = full ? 1e9 : 1e6;
   if (perdec < 0) perdec = full ? 2 : 1;
   if (fitdec < 0) fitdec = full ? 4 : 3;
-  if (mcreps < 0) mcreps = full ? 200 : 40;
+  if (mcreps < 0) mcreps = full ? 100 : 40;
   if (mcreps == 1) cli_usage("--mc", "0 (no check) or >= 2 replications");
-  if (mcn < 0) mcn = full ? 1e3 : 1e2;
+  if (mcn < 0) mcn = full ? 316 : 1e2;
   if (!(nmax > nmin)) cli_usage("--nmax", "must exceed --nmin");
   if (slack < 0) cli_usage("--slack", "must be >= 0");
   gfi_theorem th[3];
