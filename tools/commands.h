@@ -10,4 +10,8 @@ int cmd_regress_rates(int argc, char **argv);
 int cmd_regress_mse(int argc, char **argv);
 int cmd_flt_error(int argc, char **argv);
 int cmd_flt_complexity(int argc, char **argv);
+int cmd_mise(int argc, char **argv);
+int cmd_ropt(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_rates(int argc, char **argv);
 #endif

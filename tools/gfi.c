@@ -21,6 +21,10 @@ static const command commands[] = {
   {"regress-rates", cmd_regress_rates, "Monte-Carlo check of the regression rate theorems (Thm 2, Thm 4)"},
   {"flt-error", cmd_flt_error, "max-norm error of FLT random features for an RPE mask, over trials"},
   {"flt-complexity", cmd_flt_complexity, "FLT sample complexity r*(eps, delta) against Theorem 4.2"},
+  {"mise", cmd_mise, "exact or Monte-Carlo MISE of the density estimator"},
+  {"ropt", cmd_ropt, "MISE-optimal radius R* (and the Gaussian-KDE baseline)"},
+  {"rates", cmd_rates, "check the rate theorems (1, 3a, 3b) on the exact MISE"},
+  {"sweep", cmd_sweep, "resumable MISE sweep over a grid of points"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -18,4 +18,6 @@
 #include "regression_mse.h"
 #include "rpe.h"
 #include "flt.h"
+#include "mise.h"
+#include "rates.h"
 #endif
