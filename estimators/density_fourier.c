@@ -13,6 +13,7 @@
  * the true term, which cannot underflow or overflow for any realistic D. */
 #include <math.h>
 #include "density_internal.h"
+#include "simd_math.h"
 
 #define SERIES_CUT 0.1
 
@@ -192,7 +193,7 @@ static double block_custom(const gfi_density_plan *p, const double *qrx, const d
   return s;
 }
 
-void density_fourier_task(const gfi_density_plan *p, const double *queries, size_t q0, size_t q1,
+GFI_CLONES void density_fourier_task(const gfi_density_plan *p, const double *queries, size_t q0, size_t q1,
                           size_t i0, size_t i1, double *part, double *ws) {
   const size_t D = p->D, nq = q1 - q0, B = p->dblock;
   const int custom = p->kernel.kind == GFI_PHI_CUSTOM;

@@ -6,7 +6,7 @@
 #include "density_internal.h"
 #include "simd_math.h"
 
-void density_gauss_task(const gfi_density_plan *p, const double *queries, size_t q0, size_t q1,
+GFI_CLONES void density_gauss_task(const gfi_density_plan *p, const double *queries, size_t q0, size_t q1,
                         size_t i0, size_t i1, double *part, double *ws) {
   const size_t D = p->D, Np = p->Np, nq = q1 - q0, B = p->dblock;
   double *qz = ws, *d2 = ws + 3 * nq * D;

@@ -21,17 +21,10 @@
 #include <stdint.h>
 #include <string.h>
 #include "regression_internal.h"
+#include "simd_math.h"
 
 #define SERIES_CUT 0.1
 
-/* The hot task functions are compiled for several x86-64 levels and the best
- * one is chosen at load time (results agree to rounding between them; for a
- * given machine they are bit-for-bit the same for any thread count). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define NW_CLONES __attribute__((flatten, target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
-#else
-#define NW_CLONES
-#endif
 #define RENORM_LO 0x1p-500
 #define RENORM_UP 0x1p+500
 
@@ -193,7 +186,7 @@ static void add_terms(const gfi_nw_plan *p, const double *restrict t, size_t b, 
   }
 }
 
-NW_CLONES void nw_fourier_plain_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1,
+GFI_CLONES void nw_fourier_plain_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1,
                            size_t i0, size_t i1, double *acc, double *ws) {
   const size_t D = p->D, nq = q1 - q0, B = p->dblock, W = NW_ACC(p->V);
   const int l = p->kernel.l, odd = l & 1;
@@ -237,7 +230,7 @@ static void block_custom_scaled(const gfi_nw_plan *p, const double *qrx, const d
   }
 }
 
-NW_CLONES void nw_fourier_scaled_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1,
+GFI_CLONES void nw_fourier_scaled_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1,
                             size_t i0, size_t i1, double *acc, double *ws) {
   const size_t D = p->D, nq = q1 - q0, B = p->dblock, V = p->V, Np = p->Np, W = NW_ACC(V);
   const int custom = p->kernel.kind == GFI_PHI_CUSTOM;

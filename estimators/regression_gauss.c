@@ -8,13 +8,8 @@
 #include "regression_internal.h"
 #include "simd_math.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define NW_CLONES __attribute__((flatten, target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
-#else
-#define NW_CLONES
-#endif
 
-NW_CLONES void nw_gauss_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1, size_t i0,
+GFI_CLONES void nw_gauss_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1, size_t i0,
                    size_t i1, double *acc, double *ws) {
   const size_t D = p->D, Np = p->Np, nq = q1 - q0, B = p->dblock, V = p->V, W = NW_ACC(V);
   const double lo = p->exp_floor;
