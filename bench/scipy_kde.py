@@ -3,18 +3,21 @@
 
 Usage: /usr/bin/python3 bench/scipy_kde.py DATA QUERIES [--out FILE]
            [--min-seconds S] [--repeats K] [--max-seconds S]
+           [--retries K] [--retry-seconds S]
 
 DATA (N x D) and QUERIES (M x D) are whitespace-separated text, one point a
 line. Builds scipy.stats.gaussian_kde(data.T) (Scott's rule, the default, as
 gfi_bandwidth_rule("scott")) and times only kde.evaluate(queries.T): each
 measurement repeats the call until at least --min-seconds have passed, and
 the best of --repeats measurements is kept (fewer once --max-seconds have
-been spent), exactly as the C side times gfi_density_eval. The densities of
+been spent), exactly as the C side times gfi_density_eval. When the best
+measurement kept less than 85% of a core busy (other load on the machine),
+up to --retries more are taken while --retry-seconds last. The densities of
 the first call go to --out (one a line, %.17g) so that the caller can check
 them against gfi's Gaussian KDE.
 
 Prints "key value" lines: pairs_per_s, best_seconds, measurements, calls,
-cpu_util (CPU / wall seconds of the best measurement), N, M, D, factor,
+cpu_util (CPU / wall seconds of the best measurement), retry_seconds, N, M, D, factor,
 scipy_version, numpy_version, python_version.
 Exit status 3 when numpy or scipy cannot be imported (Debian: apt-get install
 python3-scipy), 2 on bad arguments.
@@ -33,6 +36,8 @@ def main():
     ap.add_argument("--min-seconds", type=float, default=0.5)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--max-seconds", type=float, default=10.0)
+    ap.add_argument("--retries", type=int, default=0)
+    ap.add_argument("--retry-seconds", type=float, default=0.0)
     a = ap.parse_args()
 
     try:
@@ -57,9 +62,11 @@ def main():
 
     values = None
     best = None
-    spent = 0.0
+    util = 0.0
     meas = calls = 0
-    for _ in range(max(1, a.repeats)):
+
+    def measure():
+        nonlocal values, best, util, meas, calls
         k = 0
         c0 = time.process_time()
         t0 = time.perf_counter()
@@ -77,9 +84,18 @@ def main():
         if best is None or per < best:
             best = per
             util = (time.process_time() - c0) / el
-        spent += el
+        return el
+
+    spent = 0.0
+    for _ in range(max(1, a.repeats)):
+        spent += measure()
         if spent >= a.max_seconds:
             break
+    retry = 0.0
+    for _ in range(max(0, a.retries)):
+        if util >= 0.85 or retry >= a.retry_seconds:
+            break
+        retry += measure()
 
     if a.out:
         np.savetxt(a.out, values, fmt="%.17g")
@@ -87,6 +103,7 @@ def main():
     print("best_seconds %.17g" % best)
     print("measurements %d" % meas)
     print("cpu_util %.4f" % util)
+    print("retry_seconds %.3f" % retry)
     print("calls %d" % calls)
     print("N %d" % N)
     print("M %d" % M)

@@ -40,6 +40,26 @@ int gfi_model_smoothness(const gfi_model *m, gfi_smooth_class *cls, double *orde
   return GFI_OK;
 }
 
+static int c2_1(const gfi_model *f) {
+  switch (gfi_model_get_kind(f)) {
+  case GFI_MODEL_MIXTURE:
+  case GFI_MODEL_CAUCHY:
+  case GFI_MODEL_STUDENT_T: return 1;
+  default: return 0; /* Laplace: kink; uniform: jumps; Beta: not decided (C^2 only for a, b > 3) */
+  }
+}
+
+int gfi_model_is_c2(const gfi_model *m) {
+  if (!m) return 0;
+  if (gfi_model_get_kind(m) != GFI_MODEL_PRODUCT) return c2_1(m);
+  size_t D;
+  const gfi_model *const *f;
+  if (gfi_model_product_factors(m, &D, &f) != GFI_OK) return 0;
+  for (size_t j = 0; j < D; j++)
+    if (!gfi_model_is_c2(f[j])) return 0;
+  return 1;
+}
+
 const char *gfi_theorem_name(gfi_theorem th) {
   switch (th) {
   case GFI_THM_1: return "1";
@@ -117,6 +137,12 @@ int gfi_rate_check_fit(gfi_theorem th, const gfi_model *m, int l, size_t n, cons
   out->theorem = th;
   out->l = l;
   out->D = gfi_model_dim(m);
+  out->condition_met = 1;
+  out->condition = "met";
+  if (th == GFI_THM_1 && !gfi_model_is_c2(m)) {
+    out->condition_met = 0;
+    out->condition = "p not C^2";
+  }
   double lim = N[n - 1] / pow(10.0, fit_decades) * (1 - 1e-12);
   size_t first = 0;
   while (first < n && N[first] < lim) first++;

@@ -71,6 +71,10 @@ expect 2 "--reps" -- "$GFI" sweep --out "$T/x" --model normal --dims 1 --phis 1 
 [ "$(grep -vc '^#' "$T/rt")" -eq 7 ] && ok || bad "rates rows: $(grep -vc '^#' "$T/rt")"
 grep -v "^#" "$T/rt" | grep -q SLOWER && bad "a theorem fails its bound: $(grep -v "^#" "$T/rt" | grep SLOWER)" || ok
 [ -s "$T/rates/rates_3b_0.dat" ] && [ -s "$T/rates/rates_table.dat" ] && ok || bad "rates --out files"
+# Theorem 1 assumes p in C^2: the Laplace row says it fails that, the normal row does not
+[ "$(grep -v '^#' "$T/rt" | awk '$1 == "1" && $2 == "laplace" {print $NF}')" = not-C2 ] && ok || bad "Thm 1 on Laplace not flagged"
+[ "$(grep -v '^#' "$T/rt" | awk '$1 == "1" && $2 == "normal" {print $NF}')" = met ] && ok || bad "Thm 1 on normal flagged"
+[ "$(grep -v '^#' "$T/rt" | awk '$1 == "3b" && $2 == "laplace" {print $NF}')" = met ] && ok || bad "Thm 3b on Laplace flagged"
 
 # --- sweep: kill it mid-way, resume, compare with an uninterrupted run
 SW=(--model normal --model laplace --dims 1 --phis 1,2 --ns 150,300 --Rs 1,2,3 --reps 0,150 --seed 9)

@@ -256,6 +256,21 @@ static void test_rates(void) {
   }
   gfi_rate_check c;
   CHECK_STATUS(gfi_rate_check_fit(GFI_THM_3B, m, 2, 7, N, Ro, mi, NULL, 3, 0.02, &c), GFI_OK);
+  CHECK(c.condition_met == 1 && strcmp(c.condition, "met") == 0, "3b has no C^2 hypothesis");
+  {
+    gfi_model *lap = NULL, *nor = NULL, *pr = NULL;
+    gfi_model_laplace(&lap, 0, 1);
+    gfi_model_normal(&nor, 1, NULL, NULL);
+    const gfi_model *fs[2] = {nor, lap};
+    gfi_model_product(&pr, 2, fs);
+    CHECK(gfi_model_is_c2(nor) && !gfi_model_is_c2(lap) && !gfi_model_is_c2(pr), "C^2 classification");
+    gfi_rate_check c1;
+    CHECK_STATUS(gfi_rate_check_fit(GFI_THM_1, lap, 4, 7, N, Ro, mi, NULL, 3, 0.02, &c1), GFI_OK);
+    CHECK(c1.condition_met == 0 && strcmp(c1.condition, "p not C^2") == 0, "Thm 1 on Laplace flagged");
+    gfi_model_free(lap);
+    gfi_model_free(nor);
+    gfi_model_free(pr);
+  }
   CHECK_CLOSE(c.fit.slope, -2.0 / 3, 0.01, 0);
   CHECK_CLOSE(c.fit_R.slope, 1.0 / 3, 0.01, 0);
   CHECK_CLOSE(c.claimed, -2.0 / 3, 1e-12, 0);

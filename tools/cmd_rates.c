@@ -38,7 +38,9 @@ static const char *help =
   "  --threads T       threads (default 0 = all cores)\n"
   "  --progress        progress on stderr even when it is not a terminal\n\n"
   "Columns: theorem model dim l class order claimed classical observed lo95 hi95\n"
-  "R_claimed R_observed n_fit mc_points mc_max_z verdict\n";
+  "R_claimed R_observed n_fit mc_points mc_max_z verdict condition\n"
+  "(condition: 'met', or which hypothesis of the theorem the truth fails,\n"
+  "e.g. not-C2 for Theorem 1 on the Laplace density; the row is still measured)\n";
 
 #define MAXM 16
 
@@ -196,7 +198,7 @@ int cmd_rates(int argc, char **argv) {
       gfi_rate_check rc;
       gfi_linfit fit, fitR;
       double claimed = NAN, claimedR = NAN, classical;
-      const char *verdict = "baseline";
+      const char *verdict = "baseline", *condition = "-";
       gfi_smooth_class cls;
       double order;
       gfi_model_smoothness(mods[a], &cls, &order);
@@ -207,6 +209,7 @@ int cmd_rates(int argc, char **argv) {
         fit = rc.fit, fitR = rc.fit_R, claimed = rc.claimed, claimedR = rc.claimed_R;
         classical = rc.classical;
         verdict = rc.verdict;
+        condition = rc.condition_met ? "met" : "not-C2";
         first = rc.first;
       } else {
         double lim = Ns[nN - 1] / pow(10.0, fitdec) * (1 - 1e-12);
@@ -224,9 +227,10 @@ int cmd_rates(int argc, char **argv) {
       for (char *q = vb; *q; q++)
         if (*q == ' ') *q = '_';
       snprintf(lines[nlines++], 512,
-               "%s %s %zu %d %s %g %.6f %.6f %.6f %.6f %.6f %.6f %.6f %zu %zu %.3f %s", tn, models[a], D, l,
+               "%s %s %zu %d %s %g %.6f %.6f %.6f %.6f %.6f %.6f %.6f %zu %zu %.3f %s %s", tn, models[a], D, l,
                cls == GFI_SUPERSMOOTH ? "supersmooth" : "ordinary", order, claimed, classical, fit.slope,
-               fit.slope_lo95, fit.slope_hi95, claimedR, fitR.slope, nN - first, mcp, mcp ? mcmax : NAN, vb);
+               fit.slope_lo95, fit.slope_hi95, claimedR, fitR.slope, nN - first, mcp, mcp ? mcmax : NAN, vb,
+               condition);
       if (outdir) {
         char path[4096];
         snprintf(path, sizeof path, "%s/rates_%s_%zu.dat", outdir, tn, a);
@@ -241,6 +245,7 @@ int cmd_rates(int argc, char **argv) {
         cli_meta(f, "fit-range", "%.17g %.17g", Ns[first], Ns[nN - 1]);
         cli_meta(f, "claimed", "%.17g", claimed);
         cli_meta(f, "verdict", "%s", verdict);
+        cli_meta(f, "condition", "%s", condition);
         fputs(gauss ? "# n h_opt mise_opt bias2 var mc_mise mc_se\n" : "# n R_opt mise_opt bias2 var mc_mise mc_se\n", f);
         for (size_t i = 0; i < nN; i++) {
           double v[7] = {pts[i].N, pts[i].R, pts[i].mise, pts[i].bias2, pts[i].var, pts[i].mc, pts[i].mcse};
@@ -270,10 +275,12 @@ int cmd_rates(int argc, char **argv) {
     cli_meta(f, "classical", "-2s/(2s+D), 2s = 2q or min(2q, 2beta-1), q = order of kappa_l at 0 "
              "(l = 2: 1, l >= 3: 2, l = 1: infinite)");
     cli_meta(f, "verdict", "faster than claimed / at the claimed rate / SLOWER than claimed, slack %g", slack);
+    cli_meta(f, "condition", "met, or not-C2: the truth is not twice continuously differentiable, which "
+             "Theorem 1 assumes (its row is measured all the same)");
     cli_meta(f, "monte-carlo", "%ld replications at N <= %g, seed %llu, Plancherel ISE", mcreps, mcn,
              (unsigned long long)seed);
     fputs("# theorem model dim l class order claimed classical observed lo95 hi95 R_claimed R_observed "
-          "n_fit mc_points mc_max_z verdict\n", f);
+          "n_fit mc_points mc_max_z verdict condition\n", f);
     for (size_t i = 0; i < nlines; i++) fprintf(f, "%s\n", lines[i]);
     if (k) fclose(f);
   }

@@ -42,6 +42,13 @@ gfi_theorem gfi_theorem_parse(const char *s);
 /* The kernel power a theorem is about: 3a -> 1, 3b -> 2, 1 -> 4 (any l >= 4). */
 int gfi_theorem_default_l(gfi_theorem th);
 
+/* 1 when the truth's density has two continuous derivatives on R^D
+ * (Theorem 1's hypothesis): normal mixtures, Cauchy, Student-t; not Laplace
+ * (a kink) or uniform (jumps); Beta is reported as not C^2 (it is only for
+ * a, b > 3, and the exact MISE does not cover Beta truths); products when
+ * every factor is. */
+int gfi_model_is_c2(const gfi_model *m);
+
 /* log of the claimed rate function g(N) (constants dropped) and log of the
  * claimed radius schedule. GFI_EINVAL when the theorem does not apply
  * (Theorem 3a for ordinary smooth with beta <= 1). */
@@ -69,6 +76,8 @@ typedef struct gfi_rate_check {
   gfi_linfit fit_R;      /* log R* against log N */
   int consistent;        /* 1 unless "SLOWER than claimed" */
   const char *verdict;
+  int condition_met;     /* 1 when the truth meets the theorem's hypothesis */
+  const char *condition; /* "met", or what fails (e.g. "p not C^2" for Theorem 1 on Laplace) */
 } gfi_rate_check;
 
 /* Fit the series (N[i], Ropt[i], mise[i]), i < n, on the points with
