@@ -205,6 +205,20 @@ static void cpu_info(char *model, size_t nmodel, char *isa, size_t nisa) {
   fclose(f);
 }
 
+/* The x86-64 micro-architecture level of this CPU: the engines' load-time
+ * clones (default / v3 = AVX2+FMA / v4 = AVX-512) pick the best one it runs. */
+static const char *x86_level(void) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v4")) return "x86-64-v4";
+  if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3";
+  if (__builtin_cpu_supports("x86-64-v2")) return "x86-64-v2";
+  return "x86-64";
+#else
+  return "unknown";
+#endif
+}
+
 static double *normal_points(size_t n, size_t D, uint64_t stream) {
   gsl_rng *r = gfi_rng_stream(SEED, stream);
   if (!r) die("gfi_rng_stream", GFI_ENOMEM);
@@ -452,7 +466,7 @@ int main(int argc, char **argv) {
   snprintf(hdr, sizeof hdr,
            "gfi bench_density  (gfi %s, revision %s)\n"
            "date      %s, host %s\n"
-           "cpu       %s; SIMD: %s\n"
+           "cpu       %s; SIMD: %s; level %s\n"
            "cores     %ld online; gfi threads available %d; OpenMP %s; load average at start %s\n"
            "compiler  %s (%s); buildtype %s, optimization -O%s, native %s%s%s\n"
            "problem   N = %zu standard-normal points, M = %s standard-normal queries, D = 1, 2, 8\n"
@@ -461,7 +475,7 @@ int main(int argc, char **argv) {
            "timing    pairs/s = N*M/(seconds per gfi_density_eval call); calls repeated to >= %g s, "
            "best of %d (at most %g s per configuration; up to %d retries, %g s in all, "
            "for contended timings)\n",
-           GFI_VERSION, GFI_GIT_REVISION, date, host, model, isa, sysconf(_SC_NPROCESSORS_ONLN),
+           GFI_VERSION, GFI_GIT_REVISION, date, host, model, isa, x86_level(), sysconf(_SC_NPROCESSORS_ONLN),
            gfi_threads_available(), gfi_have_openmp() ? "yes" : "no", load0, GFI_CC_ID, __VERSION__,
            GFI_BUILDTYPE, GFI_OPTIMIZATION, GFI_NATIVE ? "yes (-march=native)" : "no",
            GFI_EXTRA_CFLAGS[0] ? ", c_args " : "", GFI_EXTRA_CFLAGS, N,

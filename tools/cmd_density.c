@@ -4,6 +4,10 @@
 #include <string.h>
 #include "cli.h"
 #include "commands.h"
+#include "cli_backend.h"
+#ifdef GFI_HAVE_CUDA
+#include "gfi_cuda.h"
+#endif
 
 static const char *help =
   "usage: gfi density (--data FILE | --model SPEC --n N --seed S) --dim D\n"
@@ -27,7 +31,9 @@ static const char *help =
   "                    | D*D numbers, the full bandwidth matrix H (row-major, D > 1)\n\n"
   "evaluation:\n"
   "  --at FILE         query points, D numbers per line\n"
-  "  --threads T       threads (default 0 = all cores); results are identical for any T\n";
+  "  --threads T       threads (default 0 = all cores); results are identical for any T\n"
+  "  --backend B       cpu (default), cuda (the GPU engine, float64; Fourier kernels with\n"
+  "                    phi = pow:L) or auto (the GPU when gfi has CUDA and a GPU is present)\n";
 
 int cmd_density(int argc, char **argv) {
   static const struct option opts[] = {
@@ -37,9 +43,10 @@ int cmd_density(int argc, char **argv) {
     {"R", required_argument, 0, 'R'},         {"at", required_argument, 0, 'a'},
     {"kernel", required_argument, 0, 'k'},    {"bandwidth", required_argument, 0, 'b'},
     {"weights", required_argument, 0, 'w'},   {"threads", required_argument, 0, 't'},
+    {"backend", required_argument, 0, 'B'},
     {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
   const char *data_path = NULL, *spec = NULL, *at = NULL, *phi = "pow:4", *Rs = NULL;
-  const char *kname = "fourier", *bw = NULL, *wpath = NULL;
+  const char *kname = "fourier", *bw = NULL, *wpath = NULL, *backend = NULL;
   size_t D = 0, N = 0;
   uint64_t seed = 1;
   int have_n = 0, have_seed = 0, nthreads = 0, c;
@@ -58,6 +65,7 @@ int cmd_density(int argc, char **argv) {
       case 'b': bw = optarg; break;
       case 'w': wpath = optarg; break;
       case 't': nthreads = (int)cli_size("--threads", optarg, 0); break;
+      case 'B': backend = optarg; break;
       case 'h': fputs(help, stdout); return 0;
       case ':': cli_usage(argv[optind - 1], "missing value");
       default: cli_usage(argv[optind - 1], "unknown option");
@@ -123,14 +131,25 @@ int cmd_density(int argc, char **argv) {
   gfi_opts o;
   gfi_default_opts(&o);
   o.nthreads = nthreads;
+  cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW,
+                                       "--kernel gauss");
   gfi_density_plan *plan = NULL;
-  int st = gauss ? gfi_density_plan_gauss(&plan, N, D, data, w, H, &o)
-                 : gfi_density_plan_fourier(&plan, &k, N, D, data, w, R, &o);
-  if (st == GFI_EBANDWIDTH) cli_usage("--bandwidth", "%s", gfi_strerror(st));
-  cli_check(st, "building the estimator");
   double *p = malloc(M * sizeof *p);
   if (!p) cli_die(EXIT_RUNTIME, "out of memory");
-  cli_check(gfi_density_eval(plan, M, x, p), "evaluating the estimator");
+  if (be == CLI_BACKEND_CUDA) {
+#ifdef GFI_HAVE_CUDA
+    gfi_cuda_density_plan *gp = NULL;
+    cli_check(gfi_cuda_density_plan_fourier(&gp, &k, N, D, data, w, R, NULL), "building the estimator");
+    cli_check(gfi_cuda_density_eval(gp, M, x, p), "evaluating the estimator");
+    gfi_cuda_density_destroy(gp);
+#endif
+  } else {
+    int st = gauss ? gfi_density_plan_gauss(&plan, N, D, data, w, H, &o)
+                   : gfi_density_plan_fourier(&plan, &k, N, D, data, w, R, &o);
+    if (st == GFI_EBANDWIDTH) cli_usage("--bandwidth", "%s", gfi_strerror(st));
+    cli_check(st, "building the estimator");
+    cli_check(gfi_density_eval(plan, M, x, p), "evaluating the estimator");
+  }
 
   cli_header(stdout);
   if (data_path)
@@ -151,6 +170,7 @@ int cmd_density(int argc, char **argv) {
   }
   cli_meta(stdout, "at", "%s (%zu points)", at, M);
   cli_meta(stdout, "eval-threads", "%d", gfi_threads_resolve(&o));
+  cli_backend_meta(stdout, be);
   cli_columns(stdout, D, "density");
   cli_write_points(stdout, M, D, x, p);
   gfi_density_destroy(plan);

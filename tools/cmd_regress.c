@@ -6,6 +6,10 @@
 #include <string.h>
 #include "cli.h"
 #include "commands.h"
+#include "cli_backend.h"
+#ifdef GFI_HAVE_CUDA
+#include "gfi_cuda.h"
+#endif
 
 static const char *help =
   "usage: gfi regress (--data FILE | --model SPEC --truth F [--noise N] --n N --seed S)\n"
@@ -33,7 +37,9 @@ static const char *help =
   "  --denom-tol T     flag a row when 0 <= S <= T * sum|K_i| (default 1e-8)\n\n"
   "evaluation:\n"
   "  --at FILE         query points, D numbers per line\n"
-  "  --threads T       threads (default 0 = all cores); results are identical for any T\n\n"
+  "  --threads T       threads (default 0 = all cores); results are identical for any T\n"
+  "  --backend B       cpu (default), cuda (the GPU engine, float64; phi = pow:L only) or\n"
+  "                    auto (the GPU when gfi has CUDA and a GPU is present)\n\n"
   "Flagged rows: where the denominator S = sum_i K_i is 0 for every data point (an empty\n"
   "neighbourhood), negative, or cancels (0 <= S <= T sum|K_i|; only for odd L or a phi with\n"
   "negative values), the row's responses are printed as nan and counted in '# flagged:'.\n"
@@ -68,9 +74,10 @@ int cmd_regress(int argc, char **argv) {
     {"R", required_argument, 0, 'R'},         {"at", required_argument, 0, 'a'},
     {"kernel", required_argument, 0, 'k'},    {"bandwidth", required_argument, 0, 'b'},
     {"denom-tol", required_argument, 0, 'T'}, {"threads", required_argument, 0, 't'},
+    {"backend", required_argument, 0, 'B'},
     {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
   const char *data_path = NULL, *spec = NULL, *truth = NULL, *noise_spec = NULL, *at = NULL;
-  const char *phi = "pow:4", *Rs = NULL, *kname = "fourier", *bw = NULL;
+  const char *phi = "pow:4", *Rs = NULL, *kname = "fourier", *bw = NULL, *backend = NULL;
   size_t D = 0, N = 0;
   uint64_t seed = 1;
   double tol = GFI_NW_DENOM_TOL;
@@ -95,6 +102,7 @@ int cmd_regress(int argc, char **argv) {
         if (!(tol >= 0 && tol < 1)) cli_usage("--denom-tol", "must be in [0, 1), got '%s'", optarg);
         break;
       case 't': nthreads = (int)cli_size("--threads", optarg, 0); break;
+      case 'B': backend = optarg; break;
       case 'h': fputs(help, stdout); return 0;
       case ':': cli_usage(argv[optind - 1], "missing value");
       default: cli_usage(argv[optind - 1], "unknown option");
@@ -174,17 +182,30 @@ int cmd_regress(int argc, char **argv) {
   gfi_opts o;
   gfi_default_opts(&o);
   o.nthreads = nthreads;
+  cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW,
+                                       gauss ? "--kernel gauss" : "a custom phi");
   gfi_nw_plan *plan = NULL;
-  int st = gauss ? gfi_nw_plan_gauss(&plan, N, D, V, x, y, H, &o)
-                 : gfi_nw_plan_fourier(&plan, &k, N, D, V, x, y, R, &o);
-  if (st == GFI_EBANDWIDTH) cli_usage("--bandwidth", "%s", gfi_strerror(st));
-  cli_check(st, "building the estimator");
-  cli_check(gfi_nw_set_denom_tol(plan, tol), "--denom-tol");
   double *out = malloc(M * V * sizeof *out);
   unsigned char *flags = malloc(M ? M : 1);
   if (!out || !flags) cli_die(EXIT_RUNTIME, "out of memory");
   size_t nflag = 0;
-  st = gfi_nw_eval_flags(plan, M, q, out, &nflag, flags, NULL);
+  int st;
+  if (be == CLI_BACKEND_CUDA) {
+#ifdef GFI_HAVE_CUDA
+    gfi_cuda_nw_plan *gp = NULL;
+    cli_check(gfi_cuda_nw_plan_fourier(&gp, &k, N, D, V, x, y, R, NULL), "building the estimator");
+    cli_check(gfi_cuda_nw_set_denom_tol(gp, tol), "--denom-tol");
+    st = gfi_cuda_nw_eval(gp, M, q, out, &nflag, flags, NULL);
+    gfi_cuda_nw_destroy(gp);
+#endif
+  } else {
+    st = gauss ? gfi_nw_plan_gauss(&plan, N, D, V, x, y, H, &o)
+               : gfi_nw_plan_fourier(&plan, &k, N, D, V, x, y, R, &o);
+    if (st == GFI_EBANDWIDTH) cli_usage("--bandwidth", "%s", gfi_strerror(st));
+    cli_check(st, "building the estimator");
+    cli_check(gfi_nw_set_denom_tol(plan, tol), "--denom-tol");
+    st = gfi_nw_eval_flags(plan, M, q, out, &nflag, flags, NULL);
+  }
   if (st != GFI_EDENOM) cli_check(st, "evaluating the estimator");
   size_t nf[4] = {0, 0, 0, 0};
   for (size_t i = 0; i < M; i++) nf[flags[i] & 3]++;
@@ -210,6 +231,7 @@ int cmd_regress(int argc, char **argv) {
   cli_meta(stdout, "denom-tol", "%.17g", tol);
   cli_meta(stdout, "flagged", "%zu (empty %zu, negative %zu, small %zu)", nflag, nf[1], nf[2], nf[3]);
   cli_meta(stdout, "eval-threads", "%d", gfi_threads_resolve(&o));
+  cli_backend_meta(stdout, be);
   fputc('#', stdout);
   for (size_t j = 0; j < D; j++) fprintf(stdout, " x%zu", j + 1);
   for (size_t v = 0; v < V; v++) fprintf(stdout, " y%zu", v + 1);

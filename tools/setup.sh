@@ -33,6 +33,11 @@ gfi_install_packages() {
   fi
 }
 
+# meson builds libgfi_cuda when nvcc is on PATH; CUDA's default location is not.
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+
 gfi_build() {
   if [ ! -f "$GFI_BUILD/build.ninja" ]; then
     meson setup "$GFI_BUILD" "$GFI_ROOT" >&2

@@ -1,0 +1,43 @@
+/* Private helpers of libgfi_cuda: status mapping, host/device arrays. */
+#ifndef GFI_CUDA_INTERNAL_H
+#define GFI_CUDA_INTERNAL_H
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include "gfi_cuda.h"
+
+/* cudaError_t -> gfi_status: allocation failures are GFI_ENOMEM, everything
+ * else (no driver, no device, a failed launch) GFI_ENODEV. */
+int gfi_cu_status(cudaError_t e);
+
+#define GFI_CU_TRY(expr)                 \
+  do {                                   \
+    cudaError_t e_ = (expr);             \
+    if (e_ != cudaSuccess) {             \
+      st = gfi_cu_status(e_);            \
+      goto done;                         \
+    }                                    \
+  } while (0)
+
+/* Resolve options (NULL = defaults) and select the device. */
+int gfi_cu_begin(const gfi_cuda_opts *in, gfi_cuda_opts *o);
+
+/* 1 when p is device (or managed) memory. */
+int gfi_cu_is_device(const void *p);
+
+/* A device view of n doubles: p itself when it is device memory, else a
+ * device copy (*owned set; free with cudaFree). */
+int gfi_cu_in(const double *p, size_t n, cudaStream_t s, const double **dev, double **owned);
+/* A device buffer for n output doubles: p itself or a new buffer (*owned). */
+int gfi_cu_out(double *p, size_t n, double **dev, double **owned);
+/* Copy an owned output buffer back to the caller's host array. */
+int gfi_cu_out_finish(double *p, size_t n, cudaStream_t s, double *owned);
+/* A host copy of n doubles (p itself when it is host memory). */
+int gfi_cu_host(const double *p, size_t n, const double **host, double **owned);
+
+/* Device flag word for validation kernels: bit 1 non-finite, bit 2 range. */
+#define GFI_CU_BAD_NONFINITE 1
+#define GFI_CU_BAD_RANGE 2
+#define GFI_CU_PHASE_MAX 4503599627370496.0 /* 2^52, as the CPU engines */
+
+#endif
