@@ -646,44 +646,83 @@ int main(int argc, char **argv) {
            any_disagree ? "DO NOT agree with" : "agree with", AGREE_TOL,
            any_disagree ? " (the scipy comparison is doubtful)" : "");
 
-  /* Goal (a): Fourier at D = 2 on 2 threads >= 10x scipy. */
+  /* Verdicts: NOT MET when a clean (uncontended) row misses the goal; MET when
+   * every row, contended ones included, reaches it; UNDETERMINED when only
+   * contended rows (marked *) miss it. */
+  /* Goal (a): Fourier at D = 2 on 2 threads >= 10x scipy, every M. */
   {
-    double worst = INFINITY;
-    size_t worstM = 0;
-    int have = 0, agree = 1;
-    for (size_t i = 0; i < nrows; i++)
-      if (rows[i].D == 2 && rows[i].threads == 2 && isfinite(rows[i].scipy)) {
-        double ratio = rows[i].fourier / rows[i].scipy;
-        have = 1;
-        agree &= rows[i].scipy_agrees;
-        if (ratio < worst) {
-          worst = ratio;
-          worstM = rows[i].M;
-        }
+    const row *w = NULL, *wc = NULL;
+    double worst = INFINITY, worstc = INFINITY;
+    int agree = 1, ncont = 0;
+    for (size_t i = 0; i < nrows; i++) {
+      const row *r = &rows[i];
+      if (r->D != 2 || r->threads != 2 || !isfinite(r->scipy)) continue;
+      double ratio = r->fourier / r->scipy;
+      agree &= r->scipy_agrees;
+      if (r->contended) {
+        ncont++;
+        if (ratio < worstc) worstc = ratio, wc = r;
+      } else if (ratio < worst) {
+        worst = ratio, w = r;
       }
-    if (!have)
-      printf("goal (a)  NOT EVALUATED: Fourier pair rate at D=2, 2 threads >= %gx scipy's "
-             "(scipy peer skipped)\n", GOAL_SCIPY);
-    else
-      printf("goal (a)  %s: Fourier pair rate at D=2, 2 threads >= %gx scipy's: worst ratio "
-             "%.2fx (M=%zu)%s\n", worst >= GOAL_SCIPY ? "MET" : "NOT MET", GOAL_SCIPY, worst,
-             worstM, agree ? "" : " [scipy densities disagree: doubtful]");
+    }
+    char what[128];
+    snprintf(what, sizeof what, "Fourier pair rate at D=2, 2 threads >= %gx scipy's", GOAL_SCIPY);
+    if (!w && !wc)
+      printf("goal (a)  NOT EVALUATED: %s (scipy peer skipped)\n", what);
+    else if (!w)
+      printf("goal (a)  UNDETERMINED: %s: every such row contended; worst contended ratio %.2fx "
+             "(M=%zu)%s\n", what, worstc, wc->M, agree ? "" : " [scipy densities disagree]");
+    else {
+      printf("goal (a)  %s: %s: worst ratio %.2fx (M=%zu)",
+             worst < GOAL_SCIPY ? "NOT MET" : (worstc < GOAL_SCIPY ? "UNDETERMINED" : "MET"), what,
+             worst, w->M);
+      if (ncont) printf("; %d contended row%s, worst %.2fx", ncont, ncont > 1 ? "s" : "", worstc);
+      printf("%s\n", agree ? "" : " [scipy densities disagree: doubtful]");
+    }
   }
   /* Goal (b): sinc rate >= 60% of the Gaussian rate, every configuration. */
   {
-    double worst = INFINITY;
-    const row *w = NULL;
+    const row *w = NULL, *wc = NULL;
+    double worst = INFINITY, worstc = INFINITY;
+    int ncont = 0;
     for (size_t i = 0; i < nrows; i++) {
-      double ratio = rows[i].fourier / rows[i].gauss;
-      if (ratio < worst) {
-        worst = ratio;
-        w = &rows[i];
+      const row *r = &rows[i];
+      double ratio = r->fourier / r->gauss;
+      if (r->contended) {
+        ncont++;
+        if (ratio < worstc) worstc = ratio, wc = r;
+      } else if (ratio < worst) {
+        worst = ratio, w = r;
       }
     }
-    if (w)
-      printf("goal (b)  %s: sinc pair rate >= %.0f%% of gfi's Gaussian KDE rate: worst ratio "
-             "%.3f (D=%zu, M=%zu, %d thread%s)\n", worst >= GOAL_SINC ? "MET" : "NOT MET",
-             100 * GOAL_SINC, worst, w->D, w->M, w->threads, w->threads == 1 ? "" : "s");
+    char what[128];
+    snprintf(what, sizeof what, "sinc pair rate >= %.0f%% of gfi's Gaussian KDE rate", 100 * GOAL_SINC);
+    if (w) {
+      printf("goal (b)  %s: %s: worst ratio %.3f (D=%zu, M=%zu, %d thread%s)",
+             worst < GOAL_SINC ? "NOT MET" : (worstc < GOAL_SINC ? "UNDETERMINED" : "MET"), what,
+             worst, w->D, w->M, w->threads, w->threads == 1 ? "" : "s");
+      if (ncont)
+        printf("; %d contended row%s, worst %.3f (D=%zu)", ncont, ncont > 1 ? "s" : "", worstc, wc->D);
+      printf("\n");
+    } else if (wc) {
+      printf("goal (b)  UNDETERMINED: %s: every row contended; worst contended ratio %.3f\n", what,
+             worstc);
+    }
+    /* Per dimension, for the record. */
+    printf("          sinc/gauss by D (clean rows, min..max):");
+    for (size_t di = 0; di < NDIMS; di++) {
+      double lo = INFINITY, hi = -INFINITY;
+      for (size_t i = 0; i < nrows; i++)
+        if (rows[i].D == DIMS[di] && !rows[i].contended) {
+          double ratio = rows[i].fourier / rows[i].gauss;
+          if (ratio < lo) lo = ratio;
+          if (ratio > hi) hi = ratio;
+        }
+      if (hi >= lo) printf("  D=%zu %.2f..%.2f", DIMS[di], lo, hi);
+      else printf("  D=%zu -", DIMS[di]);
+    }
+    printf("\n");
   }
   char load1[64];
   loadavg(load1, sizeof load1);
