@@ -2,25 +2,28 @@
 # (gfi reproduce): one panel per experiment, the MSE over seeds (mean and 95%
 # interval) against R, one line per box, with the paper's number and the band
 # of a factor sqrt(10) around it. gfi reproduce passes: dir, l, rfix, seeds and,
+# rmin, rmax (the range of the radii) and,
 # for i = 1..3, boxes<i> (the boxes' half-widths), paper<i>, rstar<i>, box<i>.
 if (!exists("dir")) dir = "results"
 if (!exists("rfix")) rfix = 2
+if (!exists("rmin")) rmin = 1
+if (!exists("rmax")) rmax = 13
 keys = "fig1a fig1b fig2"
-names = "'Figure 1A: 1-D density' 'Figure 1B: 2-D density' 'Figure 2: regression'"
+names = "'Figure 1A: 1-D density, MSE against the radius R' 'Figure 1B: 2-D density, MSE against the radius R' 'Figure 2: regression, MSE against the radius R'"
 dims = "1 2 2"
 colors = "#1f77b4 #d62728 #2ca02c #9467bd #8c564b #ff7f0e #17becf"
 do for [fmt in "png pdf"] {
-  if (fmt eq "png") { set terminal pngcairo size 1650,560 enhanced font "Sans,11" } \
-  else { set terminal pdfcairo size 16.5in,5.6in enhanced font "Sans,10" }
+  if (fmt eq "png") { set terminal pngcairo size 1650,640 enhanced font "Sans,11" } \
+  else { set terminal pdfcairo size 16.5in,6.4in enhanced font "Sans,10" }
   set output dir."/sensitivity.".fmt
   set multiplot layout 1,3 title sprintf("MSE at uniform test points against the radius R and the test box (mean and 95%% interval over %d seeds); black: the paper's number, grey band: within a factor sqrt(10)", seeds)
   set logscale xy
-  set offsets graph 0.06, graph 0.06, 0, 0
+  set xrange [rmin / 1.3 : rmax * 1.3]
   set grid
-  set xlabel "R"
+  unset xlabel
   set ylabel "MSE"
   set format y "10^{%L}"
-  set key bottom left box opaque font ",9"
+  set key below box font ",9" maxrows 3
   do for [i = 1:3] {
     f = dir."/".word(keys, i)."_sensitivity.dat"
     bl = value("boxes".i)

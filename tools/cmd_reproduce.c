@@ -72,7 +72,7 @@ static const char *help =
   "  --noise N          Figure 2 noise (default gauss:0.5)\n"
   "  --box B            density test box [-B, B]^D (default 3)\n"
   "  --regress-box B    regression test box [-B, B]^2 (default 2)\n"
-  "  --sens-R LIST      radii of the sensitivity table (default 1,2,3,5,8; the fixed\n"
+  "  --sens-R LIST      radii of the sensitivity table (default 1,2,3,5,8,13; the fixed\n"
   "                     and oracle radii are always added)\n"
   "  --sens-box LIST    density boxes of the sensitivity table (default 2,3,5,10)\n"
   "  --sens-regress-box LIST  regression boxes (default 1,2,3,5)\n"
@@ -886,7 +886,7 @@ int cmd_reproduce(int argc, char **argv) {
   S.R = 2;
   S.box = 3;
   S.rbox = 2;
-  const char *sensR = "1,2,3,5,8", *sensBox = "2,3,5,10", *sensRBox = "1,2,3,5";
+  const char *sensR = "1,2,3,5,8,13", *sensBox = "2,3,5,10", *sensRBox = "1,2,3,5";
   size_t seeds = 0, nd = 0, nr = 0, M = 0, pilot = 0;
   const char *flt = NULL, *rates = "full";
   int c;
@@ -1033,7 +1033,10 @@ int cmd_reproduce(int argc, char **argv) {
     draw("fourierformer_fig2.gp", v);
     step_end();
     step_begin("figure sensitivity (plots/fourierformer_sensitivity.gp)");
-    size_t L = (size_t)snprintf(v, sizeof v, "l=%d; rfix=%.17g; seeds=%zu", K.l, S.R, S.seeds);
+    double rmin = INFINITY, rmax = 0;
+    for (int i = 0; i < 3; i++) rmin = fmin(rmin, ex[i].R[0]), rmax = fmax(rmax, ex[i].R[ex[i].nR - 1]);
+    size_t L = (size_t)snprintf(v, sizeof v, "l=%d; rfix=%.17g; seeds=%zu; rmin=%.17g; rmax=%.17g", K.l, S.R,
+                                S.seeds, rmin, rmax);
     for (int i = 0; i < 3; i++) {
       char bl[512] = "";
       for (size_t b = 0; b < ex[i].nbox; b++) {
