@@ -81,6 +81,8 @@ PATH=/nonexistent "$GFI" reproduce --quick --out "$T/g" 2>"$T/gerr"
 rc=$?
 [ $rc -eq 1 ] && grep -q "gnuplot not found" "$T/gerr" && [ ! -e "$T/g" ] && ok || bad "missing gnuplot: rc $rc, $(cat "$T/gerr")"
 # --- usage errors
+"$GFI" reproduce --out "$T/a b" 2>"$T/uerr"
+[ $? -eq 2 ] && grep -q -- "--out" "$T/uerr" && ok || bad "--out with a space: $(cat "$T/uerr")"
 for args in "--seeds 1" "--flt maybe" "--phi pow:9" "--R 0" "--sens-box 1,-2" "--model-1d uniform" "--bogus"; do
   "$GFI" reproduce $args --out "$T/u" 2>"$T/uerr"
   rc=$?

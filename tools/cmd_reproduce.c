@@ -54,7 +54,7 @@ static const char *help =
   "(gfi regress-rates --size small) and the FLT study (flt_study) into DIR/flt.\n"
   "The phi of every experiment is z^4 (phi = pow:4) unless --phi says otherwise.\n\n"
   "options (defaults of the full run; --quick changes the marked ones):\n"
-  "  --out DIR          output directory (default results)\n"
+  "  --out DIR          output directory (default results; no spaces or quotes)\n"
   "  --quick            small sizes (under a minute): N 10000 / 9000, M 300, 3 seeds,\n"
   "                     smaller grids, reduced rate checks, flt_study --quick\n"
   "  --seeds K          replications (default 5; quick 3; K >= 2)\n"
@@ -923,6 +923,9 @@ int cmd_reproduce(int argc, char **argv) {
     }
   }
   if (optind < argc) cli_usage(argv[optind], "unexpected argument");
+  if (!*S.out || strpbrk(S.out, " \t\n'\"\\"))
+    cli_usage("--out", "'%s': the plot scripts need a directory name without spaces, quotes or backslashes",
+              S.out);
   S.seeds = seeds ? seeds : (S.quick ? 3 : 5);
   S.n_density = nd ? nd : (S.quick ? 10000 : 100000);
   S.n_regress = nr ? nr : (S.quick ? 9000 : 90000);
