@@ -14,4 +14,5 @@ int cmd_mise(int argc, char **argv);
 int cmd_ropt(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_rates(int argc, char **argv);
+int cmd_reproduce(int argc, char **argv);
 #endif

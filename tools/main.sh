@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
-# Set up (packages, build) and run gfi's main job: the density demonstration,
-# data and figures in ./results (or the directory given with --out DIR).
+# Set up (packages, build) and run gfi's main job: the reproduction of
+# FourierFormer's synthetic Figures 1-2 with rate checks and the FLT study,
+# data, figures and summary.md in ./results (or the directory given with
+# --out DIR). Arguments are passed to 'gfi reproduce' (see its --help).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$GFI_ROOT"
-out=results
-if [ "${1:-}" = "--out" ] && [ -n "${2:-}" ]; then out=$2; shift 2; fi
-echo "gfi main job: density demonstration -> $out/" >&2
-"$GFI_BUILD/experiments/density_demo" --out "$out" "$@"
-gnuplot -e "dir='$out'" plots/density_demo.gp
-ls -1 "$out"/density_demo_* >&2
+echo "gfi main job: gfi reproduce $*" >&2
+exec "$GFI_BUILD/tools/gfi" reproduce "$@"

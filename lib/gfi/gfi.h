@@ -20,4 +20,5 @@
 #include "flt.h"
 #include "mise.h"
 #include "rates.h"
+#include "reproduce.h"
 #endif
