@@ -50,8 +50,8 @@ static const char *help =
   "          uniform test points in the default box, over pilot replications on\n"
   "          seed S + 1000003 (not the reported seeds)\n"
   "then a sensitivity table (MSE for each R of --sens-R and each box of --sens-box),\n"
-  "the density rate checks (gfi rates --size quick), the regression rate checks\n"
-  "(gfi regress-rates --size small) and the FLT study (flt_study) into DIR/flt.\n"
+  "the density rate checks (gfi rates --size full), the regression rate checks\n"
+  "(gfi regress-rates --size large) and the FLT study (flt_study) into DIR/flt.\n"
   "The phi of every experiment is z^4 (phi = pow:4) unless --phi says otherwise.\n\n"
   "options (defaults of the full run; --quick changes the marked ones):\n"
   "  --out DIR          output directory (default results; no spaces or quotes)\n"
@@ -79,8 +79,9 @@ static const char *help =
   "  --pilot-reps K     pilot replications of the regression oracle (default 3; quick 2)\n"
   "  --flt MODE         full, quick or none (default full; quick with --quick)\n"
   "  --rates MODE       full, quick or none: the density and regression rate checks\n"
-  "                     (default full = gfi rates --size quick and regress-rates\n"
-  "                     --size small; quick = fewer sizes and replications)\n"
+  "                     (default full = gfi rates --size full and regress-rates\n"
+  "                     --size large, a few minutes; quick = a few sizes and\n"
+  "                     replications, seconds)\n"
   "  --threads T        threads (default 0 = all cores)\n"
   "  --quiet            no step lines on stderr\n\n"
   "Every step prints '[k/n] step ... seconds' on stderr; a failing step prints\n"
@@ -762,17 +763,20 @@ static void write_summary(experiment *ex, size_t nex, double elapsed_before) {
     fprintf(md, "\n## Density rate checks (Theorems 1, 3a, 3b; `gfi rates`)\n\nExact MISE at the optimal "
             "radius R*(N); slopes of log MISE* against log N with 95%% intervals (details and the Monte-Carlo "
             "check in `rates/rates_table.dat`).\n\n| theorem | truth | phi | claimed | classical | observed "
-            "[95%%] | R* slope (claimed) | verdict |\n|---|---|---|---|---|---|---|---|\n");
+            "[95%%] | R* slope (claimed) | verdict | theorem's hypothesis |\n|---|---|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < n; i++) {
       row_words *r = rows + i;
-      if (r->n < 17) step_fail("%s: row %zu has %zu columns, expected 17", p2, i + 1, r->n);
+      if (r->n < 18) step_fail("%s: row %zu has %zu columns, expected 18", p2, i + 1, r->n);
       underscores(r->words[16]);
+      const char *cond = strcmp(r->words[17], "met") == 0      ? "met"
+                         : strcmp(r->words[17], "not-C2") == 0 ? "**not met**: p is not C^2"
+                                                               : r->words[17];
       char phi[64];
       if (strcmp(r->words[0], "gauss-kde") == 0) snprintf(phi, sizeof phi, "Gaussian KDE");
       else snprintf(phi, sizeof phi, "z^%s", r->words[3]);
-      fprintf(md, "| %s | %s | %s | %s | %s | %s [%s, %s] | %s (%s) | %s |\n", r->words[0], r->words[1], phi,
-              r->words[6], r->words[7], r->words[8], r->words[9], r->words[10], r->words[12], r->words[11],
-              r->words[16]);
+      fprintf(md, "| %s | %s | %s | %s | %s | %s [%s, %s] | %s (%s) | %s | %s |\n", r->words[0], r->words[1],
+              phi, r->words[6], r->words[7], r->words[8], r->words[9], r->words[10], r->words[12], r->words[11],
+              r->words[16], cond);
     }
     snprintf(p2, sizeof p2, "%s/regress_rates/regress_rates_table.dat", S.out);
     n = read_rows(p2, rows, 64);
@@ -846,14 +850,14 @@ static void add_rates_args(char **argv, size_t *n, int density) {
   snprintf(thr, sizeof thr, "%d", S.nthreads);
   argv[(*n)++] = "--seed", argv[(*n)++] = seed, argv[(*n)++] = "--threads", argv[(*n)++] = thr;
   if (density) {
-    argv[(*n)++] = "--size", argv[(*n)++] = "quick";
+    argv[(*n)++] = "--size", argv[(*n)++] = quick ? "quick" : "full";
     if (quick) {
       argv[(*n)++] = "--model", argv[(*n)++] = "normal", argv[(*n)++] = "--model", argv[(*n)++] = "laplace";
       argv[(*n)++] = "--nmax", argv[(*n)++] = "1e4", argv[(*n)++] = "--fit-decades", argv[(*n)++] = "2";
       argv[(*n)++] = "--mc", argv[(*n)++] = "10";
     }
   } else {
-    argv[(*n)++] = "--size", argv[(*n)++] = "small";
+    argv[(*n)++] = "--size", argv[(*n)++] = quick ? "small" : "large";
     if (quick) argv[(*n)++] = "--reps", argv[(*n)++] = "10", argv[(*n)++] = "--points", argv[(*n)++] = "100";
   }
   argv[*n] = NULL;
@@ -984,7 +988,7 @@ int cmd_reproduce(int argc, char **argv) {
     char dir[4200], log[4200];
     snprintf(dir, sizeof dir, "%s/rates", S.out);
     snprintf(log, sizeof log, "%s/logs/rates.log", S.out);
-    step_begin("density rate checks (gfi rates, %s)", S.rates);
+    step_begin("density rate checks (gfi rates --size %s)", strcmp(S.rates, "quick") ? "full" : "quick, reduced");
     av[n++] = self_exe, av[n++] = "rates", av[n++] = "--out", av[n++] = dir;
     add_rates_args(av, &n, 1);
     run_child(av, 0, log);
@@ -993,7 +997,8 @@ int cmd_reproduce(int argc, char **argv) {
     snprintf(dir, sizeof dir, "%s/regress_rates", S.out);
     snprintf(log, sizeof log, "%s/logs/regress_rates.log", S.out);
     make_dir(dir);
-    step_begin("regression rate checks (gfi regress-rates, %s)", S.rates);
+    step_begin("regression rate checks (gfi regress-rates --size %s)",
+               strcmp(S.rates, "quick") ? "large" : "small, reduced");
     av[n++] = self_exe, av[n++] = "regress-rates", av[n++] = "--out", av[n++] = dir;
     add_rates_args(av, &n, 0);
     run_child(av, 0, log);
