@@ -4,27 +4,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_linalg.h>
-#ifdef GFI_HAVE_OPENMP
-#include <omp.h>
-#endif
 #include "density_internal.h"
 #include "gfi/validate.h"
 
-/* Points per inner block (SIMD loops run over a block held in L1). */
-#define DEFAULT_BLOCK 256
-/* Queries per task: the block of data is reused across them. */
-#define DEFAULT_TILE 16
-/* Data points per super-chunk at least, and at most this many chunks. */
-#define SUPER_MIN 16384
-#define SUPER_MAX 64
 /* Coordinate used for padding points: far from every query, so that their
  * kernel values are exactly 0. */
 #define PAD_COORD 1e100
-/* Largest |R_j x_j| accepted: beyond 2^52 the phase R x is not resolved to
- * better than 1 in double precision, so sin(R x) means nothing. */
-#define PHASE_MAX 4503599627370496.0
 
 static void plan_free(gfi_density_plan *p) {
   if (!p) return;
@@ -46,7 +31,7 @@ size_t gfi_density_dim(const gfi_density_plan *plan) { return plan ? plan->D : 0
 size_t gfi_density_size(const gfi_density_plan *plan) { return plan ? plan->N : 0; }
 
 size_t density_ws_size(const gfi_density_plan *p) {
-  return 3 * p->qtile * p->D + p->dblock;
+  return 3 * p->lay.qtile * p->D + p->lay.dblock;
 }
 
 /* Common part of both plans: checks, block sizes, weights. */
@@ -66,25 +51,14 @@ static int plan_common(gfi_density_plan **out, density_type type, size_t N, size
     st = gfi_check_weights(weights, N, &wsum);
     if (st) return st;
   }
-  gfi_opts o;
-  gfi_default_opts(&o);
-  if (opts) o = *opts;
-
   gfi_density_plan *p = calloc(1, sizeof *p);
   if (!p) return GFI_ENOMEM;
   p->type = type;
   p->N = N;
   p->D = D;
-  p->nthreads = gfi_threads_resolve(&o);
-  p->dblock = o.data_block ? o.data_block : DEFAULT_BLOCK;
-  p->qtile = o.query_tile ? o.query_tile : DEFAULT_TILE;
-  size_t nblocks = (N + p->dblock - 1) / p->dblock;
-  p->Np = nblocks * p->dblock;
-  size_t ns = (N + SUPER_MIN - 1) / SUPER_MIN;
-  p->nsuper = ns < 1 ? 1 : (ns > SUPER_MAX ? SUPER_MAX : ns);
-  if (p->nsuper > nblocks) p->nsuper = nblocks;
+  engine_layout_init(&p->lay, N, opts);
   if (weights) {
-    p->w = calloc(p->Np, sizeof *p->w);
+    p->w = calloc(p->lay.Np, sizeof *p->w);
     if (!p->w) {
       plan_free(p);
       return GFI_ENOMEM;
@@ -113,10 +87,6 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   if (st) return st;
   st = gfi_check_radii(R, D, NULL);
   if (st) return st;
-  /* The phase R_j k_ij must be resolved (see PHASE_MAX). */
-  if (data && N > 0)
-    for (size_t i = 0; i < N * D; i++)
-      if (fabs(R[i % D] * data[i]) > PHASE_MAX) return isfinite(data[i]) ? GFI_ERANGE : GFI_ENONFINITE;
   /* The estimator's peak value is at most prod_j R_j / A. */
   double logC = 0;
   for (size_t j = 0; j < D; j++) logC += log(R[j] / k->A);
@@ -126,7 +96,7 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   st = plan_common(&p, DENSITY_FOURIER, N, D, data, weights, opts);
   if (st) return st;
   p->kernel = *k;
-  size_t Np = p->Np;
+  size_t Np = p->lay.Np;
   p->R = malloc(D * sizeof *p->R);
   p->g = malloc(D * sizeof *p->g);
   p->series = malloc(5 * D * sizeof *p->series);
@@ -147,19 +117,11 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
     const double coef[5] = {1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880};
     for (int c = 0; c < 5; c++) p->series[5 * j + c] = gs * coef[c];
   }
-  for (size_t j = 0; j < D; j++) {
-    double *rk = p->rk + j * Np, *sk = p->sk + j * Np, *ck = p->ck + j * Np;
-    for (size_t i = 0; i < N; i++) {
-      double a = R[j] * data[i * D + j];
-      rk[i] = a;
-      sk[i] = sin(a);
-      ck[i] = cos(a);
-    }
-    for (size_t i = N; i < Np; i++) {
-      rk[i] = 1e30; /* u = rx - rk is huge (u^2 still finite) and sin(u) = 0: factor 0 */
-      sk[i] = 0;
-      ck[i] = 0;
-    }
+  /* padding: u = rx - rk is huge (u^2 still finite) and sin(u) = 0, so the factor is 0 */
+  st = engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->sk, p->ck);
+  if (st) {
+    plan_free(p);
+    return st;
   }
   *plan = p;
   return GFI_OK;
@@ -172,70 +134,46 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
   if (!H) return GFI_EINVAL;
   int st = gfi_check_dim(D);
   if (st) return st;
-  for (size_t a = 0; a < D * D; a++)
-    if (!isfinite(H[a])) return GFI_EBANDWIDTH;
-  for (size_t a = 0; a < D; a++)
-    for (size_t b = 0; b < a; b++)
-      if (fabs(H[a * D + b] - H[b * D + a]) > 1e-12 * (fabs(H[a * D + b]) + fabs(H[b * D + a])))
-        return GFI_EBANDWIDTH;
-  gsl_set_error_handler_off();
-  gsl_matrix *L = gsl_matrix_alloc(D, D);
-  if (!L) return GFI_ENOMEM;
-  for (size_t a = 0; a < D; a++)
-    for (size_t b = 0; b < D; b++) gsl_matrix_set(L, a, b, H[a * D + b]);
-  if (gsl_linalg_cholesky_decomp1(L) != GSL_SUCCESS) {
-    gsl_matrix_free(L);
-    return GFI_EBANDWIDTH;
-  }
-  double logdet_half = 0;
-  for (size_t a = 0; a < D; a++) {
-    double d = gsl_matrix_get(L, a, a);
-    if (!(d > 0)) {
-      gsl_matrix_free(L);
-      return GFI_EBANDWIDTH;
-    }
-    logdet_half += log(d);
-  }
+  double *Linv = malloc(D * D * sizeof *Linv), logdet_half = 0;
+  if (!Linv) return GFI_ENOMEM;
+  st = engine_whiten(D, H, Linv, &logdet_half);
   double lognorm = -0.5 * (double)D * log(2 * M_PI) - logdet_half;
-  if (lognorm > 700) {
-    gsl_matrix_free(L);
-    return GFI_ERANGE;
-  }
-  /* Inverse of the lower factor (lower triangle of the result). */
-  if (gsl_linalg_tri_invert(CblasLower, CblasNonUnit, L) != GSL_SUCCESS) {
-    gsl_matrix_free(L);
-    return GFI_EBANDWIDTH;
-  }
-  gfi_density_plan *p;
-  st = plan_common(&p, DENSITY_GAUSS, N, D, data, weights, opts);
+  if (!st && lognorm > 700) st = GFI_ERANGE;
+  gfi_density_plan *p = NULL;
+  if (!st) st = plan_common(&p, DENSITY_GAUSS, N, D, data, weights, opts);
   if (st) {
-    gsl_matrix_free(L);
+    free(Linv);
     return st;
   }
-  size_t Np = p->Np;
+  p->Linv = Linv;
   p->lognorm = lognorm;
   p->exp_floor = -708.0;
-  p->Linv = calloc(D * D, sizeof *p->Linv);
-  p->z = malloc(D * Np * sizeof *p->z);
-  if (!p->Linv || !p->z) {
-    gsl_matrix_free(L);
+  p->z = malloc(D * p->lay.Np * sizeof *p->z);
+  if (!p->z) {
     plan_free(p);
     return GFI_ENOMEM;
   }
-  for (size_t a = 0; a < D; a++)
-    for (size_t b = 0; b <= a; b++) p->Linv[a * D + b] = gsl_matrix_get(L, a, b);
-  gsl_matrix_free(L);
-  for (size_t a = 0; a < D; a++) {
-    double *z = p->z + a * Np;
-    for (size_t i = 0; i < N; i++) {
-      double s = 0;
-      for (size_t b = 0; b <= a; b++) s += p->Linv[a * D + b] * data[i * D + b];
-      z[i] = s;
-    }
-    for (size_t i = N; i < Np; i++) z[i] = PAD_COORD; /* exp(-huge) = 0 */
-  }
+  engine_whitened_table(&p->lay, D, Linv, data, PAD_COORD, p->z); /* padding: exp(-huge) = 0 */
   *plan = p;
   return GFI_OK;
+}
+
+typedef struct {
+  const gfi_density_plan *p;
+  const double *queries;
+} eval_ctx;
+
+static void run_task(const void *vctx, size_t q0, size_t q1, size_t i0, size_t i1, double *dst,
+                     double *ws) {
+  const eval_ctx *c = vctx;
+  if (c->p->type == DENSITY_FOURIER)
+    density_fourier_task(c->p, c->queries, q0, q1, i0, i1, dst, ws);
+  else
+    density_gauss_task(c->p, c->queries, q0, q1, i0, i1, dst, ws);
+}
+
+static void fill_zero(double *dst, size_t nq, size_t W) {
+  for (size_t q = 0; q < nq * W; q++) dst[q] = 0;
 }
 
 int gfi_density_eval(const gfi_density_plan *p, size_t M, const double *queries, double *out) {
@@ -247,53 +185,15 @@ int gfi_density_eval(const gfi_density_plan *p, size_t M, const double *queries,
   if (st) return st;
   if (p->type == DENSITY_FOURIER)
     for (size_t i = 0; i < M * p->D; i++)
-      if (fabs(p->R[i % p->D] * queries[i]) > PHASE_MAX) return GFI_ERANGE;
-  size_t ns = p->nsuper;
-  size_t nblocks = p->Np / p->dblock;
-  size_t blocks_per_super = (nblocks + ns - 1) / ns;
-  size_t nqt = (M + p->qtile - 1) / p->qtile;
-  size_t ntask = nqt * ns;
+      if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
+  size_t ns = p->lay.nsuper;
   double *part = malloc(M * ns * sizeof *part);
   if (!part) return GFI_ENOMEM;
-  int failed = 0;
-  size_t wsn = density_ws_size(p);
-#ifdef GFI_HAVE_OPENMP
-  int nt = p->nthreads;
-  if ((size_t)nt > ntask) nt = (int)ntask;
-#pragma omp parallel num_threads(nt)
-#endif
-  {
-    double *ws = malloc(wsn * sizeof *ws);
-    if (!ws) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp atomic write
-#endif
-      failed = 1;
-    }
-#ifdef GFI_HAVE_OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-    for (size_t t = 0; t < ntask; t++) {
-      if (!ws) continue;
-      size_t qt = t / ns, s = t % ns;
-      size_t q0 = qt * p->qtile, q1 = q0 + p->qtile < M ? q0 + p->qtile : M;
-      size_t b0 = s * blocks_per_super, b1 = b0 + blocks_per_super;
-      if (b1 > nblocks) b1 = nblocks;
-      double *dst = part + s * M + q0;
-      if (b0 >= b1) {
-        for (size_t q = 0; q < q1 - q0; q++) dst[q] = 0;
-        continue;
-      }
-      if (p->type == DENSITY_FOURIER)
-        density_fourier_task(p, queries, q0, q1, b0 * p->dblock, b1 * p->dblock, dst, ws);
-      else
-        density_gauss_task(p, queries, q0, q1, b0 * p->dblock, b1 * p->dblock, dst, ws);
-    }
-    free(ws);
-  }
-  if (failed) {
+  eval_ctx ctx = {p, queries};
+  st = engine_run(&p->lay, M, 1, density_ws_size(p), run_task, &ctx, fill_zero, part);
+  if (st) {
     free(part);
-    return GFI_ENOMEM;
+    return st;
   }
   /* Combine super-chunks in a fixed order: identical bits for any thread count. */
   double scale = p->w ? 1.0 : p->uniform_w;

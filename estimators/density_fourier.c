@@ -51,7 +51,7 @@ typedef struct {
 static inline axis_view view(const gfi_density_plan *p, const double *qrx, const double *qsx,
                              const double *qcx, size_t j, size_t b) {
   const double *c = p->series + 5 * j;
-  axis_view v = {p->rk + j * p->Np + b, p->sk + j * p->Np + b, p->ck + j * p->Np + b,
+  axis_view v = {p->rk + j * p->lay.Np + b, p->sk + j * p->lay.Np + b, p->ck + j * p->lay.Np + b,
                  qrx[j], qsx[j], qcx[j], {c[0], c[1], c[2], c[3], c[4]}};
   return v;
 }
@@ -127,7 +127,7 @@ static void group4(const axis_view a, const axis_view b, const axis_view c, cons
 /* Fill prod[0..B) with prod_j g_j sinc(u_j) for one query. */
 static void block_product(const gfi_density_plan *p, const double *qrx, const double *qsx,
                           const double *qcx, size_t b, double *restrict prod) {
-  const size_t D = p->D, B = p->dblock;
+  const size_t D = p->D, B = p->lay.dblock;
   size_t j = 0;
   for (; j + 4 <= D; j += 4)
     group4(view(p, qrx, qsx, qcx, j, b), view(p, qrx, qsx, qcx, j + 1, b),
@@ -176,7 +176,7 @@ static double block_pow_sum(int l, const double *restrict prod, const double *re
 /* Custom phi: a call per factor, so no SIMD; correctness over speed. */
 static double block_custom(const gfi_density_plan *p, const double *qrx, const double *qsx,
                            const double *qcx, size_t b, const double *w) {
-  const size_t D = p->D, Np = p->Np, B = p->dblock;
+  const size_t D = p->D, Np = p->lay.Np, B = p->lay.dblock;
   const gfi_kernel *k = &p->kernel;
   static const double unit_series[5] = {1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880};
   double s = 0;
@@ -195,7 +195,7 @@ static double block_custom(const gfi_density_plan *p, const double *qrx, const d
 
 GFI_CLONES void density_fourier_task(const gfi_density_plan *p, const double *queries, size_t q0, size_t q1,
                           size_t i0, size_t i1, double *part, double *ws) {
-  const size_t D = p->D, nq = q1 - q0, B = p->dblock;
+  const size_t D = p->D, nq = q1 - q0, B = p->lay.dblock;
   const int custom = p->kernel.kind == GFI_PHI_CUSTOM;
   double *qrx = ws, *qsx = ws + nq * D, *qcx = ws + 2 * nq * D, *prod = ws + 3 * nq * D;
   for (size_t q = 0; q < nq; q++) {

@@ -8,7 +8,7 @@
 
 GFI_CLONES void density_gauss_task(const gfi_density_plan *p, const double *queries, size_t q0, size_t q1,
                         size_t i0, size_t i1, double *part, double *ws) {
-  const size_t D = p->D, Np = p->Np, nq = q1 - q0, B = p->dblock;
+  const size_t D = p->D, Np = p->lay.Np, nq = q1 - q0, B = p->lay.dblock;
   double *qz = ws, *d2 = ws + 3 * nq * D;
   for (size_t q = 0; q < nq; q++) {
     const double *x = queries + (q0 + q) * D;

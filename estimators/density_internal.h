@@ -4,18 +4,16 @@
 
 #include <stddef.h>
 #include "gfi/density.h"
+#include "engine.h"
 
 typedef enum { DENSITY_FOURIER = 1, DENSITY_GAUSS = 2 } density_type;
 
 struct gfi_density_plan {
   density_type type;
   size_t N, D;
-  size_t Np;        /* N rounded up to a multiple of the block size; padding contributes 0 */
-  size_t nsuper;    /* data super-chunks: a function of N only, so sums are thread-count independent */
+  engine_layout lay; /* blocks, super-chunks, threads (engine.h) */
   double *w;        /* normalised weights (Np, zero-padded) or NULL for 1/N */
   double uniform_w; /* 1/N when w == NULL */
-  int nthreads;
-  size_t qtile, dblock;
 
   /* Fourier */
   gfi_kernel kernel;

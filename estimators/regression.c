@@ -5,18 +5,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_linalg.h>
-#ifdef GFI_HAVE_OPENMP
-#include <omp.h>
-#endif
 #include "regression_internal.h"
 #include "gfi/validate.h"
 
-#define DEFAULT_BLOCK 256
-#define DEFAULT_TILE 16
-#define SUPER_MIN 16384
-#define SUPER_MAX 64
 /* Padding points sit far from every query: their kernel values are 0. */
 #define PAD_COORD 1e100
 
@@ -49,7 +40,7 @@ int gfi_nw_set_scaling(gfi_nw_plan *p, int mode) {
   return GFI_OK;
 }
 
-size_t nw_ws_size(const gfi_nw_plan *p) { return 3 * p->qtile * p->D + 5 * p->dblock; }
+size_t nw_ws_size(const gfi_nw_plan *p) { return 3 * p->lay.qtile * p->D + 5 * p->lay.dblock; }
 
 static int plan_common(gfi_nw_plan **out, nw_type type, size_t N, size_t D, size_t V,
                        const double *x, const double *y, const gfi_opts *opts) {
@@ -63,32 +54,22 @@ static int plan_common(gfi_nw_plan **out, nw_type type, size_t N, size_t D, size
   if (st) return st;
   st = gfi_check_finite(y, N * V, NULL);
   if (st) return st;
-  gfi_opts o;
-  gfi_default_opts(&o);
-  if (opts) o = *opts;
   gfi_nw_plan *p = calloc(1, sizeof *p);
   if (!p) return GFI_ENOMEM;
   p->type = type;
   p->N = N;
   p->D = D;
   p->V = V;
-  p->nthreads = gfi_threads_resolve(&o);
-  p->dblock = o.data_block ? o.data_block : DEFAULT_BLOCK;
-  p->qtile = o.query_tile ? o.query_tile : DEFAULT_TILE;
+  engine_layout_init(&p->lay, N, opts);
   p->denom_tol = GFI_NW_DENOM_TOL;
   p->scaling = GFI_NW_SCALE_AUTO;
-  size_t nblocks = (N + p->dblock - 1) / p->dblock;
-  p->Np = nblocks * p->dblock;
-  size_t ns = (N + SUPER_MIN - 1) / SUPER_MIN;
-  p->nsuper = ns < 1 ? 1 : (ns > SUPER_MAX ? SUPER_MAX : ns);
-  if (p->nsuper > nblocks) p->nsuper = nblocks;
-  p->y = calloc(V * p->Np, sizeof *p->y);
+  p->y = calloc(V * p->lay.Np, sizeof *p->y);
   if (!p->y) {
     plan_free(p);
     return GFI_ENOMEM;
   }
   for (size_t v = 0; v < V; v++)
-    for (size_t i = 0; i < N; i++) p->y[v * p->Np + i] = y[i * V + v];
+    for (size_t i = 0; i < N; i++) p->y[v * p->lay.Np + i] = y[i * V + v];
   *out = p;
   return GFI_OK;
 }
@@ -111,13 +92,8 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   gfi_nw_plan *p;
   st = plan_common(&p, NW_FOURIER, N, D, V, x, y, opts);
   if (st) return st;
-  for (size_t i = 0; i < N * D; i++)
-    if (fabs(R[i % D] * x[i]) > NW_PHASE_MAX) {
-      plan_free(p);
-      return GFI_ERANGE;
-    }
   p->kernel = *k;
-  size_t Np = p->Np;
+  size_t Np = p->lay.Np;
   p->R = malloc(D * sizeof *p->R);
   p->rk = malloc(D * Np * sizeof *p->rk);
   p->sk = malloc(D * Np * sizeof *p->sk);
@@ -127,19 +103,10 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
     return GFI_ENOMEM;
   }
   memcpy(p->R, R, D * sizeof *R);
-  for (size_t j = 0; j < D; j++) {
-    double *rk = p->rk + j * Np, *sk = p->sk + j * Np, *ck = p->ck + j * Np;
-    for (size_t i = 0; i < N; i++) {
-      double a = R[j] * x[i * D + j];
-      rk[i] = a;
-      sk[i] = sin(a);
-      ck[i] = cos(a);
-    }
-    for (size_t i = N; i < Np; i++) {
-      rk[i] = PAD_COORD;
-      sk[i] = 0;
-      ck[i] = 0;
-    }
+  st = engine_phase_tables(&p->lay, D, x, R, PAD_COORD, p->rk, p->sk, p->ck);
+  if (st) {
+    plan_free(p);
+    return st;
   }
   *plan = p;
   return GFI_OK;
@@ -152,113 +119,63 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
   if (!H) return GFI_EINVAL;
   int st = gfi_check_dim(D);
   if (st) return st;
-  for (size_t a = 0; a < D * D; a++)
-    if (!isfinite(H[a])) return GFI_EBANDWIDTH;
-  for (size_t a = 0; a < D; a++)
-    for (size_t b = 0; b < a; b++)
-      if (fabs(H[a * D + b] - H[b * D + a]) > 1e-12 * (fabs(H[a * D + b]) + fabs(H[b * D + a])))
-        return GFI_EBANDWIDTH;
-  gsl_set_error_handler_off();
-  gsl_matrix *L = gsl_matrix_alloc(D, D);
-  if (!L) return GFI_ENOMEM;
-  for (size_t a = 0; a < D; a++)
-    for (size_t b = 0; b < D; b++) gsl_matrix_set(L, a, b, H[a * D + b]);
-  if (gsl_linalg_cholesky_decomp1(L) != GSL_SUCCESS ||
-      gsl_linalg_tri_invert(CblasLower, CblasNonUnit, L) != GSL_SUCCESS) {
-    gsl_matrix_free(L);
-    return GFI_EBANDWIDTH;
-  }
-  for (size_t a = 0; a < D; a++)
-    if (!(gsl_matrix_get(L, a, a) > 0) || !isfinite(gsl_matrix_get(L, a, a))) {
-      gsl_matrix_free(L);
-      return GFI_EBANDWIDTH;
-    }
-  gfi_nw_plan *p;
-  st = plan_common(&p, NW_GAUSS, N, D, V, x, y, opts);
+  double *Linv = malloc(D * D * sizeof *Linv), logdet_half = 0;
+  if (!Linv) return GFI_ENOMEM;
+  st = engine_whiten(D, H, Linv, &logdet_half); /* the normalising constant cancels */
+  gfi_nw_plan *p = NULL;
+  if (!st) st = plan_common(&p, NW_GAUSS, N, D, V, x, y, opts);
   if (st) {
-    gsl_matrix_free(L);
+    free(Linv);
     return st;
   }
-  size_t Np = p->Np;
+  p->Linv = Linv;
   p->exp_floor = -708.0;
-  p->Linv = calloc(D * D, sizeof *p->Linv);
-  p->z = malloc(D * Np * sizeof *p->z);
-  if (!p->Linv || !p->z) {
-    gsl_matrix_free(L);
+  p->z = malloc(D * p->lay.Np * sizeof *p->z);
+  if (!p->z) {
     plan_free(p);
     return GFI_ENOMEM;
   }
-  for (size_t a = 0; a < D; a++)
-    for (size_t b = 0; b <= a; b++) p->Linv[a * D + b] = gsl_matrix_get(L, a, b);
-  gsl_matrix_free(L);
-  for (size_t a = 0; a < D; a++) {
-    double *z = p->z + a * Np;
-    for (size_t i = 0; i < N; i++) {
-      double s = 0;
-      for (size_t b = 0; b <= a; b++) s += p->Linv[a * D + b] * x[i * D + b];
-      z[i] = s;
-    }
-    for (size_t i = N; i < Np; i++) z[i] = PAD_COORD;
-  }
+  engine_whitened_table(&p->lay, D, Linv, x, PAD_COORD, p->z);
   *plan = p;
   return GFI_OK;
 }
 
 /* One pass over all data for M queries: per-super-chunk partial sums, then
  * combined in a fixed order into res (M x NW_ACC(V)) at a common scale. */
+typedef struct {
+  const gfi_nw_plan *p;
+  const double *queries;
+  int scaled;
+} pass_ctx;
+
+static void run_task(const void *vctx, size_t q0, size_t q1, size_t i0, size_t i1, double *dst,
+                     double *ws) {
+  const pass_ctx *c = vctx;
+  if (c->p->type == NW_GAUSS)
+    nw_gauss_task(c->p, c->queries, q0, q1, i0, i1, dst, ws);
+  else if (c->scaled)
+    nw_fourier_scaled_task(c->p, c->queries, q0, q1, i0, i1, dst, ws);
+  else
+    nw_fourier_plain_task(c->p, c->queries, q0, q1, i0, i1, dst, ws);
+}
+
+/* A super-chunk without data: scale -inf ("nothing yet"), sums 0. */
+static void fill_empty(double *dst, size_t nq, size_t W) {
+  for (size_t q = 0; q < nq; q++) {
+    dst[q * W] = -INFINITY;
+    for (size_t c = 1; c < W; c++) dst[q * W + c] = 0;
+  }
+}
+
 static int run_pass(const gfi_nw_plan *p, size_t M, const double *queries, int scaled, double *res) {
-  const size_t V = p->V, W = NW_ACC(V), ns = p->nsuper;
-  size_t nblocks = p->Np / p->dblock;
-  size_t bps = (nblocks + ns - 1) / ns;
-  size_t nqt = (M + p->qtile - 1) / p->qtile;
-  size_t ntask = nqt * ns;
+  const size_t V = p->V, W = NW_ACC(V), ns = p->lay.nsuper;
   double *part = malloc(ns * M * W * sizeof *part);
   if (!part) return GFI_ENOMEM;
-  int failed = 0;
-  size_t wsn = nw_ws_size(p);
-#ifdef GFI_HAVE_OPENMP
-  int nt = p->nthreads;
-  if ((size_t)nt > ntask) nt = (int)ntask;
-#pragma omp parallel num_threads(nt)
-#endif
-  {
-    double *ws = malloc(wsn * sizeof *ws);
-    if (!ws) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp atomic write
-#endif
-      failed = 1;
-    }
-#ifdef GFI_HAVE_OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-    for (size_t t = 0; t < ntask; t++) {
-      if (!ws) continue;
-      size_t qt = t / ns, s = t % ns;
-      size_t q0 = qt * p->qtile, q1 = q0 + p->qtile < M ? q0 + p->qtile : M;
-      size_t b0 = s * bps, b1 = b0 + bps;
-      if (b1 > nblocks) b1 = nblocks;
-      double *dst = part + (s * M + q0) * W;
-      if (b0 >= b1) {
-        for (size_t q = 0; q < q1 - q0; q++) {
-          dst[q * W] = -INFINITY;
-          for (size_t c = 1; c < W; c++) dst[q * W + c] = 0;
-        }
-        continue;
-      }
-      size_t i0 = b0 * p->dblock, i1 = b1 * p->dblock;
-      if (p->type == NW_GAUSS)
-        nw_gauss_task(p, queries, q0, q1, i0, i1, dst, ws);
-      else if (scaled)
-        nw_fourier_scaled_task(p, queries, q0, q1, i0, i1, dst, ws);
-      else
-        nw_fourier_plain_task(p, queries, q0, q1, i0, i1, dst, ws);
-    }
-    free(ws);
-  }
-  if (failed) {
+  pass_ctx ctx = {p, queries, scaled};
+  int st = engine_run(&p->lay, M, W, nw_ws_size(p), run_task, &ctx, fill_empty, part);
+  if (st) {
     free(part);
-    return GFI_ENOMEM;
+    return st;
   }
   const int base2 = p->type == NW_FOURIER;
   for (size_t q = 0; q < M; q++) {
@@ -299,7 +216,7 @@ int gfi_nw_eval_flags(const gfi_nw_plan *p, size_t M, const double *queries, dou
   if (st) return st;
   if (p->type == NW_FOURIER)
     for (size_t i = 0; i < M * p->D; i++)
-      if (fabs(p->R[i % p->D] * queries[i]) > NW_PHASE_MAX) return GFI_ERANGE;
+      if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
   const size_t V = p->V, D = p->D, W = NW_ACC(V);
   double *res = malloc(M * W * sizeof *res);
   if (!res) return GFI_ENOMEM;

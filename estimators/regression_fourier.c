@@ -71,7 +71,7 @@ static inline void sinc_parts(double rx, double sx, double cx, double rk, double
  * may drop). den is workspace. */
 static void block_product(const gfi_nw_plan *p, const double *qrx, const double *qsx,
                           const double *qcx, size_t b, double *restrict prod, double *restrict den) {
-  const size_t D = p->D, Np = p->Np, B = p->dblock;
+  const size_t D = p->D, Np = p->lay.Np, B = p->lay.dblock;
   {
     const double *restrict rk = p->rk + b, *restrict sk = p->sk + b, *restrict ck = p->ck + b;
     const double rx = qrx[0], sx = qsx[0], cx = qcx[0];
@@ -106,7 +106,7 @@ static void block_product(const gfi_nw_plan *p, const double *qrx, const double 
 static void block_product_scaled(const gfi_nw_plan *p, const double *qrx, const double *qsx,
                                  const double *qcx, size_t b, double *restrict num,
                                  double *restrict den, double *restrict cnt) {
-  const size_t D = p->D, Np = p->Np, B = p->dblock;
+  const size_t D = p->D, Np = p->lay.Np, B = p->lay.dblock;
   {
     const double *restrict rk = p->rk + b, *restrict sk = p->sk + b, *restrict ck = p->ck + b;
     const double rx = qrx[0], sx = qsx[0], cx = qcx[0];
@@ -164,7 +164,7 @@ static void block_pow(int l, const double *restrict prod, double *restrict t, si
 
 /* Add terms t[i] (i < B) to an accumulator (S, A, num[V]) at scale 1. */
 static void add_terms(const gfi_nw_plan *p, const double *restrict t, size_t b, int odd, double *acc) {
-  const size_t B = p->dblock, V = p->V, Np = p->Np;
+  const size_t B = p->lay.dblock, V = p->V, Np = p->lay.Np;
   double s = 0;
 #pragma omp simd reduction(+ : s)
   for (size_t i = 0; i < B; i++) s += t[i];
@@ -188,10 +188,10 @@ static void add_terms(const gfi_nw_plan *p, const double *restrict t, size_t b, 
 
 GFI_CLONES void nw_fourier_plain_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1,
                            size_t i0, size_t i1, double *acc, double *ws) {
-  const size_t D = p->D, nq = q1 - q0, B = p->dblock, W = NW_ACC(p->V);
+  const size_t D = p->D, nq = q1 - q0, B = p->lay.dblock, W = NW_ACC(p->V);
   const int l = p->kernel.l, odd = l & 1;
-  double *qrx = ws, *qsx = ws + p->qtile * D, *qcx = ws + 2 * p->qtile * D;
-  double *prod = ws + 3 * p->qtile * D, *t = prod + B, *den = t + B;
+  double *qrx = ws, *qsx = ws + p->lay.qtile * D, *qcx = ws + 2 * p->lay.qtile * D;
+  double *prod = ws + 3 * p->lay.qtile * D, *t = prod + B, *den = t + B;
   setup_queries(p, queries, q0, q1, qrx, qsx, qcx);
   for (size_t q = 0; q < nq; q++) {
     acc[q * W] = 0; /* plain sums are at scale 2^0 */
@@ -209,7 +209,7 @@ GFI_CLONES void nw_fourier_plain_task(const gfi_nw_plan *p, const double *querie
  * may exceed 1. */
 static void block_custom_scaled(const gfi_nw_plan *p, const double *qrx, const double *qsx,
                                 const double *qcx, size_t b, double *prod, double *cnt) {
-  const size_t D = p->D, Np = p->Np, B = p->dblock;
+  const size_t D = p->D, Np = p->lay.Np, B = p->lay.dblock;
   const gfi_kernel *k = &p->kernel;
   for (size_t i = 0; i < B; i++) {
     double t = 1, c = 0;
@@ -232,11 +232,11 @@ static void block_custom_scaled(const gfi_nw_plan *p, const double *qrx, const d
 
 GFI_CLONES void nw_fourier_scaled_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1,
                             size_t i0, size_t i1, double *acc, double *ws) {
-  const size_t D = p->D, nq = q1 - q0, B = p->dblock, V = p->V, Np = p->Np, W = NW_ACC(V);
+  const size_t D = p->D, nq = q1 - q0, B = p->lay.dblock, V = p->V, Np = p->lay.Np, W = NW_ACC(V);
   const int custom = p->kernel.kind == GFI_PHI_CUSTOM;
   const int l = custom ? 1 : p->kernel.l;
-  double *qrx = ws, *qsx = ws + p->qtile * D, *qcx = ws + 2 * p->qtile * D;
-  double *prod = ws + 3 * p->qtile * D, *cnt = prod + B, *t = cnt + B, *ex = t + B, *den = ex + B;
+  double *qrx = ws, *qsx = ws + p->lay.qtile * D, *qcx = ws + 2 * p->lay.qtile * D;
+  double *prod = ws + 3 * p->lay.qtile * D, *cnt = prod + B, *t = cnt + B, *ex = t + B, *den = ex + B;
   setup_queries(p, queries, q0, q1, qrx, qsx, qcx);
   for (size_t q = 0; q < nq; q++) {
     acc[q * W] = -INFINITY;

@@ -11,9 +11,9 @@
 
 GFI_CLONES void nw_gauss_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1, size_t i0,
                    size_t i1, double *acc, double *ws) {
-  const size_t D = p->D, Np = p->Np, nq = q1 - q0, B = p->dblock, V = p->V, W = NW_ACC(V);
+  const size_t D = p->D, Np = p->lay.Np, nq = q1 - q0, B = p->lay.dblock, V = p->V, W = NW_ACC(V);
   const double lo = p->exp_floor;
-  double *qz = ws, *d2 = ws + 3 * p->qtile * D, *t = d2 + B;
+  double *qz = ws, *d2 = ws + 3 * p->lay.qtile * D, *t = d2 + B;
   for (size_t q = 0; q < nq; q++) {
     const double *x = queries + (q0 + q) * D;
     for (size_t a = 0; a < D; a++) {

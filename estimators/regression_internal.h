@@ -4,16 +4,14 @@
 
 #include <stddef.h>
 #include "gfi/regression.h"
+#include "engine.h"
 
 typedef enum { NW_FOURIER = 1, NW_GAUSS = 2 } nw_type;
 
 struct gfi_nw_plan {
   nw_type type;
   size_t N, D, V;
-  size_t Np;        /* N rounded up to a multiple of the block size; padding weighs 0 */
-  size_t nsuper;    /* data super-chunks: a function of N only (thread-count independent sums) */
-  int nthreads;
-  size_t qtile, dblock;
+  engine_layout lay; /* blocks, super-chunks, threads (engine.h) */
   double denom_tol;
   int scaling;      /* GFI_NW_SCALE_* */
   double *y;        /* V x Np responses (structure of arrays, zero-padded) */
@@ -50,9 +48,6 @@ void nw_gauss_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_
 #define NW_RENORM_BITS 500
 /* Plain path: results are kept when sum |K_i| >= 2^-NW_PLAIN_MIN_BITS. */
 #define NW_PLAIN_MIN_BITS 600
-/* Largest |R_j x_j| accepted (as for densities): beyond 2^52 the phase is
- * not resolved in double precision. */
-#define NW_PHASE_MAX 4503599627370496.0
 /* AUTO uses the plain path first when D * l <= this. */
 #define NW_PLAIN_MAX_DL 64
 

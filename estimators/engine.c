@@ -1,0 +1,148 @@
+/* Shared layout, tables and task driver of the density and NW engines. */
+#include <math.h>
+#include <stdlib.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#ifdef GFI_HAVE_OPENMP
+#include <omp.h>
+#endif
+#include "engine.h"
+#include "gfi/status.h"
+
+/* Points per inner block (SIMD loops run over a block held in L1). */
+#define DEFAULT_BLOCK 256
+/* Queries per task: the block of data is reused across them. */
+#define DEFAULT_TILE 16
+/* Data points per super-chunk at least, and at most this many chunks. */
+#define SUPER_MIN 16384
+#define SUPER_MAX 64
+
+void engine_layout_init(engine_layout *L, size_t N, const gfi_opts *opts) {
+  gfi_opts o;
+  gfi_default_opts(&o);
+  if (opts) o = *opts;
+  L->N = N;
+  L->nthreads = gfi_threads_resolve(&o);
+  L->dblock = o.data_block ? o.data_block : DEFAULT_BLOCK;
+  L->qtile = o.query_tile ? o.query_tile : DEFAULT_TILE;
+  size_t nblocks = (N + L->dblock - 1) / L->dblock;
+  L->Np = nblocks * L->dblock;
+  size_t ns = (N + SUPER_MIN - 1) / SUPER_MIN;
+  L->nsuper = ns < 1 ? 1 : (ns > SUPER_MAX ? SUPER_MAX : ns);
+  if (L->nsuper > nblocks) L->nsuper = nblocks;
+}
+
+int engine_phase_tables(const engine_layout *L, size_t D, const double *x, const double *R,
+                        double pad, double *rk, double *sk, double *ck) {
+  const size_t N = L->N, Np = L->Np;
+  for (size_t i = 0; i < N * D; i++)
+    if (fabs(R[i % D] * x[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
+  for (size_t j = 0; j < D; j++) {
+    double *r = rk + j * Np, *s = sk + j * Np, *c = ck + j * Np;
+    for (size_t i = 0; i < N; i++) {
+      double a = R[j] * x[i * D + j];
+      r[i] = a;
+      s[i] = sin(a);
+      c[i] = cos(a);
+    }
+    for (size_t i = N; i < Np; i++) {
+      r[i] = pad;
+      s[i] = 0;
+      c[i] = 0;
+    }
+  }
+  return GFI_OK;
+}
+
+int engine_whiten(size_t D, const double *H, double *Linv, double *logdet_half) {
+  for (size_t a = 0; a < D * D; a++)
+    if (!isfinite(H[a])) return GFI_EBANDWIDTH;
+  for (size_t a = 0; a < D; a++)
+    for (size_t b = 0; b < a; b++)
+      if (fabs(H[a * D + b] - H[b * D + a]) > 1e-12 * (fabs(H[a * D + b]) + fabs(H[b * D + a])))
+        return GFI_EBANDWIDTH;
+  gsl_set_error_handler_off();
+  gsl_matrix *L = gsl_matrix_alloc(D, D);
+  if (!L) return GFI_ENOMEM;
+  for (size_t a = 0; a < D; a++)
+    for (size_t b = 0; b < D; b++) gsl_matrix_set(L, a, b, H[a * D + b]);
+  int st = GFI_OK;
+  double ld = 0;
+  if (gsl_linalg_cholesky_decomp1(L) != GSL_SUCCESS) {
+    st = GFI_EBANDWIDTH;
+    goto out;
+  }
+  for (size_t a = 0; a < D; a++) {
+    double d = gsl_matrix_get(L, a, a);
+    if (!(d > 0)) {
+      st = GFI_EBANDWIDTH;
+      goto out;
+    }
+    ld += log(d);
+  }
+  if (gsl_linalg_tri_invert(CblasLower, CblasNonUnit, L) != GSL_SUCCESS) {
+    st = GFI_EBANDWIDTH;
+    goto out;
+  }
+  for (size_t a = 0; a < D; a++)
+    for (size_t b = 0; b < D; b++) Linv[a * D + b] = b <= a ? gsl_matrix_get(L, a, b) : 0.0;
+  *logdet_half = ld;
+out:
+  gsl_matrix_free(L);
+  return st;
+}
+
+void engine_whitened_table(const engine_layout *L, size_t D, const double *Linv, const double *x,
+                           double pad, double *z) {
+  const size_t N = L->N, Np = L->Np;
+  for (size_t a = 0; a < D; a++) {
+    double *za = z + a * Np;
+    for (size_t i = 0; i < N; i++) {
+      double s = 0;
+      for (size_t b = 0; b <= a; b++) s += Linv[a * D + b] * x[i * D + b];
+      za[i] = s;
+    }
+    for (size_t i = N; i < Np; i++) za[i] = pad;
+  }
+}
+
+int engine_run(const engine_layout *L, size_t M, size_t W, size_t ws_doubles, engine_task task,
+               const void *ctx, engine_fill fill, double *part) {
+  const size_t ns = L->nsuper;
+  const size_t nblocks = L->Np / L->dblock;
+  const size_t bps = (nblocks + ns - 1) / ns;
+  const size_t nqt = (M + L->qtile - 1) / L->qtile;
+  const size_t ntask = nqt * ns;
+  int failed = 0;
+#ifdef GFI_HAVE_OPENMP
+  int nt = L->nthreads;
+  if ((size_t)nt > ntask) nt = (int)ntask;
+#pragma omp parallel num_threads(nt)
+#endif
+  {
+    double *ws = malloc(ws_doubles * sizeof *ws);
+    if (!ws) {
+#ifdef GFI_HAVE_OPENMP
+#pragma omp atomic write
+#endif
+      failed = 1;
+    }
+#ifdef GFI_HAVE_OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+    for (size_t t = 0; t < ntask; t++) {
+      if (!ws) continue;
+      size_t qt = t / ns, s = t % ns;
+      size_t q0 = qt * L->qtile, q1 = q0 + L->qtile < M ? q0 + L->qtile : M;
+      size_t b0 = s * bps, b1 = b0 + bps;
+      if (b1 > nblocks) b1 = nblocks;
+      double *dst = part + (s * M + q0) * W;
+      if (b0 >= b1)
+        fill(dst, q1 - q0, W);
+      else
+        task(ctx, q0, q1, b0 * L->dblock, b1 * L->dblock, dst, ws);
+    }
+    free(ws);
+  }
+  return failed ? GFI_ENOMEM : GFI_OK;
+}

@@ -1,0 +1,58 @@
+/* What the density and Nadaraya-Watson engines share: the blocked data
+ * layout, the phase tables of the Fourier kernels, the Gaussian whitening,
+ * and the threaded driver over (query tile, data super-chunk) tasks whose
+ * partial sums are combined in a fixed order (identical bits for any thread
+ * count). Private to the estimators. */
+#ifndef GFI_ENGINE_H
+#define GFI_ENGINE_H
+
+#include <stddef.h>
+#include "gfi/opts.h"
+
+/* Largest |R_j x_j| accepted: beyond 2^52 the phase R x is not resolved to
+ * better than 1 in double precision, so sin(R x) means nothing. */
+#define ENGINE_PHASE_MAX 4503599627370496.0
+
+typedef struct engine_layout {
+  size_t N;      /* data points */
+  size_t Np;     /* N rounded up to whole blocks; padding points contribute 0 */
+  size_t dblock; /* data points per inner block (SIMD loops over a block in L1) */
+  size_t qtile;  /* queries per task (a data block is reused across them) */
+  size_t nsuper; /* data super-chunks: a function of N only */
+  int nthreads;
+} engine_layout;
+
+/* Block sizes from opts (0 = defaults), Np and the super-chunk count. */
+void engine_layout_init(engine_layout *L, size_t N, const gfi_opts *opts);
+
+/* Structure-of-arrays phase tables for the angle-subtraction identity:
+ * rk[j Np + i] = R_j x_ij, sk = sin, ck = cos; padding points i >= N get
+ * rk = pad (far from every query) and sk = ck = 0, so their factor is 0.
+ * GFI_ERANGE when some |R_j x_ij| > ENGINE_PHASE_MAX. */
+int engine_phase_tables(const engine_layout *L, size_t D, const double *x, const double *R,
+                        double pad, double *rk, double *sk, double *ck);
+
+/* Gaussian kernels with bandwidth matrix H (D x D): GFI_EBANDWIDTH unless H
+ * is finite, symmetric (relative 1e-12) and positive definite. On success
+ * Linv (D x D, zeroed above the diagonal) is the inverse of H's lower
+ * Cholesky factor and *logdet_half = log det(H) / 2. */
+int engine_whiten(size_t D, const double *H, double *Linv, double *logdet_half);
+
+/* z[a Np + i] = (Linv x_i)_a for i < N and `pad` for padding points. */
+void engine_whitened_table(const engine_layout *L, size_t D, const double *Linv, const double *x,
+                           double pad, double *z);
+
+/* One task: queries [q0, q1) against data [i0, i1) (whole blocks), writing W
+ * doubles per query at dst + (q - q0) W; ws holds the workspace. */
+typedef void (*engine_task)(const void *ctx, size_t q0, size_t q1, size_t i0, size_t i1, double *dst,
+                            double *ws);
+/* Partial sums of a super-chunk without data: W doubles for each of nq queries. */
+typedef void (*engine_fill)(double *dst, size_t nq, size_t W);
+
+/* Run every task on L->nthreads threads into part (nsuper x M x W doubles:
+ * super-chunk s, query q at part + (s M + q) W). ws_doubles of workspace per
+ * thread. GFI_ENOMEM when a workspace cannot be allocated. */
+int engine_run(const engine_layout *L, size_t M, size_t W, size_t ws_doubles, engine_task task,
+               const void *ctx, engine_fill fill, double *part);
+
+#endif
