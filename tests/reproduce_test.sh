@@ -71,6 +71,13 @@ for f in fig1a_mse fig1b_mse fig2_mse summary; do
   cmp -s <(grep -v '^#' "$T/t1/$f.dat") <(grep -v '^#' "$T/t2/$f.dat") && ok || bad "$f.dat differs between 1 and 2 threads"
 done
 
+# --- an output folder that cannot be made fails before any step, and says so in one line
+"$GFI" reproduce --quick --out "$T/no/such/dir" >/dev/null 2>"$T/derr"
+rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l <"$T/derr")" -eq 1 ] &&
+  grep -q "^gfi reproduce: step 'setting up the output folder' failed: cannot create $T/no/such/dir" "$T/derr" &&
+  ok || bad "unwritable output folder: rc $rc, $(cat "$T/derr")"
+
 # --- a failing step is named and the exit status is 1
 GFI_FLT_STUDY=/bin/false "$GFI" reproduce $small --flt quick --out "$T/f" 2>"$T/ferr"
 rc=$?

@@ -110,7 +110,7 @@ static gfi_opts OPTS;
 /* ---- steps -------------------------------------------------------------------- */
 
 static int step_no, step_total;
-static char step_name[160];
+static char step_name[160] = "setting up the output folder";
 static double step_t0, run_t0;
 
 static void step_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -138,7 +138,7 @@ static _Noreturn void step_fail(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (!S.quiet) fputc('\n', stderr);
+  if (!S.quiet && step_no > 0) fputc('\n', stderr); /* end the open "[k/n] step ..." line */
   cli_die(EXIT_RUNTIME, "step '%s' failed: %s", step_name, msg);
 }
 
