@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(32 * AT_WARPS)
 at_forward(size_t L, int D, int Dv, int l, int causal, double tol, const T *__restrict__ qt,
            const T *__restrict__ kt, const double *__restrict__ V, double *__restrict__ H,
            double *__restrict__ saved, double *__restrict__ ratio) {
-  extern __shared__ __align__(16) unsigned char at_smem[];
+  GFI_DYN_SHARED(at_smem);
   const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
   const size_t i = (size_t)blockIdx.x * AT_WARPS + wid;
   T *q = (T *)at_smem + (size_t)wid * 3 * D; /* this row's query table */
@@ -190,7 +190,7 @@ at_backward_q(size_t L, int D, int Dv, int l, int causal, int per_axis, const do
               const double *__restrict__ dH, const double *__restrict__ saved,
               const double *__restrict__ P, const double *__restrict__ invS, double *__restrict__ dQ,
               double *__restrict__ dRrow) {
-  extern __shared__ __align__(16) unsigned char at_smem[];
+  GFI_DYN_SHARED(at_smem);
   const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
   const size_t i = (size_t)blockIdx.x * AT_WARPS + wid;
   double *dq = (double *)at_smem + (size_t)wid * (2 * D + Dv), *dr = dq + D, *dh = dr + D;
@@ -259,7 +259,7 @@ at_backward_k(size_t L, int D, int Dv, int l, int causal, const double *__restri
               const double *__restrict__ dH, const double *__restrict__ saved,
               const double *__restrict__ P, const double *__restrict__ invS, double *__restrict__ dK,
               double *__restrict__ dV) {
-  extern __shared__ __align__(16) unsigned char at_smem[];
+  GFI_DYN_SHARED(at_smem);
   const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
   const size_t j = (size_t)blockIdx.x * AT_WARPS + wid;
   double *dk = (double *)at_smem + (size_t)wid * (D + Dv), *vj = dk + D;
@@ -368,14 +368,14 @@ static int at_setup(at_ctx *c, int prec, size_t L, size_t D, const gfi_attn_spec
   {
     unsigned nb = (unsigned)((L * D + 255) / 256);
     if (prec == GFI_CUDA_F32) {
-      at_tables<float><<<nb, 256, 0, s>>>(c->in[0], L, (int)D, c->Rd, (float *)c->qt, c->bad);
-      at_tables<float><<<nb, 256, 0, s>>>(c->in[1], L, (int)D, c->Rd, (float *)c->kt, c->bad);
+      GFI_LAUNCH(nb, 256, 0, s, at_tables<float>)(c->in[0], L, (int)D, c->Rd, (float *)c->qt, c->bad);
+      GFI_LAUNCH(nb, 256, 0, s, at_tables<float>)(c->in[1], L, (int)D, c->Rd, (float *)c->kt, c->bad);
     } else {
-      at_tables<double><<<nb, 256, 0, s>>>(c->in[0], L, (int)D, c->Rd, (double *)c->qt, c->bad);
-      at_tables<double><<<nb, 256, 0, s>>>(c->in[1], L, (int)D, c->Rd, (double *)c->kt, c->bad);
+      GFI_LAUNCH(nb, 256, 0, s, at_tables<double>)(c->in[0], L, (int)D, c->Rd, (double *)c->qt, c->bad);
+      GFI_LAUNCH(nb, 256, 0, s, at_tables<double>)(c->in[1], L, (int)D, c->Rd, (double *)c->kt, c->bad);
     }
     for (int k = 2; k < nin; k++)
-      if (ns[k]) at_finite<<<(unsigned)((ns[k] + 255) / 256), 256, 0, s>>>(c->in[k], ns[k], c->bad);
+      if (ns[k]) GFI_LAUNCH((unsigned)((ns[k] + 255) / 256), 256, 0, s, at_finite)(c->in[k], ns[k], c->bad);
     GFI_CU_TRY(cudaGetLastError());
     int bad = 0;
     GFI_CU_TRY(cudaMemcpyAsync(&bad, c->bad, sizeof bad, cudaMemcpyDeviceToHost, s));
@@ -427,11 +427,11 @@ extern "C" int gfi_cuda_attn_forward(const gfi_attn_spec *spec, size_t L, size_t
     size_t ts = o.precision == GFI_CUDA_F32 ? sizeof(float) : sizeof(double);
     size_t smem = AT_WARPS * 3 * D * ts;
     if (o.precision == GFI_CUDA_F32)
-      at_forward<float><<<nb, 32 * AT_WARPS, smem, s>>>(L, (int)D, (int)Dv, spec->l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smem, s, at_forward<float>)(L, (int)D, (int)Dv, spec->l, spec->causal,
                                                         spec->denom_tol, (const float *)c.qt,
                                                         (const float *)c.kt, c.in[2], Hd, sd, rd);
     else
-      at_forward<double><<<nb, 32 * AT_WARPS, smem, s>>>(L, (int)D, (int)Dv, spec->l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smem, s, at_forward<double>)(L, (int)D, (int)Dv, spec->l, spec->causal,
                                                          spec->denom_tol, (const double *)c.qt,
                                                          (const double *)c.kt, c.in[2], Hd, sd, rd);
     GFI_CU_TRY(cudaGetLastError());
@@ -498,20 +498,20 @@ extern "C" int gfi_cuda_attn_backward(const gfi_attn_spec *spec, size_t L, size_
   GFI_CU_TRY(cudaMalloc(&iS, L * sizeof(double)));
   GFI_CU_TRY(cudaMalloc(&dRrow, L * np * sizeof(double)));
   {
-    at_rowterms<<<(unsigned)((L + 127) / 128), 128, 0, s>>>(L, (int)Dv, Hd, c.in[3], svd, P, iS);
+    GFI_LAUNCH((unsigned)((L + 127) / 128), 128, 0, s, at_rowterms)(L, (int)Dv, Hd, c.in[3], svd, P, iS);
     unsigned nb = (unsigned)((L + AT_WARPS - 1) / AT_WARPS);
     size_t smq = AT_WARPS * (2 * D + Dv) * sizeof(double), smk = AT_WARPS * (D + Dv) * sizeof(double);
     if (o.precision == GFI_CUDA_F32) {
-      at_backward_q<float><<<nb, 32 * AT_WARPS, smq, s>>>(L, (int)D, (int)Dv, spec->l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smq, s, at_backward_q<float>)(L, (int)D, (int)Dv, spec->l, spec->causal,
           spec->per_axis_R, c.Rd, (const float *)c.qt, (const float *)c.kt, c.in[2], c.in[3], svd, P,
           iS, dQd, dRrow);
-      at_backward_k<float><<<nb, 32 * AT_WARPS, smk, s>>>(L, (int)D, (int)Dv, spec->l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smk, s, at_backward_k<float>)(L, (int)D, (int)Dv, spec->l, spec->causal,
           c.Rd, (const float *)c.qt, (const float *)c.kt, c.in[2], c.in[3], svd, P, iS, dKd, dVd);
     } else {
-      at_backward_q<double><<<nb, 32 * AT_WARPS, smq, s>>>(L, (int)D, (int)Dv, spec->l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smq, s, at_backward_q<double>)(L, (int)D, (int)Dv, spec->l, spec->causal,
           spec->per_axis_R, c.Rd, (const double *)c.qt, (const double *)c.kt, c.in[2], c.in[3], svd,
           P, iS, dQd, dRrow);
-      at_backward_k<double><<<nb, 32 * AT_WARPS, smk, s>>>(L, (int)D, (int)Dv, spec->l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smk, s, at_backward_k<double>)(L, (int)D, (int)Dv, spec->l, spec->causal,
           c.Rd, (const double *)c.qt, (const double *)c.kt, c.in[2], c.in[3], svd, P, iS, dKd, dVd);
     }
     GFI_CU_TRY(cudaGetLastError());

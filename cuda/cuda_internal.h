@@ -2,7 +2,7 @@
 #ifndef GFI_CUDA_INTERNAL_H
 #define GFI_CUDA_INTERNAL_H
 
-#include <cuda_runtime.h>
+#include "cuda_compat.h"
 #include <stddef.h>
 #include "gfi_cuda.h"
 

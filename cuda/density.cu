@@ -87,9 +87,9 @@ static int ps_data_make(ps_data *d, const gfi_kernel *k, size_t N, size_t D, con
   } else {
     unsigned nb = (unsigned)((d->Np + 255) / 256);
     if (prec == GFI_CUDA_F32)
-      ps_fill_ones<float><<<nb, 256, 0, s>>>((float *)d->kw, N, d->Np);
+      GFI_LAUNCH(nb, 256, 0, s, ps_fill_ones<float>)((float *)d->kw, N, d->Np);
     else
-      ps_fill_ones<double><<<nb, 256, 0, s>>>((double *)d->kw, N, d->Np);
+      GFI_LAUNCH(nb, 256, 0, s, ps_fill_ones<double>)((double *)d->kw, N, d->Np);
     GFI_CU_TRY(cudaGetLastError());
   }
   st = ps_check_bad(d->bad, s);
@@ -141,7 +141,7 @@ static int ps_eval(ps_data *d, size_t M, const double *q, const void *ky, int Vc
                                 d->nsplit, part, s);
     GFI_CU_TRY(e);
     size_t tot = m * nacc;
-    ps_combine_kernel<<<(unsigned)((tot + 255) / 256), 256, 0, s>>>(part, d->nsplit, m, nacc, scale,
+    GFI_LAUNCH((unsigned)((tot + 255) / 256), 256, 0, s, ps_combine_kernel)(part, d->nsplit, m, nacc, scale,
                                                                      out + q0 * nacc);
     GFI_CU_TRY(cudaGetLastError());
   }

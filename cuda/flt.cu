@@ -71,7 +71,7 @@ extern "C" int gfi_cuda_flt_factors(gfi_flt_features kind, size_t L, size_t ell,
   if (!st) st = gfi_cu_out(N1, nf, &n1, &n1o);
   if (!st) st = gfi_cu_out(N2, nf, &n2, &n2o);
   if (!st) {
-    flt_factors_kernel<<<(unsigned)((L * r + 255) / 256), 256, 0, s>>>((int)kind, L, (int)ell, pd, r, xd,
+    GFI_LAUNCH((unsigned)((L * r + 255) / 256), 256, 0, s, flt_factors_kernel)((int)kind, L, (int)ell, pd, r, xd,
                                                                         wd, n1, n2);
     st = gfi_cu_status(cudaGetLastError());
   }
@@ -114,7 +114,7 @@ extern "C" int gfi_cuda_flt_error(const gfi_rpe *rpe, const gfi_flt_positions *P
   GFI_CU_TRY(cudaMalloc(&dd, nd * ell * sizeof(double)));
   GFI_CU_TRY(cudaMalloc(&ad, 2 * nd * sizeof(double)));
   GFI_CU_TRY(cudaMemcpyAsync(dd, dh, nd * ell * sizeof(double), cudaMemcpyHostToDevice, s));
-  flt_sum_kernel<<<(unsigned)((nd + 127) / 128), 128, 0, s>>>(nd, (int)ell, dd, r, xd, wd, ad, ad + nd);
+  GFI_LAUNCH((unsigned)((nd + 127) / 128), 128, 0, s, flt_sum_kernel)(nd, (int)ell, dd, r, xd, wd, ad, ad + nd);
   GFI_CU_TRY(cudaGetLastError());
   GFI_CU_TRY(cudaMemcpyAsync(are, ad, nd * sizeof(double), cudaMemcpyDeviceToHost, s));
   GFI_CU_TRY(cudaMemcpyAsync(aim, ad + nd, nd * sizeof(double), cudaMemcpyDeviceToHost, s));

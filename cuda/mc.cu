@@ -1,7 +1,11 @@
 /* On-GPU sampling of normal mixtures with cuRAND's Philox4_32_10 and the
  * integrated squared error of the Fourier density estimator by reduction: the
  * device-side pieces of a Monte-Carlo MISE (see gfi_cuda.h). */
+#ifdef GFI_CUDA_EMU
+#include "emu/curand_emu.h"
+#else
 #include <curand_kernel.h>
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +47,7 @@ __global__ void mc_ise_kernel(size_t G, const double *__restrict__ est, const do
   sh[threadIdx.x] = e;
   __syncthreads();
   for (int o = 128; o > 0; o >>= 1) {
-    if (threadIdx.x < o) sh[threadIdx.x] += sh[threadIdx.x + o];
+    if ((int)threadIdx.x < o) sh[threadIdx.x] += sh[threadIdx.x + o];
     __syncthreads();
   }
   if (threadIdx.x == 0) part[blockIdx.x] = sh[0];
@@ -102,7 +106,7 @@ static int upload_params(const gfi_model *m, size_t *D, size_t *K, double **dpar
 
 static cudaError_t launch_sample(uint64_t seed, uint64_t stream, size_t N, size_t D, size_t K,
                                  const double *par, double *x, cudaStream_t s) {
-  mc_sample_kernel<<<(unsigned)((N + 127) / 128), 128, 0, s>>>(seed, stream, N, (int)D, (int)K, par, x);
+  GFI_LAUNCH((unsigned)((N + 127) / 128), 128, 0, s, mc_sample_kernel)(seed, stream, N, (int)D, (int)K, par, x);
   return cudaGetLastError();
 }
 
@@ -165,7 +169,7 @@ extern "C" int gfi_cuda_mc_ise(const gfi_model *m, const gfi_kernel *k, const do
     st = gfi_cuda_density_eval(p, G, atd, est);
     gfi_cuda_density_destroy(p);
     if (st) goto done;
-    mc_ise_kernel<<<(unsigned)nb, 256, 0, s>>>(G, est, pd, qwd, part);
+    GFI_LAUNCH((unsigned)nb, 256, 0, s, mc_ise_kernel)(G, est, pd, qwd, part);
     GFI_CU_TRY(cudaGetLastError());
     GFI_CU_TRY(cudaMemcpyAsync(parth, part, nb * sizeof(double), cudaMemcpyDeviceToHost, s));
     GFI_CU_TRY(cudaStreamSynchronize(s));

@@ -30,7 +30,7 @@ static cudaError_t ps_go(int D, int l, const T *qtab, size_t M, const T *ktab, c
   }
   size_t per = (size_t)PS_THREADS * QPT;
   dim3 grid((unsigned)((M + per - 1) / per), (unsigned)nsplit);
-  ps_kernel<T, DC, LC, QPT, NW><<<grid, PS_THREADS, smem, st>>>(D, l, qtab, M, ktab, kw, ky, Vc, Np,
+  GFI_LAUNCH(grid, PS_THREADS, smem, st, ps_kernel<T, DC, LC, QPT, NW>)(D, l, qtab, M, ktab, kw, ky, Vc, Np,
                                                                  chunk, part);
   return cudaGetLastError();
 }
@@ -69,7 +69,7 @@ int ps_prep(const double *x_dev, size_t n, size_t npad, int D, const double *R, 
   size_t tot = npad * (size_t)D;
   if (tot == 0) return GFI_OK;
   unsigned nb = (unsigned)((tot + 255) / 256);
-  ps_prep_kernel<T><<<nb, 256, 0, st>>>(x_dev, n, npad, D, rad, tab, bad_dev);
+  GFI_LAUNCH(nb, 256, 0, st, ps_prep_kernel<T>)(x_dev, n, npad, D, rad, tab, bad_dev);
   return gfi_cu_status(cudaGetLastError());
 }
 

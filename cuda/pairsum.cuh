@@ -13,7 +13,7 @@
 #ifndef GFI_CUDA_PAIRSUM_CUH
 #define GFI_CUDA_PAIRSUM_CUH
 
-#include <cuda_runtime.h>
+#include "cuda_compat.h"
 #include "gfi_cuda_math.h"
 #include "cuda_internal.h"
 
@@ -79,7 +79,7 @@ ps_kernel(int Drt, int lrt, const T *__restrict__ qtab, size_t M, const T *__res
   constexpr int TILE = DC > 0 ? 128 : 32;
   constexpr int NACC = NW ? PS_NACC_NW : 1;
   constexpr int QD = DC > 0 ? 3 * DC : 1;
-  extern __shared__ __align__(16) unsigned char ps_smem[];
+  GFI_DYN_SHARED(ps_smem);
   T *sk = (T *)ps_smem;
   T *sw = sk + TILE * 3 * D;
   T *sy = sw + TILE;

@@ -7,7 +7,11 @@
  *          entry (the float errors tests/test_cuda_math.c measures on the CPU
  *          are 4e-6, 7e-7, 5e-7 and 2e-6). */
 #include <string.h>
+#ifdef GFI_CUDA_EMU
+#include "emu/cuda_emu.h"
+#else
 #include <cuda_runtime.h>
+#endif
 #include "check.h"
 #include "gfi/gfi.h"
 #include "gfi_cuda.h"
@@ -38,6 +42,7 @@ static double *dev_copy(const double *h, size_t n) {
 
 static void test_density(gsl_rng *r) {
   const size_t N = 20000, M = 500;
+  double rep[7][4] = {{0}}; /* per D: worst f64 rel, f64 of peak, f32 rel, f32 of peak */
   for (size_t D = 1; D <= 6; D += (D < 4 ? 1 : 2))
     for (int l = 1; l <= 8; l += (D == 1 ? 1 : 3)) {
       double *x = malloc(N * D * sizeof *x), *q = malloc(M * D * sizeof *q), R[6];
@@ -67,10 +72,13 @@ static void test_density(gsl_rng *r) {
             if (l % 2 == 0 && ref[m] > 1e-3 * peak) worst = fmax(worst, e / ref[m]);
             worst_peak = fmax(worst_peak, e / peak);
           }
+          rep[D][2 * prec] = fmax(rep[D][2 * prec], worst);
+          rep[D][2 * prec + 1] = fmax(rep[D][2 * prec + 1], worst_peak);
           if (prec == 0)
             CHECK(worst <= 1e-12 && worst_peak <= 1e-13, "f64 D %zu l %d: %g %g", D, l, worst, worst_peak);
-          else
-            CHECK(worst <= 2e-5 && worst_peak <= 2e-6, "f32 D %zu l %d: %g %g", D, l, worst, worst_peak);
+          else /* float tables of R x: ~D ulps of phase error per pair */
+            CHECK(worst <= 2e-5 && worst_peak <= 1e-6 * (double)D, "f32 D %zu l %d: %g %g", D, l, worst,
+                  worst_peak);
           /* device arrays in and out give the same numbers */
           double *qd = dev_copy(q, M * D), *od = NULL, *g2 = malloc(M * sizeof *g2);
           cudaMalloc((void **)&od, M * sizeof *od);
@@ -85,6 +93,11 @@ static void test_density(gsl_rng *r) {
       }
       free(x); free(q); free(ref); free(g); free(wt);
     }
+  printf("density, worst error against the CPU engine over l and weights\n"
+         "  (rel: relative, even l, where f > 1e-3 of the peak; peak: of the peak, any l)\n"
+         "  D   f64 rel    f64 peak   f32 rel    f32 peak\n");
+  for (size_t D = 1; D <= 6; D += (D < 4 ? 1 : 2))
+    printf("  %zu   %-9.2e  %-9.2e  %-9.2e  %-9.2e\n", D, rep[D][0], rep[D][1], rep[D][2], rep[D][3]);
   /* errors at the boundary */
   gfi_kernel k;
   gfi_kernel_pow(&k, 4);
@@ -99,44 +112,52 @@ static void test_density(gsl_rng *r) {
   (void)kc;
 }
 
+/* D = 1, 2 run the kernels specialised on D; D = 3 the general one. */
 static void test_nw(gsl_rng *r) {
-  const size_t N = 5000, M = 300, D = 2, V = 6;
-  double *x = malloc(N * D * sizeof *x), *y = malloc(N * V * sizeof *y), *q = malloc(M * D * sizeof *q);
-  double *ref = malloc(M * V * sizeof *ref), *g = malloc(M * V * sizeof *g), R[2] = {2, 1.5};
-  unsigned char fr[300], fg[300];
-  for (size_t i = 0; i < N * D; i++) x[i] = 4 * (gsl_rng_uniform(r) - 0.5);
-  for (size_t i = 0; i < N * V; i++) y[i] = gsl_rng_uniform(r) + (double)(i % V);
-  for (size_t i = 0; i < M * D; i++) q[i] = 5 * (gsl_rng_uniform(r) - 0.5);
-  q[0] = 1e3; /* far away: underflows on the GPU, resolved by the CPU */
-  for (int l = 1; l <= 6; l++) {
-    gfi_kernel k;
-    gfi_kernel_pow(&k, l);
-    gfi_nw_plan *cp;
-    gfi_nw_plan_fourier(&cp, &k, N, D, V, x, y, R, NULL);
-    gfi_nw_eval_flags(cp, M, q, ref, NULL, fr, NULL);
-    gfi_nw_destroy(cp);
-    for (int prec = 0; prec < 2; prec++) {
-      gfi_cuda_opts o;
-      gfi_cuda_default_opts(&o);
-      o.precision = prec ? GFI_CUDA_F32 : GFI_CUDA_F64;
-      gfi_cuda_nw_plan *p;
-      CHECK_STATUS(gfi_cuda_nw_plan_fourier(&p, &k, N, D, V, x, y, R, &o), GFI_OK);
-      size_t nf;
-      int st = gfi_cuda_nw_eval(p, M, q, g, &nf, fg, NULL);
-      CHECK(st == GFI_OK || st == GFI_EDENOM, "nw status %d", st);
-      size_t agree = 0;
-      for (size_t m = 0; m < M; m++) agree += fr[m] == fg[m];
-      CHECK(agree >= M - (l % 2 ? 3 : 0), "flags agree on %zu of %zu rows (l %d)", agree, M, l);
-      double worst = 0;
-      for (size_t m = 0; m < M; m++)
-        if (fr[m] == 0 && fg[m] == 0)
-          for (size_t c = 0; c < V; c++)
-            worst = fmax(worst, fabs(g[m * V + c] - ref[m * V + c]) / fabs(ref[m * V + c]));
-      CHECK(worst <= (prec ? 1e-4 : 1e-10), "nw l %d prec %d: %g", l, prec, worst);
-      gfi_cuda_nw_destroy(p);
+  const size_t N = 5000, M = 300, V = 6;
+  printf("Nadaraya-Watson, worst relative error against the CPU engine over l\n"
+         "  D   f64        f32\n");
+  for (size_t D = 1; D <= 3; D++) {
+    double *x = malloc(N * D * sizeof *x), *y = malloc(N * V * sizeof *y), *q = malloc(M * D * sizeof *q);
+    double *ref = malloc(M * V * sizeof *ref), *g = malloc(M * V * sizeof *g), R[3] = {2, 1.5, 1.8};
+    unsigned char fr[300], fg[300];
+    double rep[2] = {0, 0};
+    for (size_t i = 0; i < N * D; i++) x[i] = 4 * (gsl_rng_uniform(r) - 0.5);
+    for (size_t i = 0; i < N * V; i++) y[i] = gsl_rng_uniform(r) + (double)(i % V);
+    for (size_t i = 0; i < M * D; i++) q[i] = 5 * (gsl_rng_uniform(r) - 0.5);
+    q[0] = 1e3; /* far away: underflows on the GPU, resolved by the CPU */
+    for (int l = 1; l <= 6; l++) {
+      gfi_kernel k;
+      gfi_kernel_pow(&k, l);
+      gfi_nw_plan *cp;
+      gfi_nw_plan_fourier(&cp, &k, N, D, V, x, y, R, NULL);
+      gfi_nw_eval_flags(cp, M, q, ref, NULL, fr, NULL);
+      gfi_nw_destroy(cp);
+      for (int prec = 0; prec < 2; prec++) {
+        gfi_cuda_opts o;
+        gfi_cuda_default_opts(&o);
+        o.precision = prec ? GFI_CUDA_F32 : GFI_CUDA_F64;
+        gfi_cuda_nw_plan *p;
+        CHECK_STATUS(gfi_cuda_nw_plan_fourier(&p, &k, N, D, V, x, y, R, &o), GFI_OK);
+        size_t nf;
+        int st = gfi_cuda_nw_eval(p, M, q, g, &nf, fg, NULL);
+        CHECK(st == GFI_OK || st == GFI_EDENOM, "nw status %d", st);
+        size_t agree = 0;
+        for (size_t m = 0; m < M; m++) agree += fr[m] == fg[m];
+        CHECK(agree >= M - (l % 2 ? 3 : 0), "flags agree on %zu of %zu rows (D %zu l %d)", agree, M, D, l);
+        double worst = 0;
+        for (size_t m = 0; m < M; m++)
+          if (fr[m] == 0 && fg[m] == 0)
+            for (size_t c = 0; c < V; c++)
+              worst = fmax(worst, fabs(g[m * V + c] - ref[m * V + c]) / fabs(ref[m * V + c]));
+        rep[prec] = fmax(rep[prec], worst);
+        CHECK(worst <= (prec ? 1e-4 : 1e-10), "nw D %zu l %d prec %d: %g", D, l, prec, worst);
+        gfi_cuda_nw_destroy(p);
+      }
     }
+    printf("  %zu   %-9.2e  %-9.2e\n", D, rep[0], rep[1]);
+    free(x); free(y); free(q); free(ref); free(g);
   }
-  free(x); free(y); free(q); free(ref); free(g);
 }
 
 static void test_attention(gsl_rng *r) {
@@ -152,6 +173,7 @@ static void test_attention(gsl_rng *r) {
   for (size_t i = 0; i < L * Dv; i++) V[i] = gsl_rng_uniform(r) - 0.3;
   for (size_t i = 0; i < L * Dv; i++) dH[i] = gsl_rng_uniform(r) - 0.5;
   for (size_t d = 0; d < D; d++) R[d] = 1 + 0.01 * d;
+  double arep[2][5] = {{0}};
   for (int l = 1; l <= 4; l++)
     for (int causal = 0; causal <= 1; causal++) {
       gfi_attn_spec sp;
@@ -171,15 +193,28 @@ static void test_attention(gsl_rng *r) {
         o.precision = prec ? GFI_CUDA_F32 : GFI_CUDA_F64;
         double tf = prec ? 1e-5 : 1e-10, tb = prec ? 1e-4 : 1e-10;
         CHECK_STATUS(gfi_cuda_attn_forward(&sp, L, D, Dv, Q, K, V, R, Hg, svg, NULL, &o), st);
+        double e5[5] = {maxdiff(L * Dv, Hg, H) / maxabs(L * Dv, H)};
+        for (int a = 0; a < 1; a++) arep[prec][a] = fmax(arep[prec][a], e5[a]);
         CHECK(maxdiff(L * Dv, Hg, H) <= tf * maxabs(L * Dv, H), "H l %d causal %d prec %d: %g", l,
               causal, prec, maxdiff(L * Dv, Hg, H));
         gfi_cuda_attn_backward(&sp, L, D, Dv, Q, K, V, R, Hg, svg, dH, gQ, gK, gV, gR, NULL, &o);
+        e5[1] = maxdiff(L * D, gQ, dQ) / maxabs(L * D, dQ);
+        e5[2] = maxdiff(L * D, gK, dK) / maxabs(L * D, dK);
+        e5[3] = maxdiff(L * Dv, gV, dV) / maxabs(L * Dv, dV);
+        e5[4] = maxdiff(np, gR, dR) / maxabs(np, dR);
+        for (int a = 1; a < 5; a++) arep[prec][a] = fmax(arep[prec][a], e5[a]);
         CHECK(maxdiff(L * D, gQ, dQ) <= tb * maxabs(L * D, dQ), "dQ l %d prec %d", l, prec);
         CHECK(maxdiff(L * D, gK, dK) <= tb * maxabs(L * D, dK), "dK l %d prec %d", l, prec);
         CHECK(maxdiff(L * Dv, gV, dV) <= tb * maxabs(L * Dv, dV), "dV l %d prec %d", l, prec);
         CHECK(maxdiff(np, gR, dR) <= 10 * tb * maxabs(np, dR), "dR l %d prec %d", l, prec);
       }
     }
+  printf("attention L %zu D %zu, worst error against the CPU engine over l and causal,\n"
+         "as a fraction of the largest entry\n  prec  H          dQ         dK         dV         dR\n",
+         L, D);
+  for (int prec = 0; prec < 2; prec++)
+    printf("  %s   %-9.2e  %-9.2e  %-9.2e  %-9.2e  %-9.2e\n", prec ? "f32" : "f64", arep[prec][0],
+           arep[prec][1], arep[prec][2], arep[prec][3], arep[prec][4]);
   free(Q); free(K); free(V); free(dH); free(H); free(Hg); free(sv); free(svg);
   free(dQ); free(dK); free(dV); free(gQ); free(gK); free(gV);
 }
@@ -289,5 +324,13 @@ int main(void) {
   test_sampler_ise();
   test_flt();
   gsl_rng_free(r);
+#ifdef GFI_CUDA_EMU
+  /* the emulator keeps account: nothing leaked, no kernel fault */
+  CHECK(gfi_cuda_emu_live_bytes() == 0, "%zu bytes of device memory still allocated",
+        gfi_cuda_emu_live_bytes());
+  CHECK(gfi_cuda_emu_faults() == 0, "%zu emulator faults (see stderr)", gfi_cuda_emu_faults());
+  return check_summary("cuda-emu");
+#else
   return check_summary("cuda-gpu");
+#endif
 }

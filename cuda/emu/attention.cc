@@ -1,0 +1,2 @@
+/* attention.cu compiled for the CPU emulator (cuda_emu.h). */
+#include "../attention.cu"

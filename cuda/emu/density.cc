@@ -1,0 +1,2 @@
+/* density.cu compiled for the CPU emulator (cuda_emu.h). */
+#include "../density.cu"

@@ -1,0 +1,2 @@
+/* device.cu compiled for the CPU emulator (cuda_emu.h). */
+#include "../device.cu"

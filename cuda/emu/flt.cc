@@ -1,0 +1,2 @@
+/* flt.cu compiled for the CPU emulator (cuda_emu.h). */
+#include "../flt.cu"

@@ -1,0 +1,2 @@
+/* mc.cu compiled for the CPU emulator (cuda_emu.h). */
+#include "../mc.cu"

@@ -1,0 +1,2 @@
+/* pairsum.cu compiled for the CPU emulator (cuda_emu.h). */
+#include "../pairsum.cu"
