@@ -136,13 +136,25 @@ GFI_HD uint32_t gfi_cu_curand_ref_next(gfi_cu_curand_ref *s) {
   }
   return ret;
 }
-/* curand4(&state) when STATE == 0 (the only case gfi uses): the current
- * block, then the next. */
+/* curand4(&state): the four words from the current position (gfi's kernels
+ * start at a multiple of 4, STATE == 0: the current block, then the next). */
 GFI_HD gfi_cu_u32x4 gfi_cu_curand_ref_next4(gfi_cu_curand_ref *s) {
-  gfi_cu_u32x4 t = s->output;
+  gfi_cu_u32x4 t = s->output, r;
   gfi_cu_curand_ref_incr(s);
   s->output = gfi_cu_philox(s->ctr, s->k0, s->k1);
-  return t;
+  switch (s->STATE) {
+    case 1:
+      r.x = t.y; r.y = t.z; r.z = t.w; r.w = s->output.x;
+      return r;
+    case 2:
+      r.x = t.z; r.y = t.w; r.z = s->output.x; r.w = s->output.y;
+      return r;
+    case 3:
+      r.x = t.w; r.y = s->output.x; r.z = s->output.y; r.w = s->output.z;
+      return r;
+    default:
+      return t;
+  }
 }
 
 /* ------------------------------------------------ normal-mixture sampler */
