@@ -111,7 +111,7 @@ unsigned char *smem_buf = nullptr;
 size_t smem_cap = 0;
 unsigned long launches = 0;
 
-const void *owner_fn = nullptr;
+const char *owner = nullptr; /* the kernel running, for messages */
 
 void yield_to_scheduler() { ctx_swap(&cur->ctx, &sched); }
 
@@ -165,12 +165,6 @@ void ensure_fibers(int n) {
   }
 }
 
-const char *fn_name(const void *fn) {
-  static char b[32];
-  snprintf(b, sizeof b, "kernel %p", fn);
-  return b;
-}
-
 bool in_device(const void *p, size_t n, size_t *room) {
   uintptr_t a = (uintptr_t)p;
   auto it = allocs.upper_bound(a);
@@ -192,7 +186,7 @@ cudaError_t ret(cudaError_t e) {
 void fault(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "gfi CUDA emulator: fault in %s: ", owner_fn ? fn_name(owner_fn) : "the runtime");
+  fprintf(stderr, "gfi CUDA emulator: fault in %s: ", owner ? owner : "the runtime");
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
@@ -208,13 +202,13 @@ void set_max_dyn_smem(const void *fn, int bytes) {
   max_smem[fn] = bytes;
 }
 
-int check_pointer(const void *p, int arg, const void *fn) {
+int check_pointer(const void *p, int arg, const char *kernel) {
   if (!p) return 1;
   std::lock_guard<std::recursive_mutex> g(big);
   if (in_device(p, 0, nullptr)) return 1;
-  owner_fn = fn;
+  owner = kernel;
   fault("argument %d is a host pointer (%p): the kernel would read or write host memory", arg, p);
-  owner_fn = nullptr;
+  owner = nullptr;
   return 0;
 }
 
@@ -285,14 +279,14 @@ uint64_t exchange(unsigned mask, uint64_t v, int src) {
 
 void run(const launch_cfg &c, void (*body)(void *), void *ctx) {
   std::lock_guard<std::recursive_mutex> g(big);
-  owner_fn = c.fn;
+  owner = c.name;
   unsigned long long nt = (unsigned long long)c.block.x * c.block.y * c.block.z;
   if (nt == 0 || nt > 1024 || c.block.z > 64 || c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0 ||
       c.grid.y > 65535 || c.grid.z > 65535 || c.grid.x > 2147483647u) {
     fprintf(stderr, "gfi CUDA emulator: %s: launch shape grid (%u,%u,%u) block (%u,%u,%u) refused\n",
-            fn_name(c.fn), c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z);
+            c.name, c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z);
     last_error = cudaErrorInvalidConfiguration;
-    owner_fn = nullptr;
+    owner = nullptr;
     return;
   }
   size_t lim = SMEM_DEFAULT;
@@ -304,7 +298,7 @@ void run(const launch_cfg &c, void (*body)(void *), void *ctx) {
           "raises the limit to %zu)", c.smem, lim, SMEM_OPTIN);
     failed = false;
     last_error = cudaErrorInvalidValue;
-    owner_fn = nullptr;
+    owner = nullptr;
     return;
   }
   if (c.smem > smem_cap) {
@@ -313,7 +307,7 @@ void run(const launch_cfg &c, void (*body)(void *), void *ctx) {
     smem_cap = smem_buf ? (c.smem + 63) / 64 * 64 : 0;
     if (!smem_buf) {
       last_error = cudaErrorMemoryAllocation;
-      owner_fn = nullptr;
+      owner = nullptr;
       return;
     }
   }
@@ -349,6 +343,7 @@ void run(const launch_cfg &c, void (*body)(void *), void *ctx) {
             cur = &f;
             thread_idx = f.tid;
             ctx_swap(&sched, &f.ctx);
+            cur = nullptr;
           }
           if (!any && live > 0 && !failed) {
             int wb = 0, ww = 0;
@@ -365,7 +360,7 @@ void run(const launch_cfg &c, void (*body)(void *), void *ctx) {
   launches++;
   if (failed) last_error = cudaErrorLaunchFailure;
   failed = false;
-  owner_fn = nullptr;
+  owner = nullptr;
 }
 
 } /* namespace gfi_emu */

@@ -167,17 +167,18 @@ struct launch_cfg {
   size_t smem;
   cudaStream_t stream;
   const void *fn;
+  const char *name;
 };
 /* Run body(ctx) as every thread of every block; sets the last error. */
 void run(const launch_cfg &c, void (*body)(void *), void *ctx);
 /* 1 when p is NULL or inside a device allocation; else reports a fault. */
-int check_pointer(const void *p, int arg, const void *fn);
+int check_pointer(const void *p, int arg, const char *kernel);
 void set_max_dyn_smem(const void *fn, int bytes);
 void set_last_error(cudaError_t e);
 
-template <class T> static int check_arg(const T &v, int arg, const void *fn) {
+template <class T> static int check_arg(const T &v, int arg, const char *kernel) {
   if constexpr (std::is_pointer<T>::value)
-    return check_pointer((const void *)v, arg, fn);
+    return check_pointer((const void *)v, arg, kernel);
   else
     return 1;
 }
@@ -189,7 +190,7 @@ template <class... P> struct launcher {
     static_assert(sizeof...(A) == sizeof...(P), "kernel argument count");
     std::tuple<typename std::decay<P>::type...> args(std::forward<A>(a)...);
     int ok = 1, i = 0;
-    std::apply([&](auto &...x) { ((ok &= check_arg(x, i++, c.fn)), ...); }, args);
+    std::apply([&](auto &...x) { ((ok &= check_arg(x, i++, c.name)), ...); }, args);
     if (!ok) {
       set_last_error(cudaErrorLaunchFailure);
       return;
@@ -206,8 +207,9 @@ template <class... P> struct launcher {
 };
 
 template <class... P>
-launcher<P...> make_launcher(void (*k)(P...), dim3 g, dim3 b, size_t smem, cudaStream_t s) {
-  return launcher<P...>{k, launch_cfg{g, b, smem, s, (const void *)k}};
+launcher<P...> make_launcher(void (*k)(P...), dim3 g, dim3 b, size_t smem, cudaStream_t s,
+                             const char *name) {
+  return launcher<P...>{k, launch_cfg{g, b, smem, s, (const void *)k, name}};
 }
 } /* namespace gfi_emu */
 
@@ -218,7 +220,8 @@ launcher<P...> make_launcher(void (*k)(P...), dim3 g, dim3 b, size_t smem, cudaS
 
 /* kernel<<<g, b, smem, stream>>>(args) is written
  * GFI_LAUNCH(g, b, smem, stream, kernel)(args) in gfi's sources. */
-#define GFI_LAUNCH(g, b, smem, st, ...) gfi_emu::make_launcher(__VA_ARGS__, g, b, smem, st)
+#define GFI_LAUNCH(g, b, smem, st, ...) \
+  gfi_emu::make_launcher(__VA_ARGS__, g, b, smem, st, #__VA_ARGS__)
 #define GFI_DYN_SHARED(name) unsigned char *name = gfi_emu::dyn_shared()
 
 template <class... P>
