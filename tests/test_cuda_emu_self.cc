@@ -57,6 +57,20 @@ __global__ void k_warp(const double *x, double *sum, double *bcast, double *down
   down[t] = __shfl_down_sync(FULL, v, 3);
 }
 
+/* halves of the warp shuffle separately, a different number of times, then
+ * the whole warp: out = lane's value after the half-warp steps, of lane ^ 16 */
+__global__ void k_partial(double *out) {
+  int lane = threadIdx.x & 31;
+  double v = lane;
+  if (lane < 16) {
+    v += __shfl_xor_sync(0x0000ffffu, v, 1);
+    v += __shfl_xor_sync(0x0000ffffu, v, 2);
+  } else {
+    v += __shfl_xor_sync(0xffff0000u, v, 1);
+  }
+  out[threadIdx.x] = __shfl_xor_sync(FULL, v, 16);
+}
+
 /* lane 0 waits at a warp barrier, the others at the block barrier */
 __global__ void k_deadlock(double *out) {
   if ((threadIdx.x & 31) == 0)
@@ -174,6 +188,25 @@ int main(void) {
       ok &= dn[i] == (l + 3 < 32 ? x[i + 3] : x[i]);
     }
     CHECK(ok, "warp sum, broadcast and down-shift");
+    GFI_LAUNCH(1, 64, 0, s, k_partial)(a);
+    CHECK(cudaGetLastError() == cudaSuccess, "k_partial launch");
+    cudaMemcpy(sum, a, 64 * sizeof(double), cudaMemcpyDeviceToHost);
+    ok = 1;
+    for (int i = 0; i < 64; i++) {
+      int l = (i % 32) ^ 16;
+      double h[32];
+      for (int j = 0; j < 32; j++) h[j] = j;
+      double want;
+      if (l < 16) {
+        double h1[32];
+        for (int j = 0; j < 16; j++) h1[j] = h[j] + h[j ^ 1];
+        want = h1[l] + h1[l ^ 2];
+      } else {
+        want = h[l] + h[l ^ 1];
+      }
+      ok &= sum[i] == want;
+    }
+    CHECK(ok, "half-warp shuffles, different in number, then a full-warp one");
     CHECK(new_faults() == 0, "no fault from correct kernels");
 
     /* divergent barriers: a fault and a failed launch, not a hang */

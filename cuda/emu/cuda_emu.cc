@@ -27,9 +27,10 @@ const size_t STACK = 256 * 1024;         /* per emulated thread */
 
 enum state { RUNNABLE, WAIT_BLOCK, WAIT_WARP, DONE };
 
-/* Context switches: a few instructions on x86-64 (callee-saved registers,
- * the SSE and x87 control words, the stack pointer); ucontext elsewhere, which
- * costs a system call per switch. */
+/* Context switches: a few instructions on x86-64 (callee-saved registers and
+ * the stack pointer; kernels never change the SSE or x87 control words, so
+ * those are not switched: ldmxcsr and fldcw would double the cost of a warp
+ * shuffle); ucontext elsewhere, which costs a system call per switch. */
 #if defined(__x86_64__)
 struct ctx_t {
   void *sp;
@@ -40,10 +41,8 @@ __asm__(".text\n"
         ".type gfi_emu_switch,@function\n"
         "gfi_emu_switch:\n"
         "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
-        "  subq $8, %rsp\n  stmxcsr (%rsp)\n  fnstcw 4(%rsp)\n"
         "  movq %rsp, (%rdi)\n"
         "  movq %rsi, %rsp\n"
-        "  ldmxcsr (%rsp)\n  fldcw 4(%rsp)\n  addq $8, %rsp\n"
         "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
         "  ret\n"
         ".size gfi_emu_switch, .-gfi_emu_switch\n");
@@ -54,12 +53,6 @@ static void ctx_make(ctx_t *c, void *stack, size_t size, void (*entry)()) {
   *--p = 0;                 /* entry's return address: never used */
   *--p = (uint64_t)entry;   /* popped by ret */
   for (int r = 0; r < 6; r++) *--p = 0;
-  uint32_t mx = 0;
-  uint16_t fc = 0;
-  __asm__ volatile("stmxcsr %0\n fnstcw %1" : "=m"(mx), "=m"(fc));
-  uint32_t ctl[2] = {mx, fc};
-  --p;
-  memcpy(p, ctl, 8);
   c->sp = p;
 }
 #else
@@ -81,14 +74,15 @@ struct fiber {
   void *stack;
   uint3 tid;
   int lin, warp, lane;
+  unsigned xcount; /* this thread's full-warp exchanges so far */
   state st;
 };
 
 struct warp_state {
-  unsigned waiting; /* lanes at the warp barrier */
-  unsigned want;    /* the mask they named */
+  unsigned waiting;  /* lanes at a warp barrier */
+  unsigned want[32]; /* the mask each of them named */
   unsigned done;    /* exited lanes, and lanes past the block's end */
-  uint64_t buf[32];
+  uint64_t buf[3][32]; /* full-warp exchanges alternate 0, 1; others use 2 */
 };
 
 std::recursive_mutex big; /* one launch or runtime call at a time */
@@ -113,7 +107,26 @@ unsigned long launches = 0;
 
 const char *owner = nullptr; /* the kernel running, for messages */
 
-void yield_to_scheduler() { ctx_swap(&cur->ctx, &sched); }
+int nthreads = 0, cur_k = 0; /* threads of the block, cur's place in the sweep */
+bool reverse_order = false;
+
+fiber &at_sweep(int k) { return fibers[reverse_order ? nthreads - 1 - k : k]; }
+
+/* Hand over to the next runnable thread of this sweep, straight from fiber to
+ * fiber; back to the scheduler at the end of the sweep. */
+void yield_to_scheduler() {
+  fiber *me = cur;
+  for (int k = cur_k + 1; k < nthreads; k++) {
+    fiber &f = at_sweep(k);
+    if (f.st != RUNNABLE) continue;
+    cur = &f;
+    cur_k = k;
+    thread_idx = f.tid;
+    ctx_swap(&me->ctx, &f.ctx);
+    return;
+  }
+  ctx_swap(&me->ctx, &sched);
+}
 
 void release_block() {
   for (fiber &f : fibers)
@@ -128,13 +141,16 @@ void fiber_main() {
   live--;
   warp_state &w = warps[f->warp];
   w.done |= 1u << f->lane;
-  if (w.waiting && (w.want & w.done))
-    fault("thread (%u,%u,%u) of block (%u,%u,%u) exited while lanes of its warp wait for it "
-          "at a warp barrier (mask 0x%08x)", f->tid.x, f->tid.y, f->tid.z, block_idx.x,
-          block_idx.y, block_idx.z, w.want);
+  for (int b = 0; b < 32; b++)
+    if ((w.waiting >> b) & 1u && (w.want[b] >> f->lane) & 1u) {
+      fault("thread (%u,%u,%u) of block (%u,%u,%u) exited while lane %d of its warp waits for it "
+            "at a warp barrier (mask 0x%08x)", f->tid.x, f->tid.y, f->tid.z, block_idx.x,
+            block_idx.y, block_idx.z, b, w.want[b]);
+      break;
+    }
   /* exited threads no longer count at __syncthreads (as on Volta and later) */
   if (arrived > 0 && arrived == live) release_block();
-  ctx_swap(&f->ctx, &sched);
+  yield_to_scheduler();
   abort(); /* never resumed */
 }
 
@@ -146,6 +162,7 @@ __attribute__((noinline)) void init_fiber(fiber &f, int i, dim3 b) {
   f.tid = uint3{(unsigned)(i % b.x), (unsigned)(i / b.x % b.y), (unsigned)(i / (b.x * b.y))};
   f.warp = i / 32;
   f.lane = i % 32;
+  f.xcount = 0;
   f.st = RUNNABLE;
 }
 
@@ -192,7 +209,7 @@ void fault(const char *fmt, ...) {
   va_end(ap);
   faults++;
   failed = true;
-  if (cur) yield_to_scheduler(); /* the faulting thread is never resumed */
+  if (cur) ctx_swap(&cur->ctx, &sched); /* the faulting thread is never resumed */
 }
 
 void set_last_error(cudaError_t e) { last_error = e; }
@@ -242,38 +259,47 @@ void syncwarp(unsigned mask) {
           f->warp, mask, mask & w.done);
     return;
   }
-  if (w.waiting == 0)
-    w.want = mask;
-  else if (w.want != mask) {
-    fault("warp %d: lanes meet at a warp barrier with masks 0x%08x and 0x%08x", f->warp, w.want, mask);
-    return;
-  }
+  /* released when every lane of the mask waits with the same mask; lanes
+   * that wait with other masks can only deadlock, which the scheduler reports */
   w.waiting |= me;
-  if (w.waiting == mask) {
+  w.want[f->lane] = mask;
+  bool all = (w.waiting & mask) == mask;
+  for (int b = 0; all && b < 32; b++)
+    if ((mask >> b) & 1u && w.want[b] != mask) all = false;
+  if (all) {
     for (int b = 0; b < 32; b++)
       if ((mask >> b) & 1u) {
         fiber &o = fibers[(size_t)f->warp * 32 + b];
         if (o.st == WAIT_WARP) o.st = RUNNABLE;
       }
-    w.waiting = 0;
+    w.waiting &= ~mask;
     return;
   }
   f->st = WAIT_WARP;
   yield_to_scheduler();
 }
 
+/* A full-warp exchange costs one warp barrier: successive ones alternate
+ * between two buffers, and a lane writing a buffer again has passed the
+ * barrier of the exchange in between, which every lane reached after reading
+ * it. An exchange over part of the warp uses a third buffer between two
+ * barriers (disjoint masks touch disjoint slots). */
 uint64_t exchange(unsigned mask, uint64_t v, int src) {
   if (!cur) return v;
-  warp_state &w = warps[cur->warp];
-  w.buf[cur->lane] = v;
+  fiber *f = cur;
+  warp_state &w = warps[f->warp];
+  const bool full = mask == 0xffffffffu;
+  unsigned p = full ? (f->xcount & 1u) : 2u;
+  if (full) f->xcount++;
+  w.buf[p][f->lane] = v;
   syncwarp(mask);
   if (failed) return v;
   if (src < 0 || src > 31 || !((mask >> src) & 1u)) {
-    fault("warp %d lane %d reads lane %d, outside the mask 0x%08x", cur->warp, cur->lane, src, mask);
+    fault("warp %d lane %d reads lane %d, outside the mask 0x%08x", f->warp, f->lane, src, mask);
     return v;
   }
-  uint64_t r = w.buf[src];
-  syncwarp(mask); /* nobody overwrites the buffer before everyone has read */
+  uint64_t r = w.buf[p][src];
+  if (!full) syncwarp(mask); /* nobody rewrites slot 2 before everyone has read it */
   return r;
 }
 
@@ -333,17 +359,20 @@ void run(const launch_cfg &c, void (*body)(void *), void *ctx) {
         for (int i = 0; i < n; i++) init_fiber(fibers[i], i, c.block);
         live = n;
         arrived = 0;
-        const bool reverse = ((blk + launches) & 1) != 0;
+        reverse_order = ((blk + launches) & 1) != 0;
+        nthreads = n;
         while (live > 0 && !failed) {
           bool any = false;
-          for (int k = 0; k < n && !failed; k++) {
-            fiber &f = fibers[reverse ? n - 1 - k : k];
+          for (int k = 0; k < n; k++) {
+            fiber &f = at_sweep(k);
             if (f.st != RUNNABLE) continue;
             any = true;
             cur = &f;
+            cur_k = k;
             thread_idx = f.tid;
-            ctx_swap(&sched, &f.ctx);
+            ctx_swap(&sched, &f.ctx); /* runs the rest of the sweep */
             cur = nullptr;
+            break;
           }
           if (!any && live > 0 && !failed) {
             int wb = 0, ww = 0;
