@@ -327,15 +327,19 @@ void run(const launch_cfg &c, void (*body)(void *), void *ctx) {
     owner = nullptr;
     return;
   }
-  if (c.smem > smem_cap) {
-    free(smem_buf);
-    smem_buf = (unsigned char *)aligned_alloc(64, (c.smem + 63) / 64 * 64);
-    smem_cap = smem_buf ? (c.smem + 63) / 64 * 64 : 0;
+  /* exactly the bytes asked for, fresh each launch: under AddressSanitizer an
+   * access past the end of shared memory is caught too */
+  free(smem_buf);
+  smem_buf = nullptr;
+  smem_cap = 0;
+  if (c.smem) {
+    smem_buf = (unsigned char *)malloc(c.smem); /* 16-byte aligned, as __align__(16) asks */
     if (!smem_buf) {
       last_error = cudaErrorMemoryAllocation;
       owner = nullptr;
       return;
     }
+    smem_cap = c.smem;
   }
   int n = (int)nt;
   ensure_fibers(n);
