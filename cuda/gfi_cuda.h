@@ -123,6 +123,15 @@ int gfi_cuda_flt_error(const gfi_rpe *rpe, const gfi_flt_positions *P, gfi_flt_f
                        size_t r, const double *xi, const double *w, gfi_flt_err *err,
                        const gfi_cuda_opts *opts);
 
+/* gfi_flt_error_trials with the per-difference feature sums on the GPU: the
+ * same trials (trial k draws its features on the CPU from stream (seed, k);
+ * nested r), the same metrics in the same layout (ntrials x nr x
+ * GFI_FLT_NMETRICS), equal to the CPU's up to rounding (sums in another
+ * order, phases through sincospi). fo->base.nthreads is not used. */
+int gfi_cuda_flt_error_trials(const gfi_rpe *rpe, const gfi_proposal *p, const gfi_flt_positions *P,
+                              size_t nr, const size_t *rs, size_t ntrials, const gfi_flt_opts *fo,
+                              double *out, const gfi_cuda_opts *opts);
+
 /* ------------------------------------------- Monte-Carlo ISE pieces */
 
 /* Draw N points of a normal-mixture model (gfi_model_mixture_parts must

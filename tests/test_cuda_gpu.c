@@ -303,6 +303,18 @@ static void test_flt(void) {
     CHECK_STATUS(gfi_cuda_flt_factors(fo.features, L, 1, pos, r, xi, w, B1, B2, NULL), GFI_OK);
     CHECK(maxdiff(nf, A1, B1) < 1e-12 && maxdiff(nf, A2, B2) < 1e-12, "factors");
     free(A1); free(A2); free(B1); free(B2);
+    /* whole trial sets, nested r: the CPU's numbers */
+    const size_t rs[3] = {32, 100, 256}, T = 4;
+    double cpu[4 * 3 * GFI_FLT_NMETRICS], gpu[4 * 3 * GFI_FLT_NMETRICS];
+    fo.base.seed = 23;
+    CHECK_STATUS(gfi_flt_error_trials(rpe, pr, P, 3, rs, T, &fo, cpu), GFI_OK);
+    CHECK_STATUS(gfi_cuda_flt_error_trials(rpe, pr, P, 3, rs, T, &fo, gpu, NULL), GFI_OK);
+    double worst = 0;
+    for (size_t i = 0; i < T * 3 * GFI_FLT_NMETRICS; i++)
+      worst = fmax(worst, fabs(gpu[i] - cpu[i]) / fmax(fabs(cpu[i]), 1e-300));
+    CHECK(worst < 1e-9, "FLT trials (features %d): worst relative difference %g", kind, worst);
+    CHECK_STATUS(gfi_cuda_flt_error_trials(rpe, pr, P, 0, rs, T, &fo, gpu, NULL), GFI_EINVAL);
+    CHECK_STATUS(gfi_cuda_flt_error_trials(rpe, pr, P, 3, rs, 0, &fo, gpu, NULL), GFI_EEMPTY);
   }
   gfi_flt_positions_free(P);
   gfi_proposal_free(pr);
