@@ -35,6 +35,13 @@ int gfi_cu_out_finish(double *p, size_t n, cudaStream_t s, double *owned);
 /* A host copy of n doubles (p itself when it is host memory). */
 int gfi_cu_host(const double *p, size_t n, const double **host, double **owned);
 
+/* Normal-mixture sampling (mc.cu): the model's parameters on the device
+ * (GFI_EUNSUPPORTED for other truths or D > GFI_CU_MC_MAXD), and a launch
+ * drawing replication `stream` of `seed` into x (N x D, device). */
+int gfi_cu_mixture_upload(const gfi_model *m, size_t *D, size_t *K, double **dpar, cudaStream_t s);
+cudaError_t gfi_cu_mixture_launch(uint64_t seed, uint64_t stream, size_t N, size_t D, size_t K,
+                                  const double *par, double *x, cudaStream_t s);
+
 /* Device flag word for validation kernels: bit 1 non-finite, bit 2 range. */
 #define GFI_CU_BAD_NONFINITE 1
 #define GFI_CU_BAD_RANGE 2

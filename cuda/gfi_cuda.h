@@ -33,6 +33,7 @@
 #include "gfi/model.h"
 #include "gfi/attention.h"
 #include "gfi/flt.h"
+#include "gfi/mise.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -161,6 +162,43 @@ int gfi_cuda_mixture_sample(const gfi_model *m, uint64_t seed, uint64_t stream, 
 int gfi_cuda_mc_ise(const gfi_model *m, const gfi_kernel *k, const double *R, size_t N,
                     uint64_t seed, uint64_t first_rep, size_t nrep, size_t G, const double *at,
                     const double *qw, double *ise, const gfi_cuda_opts *opts);
+
+/* ------------------------------------------- Monte-Carlo MISE */
+
+/* gfi_ise_plancherel on the GPU: the same nodes (built by the CPU code from
+ * the data's extents), kappa factors, weights and psi values; the empirical
+ * cf sums cos/sin(t.x_i) over the points on the device in double. data (N x
+ * D) host or device. Agrees with gfi_ise_plancherel on the same points to
+ * rounding (the sums are added in another order). The work limit is 2^48
+ * (node, point) products instead of the CPU's 2^32 (GFI_EUNSUPPORTED
+ * beyond). */
+int gfi_cuda_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data,
+                            const double *R, const gfi_mise_opts *mopts, double *ise,
+                            const gfi_cuda_opts *opts);
+
+/* 1 when gfi_cuda_mise_mc supports the model with mopts->ise (NULL:
+ * automatic): normal mixtures (D <= 16) with Plancherel for D <= 2 or the
+ * grid rule for D <= 3. */
+int gfi_cuda_mise_mc_supported(const gfi_model *m, const gfi_mise_opts *mopts);
+
+/* gfi_mise_mc on the GPU, with the CPU's contract and summary: replication
+ * k draws its N points with gfi_cuda_mixture_sample(m, seed, k) (so NOT the
+ * points the CPU draws from stream (seed, k)) and measures their ISE with
+ * mopts->ise:
+ *  - Plancherel (D <= 2): as gfi_cuda_ise_plancherel; with mopts->parts a
+ *    first pass collects every replication's extents, which place the
+ *    pooled sample's nodes, and the second accumulates the pooled empirical
+ *    cf on them, so bias2 and var come from the pooled estimator as on the
+ *    CPU (NaN when the pooled sample is too wide to resolve);
+ *  - grid (D <= 3): the CPU's tensor Gauss-Legendre rule on the automatic
+ *    box, measured by gfi_cuda_mc_ise; no pooled pass: bias2 and var are
+ *    NaN.
+ * Device memory O(N D + nodes); per replication only the D extents and the
+ * ISE come back to the host. Other truths: GFI_EUNSUPPORTED; no device:
+ * GFI_ENODEV. ise_out (nreps values, may be NULL) receives each ISE. */
+int gfi_cuda_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
+                     const gfi_mise_opts *mopts, gfi_mise_result *res, double *ise_out,
+                     const gfi_cuda_opts *opts);
 
 #ifdef __cplusplus
 }

@@ -92,7 +92,7 @@ static int mixture_params(const gfi_model *m, size_t *Dout, size_t *Kout, double
   return GFI_OK;
 }
 
-static int upload_params(const gfi_model *m, size_t *D, size_t *K, double **dpar, cudaStream_t s) {
+int gfi_cu_mixture_upload(const gfi_model *m, size_t *D, size_t *K, double **dpar, cudaStream_t s) {
   double *p;
   int st = mixture_params(m, D, K, &p);
   if (st) return st;
@@ -104,8 +104,8 @@ static int upload_params(const gfi_model *m, size_t *D, size_t *K, double **dpar
   return gfi_cu_status(e);
 }
 
-static cudaError_t launch_sample(uint64_t seed, uint64_t stream, size_t N, size_t D, size_t K,
-                                 const double *par, double *x, cudaStream_t s) {
+cudaError_t gfi_cu_mixture_launch(uint64_t seed, uint64_t stream, size_t N, size_t D, size_t K,
+                                  const double *par, double *x, cudaStream_t s) {
   GFI_LAUNCH((unsigned)((N + 127) / 128), 128, 0, s, mc_sample_kernel)(seed, stream, N, (int)D, (int)K, par, x);
   return cudaGetLastError();
 }
@@ -120,10 +120,10 @@ extern "C" int gfi_cuda_mixture_sample(const gfi_model *m, uint64_t seed, uint64
   cudaStream_t s = (cudaStream_t)o.stream;
   size_t D, K;
   double *par = NULL, *xd, *xown = NULL;
-  st = upload_params(m, &D, &K, &par, s);
+  st = gfi_cu_mixture_upload(m, &D, &K, &par, s);
   if (st) return st;
   st = gfi_cu_out(x, N * D, &xd, &xown);
-  if (!st) st = gfi_cu_status(launch_sample(seed, stream, N, D, K, par, xd, s));
+  if (!st) st = gfi_cu_status(gfi_cu_mixture_launch(seed, stream, N, D, K, par, xd, s));
   if (!st) st = gfi_cu_out_finish(x, N * D, s, xown);
   else cudaFree(xown);
   if (!st && xown) cudaFree(xown);
@@ -146,7 +146,7 @@ extern "C" int gfi_cuda_mc_ise(const gfi_model *m, const gfi_kernel *k, const do
   double *par = NULL, *x = NULL, *est = NULL, *pd = NULL, *part = NULL, *ph = NULL, *parth = NULL;
   double *atown = NULL, *qwown = NULL, *athown = NULL;
   const double *atd, *qwd, *ath;
-  st = upload_params(m, &D, &K, &par, s);
+  st = gfi_cu_mixture_upload(m, &D, &K, &par, s);
   if (st) return st;
   st = gfi_cu_in(at, G * D, s, &atd, &atown);
   if (!st) st = gfi_cu_in(qw, G, s, &qwd, &qwown);
@@ -162,7 +162,7 @@ extern "C" int gfi_cuda_mc_ise(const gfi_model *m, const gfi_kernel *k, const do
   GFI_CU_TRY(cudaMalloc(&part, nb * sizeof(double)));
   GFI_CU_TRY(cudaMemcpyAsync(pd, ph, G * sizeof(double), cudaMemcpyHostToDevice, s));
   for (size_t r = 0; r < nrep; r++) {
-    GFI_CU_TRY(launch_sample(seed, first_rep + r, N, D, K, par, x, s));
+    GFI_CU_TRY(gfi_cu_mixture_launch(seed, first_rep + r, N, D, K, par, x, s));
     gfi_cuda_density_plan *p;
     st = gfi_cuda_density_plan_fourier(&p, k, N, D, x, NULL, R, &o);
     if (st) goto done;

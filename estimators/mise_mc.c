@@ -8,14 +8,12 @@
 #ifdef GFI_HAVE_OPENMP
 #include <omp.h>
 #endif
-#include "mise_internal.h"
+#include "ise_rule.h"
 #include "gfi/density.h"
 #include "gfi/rng.h"
 #include "gfi/stats.h"
 #include "gfi/validate.h"
 
-/* Largest number of (node, data point) products in one Plancherel ISE. */
-#define MAX_WORK ((double)(1ULL << 32))
 /* Data points per block in the 2-D empirical cf. */
 #define PBLOCK 256
 
@@ -110,6 +108,77 @@ static int ecf_grid(size_t D, size_t N, const double *x, const axis_nodes *ax, i
   return GFI_OK;
 }
 
+int ise_pl_init(const gfi_model *m, int l, const double *R, double res, int nthreads,
+                ise_pl_rule *r) {
+  memset(r, 0, sizeof *r);
+  size_t D = gfi_model_dim(m);
+  if (D > 2) return GFI_EUNSUPPORTED;
+  r->D = D;
+  r->l = l;
+  for (size_t j = 0; j < D; j++) r->R[j] = R[j];
+  int st = psi_info_init(m, &r->pi);
+  if (st) return st;
+  mise_integrals I;
+  st = mise_integrals_compute(&r->pi, l, R, res, nthreads, &I);
+  if (st) return st;
+  r->bias_out = I.bias_out;
+  return GFI_OK;
+}
+
+int ise_pl_axes(const ise_pl_rule *r, size_t N, const double *xabs, double res, double max_work,
+                axis_nodes ax[2]) {
+  /* highest frequency of |phi_N Kbar - psi|^2 on each axis */
+  memset(ax, 0, 2 * sizeof *ax);
+  const psi_info *pi = &r->pi;
+  double work = (double)N;
+  int st = GFI_OK;
+  for (size_t j = 0; j < r->D && !st; j++) {
+    double xm = fmax(fabs(pi->centre[j]), xabs[j]);
+    if (pi->route == PSI_MIXTURE)
+      for (size_t a = 0; a < pi->K; a++) xm = fmax(xm, fabs(pi->mu[a * r->D + j]));
+    double F = 2 * xm;
+    double wmax = fmin(pi->h[j], pi->osc[j]);
+    if (F > 0) wmax = fmin(wmax, 3.0 / F);
+    double L = r->l * r->R[j];
+    if (L / wmax * MISE_GL * work > max_work) {
+      st = GFI_EUNSUPPORTED;
+      break;
+    }
+    st = axis_build(j == 0 ? 0.0 : -L, L, r->l, r->R[j], wmax, INFINITY, 0, res, ax + j);
+    if (!st) work *= (double)ax[j].n;
+  }
+  if (!st && work > max_work) st = GFI_EUNSUPPORTED;
+  if (st)
+    for (size_t j = 0; j < 2; j++) axis_free(ax + j);
+  return st;
+}
+
+int ise_pl_cf_row(const gfi_model *m, const ise_pl_rule *r, const axis_nodes *ax, size_t i0,
+                  double *t, double *re, double *im) {
+  size_t D = r->D, n1 = D > 1 ? ax[1].n : 1;
+  for (size_t i1 = 0; i1 < n1; i1++) {
+    t[i1 * D] = ax[0].t[i0];
+    if (D > 1) t[i1 * D + 1] = ax[1].t[i1];
+  }
+  return gfi_model_cf(m, n1, t, re, im);
+}
+
+void ise_pl_axis_factors(const ise_pl_rule *r, const axis_nodes *ax, size_t j, double *k, double *w) {
+  if (j >= r->D) {
+    k[0] = w[0] = 1.0;
+    return;
+  }
+  for (size_t i = 0; i < ax[j].n; i++) {
+    k[i] = gfi_kappa(r->l, ax[j].t[i] / r->R[j]);
+    w[i] = ax[j].w[i];
+  }
+}
+
+int ise_pl_finish(const ise_pl_rule *r, double s, double *ise) {
+  *ise = pow(2 * M_PI, -(double)r->D) * (2 * s + r->bias_out);
+  return isfinite(*ise) ? GFI_OK : GFI_EQUAD;
+}
+
 int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, const double *R,
                        const gfi_mise_opts *opts, double *ise) {
   if (!ise) return GFI_EINVAL;
@@ -123,67 +192,37 @@ int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, 
   gfi_mise_default_opts(&o);
   if (opts) o = *opts;
   int nt = nthreads_of(&o);
-  psi_info pi;
-  st = psi_info_init(m, &pi);
+  ise_pl_rule rule;
+  st = ise_pl_init(m, l, R, o.resolution, nt, &rule);
   if (st) return st;
-  mise_integrals I;
-  st = mise_integrals_compute(&pi, l, R, o.resolution, nt, &I);
+  double xabs[2] = {0, 0};
+  for (size_t j = 0; j < D; j++)
+    for (size_t i = 0; i < N; i++) xabs[j] = fmax(xabs[j], fabs(data[i * D + j]));
+  axis_nodes ax[2];
+  st = ise_pl_axes(&rule, N, xabs, o.resolution, ISE_PL_MAX_WORK_CPU, ax);
   if (st) return st;
-
-  /* highest frequency of |phi_N Kbar - psi|^2 on each axis */
-  axis_nodes ax[2] = {{0}};
-  double work = (double)N;
-  for (size_t j = 0; j < D && !st; j++) {
-    double xm = fabs(pi.centre[j]);
-    for (size_t i = 0; i < N; i++) xm = fmax(xm, fabs(data[i * D + j]));
-    if (pi.route == PSI_MIXTURE)
-      for (size_t a = 0; a < pi.K; a++) xm = fmax(xm, fabs(pi.mu[a * D + j]));
-    double F = 2 * xm;
-    double wmax = fmin(pi.h[j], pi.osc[j]);
-    if (F > 0) wmax = fmin(wmax, 3.0 / F);
-    double L = l * R[j];
-    if (L / wmax * MISE_GL * work > MAX_WORK) {
-      st = GFI_EUNSUPPORTED;
-      break;
-    }
-    st = axis_build(j == 0 ? 0.0 : -L, L, l, R[j], wmax, INFINITY, 0, o.resolution, ax + j);
-    if (!st) work *= (double)ax[j].n;
-  }
-  if (!st && work > MAX_WORK) st = GFI_EUNSUPPORTED;
-  size_t n0 = st ? 0 : ax[0].n, n1 = (st || D < 2) ? 1 : ax[1].n;
-  double *pr = NULL, *pim = NULL, *part = NULL;
-  if (!st) {
-    pr = malloc(n0 * n1 * sizeof *pr);
-    pim = malloc(n0 * n1 * sizeof *pim);
-    part = malloc(n0 * sizeof *part);
-    if (!pr || !pim || !part) st = GFI_ENOMEM;
-  }
+  size_t n0 = ax[0].n, n1 = D < 2 ? 1 : ax[1].n;
+  double *pr = malloc(n0 * n1 * sizeof *pr), *pim = malloc(n0 * n1 * sizeof *pim);
+  double *part = malloc(n0 * sizeof *part), *k0 = malloc(n0 * sizeof *k0), *w0 = malloc(n0 * sizeof *w0);
+  double *k1 = malloc(n1 * sizeof *k1), *w1 = malloc(n1 * sizeof *w1);
+  if (!pr || !pim || !part || !k0 || !w0 || !k1 || !w1) st = GFI_ENOMEM;
   if (!st) st = ecf_grid(D, N, data, ax, nt, pr, pim);
   if (!st) {
-    double *k1 = malloc(n1 * sizeof *k1);
-    if (!k1) st = GFI_ENOMEM;
-    for (size_t i1 = 0; i1 < n1 && !st; i1++) k1[i1] = D > 1 ? gfi_kappa(l, ax[1].t[i1] / R[1]) : 1.0;
+    ise_pl_axis_factors(&rule, ax, 0, k0, w0);
+    ise_pl_axis_factors(&rule, ax, 1, k1, w1);
     int bad = 0;
 #ifdef GFI_HAVE_OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
 #endif
     for (size_t i0 = 0; i0 < n0; i0++) {
-      if (st) continue;
       double *t = malloc(n1 * D * sizeof *t), *re = malloc(n1 * sizeof *re), *im = malloc(n1 * sizeof *im);
       int s2 = (t && re && im) ? GFI_OK : GFI_ENOMEM;
-      if (!s2) {
-        for (size_t i1 = 0; i1 < n1; i1++) {
-          t[i1 * D] = ax[0].t[i0];
-          if (D > 1) t[i1 * D + 1] = ax[1].t[i1];
-        }
-        s2 = gfi_model_cf(m, n1, t, re, im);
-      }
+      if (!s2) s2 = ise_pl_cf_row(m, &rule, ax, i0, t, re, im);
       double s = 0;
       if (!s2) {
-        double k0 = gfi_kappa(l, ax[0].t[i0] / R[0]);
         for (size_t i1 = 0; i1 < n1; i1++) {
-          double K = k0 * k1[i1];
-          double W = ax[0].w[i0] * (D > 1 ? ax[1].w[i1] : 1.0);
+          double K = k0[i0] * k1[i1];
+          double W = w0[i0] * w1[i1];
           double dr = pr[i0 * n1 + i1] * K - re[i1], di = pim[i0 * n1 + i1] * K - im[i1];
           s += W * (dr * dr + di * di);
         }
@@ -198,19 +237,21 @@ int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, 
       free(re);
       free(im);
     }
-    free(k1);
-    if (!st && bad) st = bad;
+    if (bad) st = bad;
   }
   if (!st) {
     double s = 0;
     for (size_t i0 = 0; i0 < n0; i0++) s += part[i0];
-    *ise = pow(2 * M_PI, -(double)D) * (2 * s + I.bias_out);
-    if (!isfinite(*ise)) st = GFI_EQUAD;
+    st = ise_pl_finish(&rule, s, ise);
   }
   free(pr);
   free(pim);
   free(part);
-  for (size_t j = 0; j < D; j++) axis_free(ax + j);
+  free(k0);
+  free(w0);
+  free(k1);
+  free(w1);
+  for (size_t j = 0; j < 2; j++) axis_free(ax + j);
   return st;
 }
 
@@ -225,7 +266,7 @@ static double sinc2l_tail_bound(int l, double v0, double full) {
   return (1 - v0) + 1.0 / (2 * l - 1);
 }
 
-static int auto_box(const gfi_model *m, const gfi_mise_opts *o, double *lo, double *hi) {
+int ise_grid_auto_box(const gfi_model *m, const gfi_mise_opts *o, double *lo, double *hi) {
   psi_info pi;
   int st = psi_info_init(m, &pi);
   if (st) return st == GFI_EUNSUPPORTED ? GFI_EINVAL : st;
@@ -237,30 +278,12 @@ static int auto_box(const gfi_model *m, const gfi_mise_opts *o, double *lo, doub
   return GFI_OK;
 }
 
-int gfi_ise_grid(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data,
-                 const double *R, const double *lo_in, const double *hi_in,
-                 const gfi_mise_opts *opts, double *ise, double *tail_bound) {
-  if (!k || !ise) return GFI_EINVAL;
-  int st = check_common(m, N, data, R);
-  if (st) return st;
+int ise_grid_rule(const gfi_model *m, const double *R, const double *lo, const double *hi,
+                  const gfi_mise_opts *o, size_t *Mout, double **pts_out, double **W_out) {
   size_t D = gfi_model_dim(m);
   if (D > MISE_MAXD) return GFI_EUNSUPPORTED;
-  gfi_mise_opts o;
-  gfi_mise_default_opts(&o);
-  if (opts) o = *opts;
-  double lo[MISE_MAXD], hi[MISE_MAXD];
-  if (lo_in && hi_in) {
-    for (size_t j = 0; j < D; j++) {
-      lo[j] = lo_in[j];
-      hi[j] = hi_in[j];
-      if (!(hi[j] > lo[j]) || !isfinite(lo[j]) || !isfinite(hi[j])) return GFI_EINVAL;
-    }
-  } else {
-    st = auto_box(m, &o, lo, hi);
-    if (st) return st;
-  }
   psi_info pi;
-  int have_pi = psi_info_init(m, &pi) == GFI_OK;
+  int have_pi = psi_info_init(m, &pi) == GFI_OK, st = GFI_OK;
   /* nodes: cells no wider than a quarter period of the kernel's oscillation
    * (2 pi / R) and than a quarter of the model's scale */
   gsl_integration_glfixed_table *tab = gsl_integration_glfixed_table_alloc(GRID_GL);
@@ -268,11 +291,11 @@ int gfi_ise_grid(const gfi_model *m, const gfi_kernel *k, size_t N, const double
   double *xs[MISE_MAXD] = {0}, *ws[MISE_MAXD] = {0};
   size_t n[MISE_MAXD], M = 1;
   for (size_t j = 0; j < D && !st; j++) {
-    size_t cells = o.grid_cells;
+    size_t cells = o->grid_cells;
     if (!cells) {
       double w = 0.5 * M_PI / R[j];
       if (have_pi) w = fmin(w, 0.25 * pi.scale[j]);
-      w /= o.resolution;
+      w /= o->resolution;
       double c = ceil((hi[j] - lo[j]) / w);
       if (c > 1e6) {
         st = GFI_EUNSUPPORTED;
@@ -300,22 +323,71 @@ int gfi_ise_grid(const gfi_model *m, const gfi_kernel *k, size_t N, const double
     }
   }
   gsl_integration_glfixed_table_free(tab);
-  double *pts = NULL, *ph = NULL, *pt = NULL;
-  gfi_density_plan *plan = NULL;
+  double *pts = NULL, *W = NULL;
   if (!st) {
     pts = malloc(M * D * sizeof *pts);
-    ph = malloc(M * sizeof *ph);
-    pt = malloc(M * sizeof *pt);
-    if (!pts || !ph || !pt) st = GFI_ENOMEM;
+    W = malloc(M * sizeof *W);
+    if (!pts || !W) st = GFI_ENOMEM;
   }
   if (!st) {
     for (size_t q = 0; q < M; q++) {
       size_t r = q;
+      double w = 1;
       for (size_t j = D; j-- > 0;) {
         pts[q * D + j] = xs[j][r % n[j]];
+        w *= ws[j][r % n[j]];
         r /= n[j];
       }
+      W[q] = w;
     }
+    *Mout = M;
+    *pts_out = pts;
+    *W_out = W;
+  } else {
+    free(pts);
+    free(W);
+  }
+  for (size_t j = 0; j < D; j++) {
+    free(xs[j]);
+    free(ws[j]);
+  }
+  return st;
+}
+
+int gfi_ise_grid(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data,
+                 const double *R, const double *lo_in, const double *hi_in,
+                 const gfi_mise_opts *opts, double *ise, double *tail_bound) {
+  if (!k || !ise) return GFI_EINVAL;
+  int st = check_common(m, N, data, R);
+  if (st) return st;
+  size_t D = gfi_model_dim(m);
+  if (D > MISE_MAXD) return GFI_EUNSUPPORTED;
+  gfi_mise_opts o;
+  gfi_mise_default_opts(&o);
+  if (opts) o = *opts;
+  double lo[MISE_MAXD], hi[MISE_MAXD];
+  if (lo_in && hi_in) {
+    for (size_t j = 0; j < D; j++) {
+      lo[j] = lo_in[j];
+      hi[j] = hi_in[j];
+      if (!(hi[j] > lo[j]) || !isfinite(lo[j]) || !isfinite(hi[j])) return GFI_EINVAL;
+    }
+  } else {
+    st = ise_grid_auto_box(m, &o, lo, hi);
+    if (st) return st;
+  }
+  psi_info pi;
+  int have_pi = psi_info_init(m, &pi) == GFI_OK;
+  size_t M = 0;
+  double *pts = NULL, *Wq = NULL, *ph = NULL, *pt = NULL;
+  st = ise_grid_rule(m, R, lo, hi, &o, &M, &pts, &Wq);
+  gfi_density_plan *plan = NULL;
+  if (!st) {
+    ph = malloc(M * sizeof *ph);
+    pt = malloc(M * sizeof *pt);
+    if (!ph || !pt) st = GFI_ENOMEM;
+  }
+  if (!st) {
     gfi_opts go;
     gfi_default_opts(&go);
     go.nthreads = o.nthreads;
@@ -326,12 +398,7 @@ int gfi_ise_grid(const gfi_model *m, const gfi_kernel *k, size_t N, const double
   if (!st) {
     double s = 0, sp2 = 0;
     for (size_t q = 0; q < M; q++) {
-      size_t r = q;
-      double W = 1;
-      for (size_t j = D; j-- > 0;) {
-        W *= ws[j][r % n[j]];
-        r /= n[j];
-      }
+      double W = Wq[q];
       double d = ph[q] - pt[q];
       s += W * d * d;
       sp2 += W * pt[q] * pt[q];
@@ -373,12 +440,9 @@ int gfi_ise_grid(const gfi_model *m, const gfi_kernel *k, size_t N, const double
   }
   gfi_density_destroy(plan);
   free(pts);
+  free(Wq);
   free(ph);
   free(pt);
-  for (size_t j = 0; j < D; j++) {
-    free(xs[j]);
-    free(ws[j]);
-  }
   return st;
 }
 
@@ -479,6 +543,27 @@ static int mc_rep(size_t k, gsl_rng *r, double *out, void *vp) {
   return st;
 }
 
+int mise_mc_summarize(const double *ise, size_t nreps, gfi_mise_result *res) {
+  gfi_summary s;
+  int st = gfi_summarize(ise, nreps, 1, &s);
+  if (st) return st;
+  memset(res, 0, sizeof *res);
+  res->mise = s.mean;
+  res->se = s.se;
+  res->lo95 = s.lo95;
+  res->hi95 = s.hi95;
+  res->nreps = nreps;
+  res->bias2 = res->var = NAN;
+  res->bias2_in = res->bias2_out = NAN;
+  return GFI_OK;
+}
+
+void mise_mc_parts(gfi_mise_result *res, double ip) {
+  size_t nreps = res->nreps;
+  res->var = (res->mise - ip) * (double)nreps / (double)(nreps - 1);
+  res->bias2 = res->mise - res->var;
+}
+
 int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
                 const gfi_mise_opts *opts, gfi_mise_result *res, double *ise_out) {
   if (!m || !R || !res) return GFI_EINVAL;
@@ -499,7 +584,7 @@ int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nre
   double lo[MISE_MAXD], hi[MISE_MAXD];
   if (c.method == GFI_ISE_GRID) {
     if (D > MISE_MAXD) return GFI_EUNSUPPORTED;
-    st = auto_box(m, &o, lo, hi);
+    st = ise_grid_auto_box(m, &o, lo, hi);
     if (st) return st;
     c.lo = lo;
     c.hi = hi;
@@ -511,19 +596,8 @@ int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nre
   ro.nthreads = o.nthreads;
   ro.seed = o.seed;
   st = gfi_replicate(nreps, 1, &ro, mc_rep, &c, ise);
-  gfi_summary s;
-  if (!st) st = gfi_summarize(ise, nreps, 1, &s);
-  if (!st) {
-    memset(res, 0, sizeof *res);
-    res->mise = s.mean;
-    res->se = s.se;
-    res->lo95 = s.lo95;
-    res->hi95 = s.hi95;
-    res->nreps = nreps;
-    res->bias2 = res->var = NAN;
-    res->bias2_in = res->bias2_out = NAN;
-    if (ise_out) memcpy(ise_out, ise, nreps * sizeof *ise);
-  }
+  if (!st) st = mise_mc_summarize(ise, nreps, res);
+  if (!st && ise_out) memcpy(ise_out, ise, nreps * sizeof *ise);
   if (!st && o.parts) {
     /* the pooled estimator: the mean of the nreps estimates */
     double *x = malloc(nreps * N * D * sizeof *x);
@@ -536,8 +610,7 @@ int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nre
     double ip;
     if (!st) st = measure(&c, nreps * N, x, &o, &ip);
     if (!st) {
-      res->var = (res->mise - ip) * (double)nreps / (double)(nreps - 1);
-      res->bias2 = res->mise - res->var;
+      mise_mc_parts(res, ip);
     } else if (st == GFI_EUNSUPPORTED) {
       st = GFI_OK; /* the pooled sample is too wide to resolve: parts stay NaN */
     }

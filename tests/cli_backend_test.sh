@@ -2,9 +2,12 @@
 # --backend on 'gfi density' and 'gfi regress': cpu and auto agree (bit for
 # bit without a GPU; to 1e-12 relative with one), cuda reaches the GPU or the
 # right message and exit code (2 without libgfi_cuda, 1 without a GPU), bad
-# values are usage errors.
+# values are usage errors. GFI_TEST_EXPECT=gpu|nodev|nocuda (optional) names
+# the branch the run must take, so that a build that silently falls back
+# cannot pass as the other.
 set -u
 GFI=${1:?usage: cli_backend_test.sh path/to/gfi}
+EXPECT=${GFI_TEST_EXPECT:-}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 pass=0 fail=0
@@ -24,7 +27,11 @@ for cmd in "density --model mw:6 --n 5000 --seed 1 --phi pow:4 --R 3 --at $T/q1"
   rc=$(run $GFI $cmd --backend auto); cp "$T/out" "$T/auto"
   [ "$rc" = 0 ] && ok || bad "$name --backend auto exited $rc: $(cat "$T/err")"
   rc=$(run $GFI $cmd --backend cuda); cp "$T/out" "$T/cuda"
-  if grep -q '^# backend: cuda' "$T/auto"; then
+  if grep -q '^# backend: cuda' "$T/auto"; then branch=gpu
+  elif grep -q 'built without CUDA' "$T/err"; then branch=nocuda
+  else branch=nodev; fi
+  [ -z "$EXPECT" ] || [ "$EXPECT" = "$branch" ] && ok || bad "$name: expected the $EXPECT branch, got $branch"
+  if [ "$branch" = gpu ]; then
     # a GPU is present: both GPU runs agree with the CPU to 1e-12 relative
     [ "$rc" = 0 ] && ok || bad "$name --backend cuda exited $rc with a GPU"
     for f in auto cuda; do
@@ -35,7 +42,7 @@ for cmd in "density --model mw:6 --n 5000 --seed 1 --phi pow:4 --R 3 --at $T/q1"
     done
   else
     cmp -s <(data "$T/cpu") <(data "$T/auto") && ok || bad "$name: auto without a GPU differs from cpu"
-    if grep -q 'built without CUDA' "$T/err"; then
+    if [ "$branch" = nocuda ]; then
       [ "$rc" = 2 ] && ok || bad "$name --backend cuda without libgfi_cuda exited $rc"
     else
       [ "$rc" = 1 ] && grep -q 'no usable GPU device' "$T/err" && [ "$(wc -l <"$T/err")" = 1 ] && ok ||

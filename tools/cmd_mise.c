@@ -5,7 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "cli_backend.h"
 #include "commands.h"
+#ifdef GFI_HAVE_CUDA
+#include "gfi_cuda.h"
+#endif
 
 static const char *help =
   "usage: gfi mise --model SPEC --dim D --n N --phi pow:L --R R1[,..,RD] --exact\n"
@@ -22,6 +26,11 @@ static const char *help =
   "                    D <= 2, the default there) or grid (cubature on a box, D = 3)\n"
   "  --no-parts        Monte Carlo: skip the pooled-sample pass that splits the MISE\n"
   "                    into bias^2 and variance (about halves the time)\n"
+  "  --backend B       Monte Carlo: cpu (default), cuda (the GPU: normal-mixture truths,\n"
+  "                    Plancherel for D <= 2 or grid for D <= 3; replication k draws\n"
+  "                    its points on the GPU from Philox stream (S, k), so they are\n"
+  "                    not the CPU's points; with --ise grid bias2 and var are NaN)\n"
+  "                    or auto (cuda when a GPU is present and the request is covered)\n"
   "  --resolution X    quadrature refinement factor (default 1)\n"
   "  --threads T       threads (default 0 = all cores)\n\n"
   "Prints one row: n R mise se bias2 var lo95 hi95 reps. R is the first axis's\n"
@@ -55,8 +64,9 @@ int cmd_mise(int argc, char **argv) {
     {"mc", required_argument, 0, 'c'},    {"seed", required_argument, 0, 's'},
     {"ise", required_argument, 0, 'i'},   {"no-parts", no_argument, 0, 'P'},
     {"resolution", required_argument, 0, 'r'}, {"threads", required_argument, 0, 't'},
+    {"backend", required_argument, 0, 'B'},
     {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-  const char *spec = NULL, *phi = "pow:4", *Rs = NULL, *ise = NULL;
+  const char *spec = NULL, *phi = "pow:4", *Rs = NULL, *ise = NULL, *backend = NULL;
   size_t D = 1, N = 0, reps = 0;
   uint64_t seed = 0;
   int exact = 0, have_seed = 0, nthreads = 0, parts = 1, c;
@@ -76,6 +86,7 @@ int cmd_mise(int argc, char **argv) {
       case 'P': parts = 0; break;
       case 'r': res = cli_positive("--resolution", optarg); break;
       case 't': nthreads = (int)cli_size("--threads", optarg, 0); break;
+      case 'B': backend = optarg; break;
       case 'h': fputs(help, stdout); return 0;
       case ':': cli_usage(argv[optind - 1], "missing value");
       default: cli_usage(argv[optind - 1], "unknown option");
@@ -106,10 +117,30 @@ int cmd_mise(int argc, char **argv) {
     if (o.ise == GFI_ISE_PLANCHEREL && D > 2) cli_usage("--ise", "plancherel needs D <= 2");
   }
   if (exact || o.ise != GFI_ISE_GRID) mise_cli_check_model(m, spec);
+  if (exact && backend && strcmp(backend, "cpu") && strcmp(backend, "auto"))
+    cli_backend_resolve(backend, 0, "--exact"); /* an unknown name or cuda: usage error */
+  int gpu_ok = 0;
+  char why[256];
+  snprintf(why, sizeof why, "--exact (the exact MISE runs on the CPU)");
+#ifdef GFI_HAVE_CUDA
+  if (!exact) {
+    gpu_ok = gfi_cuda_mise_mc_supported(m, &o);
+    if (gfi_model_get_kind(m) != GFI_MODEL_MIXTURE)
+      snprintf(why, sizeof why, "--model '%s': the GPU Monte Carlo samples normal mixtures only", spec);
+    else
+      snprintf(why, sizeof why, "--model '%s' in %zu dimensions: the GPU Monte Carlo measures the ISE "
+               "by Plancherel for D <= 2 and on a grid for D <= 3", spec, D);
+  }
+#endif
+  cli_backend be = cli_backend_resolve(exact ? NULL : backend, gpu_ok, why);
   gfi_mise_result r;
-  int st = exact ? gfi_mise_exact(m, k.l, (double)N, R, &o, &r)
-                 : gfi_mise_mc(m, k.l, N, R, reps, &o, &r, NULL);
-  cli_check(st, exact ? "exact MISE" : "Monte-Carlo MISE");
+  int st;
+  if (exact) st = gfi_mise_exact(m, k.l, (double)N, R, &o, &r);
+#ifdef GFI_HAVE_CUDA
+  else if (be == CLI_BACKEND_CUDA) st = gfi_cuda_mise_mc(m, k.l, N, R, reps, &o, &r, NULL, NULL);
+#endif
+  else st = gfi_mise_mc(m, k.l, N, R, reps, &o, &r, NULL);
+  cli_check(st, exact ? "exact MISE" : be == CLI_BACKEND_CUDA ? "Monte-Carlo MISE on the GPU" : "Monte-Carlo MISE");
   cli_header(stdout);
   cli_meta(stdout, "model", "%s (%s), dim %zu", spec, gfi_model_describe(m), D);
   cli_meta(stdout, "kernel", "phi %s, A = %.17g", phi, k.A);
@@ -121,11 +152,20 @@ int cmd_mise(int argc, char **argv) {
     cli_meta(stdout, "bias2-inside-box", "%.17g", r.bias2_in);
     cli_meta(stdout, "bias2-outside-box", "%.17g", r.bias2_out);
   } else {
-    cli_meta(stdout, "method", "monte carlo, %zu replications, seed %llu (replication k on stream (seed, k)), "
-             "ISE by %s%s", reps, (unsigned long long)seed,
-             (o.ise == GFI_ISE_GRID || (o.ise == GFI_ISE_AUTO && D > 2)) ? "grid cubature" : "Plancherel",
-             parts ? ", parts from the pooled sample" : "");
+    int grid = o.ise == GFI_ISE_GRID || (o.ise == GFI_ISE_AUTO && D > 2);
+    if (be == CLI_BACKEND_CUDA)
+      cli_meta(stdout, "method", "monte carlo on the GPU, %zu replications, seed %llu (replication k: "
+               "Philox stream (seed, k) sampled on the GPU, not the CPU backend's points), ISE by %s%s",
+               reps, (unsigned long long)seed,
+               grid ? "grid cubature (the CPU's rule)" : "Plancherel (the CPU's nodes)",
+               grid ? "; bias2 and var not available (no pooled pass on the GPU grid path)"
+                    : parts ? ", parts from the pooled sample" : "");
+    else
+      cli_meta(stdout, "method", "monte carlo, %zu replications, seed %llu (replication k on stream (seed, k)), "
+               "ISE by %s%s", reps, (unsigned long long)seed, grid ? "grid cubature" : "Plancherel",
+               parts ? ", parts from the pooled sample" : "");
   }
+  if (!exact) cli_backend_meta(stdout, be);
   cli_meta(stdout, "eval-threads", "%d", gfi_threads_resolve(&(gfi_opts){.nthreads = nthreads}));
   fputs("# n R mise se bias2 var lo95 hi95 reps\n", stdout);
   double row[9] = {(double)N, R[0], r.mise, r.se, r.bias2, r.var, r.lo95, r.hi95, (double)r.nreps};

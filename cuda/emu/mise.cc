@@ -1,0 +1,2 @@
+/* mise.cu compiled for the CPU emulator (cuda_emu.h). */
+#include "../mise.cu"
