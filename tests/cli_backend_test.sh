@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --backend on 'gfi density' and 'gfi regress': cpu and auto agree (bit for
+# --backend on 'gfi density', 'gfi regress' and 'gfi flt-error': cpu and auto agree (bit for
 # bit without a GPU; to 1e-12 relative with one), cuda reaches the GPU or the
 # right message and exit code (2 without libgfi_cuda, 1 without a GPU), bad
 # values are usage errors. GFI_TEST_EXPECT=gpu|nodev|nocuda (optional) names
@@ -20,7 +20,8 @@ seq -3 0.25 3 >"$T/q1"
 "$GFI" regress-sample --model normal --truth 'poly:0,1,-0.5' --noise gauss:0.3 --dim 1 --n 3000 --seed 2 >"$T/pairs"
 
 for cmd in "density --model mw:6 --n 5000 --seed 1 --phi pow:4 --R 3 --at $T/q1" \
-           "regress --data $T/pairs --dim 1 --phi pow:4 --R 2 --at $T/q1"; do
+           "regress --data $T/pairs --dim 1 --phi pow:4 --R 2 --at $T/q1" \
+           "flt-error --rpe gauss:s=1 --proposal gauss:tau=0.3 --L 48 --r 16,64,200 --trials 6 --seed 4"; do
   name=${cmd%% *}
   rc=$(run $GFI $cmd --backend cpu); cp "$T/out" "$T/cpu"
   [ "$rc" = 0 ] && grep -q '^# backend: cpu' "$T/cpu" && ok || bad "$name --backend cpu ($rc)"
@@ -59,6 +60,7 @@ rc=$(run "$GFI" density --model mw:6 --n 100 --seed 1 --kernel gauss --bandwidth
 [ "$rc" = 0 ] && grep -q '^# backend: cpu' "$T/out" && ok || bad "gauss with auto falls back to cpu ($rc)"
 "$GFI" density --help | grep -q -- '--backend' && ok || bad "density --help lacks --backend"
 "$GFI" regress --help | grep -q -- '--backend' && ok || bad "regress --help lacks --backend"
+"$GFI" flt-error --help | grep -q -- '--backend' && ok || bad "flt-error --help lacks --backend"
 
 echo "cli-backend: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
