@@ -98,6 +98,40 @@ static void test_density(gsl_rng *r) {
          "  D   f64 rel    f64 peak   f32 rel    f32 peak\n");
   for (size_t D = 1; D <= 6; D += (D < 4 ? 1 : 2))
     printf("  %zu   %-9.2e  %-9.2e  %-9.2e  %-9.2e\n", D, rep[D][0], rep[D][1], rep[D][2], rep[D][3]);
+  /* a stream of the caller's, a plan on it: the same bits as the default stream */
+  {
+    const size_t n = 3000, mq = 200;
+    double *x = malloc(n * 2 * sizeof *x), *q = malloc(mq * 2 * sizeof *q), R2[2] = {2, 2.5};
+    double *a = malloc(mq * sizeof *a), *b = malloc(mq * sizeof *b);
+    for (size_t i = 0; i < n * 2; i++) x[i] = gsl_rng_uniform(r) * 4 - 2;
+    for (size_t i = 0; i < mq * 2; i++) q[i] = gsl_rng_uniform(r) * 5 - 2.5;
+    gfi_kernel k4;
+    gfi_kernel_pow(&k4, 4);
+    cudaStream_t st;
+    CHECK(cudaStreamCreate(&st) == cudaSuccess, "cudaStreamCreate");
+    gfi_cuda_opts o;
+    gfi_cuda_default_opts(&o);
+    gfi_cuda_density_plan *p;
+    CHECK_STATUS(gfi_cuda_density_plan_fourier(&p, &k4, n, 2, x, NULL, R2, &o), GFI_OK);
+    CHECK_STATUS(gfi_cuda_density_eval(p, mq, q, a), GFI_OK);
+    gfi_cuda_density_destroy(p);
+    o.stream = (void *)st;
+    CHECK_STATUS(gfi_cuda_density_plan_fourier(&p, &k4, n, 2, x, NULL, R2, &o), GFI_OK);
+    CHECK_STATUS(gfi_cuda_density_eval(p, mq, q, b), GFI_OK);
+    gfi_cuda_density_destroy(p);
+    CHECK(memcmp(a, b, mq * sizeof *a) == 0, "a stream of the caller's: same bits");
+    cudaStreamDestroy(st);
+    /* a device that does not exist, a precision that does not exist */
+    int ndev = 0;
+    gfi_cuda_device_count(&ndev);
+    gfi_cuda_default_opts(&o);
+    o.device = ndev;
+    CHECK_STATUS(gfi_cuda_density_plan_fourier(&p, &k4, n, 2, x, NULL, R2, &o), GFI_EINVAL);
+    gfi_cuda_default_opts(&o);
+    o.precision = (gfi_cuda_precision)7;
+    CHECK_STATUS(gfi_cuda_density_plan_fourier(&p, &k4, n, 2, x, NULL, R2, &o), GFI_EINVAL);
+    free(x); free(q); free(a); free(b);
+  }
   /* errors at the boundary */
   gfi_kernel k;
   gfi_kernel_pow(&k, 4);
