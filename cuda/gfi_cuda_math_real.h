@@ -3,9 +3,10 @@
  * guard on purpose. */
 
 /* a / b. The float path on the device uses __fdividef (reciprocal and
- * multiply, about 2 ulp; the "fast float32" path of docs/cuda.md). */
+ * multiply, about 2 ulp; the "fast float32" path of docs/cuda.md), and so do
+ * the kernels compiled for the CPU emulator (its __fdividef). */
 GFI_HD GFI_CU_T GFI_CU_N(gfi_cu_div)(GFI_CU_T a, GFI_CU_T b) {
-#if defined(__CUDA_ARCH__) && !GFI_CU_IS_DOUBLE
+#if (defined(__CUDA_ARCH__) || (defined(GFI_CUDA_EMU) && defined(__cplusplus))) && !GFI_CU_IS_DOUBLE
   return __fdividef(a, b);
 #else
   return a / b;

@@ -104,6 +104,14 @@ void *g_ctx = nullptr;
 unsigned char *smem_buf = nullptr;
 size_t smem_cap = 0;
 unsigned long launches = 0;
+/* GFI_CUDA_EMU_ORDER: alternate (default), forward or reverse thread order */
+int order_mode = [] {
+  const char *e = getenv("GFI_CUDA_EMU_ORDER");
+  if (!e) return 0;
+  if (!strcmp(e, "forward")) return 1;
+  if (!strcmp(e, "reverse")) return 2;
+  return 0;
+}();
 
 const char *owner = nullptr; /* the kernel running, for messages */
 
@@ -363,7 +371,7 @@ void run(const launch_cfg &c, void (*body)(void *), void *ctx) {
         for (int i = 0; i < n; i++) init_fiber(fibers[i], i, c.block);
         live = n;
         arrived = 0;
-        reverse_order = ((blk + launches) & 1) != 0;
+        reverse_order = order_mode == 0 ? ((blk + launches) & 1) != 0 : order_mode == 2;
         nthreads = n;
         while (live > 0 && !failed) {
           bool any = false;

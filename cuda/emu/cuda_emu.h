@@ -22,8 +22,9 @@
  *    cudaMemcpy checks its direction and that the device range lies inside
  *    one allocation; gfi_cuda_emu_live_bytes() tells what is still allocated.
  *  - Operations on streams run at once, in order (the emulator does not model
- *    asynchrony or timing). Device math is the host's libm: float intrinsics
- *    (__sinf, fast division) are not emulated bit for bit.
+ *    asynchrony or timing). Device math is the host's libm; __fdividef is a
+ *    multiplication by the rounded reciprocal, as on the device, but the
+ *    device's approximate reciprocal is not reproduced bit for bit.
  *
  * The runtime part is C (tests written in C use it); the execution model is
  * C++17. */
@@ -291,7 +292,14 @@ template <class T> static inline T atomicMin(T *p, T v) {
   return o;
 }
 
-static inline float __fdividef(float a, float b) { return a / b; }
+/* As the device computes it: a times the reciprocal of b (two roundings where
+ * the hardware's reciprocal is approximate to ~1 ulp), and 0 for
+ * 2^126 < |b| < 2^128 (CUDA C Programming Guide, intrinsic functions). */
+static inline float __fdividef(float a, float b) {
+  float ab = fabsf(b);
+  if (ab > 0x1p126f && ab <= 0x1.fffffep127f) return 0.0f * a;
+  return a * (1.0f / b);
+}
 /* sin(pi x), cos(pi x) with the argument reduced exactly first. */
 static inline void sincospi(double x, double *s, double *c) {
   double r = x - 2.0 * rint(0.5 * x); /* exact: [-1, 1] */
