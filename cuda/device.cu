@@ -61,10 +61,16 @@ extern "C" int gfi_cuda_device_info(int device, char *name, size_t len, int *maj
   return GFI_OK;
 }
 
+static_assert(sizeof(gfi_cuda_precision) == sizeof(int), "gfi_cuda_precision is stored as an int");
+
 int gfi_cu_begin(const gfi_cuda_opts *in, gfi_cuda_opts *o) {
   gfi_cuda_default_opts(o);
   if (in) *o = *in;
-  if (o->precision != GFI_CUDA_F64 && o->precision != GFI_CUDA_F32) return GFI_EINVAL;
+  /* read as an int: a C caller may store any value, which C++ may not load
+   * as the enum (UBSan: invalid enum load) */
+  int prec;
+  memcpy(&prec, &o->precision, sizeof prec);
+  if (prec != GFI_CUDA_F64 && prec != GFI_CUDA_F32) return GFI_EINVAL;
   int n;
   int st = gfi_cuda_device_count(&n);
   if (st) return st;
