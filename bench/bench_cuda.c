@@ -235,5 +235,9 @@ int main(int argc, char **argv) {
   snprintf(rm, sizeof rm, "rm -rf %s", dir);
   if (system(rm) != 0) fprintf(stderr, "bench_cuda: could not remove %s\n", dir);
   gsl_rng_free(r);
+  double *dev[] = {xd, qd, od, Qd, Kd, Vd, dHd, Hd, sd, dQd, dKd, dVd};
+  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
+  double *host[] = {x, q, out, out32, Q, K, V, dH, Hh, dQh};
+  for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) free(host[i]);
   return 0;
 }
