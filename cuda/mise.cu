@@ -250,6 +250,27 @@ static size_t ecf_chunk(size_t N, size_t nn) {
 /* The empirical cf sums of N device points on d's nodes. With s_out: the
  * node sum of W |phi_N K - psi|^2 into *s_out; with acc: the raw sums are
  * added to acc (2 nn doubles). */
+/* *s_out = the sum of w->term[0..nn): a fixed tree, 256 at a time until one
+ * value is left (the order depends on nn only). */
+static int tree_sum(ws *w, size_t nn, double *s_out, cudaStream_t s) {
+  int st = GFI_OK;
+  const double *in = w->term;
+  double *out = w->red, *other = w->red + (nn + 255) / 256 + 1;
+  size_t n = nn;
+  do {
+    size_t nb = (n + 255) / 256;
+    GFI_LAUNCH((unsigned)nb, 256, 0, s, sum_kernel)(n, in, out);
+    GFI_CU_TRY(cudaGetLastError());
+    in = out;
+    out = out == w->red ? other : w->red;
+    n = nb;
+  } while (n > 1);
+  GFI_CU_TRY(cudaMemcpyAsync(s_out, in, sizeof(double), cudaMemcpyDeviceToHost, s));
+  GFI_CU_TRY(cudaStreamSynchronize(s));
+done:
+  return st;
+}
+
 static int ecf_measure(ws *w, size_t N, size_t D, const double *x, const rule_dev *d, double *acc,
                        double *s_out, cudaStream_t s) {
   size_t nn = d->nn, chunk = ecf_chunk(N, nn), nch = (N + chunk - 1) / chunk;
@@ -271,22 +292,7 @@ static int ecf_measure(ws *w, size_t N, size_t D, const double *x, const rule_de
   GFI_LAUNCH((unsigned)((nn + 255) / 256), 256, 0, s, ecf_combine_kernel)(
       nn, d->n0, d->n1, nch, w->part, (double)N, d->buf, acc, s_out ? w->term : NULL);
   GFI_CU_TRY(cudaGetLastError());
-  if (s_out) {
-    /* fixed tree: 256 at a time until one value is left */
-    const double *in = w->term;
-    double *out = w->red, *other = w->red + (nn + 255) / 256 + 1;
-    size_t n = nn;
-    do {
-      size_t nb = (n + 255) / 256;
-      GFI_LAUNCH((unsigned)nb, 256, 0, s, sum_kernel)(n, in, out);
-      GFI_CU_TRY(cudaGetLastError());
-      in = out;
-      out = out == w->red ? other : w->red;
-      n = nb;
-    } while (n > 1);
-    GFI_CU_TRY(cudaMemcpyAsync(s_out, in, sizeof(double), cudaMemcpyDeviceToHost, s));
-    GFI_CU_TRY(cudaStreamSynchronize(s));
-  }
+  if (s_out) st = tree_sum(w, nn, s_out, s);
 done:
   return st;
 }
@@ -301,21 +307,7 @@ static int pooled_measure(ws *w, size_t Ntot, const double *acc, const rule_dev 
   GFI_LAUNCH((unsigned)((nn + 255) / 256), 256, 0, s, ecf_combine_kernel)(
       nn, d->n0, d->n1, (size_t)1, acc, (double)Ntot, d->buf, (double *)NULL, w->term);
   GFI_CU_TRY(cudaGetLastError());
-  {
-    const double *in = w->term;
-    double *out = w->red, *other = w->red + (nn + 255) / 256 + 1;
-    size_t n = nn;
-    do {
-      size_t nb = (n + 255) / 256;
-      GFI_LAUNCH((unsigned)nb, 256, 0, s, sum_kernel)(n, in, out);
-      GFI_CU_TRY(cudaGetLastError());
-      in = out;
-      out = out == w->red ? other : w->red;
-      n = nb;
-    } while (n > 1);
-    GFI_CU_TRY(cudaMemcpyAsync(s_out, in, sizeof(double), cudaMemcpyDeviceToHost, s));
-    GFI_CU_TRY(cudaStreamSynchronize(s));
-  }
+  st = tree_sum(w, nn, s_out, s);
 done:
   return st;
 }
