@@ -3,7 +3,11 @@
 (nvcc -Xptxas -v, sm_90), with the occupancy they allow on a Hopper SM for the
 block sizes gfi launches them with. Needs nvcc only, no GPU.
 
-    python3 tools/cuda_resources.py [BUILD_DIR]      (default: build)
+    python3 tools/cuda_resources.py [--check] [BUILD_DIR]      (default: build)
+
+--check: exit 1 when a kernel could not launch on an sm_90 GPU at gfi's block
+size: its registers times the block's threads over the 65,536 of an SM, or its
+static shared memory over 48 KiB (the test 'cuda-resources').
 
 Reads BUILD_DIR/compile_commands.json for the flags meson uses, recompiles
 each cuda/*.cu once for sm_90 with -Xptxas -v into a temporary folder, and
@@ -24,6 +28,8 @@ BLOCK = {
     "at_forward": 128, "at_backward_q": 128, "at_backward_k": 128, "at_tables": 256,
     "at_finite": 256, "at_rowterms": 128, "flt_sum_kernel": 128, "flt_factors_kernel": 256,
     "mc_sample_kernel": 128, "mc_ise_kernel": 256,
+    "absmax_kernel": 256, "sum_kernel": 256, "ecf1_kernel": 256, "ecf2_kernel": 256,
+    "ecf_combine_kernel": 256,
 }
 
 
@@ -35,7 +41,9 @@ def occupancy(regs, threads):
 
 
 def main():
-    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    args = [a for a in sys.argv[1:] if a != "--check"]
+    check = "--check" in sys.argv[1:]
+    build = args[0] if args else "build"
     cc = json.load(open(os.path.join(build, "compile_commands.json")))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -84,12 +92,26 @@ def main():
                     cur = None
     print(f"{'file':14s} {'kernel':34s} {'regs':>4s} {'stack':>5s} {'spill st/ld':>11s} "
           f"{'smem':>6s} {'block':>5s} {'warps/SM':>8s}")
+    bad = []
     for f, k, regs, stack, ss, sl, smem in rows:
         base = re.sub(r"<.*", "", k)
         blk = BLOCK.get(base)
+        if blk is None:
+            bad.append(f"{k}: block size unknown to this script (add it to BLOCK)")
+        elif occupancy(regs, blk) == 0:
+            bad.append(f"{k}: {regs} registers x {blk} threads exceed an SM's 65536: the launch would fail")
+        if smem > 48 * 1024:
+            bad.append(f"{k}: {smem} bytes of static shared memory (48 KiB at most)")
         occ = f"{occupancy(regs, blk):8d}" if blk else f"{'':8s}"
         print(f"{f:14s} {k:34s} {regs:4d} {stack:5d} {ss:5d}/{sl:<5d} {smem:6d} "
               f"{blk if blk else '':>5} {occ}")
+    if not rows:
+        bad.append("no kernels found (no .cu files in compile_commands.json?)")
+    for b in bad:
+        print("PROBLEM: " + b)
+    print(f"cuda-resources: {len(rows)} kernels, {len(bad)} problems")
+    if check and bad:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
