@@ -81,27 +81,73 @@ static void flt_metrics(gfi_flt_features kind, size_t nd, const double *mult, co
   m[3] = n2 > 0 ? sqrt(fr2 / n2) : INFINITY;
 }
 
-/* ||N||_F^2 over all L^2 entries (the imaginary part only for complex features). */
-static double flt_norm2(gfi_flt_features kind, size_t nd, const double *mult, const double *fre,
-                        const double *fim) {
-  double n2 = 0;
-  for (size_t d = 0; d < nd; d++)
-    n2 += mult[d] * (fre[d] * fre[d] + (kind == GFI_FLT_COMPLEX ? fim[d] * fim[d] : 0.0));
-  return n2;
+/* The distinct differences of P on the host and the device, the exact f
+ * there, ||N||_F^2 and the sum buffers: what every error measurement of one
+ * (rpe, P, kind) shares. */
+typedef struct {
+  gfi_flt_features kind;
+  size_t nd, ell;
+  double *mult, *fre, *fim, *are, *aim; /* host */
+  double *dd, *ad;                      /* device: differences, sums (re then im) */
+  double n2;
+  cudaStream_t s;
+} flt_eval;
+
+static void flt_eval_free(flt_eval *e) {
+  cudaFree(e->dd);
+  cudaFree(e->ad);
+  free(e->mult);
+  free(e->fre);
+  free(e->fim);
+  free(e->are);
+  free(e->aim);
 }
 
-/* Host tables of the distinct differences: dh (nd x ell), mult, the exact f. */
-static int flt_tables(const gfi_rpe *rpe, const gfi_flt_positions *P, double **dh, double **mult,
-                      double **fre, double **fim) {
-  size_t ell = gfi_flt_positions_ell(P), nd = gfi_flt_positions_ndiff(P);
-  *dh = (double *)malloc(nd * ell * sizeof **dh);
-  *mult = (double *)malloc(nd * sizeof **mult);
-  *fre = (double *)malloc(nd * sizeof **fre);
-  *fim = (double *)malloc(nd * sizeof **fim);
-  if (!*dh || !*mult || !*fre || !*fim) return GFI_ENOMEM;
+static int flt_eval_init(flt_eval *e, const gfi_rpe *rpe, const gfi_flt_positions *P,
+                         gfi_flt_features kind, cudaStream_t s) {
+  memset(e, 0, sizeof *e);
+  e->kind = kind;
+  e->s = s;
+  size_t ell = e->ell = gfi_flt_positions_ell(P), nd = e->nd = gfi_flt_positions_ndiff(P);
+  double *dh = (double *)malloc(nd * ell * sizeof *dh);
+  e->mult = (double *)malloc(nd * sizeof(double));
+  e->fre = (double *)malloc(nd * sizeof(double));
+  e->fim = (double *)malloc(nd * sizeof(double));
+  e->are = (double *)malloc(nd * sizeof(double));
+  e->aim = (double *)malloc(nd * sizeof(double));
+  int st = (!dh || !e->mult || !e->fre || !e->fim || !e->are || !e->aim) ? GFI_ENOMEM : GFI_OK;
+  if (st) goto done;
   for (size_t k = 0; k < nd; k++)
-    memcpy(*dh + k * ell, gfi_flt_positions_diff(P, k, &(*mult)[k]), ell * sizeof **dh);
-  return gfi_rpe_f(rpe, nd, *dh, *fre, *fim);
+    memcpy(dh + k * ell, gfi_flt_positions_diff(P, k, &e->mult[k]), ell * sizeof *dh);
+  st = gfi_rpe_f(rpe, nd, dh, e->fre, e->fim);
+  if (st) goto done;
+  for (size_t d = 0; d < nd; d++) /* the imaginary part counts for complex features only */
+    e->n2 += e->mult[d] * (e->fre[d] * e->fre[d] + (kind == GFI_FLT_COMPLEX ? e->fim[d] * e->fim[d] : 0.0));
+  GFI_CU_TRY(cudaMalloc(&e->dd, nd * ell * sizeof(double)));
+  GFI_CU_TRY(cudaMalloc(&e->ad, 2 * nd * sizeof(double)));
+  GFI_CU_TRY(cudaMemcpyAsync(e->dd, dh, nd * ell * sizeof(double), cudaMemcpyHostToDevice, e->s));
+  GFI_CU_TRY(cudaStreamSynchronize(e->s)); /* dh is freed below */
+done:
+  free(dh);
+  if (st) flt_eval_free(e);
+  return st;
+}
+
+/* Add the sums of r features (device xd, wd) to the running sums (add = 0:
+ * start them), then the metrics of all rtot features so far into m. */
+static int flt_eval_step(flt_eval *e, const double *xd, const double *wd, size_t r, int add,
+                         size_t rtot, double *m) {
+  int st = GFI_OK;
+  size_t nd = e->nd;
+  GFI_LAUNCH((unsigned)((nd + 127) / 128), 128, 0, e->s, flt_sum_kernel)(
+      nd, (int)e->ell, e->dd, r, xd, wd, e->ad, e->ad + nd, add);
+  GFI_CU_TRY(cudaGetLastError());
+  GFI_CU_TRY(cudaMemcpyAsync(e->are, e->ad, nd * sizeof(double), cudaMemcpyDeviceToHost, e->s));
+  GFI_CU_TRY(cudaMemcpyAsync(e->aim, e->ad + nd, nd * sizeof(double), cudaMemcpyDeviceToHost, e->s));
+  GFI_CU_TRY(cudaStreamSynchronize(e->s));
+  flt_metrics(e->kind, nd, e->mult, e->fre, e->fim, e->are, e->aim, (double)rtot, e->n2, m);
+done:
+  return st;
 }
 
 extern "C" int gfi_cuda_flt_factors(gfi_flt_features kind, size_t L, size_t ell, const double *pos,
@@ -142,50 +188,29 @@ extern "C" int gfi_cuda_flt_error(const gfi_rpe *rpe, const gfi_flt_positions *P
                                   gfi_flt_features kind, size_t r, const double *xi,
                                   const double *w, gfi_flt_err *err, const gfi_cuda_opts *opts) {
   if (!rpe || !P || !xi || !w || !err || r == 0) return GFI_EINVAL;
-  size_t ell = gfi_flt_positions_ell(P), nd = gfi_flt_positions_ndiff(P);
+  size_t ell = gfi_flt_positions_ell(P);
   if (gfi_rpe_dim(rpe) != ell) return GFI_EDIM;
   gfi_cuda_opts o;
   int st = gfi_cu_begin(opts, &o);
   if (st) return st;
   cudaStream_t s = (cudaStream_t)o.stream;
-  double *dh = NULL, *mult = NULL, *fre = NULL, *fim = NULL;
-  double *are = (double *)malloc(nd * sizeof *are), *aim = (double *)malloc(nd * sizeof *aim);
-  double *dd = NULL, *ad = NULL, *xo = NULL, *wo = NULL;
+  flt_eval e;
+  st = flt_eval_init(&e, rpe, P, kind, s);
+  if (st) return st;
+  double *xo = NULL, *wo = NULL, m[GFI_FLT_NMETRICS];
   const double *xd, *wd;
-  st = flt_tables(rpe, P, &dh, &mult, &fre, &fim);
-  if (!st && (!are || !aim)) st = GFI_ENOMEM;
-  if (st) goto done;
   st = gfi_cu_in(xi, r * ell, s, &xd, &xo);
   if (!st) st = gfi_cu_in(w, r, s, &wd, &wo);
-  if (st) goto done;
-  GFI_CU_TRY(cudaMalloc(&dd, nd * ell * sizeof(double)));
-  GFI_CU_TRY(cudaMalloc(&ad, 2 * nd * sizeof(double)));
-  GFI_CU_TRY(cudaMemcpyAsync(dd, dh, nd * ell * sizeof(double), cudaMemcpyHostToDevice, s));
-  GFI_LAUNCH((unsigned)((nd + 127) / 128), 128, 0, s, flt_sum_kernel)(nd, (int)ell, dd, r, xd, wd, ad,
-                                                                      ad + nd, 0);
-  GFI_CU_TRY(cudaGetLastError());
-  GFI_CU_TRY(cudaMemcpyAsync(are, ad, nd * sizeof(double), cudaMemcpyDeviceToHost, s));
-  GFI_CU_TRY(cudaMemcpyAsync(aim, ad + nd, nd * sizeof(double), cudaMemcpyDeviceToHost, s));
-  GFI_CU_TRY(cudaStreamSynchronize(s));
-  {
-    double m[GFI_FLT_NMETRICS];
-    flt_metrics(kind, nd, mult, fre, fim, are, aim, (double)r, flt_norm2(kind, nd, mult, fre, fim), m);
+  if (!st) st = flt_eval_step(&e, xd, wd, r, 0, r, m);
+  if (!st) {
     err->max_abs = m[0];
     err->max_re = m[1];
     err->frob = m[2];
     err->rel = m[3];
   }
-done:
-  cudaFree(dd);
-  cudaFree(ad);
   cudaFree(xo);
   cudaFree(wo);
-  free(dh);
-  free(mult);
-  free(fre);
-  free(fim);
-  free(are);
-  free(aim);
+  flt_eval_free(&e);
   return st;
 }
 
@@ -194,7 +219,7 @@ extern "C" int gfi_cuda_flt_error_trials(const gfi_rpe *rpe, const gfi_proposal 
                                          size_t ntrials, const gfi_flt_opts *fo, double *out,
                                          const gfi_cuda_opts *opts) {
   if (!rpe || !p || !P || !rs || !out || nr == 0) return GFI_EINVAL;
-  size_t ell = gfi_flt_positions_ell(P), nd = gfi_flt_positions_ndiff(P);
+  size_t ell = gfi_flt_positions_ell(P);
   if (gfi_rpe_dim(rpe) != ell || gfi_proposal_dim(p) != ell) return GFI_EDIM;
   if (ntrials == 0) return GFI_EEMPTY;
   for (size_t i = 0; i < nr; i++)
@@ -208,20 +233,18 @@ extern "C" int gfi_cuda_flt_error_trials(const gfi_rpe *rpe, const gfi_proposal 
   int st = gfi_cu_begin(opts, &o);
   if (st) return st;
   cudaStream_t s = (cudaStream_t)o.stream;
+  flt_eval e;
+  st = flt_eval_init(&e, rpe, P, kind, s);
+  if (st) return st;
   const size_t rmax = rs[nr - 1];
-  double *dh = NULL, *mult = NULL, *fre = NULL, *fim = NULL, n2 = 0;
-  double *are = (double *)malloc(nd * sizeof *are), *aim = (double *)malloc(nd * sizeof *aim);
   double *xi = (double *)malloc(rmax * ell * sizeof *xi), *w = (double *)malloc(rmax * sizeof *w);
-  double *dd = NULL, *ad = NULL, *xd = NULL, *wd = NULL;
-  st = flt_tables(rpe, P, &dh, &mult, &fre, &fim);
-  if (!st && (!are || !aim || !xi || !w)) st = GFI_ENOMEM;
-  if (st) goto done;
-  n2 = flt_norm2(kind, nd, mult, fre, fim);
-  GFI_CU_TRY(cudaMalloc(&dd, nd * ell * sizeof(double)));
-  GFI_CU_TRY(cudaMalloc(&ad, 2 * nd * sizeof(double)));
+  double *xd = NULL, *wd = NULL;
+  if (!xi || !w) {
+    st = GFI_ENOMEM;
+    goto done;
+  }
   GFI_CU_TRY(cudaMalloc(&xd, rmax * ell * sizeof(double)));
   GFI_CU_TRY(cudaMalloc(&wd, rmax * sizeof(double)));
-  GFI_CU_TRY(cudaMemcpyAsync(dd, dh, nd * ell * sizeof(double), cudaMemcpyHostToDevice, s));
   for (size_t k = 0; k < ntrials && !st; k++) {
     /* trial k draws on stream (seed, k), as gfi_replicate gives the CPU path */
     gsl_rng *g = gfi_rng_stream(fo->base.seed, k);
@@ -235,30 +258,17 @@ extern "C" int gfi_cuda_flt_error_trials(const gfi_rpe *rpe, const gfi_proposal 
     GFI_CU_TRY(cudaMemcpyAsync(xd, xi, rmax * ell * sizeof(double), cudaMemcpyHostToDevice, s));
     GFI_CU_TRY(cudaMemcpyAsync(wd, w, rmax * sizeof(double), cudaMemcpyHostToDevice, s));
     size_t done = 0;
-    for (size_t i = 0; i < nr; i++) {
-      GFI_LAUNCH((unsigned)((nd + 127) / 128), 128, 0, s, flt_sum_kernel)(
-          nd, (int)ell, dd, rs[i] - done, xd + done * ell, wd + done, ad, ad + nd, done > 0);
-      GFI_CU_TRY(cudaGetLastError());
+    for (size_t i = 0; i < nr && !st; i++) { /* nested: add the features done .. rs[i] */
+      st = flt_eval_step(&e, xd + done * ell, wd + done, rs[i] - done, done > 0, rs[i],
+                         out + (k * nr + i) * GFI_FLT_NMETRICS);
       done = rs[i];
-      GFI_CU_TRY(cudaMemcpyAsync(are, ad, nd * sizeof(double), cudaMemcpyDeviceToHost, s));
-      GFI_CU_TRY(cudaMemcpyAsync(aim, ad + nd, nd * sizeof(double), cudaMemcpyDeviceToHost, s));
-      GFI_CU_TRY(cudaStreamSynchronize(s));
-      flt_metrics(kind, nd, mult, fre, fim, are, aim, (double)done, n2,
-                  out + (k * nr + i) * GFI_FLT_NMETRICS);
     }
     if (fo->progress) gfi_progress_add(fo->progress, 1);
   }
 done:
-  cudaFree(dd);
-  cudaFree(ad);
   cudaFree(xd);
   cudaFree(wd);
-  free(dh);
-  free(mult);
-  free(fre);
-  free(fim);
-  free(are);
-  free(aim);
+  flt_eval_free(&e);
   free(xi);
   free(w);
   return st;
