@@ -7,4 +7,4 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$GFI_ROOT"
 echo "gfi main job: gfi reproduce $*" >&2
-exec "$GFI_BUILD/tools/gfi" reproduce "$@"
+exec "$GFI_BUILD/cli/gfi" reproduce "$@"

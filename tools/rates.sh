@@ -9,7 +9,7 @@ cd "$GFI_ROOT"
 out=results/rates
 if [ "${1:-}" = "--out" ] && [ -n "${2:-}" ]; then out=$2; shift 2; fi
 mkdir -p "$out"
-"$GFI_BUILD/tools/gfi" rates --out "$out" "$@" | tee "$out/rates_stdout.txt"
+"$GFI_BUILD/cli/gfi" rates --out "$out" "$@" | tee "$out/rates_stdout.txt"
 "$GFI_BUILD/experiments/mise_curves" --out "$out"
 gnuplot -e "dir='$out'" plots/mise_rates.gp
 gnuplot -e "dir='$out'" plots/mise_vs_R.gp

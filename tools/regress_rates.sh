@@ -8,6 +8,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$GFI_ROOT"
 out=results
 if [ "${1:-}" = "--out" ] && [ -n "${2:-}" ]; then out=$2; shift 2; fi
-"$GFI_BUILD/tools/gfi" regress-rates --out "$out" "$@"
+"$GFI_BUILD/cli/gfi" regress-rates --out "$out" "$@"
 gnuplot -e "dir='$out'" plots/regress_rates.gp
 ls -1 "$out"/regress_rates* >&2
