@@ -10,6 +10,8 @@ void gfi_default_opts(gfi_opts *o) {
   o->seed = 1;
   o->query_tile = 0;
   o->data_block = 0;
+  o->method = GFI_METHOD_AUTO;
+  o->tol = 0.0;
 }
 
 int gfi_threads_available(void) {

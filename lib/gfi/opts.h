@@ -10,12 +10,22 @@
 extern "C" {
 #endif
 
+/* How a sum over data is computed (density, Nadaraya-Watson, empirical cf). */
+typedef enum gfi_method {
+  GFI_METHOD_AUTO = 0,   /* the cheaper of the two by a cost model */
+  GFI_METHOD_DIRECT = 1, /* the plain O(N M) sum */
+  GFI_METHOD_FAST = 2    /* the band-limited route: quadrature in frequency + NUFFTs */
+} gfi_method;
+
 /* Fields are only ever added. Initialise with gfi_default_opts. */
 typedef struct gfi_opts {
   int nthreads;         /* 0 = all cores (OpenMP); 1 = serial */
   uint64_t seed;        /* where randomness enters */
   size_t query_tile;    /* queries per task; 0 = automatic */
   size_t data_block;    /* data points per inner block; 0 = automatic */
+  gfi_method method;    /* direct, fast or auto (default auto) */
+  double tol;           /* fast route: error bound relative to the largest |value|;
+                           0 = default (1e-10 of the direct sum) */
 } gfi_opts;
 
 void gfi_default_opts(gfi_opts *o);
