@@ -3,6 +3,7 @@
 #ifndef GFI_OPTS_H
 #define GFI_OPTS_H
 
+#include "export.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,14 +29,14 @@ typedef struct gfi_opts {
                            0 = default (1e-10 of the direct sum) */
 } gfi_opts;
 
-void gfi_default_opts(gfi_opts *o);
+GFI_EXPORT void gfi_default_opts(gfi_opts *o);
 
 /* Threads an opts value asks for, resolved (>= 1). NULL means defaults. */
-int gfi_threads_resolve(const gfi_opts *o);
+GFI_EXPORT int gfi_threads_resolve(const gfi_opts *o);
 /* Number of cores OpenMP would use (1 without OpenMP). */
-int gfi_threads_available(void);
+GFI_EXPORT int gfi_threads_available(void);
 /* 1 when the library was built with OpenMP. */
-int gfi_have_openmp(void);
+GFI_EXPORT int gfi_have_openmp(void);
 
 #ifdef __cplusplus
 }
