@@ -81,6 +81,7 @@
 
 #include "export.h"
 #include <stddef.h>
+#include <gsl/gsl_rng.h>
 #include "status.h"
 #include "opts.h"
 
@@ -143,6 +144,22 @@ GFI_EXPORT int gfi_attn_backward(const gfi_attn_plan *plan, const double *Q, con
                       gfi_attn_info *info);
 
 GFI_EXPORT void gfi_attn_destroy(gfi_attn_plan *plan);
+
+/* ---- FAVOR+ (Performer): softmax attention by positive random features ---- */
+
+/* FAVOR+ random projections W (m x dim): iid N(0, I) rows, or orthogonal
+ * blocks (Gram-Schmidt of Gaussian blocks, rows rescaled to chi(dim) norms). */
+GFI_EXPORT int gfi_favor_draw(gsl_rng *rng, size_t m, size_t dim, int orthogonal, double *W);
+
+/* FAVOR+ attention with positive features phi(x) = exp(w.x - |x|^2/2)/sqrt(m):
+ * out = diag(Phi_Q (Phi_K^T 1))^-1 Phi_Q (Phi_K^T V). Q, K: L x dim
+ * (already scaled as the caller wants: softmax(Q K^T) is approximated), V: L x dv.
+ * nthreads as in gfi_opts (0 = all cores); the result does not depend on it.
+ * O(L m (dim + dv)) time and O(L m + m dv) memory; *bytes (may be NULL) gets
+ * the bytes this call allocated. */
+GFI_EXPORT int gfi_favor_attention(size_t L, size_t dim, const double *Q, const double *K, size_t dv,
+                        const double *V, size_t m, const double *W, int nthreads, double *out,
+                        size_t *bytes);
 
 #ifdef __cplusplus
 }

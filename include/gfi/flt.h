@@ -1,6 +1,6 @@
 /* FLT: random-feature approximation of an RPE mask N = [f(r_i - r_j)]
  * (Choromanski, Li et al.; docs/theory.md section 5), its error measurements,
- * FLT attention (Algorithm 1) with FAVOR+ and the exact RPE attention
+ * FLT attention (Algorithm 1) with FAVOR+ (gfi_favor_*, attention.h) and the exact RPE attention
  * (Definition 3.1), and RPE shapes recovered from g by an inverse FFT.
  *
  * Features. Draw xi_1..xi_r iid from p and set w_k = g(xi_k)/p(xi_k). Then
@@ -29,6 +29,7 @@
 #include "opts.h"
 #include "rpe.h"
 #include "progress.h"
+#include "attention.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -113,20 +114,6 @@ GFI_EXPORT double gfi_flt_thm42_r(double c, double eps, double delta, size_t L);
 GFI_EXPORT size_t gfi_flt_rstar(const double *err, size_t ntrials, size_t nr, double eps, double delta, double *phat);
 
 /* ---- attention ---- */
-
-/* FAVOR+ random projections W (m x dim): iid N(0, I) rows, or orthogonal
- * blocks (Gram-Schmidt of Gaussian blocks, rows rescaled to chi(dim) norms). */
-GFI_EXPORT int gfi_favor_draw(gsl_rng *rng, size_t m, size_t dim, int orthogonal, double *W);
-
-/* FAVOR+ attention with positive features phi(x) = exp(w.x - |x|^2/2)/sqrt(m):
- * out = diag(Phi_Q (Phi_K^T 1))^-1 Phi_Q (Phi_K^T V). Q, K: L x dim
- * (already scaled as the caller wants: softmax(Q K^T) is approximated), V: L x dv.
- * nthreads as in gfi_opts (0 = all cores); the result does not depend on it.
- * O(L m (dim + dv)) time and O(L m + m dv) memory; *bytes (may be NULL) gets
- * the bytes this call allocated. */
-GFI_EXPORT int gfi_favor_attention(size_t L, size_t dim, const double *Q, const double *K, size_t dv,
-                        const double *V, size_t m, const double *W, int nthreads, double *out,
-                        size_t *bytes);
 
 /* FLT attention (Algorithm 1): Q_hat = [N1, Q d^-1/4], K_hat = [N2, K d^-1/4]
  * with the real factors of r features from p (drawn from rng), then FAVOR+

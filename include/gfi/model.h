@@ -92,6 +92,23 @@ GFI_EXPORT int gfi_model_mixture_parts(const gfi_model *m, size_t *K, const doub
 /* For products: the D factors (borrowed). GFI_EUNSUPPORTED otherwise. */
 GFI_EXPORT int gfi_model_product_factors(const gfi_model *m, size_t *D, const gfi_model *const **factors);
 
+/* ---- smoothness (the classes of FourierFormer's rate theorems, rates.h) ---- */
+
+typedef enum { GFI_SUPERSMOOTH = 1, GFI_ORDINARY_SMOOTH = 2 } gfi_smooth_class;
+
+/* Smoothness of a truth (FourierFormer Def. 3): normal mixtures are
+ * supersmooth with alpha = 2, Cauchy and Student-t supersmooth with alpha = 1
+ * (|psi| ~ exp(-c|t|)), Laplace ordinary smooth with beta = 2. Products take
+ * the weakest factor. GFI_EUNSUPPORTED for other kinds. */
+GFI_EXPORT int gfi_model_smoothness(const gfi_model *m, gfi_smooth_class *cls, double *order);
+
+/* 1 when the truth's density has two continuous derivatives on R^D
+ * (Theorem 1's hypothesis): normal mixtures, Cauchy, Student-t; not Laplace
+ * (a kink) or uniform (jumps); Beta is reported as not C^2 (it is only for
+ * a, b > 3, and the exact MISE does not cover Beta truths); products when
+ * every factor is. */
+GFI_EXPORT int gfi_model_is_c2(const gfi_model *m);
+
 #ifdef __cplusplus
 }
 #endif

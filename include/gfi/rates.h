@@ -1,5 +1,6 @@
 /* Checking FourierFormer's rate theorems (docs/theory.md section 4) against the
- * exact MISE: smoothness classes of truths, the rates the theorems claim,
+ * exact MISE: the rates the theorems claim (for the smoothness classes of
+ * truths, gfi_model_smoothness in model.h),
  * the classical rates of kernels of the same order, and fitted exponents
  * with 95% intervals and a verdict.
  *
@@ -27,14 +28,6 @@
 extern "C" {
 #endif
 
-typedef enum { GFI_SUPERSMOOTH = 1, GFI_ORDINARY_SMOOTH = 2 } gfi_smooth_class;
-
-/* Smoothness of a truth (FourierFormer Def. 3): normal mixtures are
- * supersmooth with alpha = 2, Cauchy and Student-t supersmooth with alpha = 1
- * (|psi| ~ exp(-c|t|)), Laplace ordinary smooth with beta = 2. Products take
- * the weakest factor. GFI_EUNSUPPORTED for other kinds. */
-GFI_EXPORT int gfi_model_smoothness(const gfi_model *m, gfi_smooth_class *cls, double *order);
-
 typedef enum { GFI_THM_1 = 1, GFI_THM_3A = 2, GFI_THM_3B = 3 } gfi_theorem;
 
 /* "1", "3a", "3b" (NULL for others) and back (0 when unknown). */
@@ -42,13 +35,6 @@ GFI_EXPORT const char *gfi_theorem_name(gfi_theorem th);
 GFI_EXPORT gfi_theorem gfi_theorem_parse(const char *s);
 /* The kernel power a theorem is about: 3a -> 1, 3b -> 2, 1 -> 4 (any l >= 4). */
 GFI_EXPORT int gfi_theorem_default_l(gfi_theorem th);
-
-/* 1 when the truth's density has two continuous derivatives on R^D
- * (Theorem 1's hypothesis): normal mixtures, Cauchy, Student-t; not Laplace
- * (a kink) or uniform (jumps); Beta is reported as not C^2 (it is only for
- * a, b > 3, and the exact MISE does not cover Beta truths); products when
- * every factor is. */
-GFI_EXPORT int gfi_model_is_c2(const gfi_model *m);
 
 /* log of the claimed rate function g(N) (constants dropped) and log of the
  * claimed radius schedule. GFI_EINVAL when the theorem does not apply
