@@ -58,11 +58,12 @@ typedef enum {
   GFI_ISE_GRID = 2         /* Gauss-Legendre cubature on a box, tail bounded */
 } gfi_ise_method;
 
-/* Options of the measurements. Initialise with gfi_mise_default_opts; fields
- * are only ever added. */
+/* Options of the measurements: gfi's common options first (base.nthreads:
+ * 0 = all cores; base.seed: Monte Carlo replication k uses RNG stream
+ * (seed, k)), then the measurements' own. Initialise with
+ * gfi_mise_default_opts; fields are only ever added. */
 typedef struct gfi_mise_opts {
-  int nthreads;          /* 0 = all cores */
-  uint64_t seed;         /* Monte Carlo: replication k uses RNG stream (seed, k) */
+  gfi_opts base;         /* nthreads, seed, ... (gfi_default_opts) */
   gfi_ise_method ise;    /* Monte Carlo: how each ISE is measured */
   int parts;             /* Monte Carlo: also estimate bias^2 and variance from the
                             pooled sample (costs about one more pass); default 1 */
@@ -151,14 +152,14 @@ GFI_EXPORT int gfi_mse_points(const gfi_model *m, const gfi_kernel *k, size_t N,
                    const gfi_mise_opts *opts, double *mse, double *se);
 
 /* MSE at M points drawn uniformly from the box [lo, hi] (RNG stream
- * (seed, 2^63) of opts->seed, apart from the data streams). The result
+ * (seed, 2^63) of opts->base.seed, apart from the data streams). The result
  * times the box volume estimates the ISE on the box. */
 GFI_EXPORT int gfi_mse_box(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data,
                 const double *R, const double *lo, const double *hi, size_t M,
                 const gfi_mise_opts *opts, double *mse, double *se);
 
 /* Monte-Carlo MISE: nreps replications, replication k samples N points from
- * RNG stream (opts->seed, k), builds the estimate and measures its ISE
+ * RNG stream (opts->base.seed, k), builds the estimate and measures its ISE
  * (opts->ise). All cores; the result is bit-for-bit the same for any
  * nthreads. With opts->parts the pooled estimator (all nreps * N points,
  * whose ISE has expectation bias2 + var/nreps) separates the two parts:

@@ -18,7 +18,14 @@ typedef enum gfi_method {
   GFI_METHOD_FAST = 2    /* the band-limited route: quadrature in frequency + NUFFTs */
 } gfi_method;
 
-/* Fields are only ever added. Initialise with gfi_default_opts. */
+/* Fields are only ever added. Initialise with gfi_default_opts.
+ *
+ * Convention: a module whose calls need more options than these has its own
+ * struct gfi_<module>_opts that begins with `gfi_opts base;` followed by its
+ * own fields (gfi_flt_opts, gfi_mise_opts), and gfi_<module>_default_opts,
+ * which sets base with gfi_default_opts and then its own defaults. Callers
+ * write o.base.nthreads, o.base.seed, ...; a module passes &o->base where
+ * plain gfi_opts are wanted. */
 typedef struct gfi_opts {
   int nthreads;         /* 0 = all cores (OpenMP); 1 = serial */
   uint64_t seed;        /* where randomness enters */
