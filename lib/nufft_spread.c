@@ -124,6 +124,10 @@ size_t nufft_next235even(size_t m) {
 
 /* ------------------------------------------------------------------------ */
 
+/* One complex grid value as a vector of two doubles (GCC/Clang vector
+ * extension): the fine grid comes from fftw_malloc, 16-byte aligned. */
+typedef double cplx __attribute__((vector_size(16), may_alias));
+
 /* Kernel values and wrapped grid indices of one point on one axis. */
 static inline void axis_weights(const nufft_kernel *k, double t, size_t n, double *ker,
                                 size_t *idx) {
@@ -132,8 +136,10 @@ static inline void axis_weights(const nufft_kernel *k, double t, size_t n, doubl
   double i1 = ceil(t - half);
   double x1 = i1 - t; /* in [-ns/2, -ns/2 + 1) */
   long long n_ = (long long)n, i = (long long)i1;
-  i %= n_;
-  if (i < 0) i += n_;
+  if (i < 0 || i >= n_) { /* t is in [0, n) for every caller; this is the safe path */
+    i %= n_;
+    if (i < 0) i += n_;
+  }
   for (int m = 0; m < ns; m++) {
     ker[m] = es(k, (x1 + m) * sc);
     idx[m] = (size_t)i;
@@ -158,6 +164,7 @@ static void binning_free(binning *b) {
 
 static size_t wrap_index(double t, size_t n) {
   /* floor of t wrapped into [0, n) */
+  if (t >= 0 && t < (double)n) return (size_t)t;
   double f = floor(t);
   double m = fmod(f, (double)n);
   if (m < 0) m += (double)n;
@@ -238,26 +245,24 @@ static void spread_bins(const nufft_kernel *k, int D, const size_t *nf, const bi
       for (int m = 0; m < ns; m++) {
         if (i0[m] < r0 || i0[m] >= r1) continue;
         double vr = cr * k0[m], vi = ci * k0[m];
-        double *row = grid + 2 * i0[m] * nf[1];
-        for (int m1 = 0; m1 < ns; m1++) {
-          double *g = row + 2 * i1[m1];
-          g[0] += vr * k1[m1];
-          g[1] += vi * k1[m1];
-        }
+        cplx *row = (cplx *)grid + i0[m] * nf[1], v = {vr, vi};
+        for (int m1 = 0; m1 < ns; m1++) row[i1[m1]] += v * k1[m1];
       }
       continue;
     }
     axis_weights(k, tj[2], nf[2], k2, i2);
+    int c2 = i2[0] + (size_t)ns <= nf[2];
     for (int m = 0; m < ns; m++) {
       if (i0[m] < r0 || i0[m] >= r1) continue;
       double vr = cr * k0[m], vi = ci * k0[m];
       for (int m1 = 0; m1 < ns; m1++) {
         double wr = vr * k1[m1], wi = vi * k1[m1];
-        double *row = grid + 2 * (i0[m] * nf[1] + i1[m1]) * nf[2];
-        for (int m2 = 0; m2 < ns; m2++) {
-          double *g = row + 2 * i2[m2];
-          g[0] += wr * k2[m2];
-          g[1] += wi * k2[m2];
+        cplx *row = (cplx *)grid + (i0[m] * nf[1] + i1[m1]) * nf[2], v = {wr, wi};
+        if (c2) {
+          cplx *g = row + i2[0];
+          for (int m2 = 0; m2 < ns; m2++) g[m2] += v * k2[m2];
+        } else {
+          for (int m2 = 0; m2 < ns; m2++) row[i2[m2]] += v * k2[m2];
         }
       }
     }

@@ -261,7 +261,7 @@ static void edges(void) {
   int zero = 1;
   for (int i = 0; i < 2 * 120; i++) zero &= f[i] == 0;
   CHECK(zero, "type 1 with N = 0 gives zeros");
-  double s[3] = {0.5, -2, 7};
+  double s[6] = {0.5, -2, 7, 1, 2, 3};
   for (int i = 0; i < 6; i++) f[i] = 1;
   CHECK_STATUS(nufft3(3, 0, NULL, NULL, 1, 2, s, f, &o), GFI_OK);
   CHECK(f[0] == 0 && f[1] == 0 && f[2] == 0 && f[3] == 0, "type 3 with N = 0");
