@@ -21,7 +21,9 @@
  * Method: spreading with the "exponential of semicircle" kernel
  * exp(beta (sqrt(1 - z^2) - 1)) of width w = ceil(log10(10 / tol)) grid cells
  * (2 <= w <= 16) onto a grid oversampled by sigma = upsampfac, FFTW, and
- * division by the kernel's Fourier transform. Type 3 rescales the sources
+ * division by the kernel's Fourier transform (Gauss-Legendre quadrature of
+ * the kernel). The spreader evaluates the kernel by piecewise polynomials
+ * (Chebyshev fits truncated at tol / 100, Horner's rule). Type 3 rescales the sources
  * (box half-width X per axis) and targets (half-width S) so that a grid of
  * nf ~ 2 sigma X S / pi + w + 1 points per axis resolves them, spreads onto
  * it, and evaluates it at the targets by an inner type 2 whose FFT grid is

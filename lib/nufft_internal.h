@@ -9,6 +9,7 @@
 
 #define NUFFT_MAX_WIDTH 16
 #define NUFFT_GL_NODES 40 /* Gauss-Legendre nodes on [0, 1] for the kernel's transform */
+#define NUFFT_MAX_DEG 30  /* largest degree of the kernel's piecewise polynomial */
 
 /* The ES kernel phi(z) = exp(beta (sqrt(1 - z^2) - 1)), |z| < 1, scaled to
  * a support of ns grid cells: a point at grid coordinate t gives weight
@@ -19,6 +20,12 @@ typedef struct nufft_kernel {
   double sigma;    /* upsampling factor of the fine grid */
   int q;           /* quadrature nodes for phihat */
   double a[NUFFT_GL_NODES], b[NUFFT_GL_NODES]; /* phihat(xi) = sum a_i cos(b_i xi) */
+  /* The kernel's values at the ns cells a point reaches, as polynomials of
+   * degree deg in the point's offset: cell m gets sum_k pc[k][m] u^k, u in
+   * [-1, 1] the point's position inside its cell. deg = 0: no polynomial met
+   * the accuracy bound, exp is evaluated instead. */
+  int deg;
+  double pc[NUFFT_MAX_DEG + 1][NUFFT_MAX_WIDTH];
 } nufft_kernel;
 
 /* Width and shape from the options (NULL = defaults). GFI_EINVAL when tol is

@@ -66,6 +66,64 @@ static double es(const nufft_kernel *k, double z) {
   return s > 0 ? exp(k->beta * (sqrt(s) - 1)) : 0.0;
 }
 
+/* Chebyshev expansion of the kernel on each cell offset, truncated where the
+ * tail is below max(tol / 100, 1e-16) (relative to the kernel's peak 1), and
+ * converted to monomials in u (computed in long double). */
+static void kernel_poly(nufft_kernel *k, double tol) {
+  enum { P = NUFFT_MAX_DEG };
+  int ns = k->ns;
+  long double ch[NUFFT_MAX_WIDTH][P + 1];
+  const long double pi = 3.141592653589793238462643383279502884L;
+  for (int m = 0; m < ns; m++) {
+    long double f[P + 1];
+    for (int j = 0; j <= P; j++) {
+      long double u = cosl(pi * (j + 0.5L) / (P + 1));
+      long double r = 0.5L * (u + 1); /* offset of the point inside its cell */
+      long double z = 2 * (r - 0.5L * ns + m) / ns, s = 1 - z * z;
+      f[j] = s > 0 ? expl((long double)k->beta * (sqrtl(s) - 1)) : 0;
+    }
+    for (int q = 0; q <= P; q++) {
+      long double c = 0;
+      for (int j = 0; j <= P; j++) c += f[j] * cosl(pi * q * (j + 0.5L) / (P + 1));
+      ch[m][q] = c * 2 / (P + 1);
+    }
+    ch[m][0] *= 0.5L;
+  }
+  double thr = fmax(tol / 100, 1e-16);
+  int deg = 0;
+  for (int d = 1; d <= P && !deg; d++) {
+    long double tail = 0;
+    for (int m = 0; m < ns; m++) {
+      long double t = 0;
+      for (int q = d + 1; q <= P; q++) t += fabsl(ch[m][q]);
+      if (t > tail) tail = t;
+    }
+    if (tail <= thr) deg = d;
+  }
+  k->deg = deg;
+  memset(k->pc, 0, sizeof k->pc);
+  if (!deg) return;
+  /* monomial coefficients: T_0 = 1, T_1 = u, T_{q+1} = 2 u T_q - T_{q-1} */
+  long double T0[P + 2], T1[P + 2], T2[P + 2], a[NUFFT_MAX_WIDTH][P + 1];
+  memset(a, 0, sizeof a);
+  memset(T0, 0, sizeof T0);
+  memset(T1, 0, sizeof T1);
+  T0[0] = 1;
+  T1[1] = 1;
+  for (int q = 0; q <= deg; q++) {
+    const long double *T = q == 0 ? T0 : T1;
+    for (int m = 0; m < ns; m++)
+      for (int i = 0; i <= q; i++) a[m][i] += ch[m][q] * T[i];
+    if (q >= 1) {
+      for (int i = 0; i <= P; i++) T2[i] = (i ? 2 * T1[i - 1] : 0) - T0[i];
+      memcpy(T0, T1, sizeof T0);
+      memcpy(T1, T2, sizeof T1);
+    }
+  }
+  for (int q = 0; q <= deg; q++)
+    for (int m = 0; m < ns; m++) k->pc[q][m] = (double)a[m][q];
+}
+
 int nufft_kernel_setup(const nufft_opts *o, nufft_kernel *k) {
   nufft_opts d;
   if (!o) {
@@ -100,6 +158,7 @@ int nufft_kernel_setup(const nufft_opts *o, nufft_kernel *k) {
     k->a[i] = ns * w[i] * es(k, z[i]);
     k->b[i] = 0.5 * ns * z[i];
   }
+  kernel_poly(k, tol);
   return GFI_OK;
 }
 
@@ -128,6 +187,17 @@ size_t nufft_next235even(size_t m) {
  * extension): the fine grid comes from fftw_malloc, 16-byte aligned. */
 typedef double cplx __attribute__((vector_size(16), may_alias));
 
+/* The kernel's ns values by Horner's rule on W >= ns lanes (W a constant at
+ * each call, so the lanes vectorise); ker must hold W values. */
+static inline __attribute__((always_inline)) void horner(const nufft_kernel *k, double u,
+                                                         double *ker, const int W) {
+  double v[NUFFT_MAX_WIDTH];
+  for (int m = 0; m < W; m++) v[m] = k->pc[k->deg][m];
+  for (int q = k->deg - 1; q >= 0; q--)
+    for (int m = 0; m < W; m++) v[m] = v[m] * u + k->pc[q][m];
+  for (int m = 0; m < W; m++) ker[m] = v[m];
+}
+
 /* Kernel values and wrapped grid indices of one point on one axis. */
 static inline void axis_weights(const nufft_kernel *k, double t, size_t n, double *ker,
                                 size_t *idx) {
@@ -140,8 +210,20 @@ static inline void axis_weights(const nufft_kernel *k, double t, size_t n, doubl
     i %= n_;
     if (i < 0) i += n_;
   }
+  if (k->deg) {
+    double u = 2 * (x1 + half) - 1; /* in [-1, 1] */
+    if (ns <= 4)
+      horner(k, u, ker, 4);
+    else if (ns <= 8)
+      horner(k, u, ker, 8);
+    else if (ns <= 12)
+      horner(k, u, ker, 12);
+    else
+      horner(k, u, ker, 16);
+  } else {
+    for (int m = 0; m < ns; m++) ker[m] = es(k, (x1 + m) * sc);
+  }
   for (int m = 0; m < ns; m++) {
-    ker[m] = es(k, (x1 + m) * sc);
     idx[m] = (size_t)i;
     if (++i == n_) i = 0;
   }
