@@ -116,7 +116,12 @@ expect 1 "$T/nan:2:2" -- "$GFI" pdf --model normal --dim 2 --at "$T/nan"
 expect 2 "\-\-n: must be at least 1" -- "$GFI" sample --model normal --n 0 --seed 1
 expect 2 "\-\-n: must be at least 1" -- "$GFI" density --model normal --n 0 --seed 1 --phi pow:4 --R 1 --at "$T/q1"
 expect 2 "\-\-n: expected a non-negative integer" -- "$GFI" sample --model normal --n -5
-expect 2 "\-\-R: radius must be > 0" -- "$GFI" $D --data "$T/mw" --R 0 --at "$T/q1b"
+expect 2 "\-\-R: radius must be > 0" -- "$GFI" density --phi pow:4 --data "$T/mw" --R 0 --at "$T/q1b"
+# a repeated option is an error, not "the last one wins"
+expect 2 "\-\-R: given twice" -- "$GFI" $D --data "$T/mw" --R 0 --at "$T/q1b"
+expect 2 "\-\-seed: given twice" -- "$GFI" sample --model normal --n 3 --seed 1 --seed 2
+expect 2 "\-\-n: missing value" -- "$GFI" sample --model normal --n
+expect 2 "\-\-dat: unknown option" -- "$GFI" density --dat "$T/mw" --R 1 --at "$T/q1b"
 expect 2 "\-\-R: radius must be > 0" -- "$GFI" density --data "$T/mw" --R -1 --at "$T/q1b"
 expect 2 "\-\-R: entry 1 is not a number" -- "$GFI" density --data "$T/mw" --R abc --at "$T/q1b"
 expect 2 "\-\-R: entry 2 must be finite" -- "$GFI" density --data "$T/data2" --R 1,nan --at "$T/q2"
