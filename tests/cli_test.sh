@@ -1,25 +1,7 @@
 #!/usr/bin/env bash
 # Command-line contract: outputs, agreement with an independent computation
 # (awk), reproducibility, and every bad input reaching its message and exit code.
-set -u
-GFI=${1:?usage: cli_test.sh path/to/gfi}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-
-# expect CODE PATTERN -- command...: exit status and a stderr pattern
-expect() {
-  local code=$1 pat=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ]; then bad "'$*' exited $rc, expected $code; stderr: $(cat "$T/err")"; return; fi
-  if [ -n "$pat" ] && ! grep -q -- "$pat" "$T/err"; then bad "'$*' stderr lacks '$pat': $(cat "$T/err")"; return; fi
-  if [ "$code" -ne 0 ] && [ "$(wc -l <"$T/err")" -ne 1 ]; then bad "'$*' should print one line: $(cat "$T/err")"; return; fi
-  ok
-}
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 # --- help and version
 for c in sample pdf density; do
@@ -147,5 +129,4 @@ expect 2 "\-\-dim: must be at least 1" -- "$GFI" sample --model normal --dim 0 -
 expect 2 "\-\-seed" -- "$GFI" sample --model normal --n 3 --seed x
 expect 2 "unexpected argument" -- "$GFI" sample --model normal --n 3 extra
 
-echo "cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish "cli"
