@@ -375,15 +375,6 @@ void cli_finish_output(FILE *f, const char *what) {
   if (bad) cli_die(EXIT_RUNTIME, "writing %s: %s", what, strerror(err ? err : EIO));
 }
 
-void cli_meta(FILE *f, const char *key, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(f, "# %s: ", key);
-  vfprintf(f, fmt, ap);
-  fputc('\n', f);
-  va_end(ap);
-}
-
 void cli_columns(FILE *f, size_t D, const char *extra) {
   fputc('#', f);
   for (size_t j = 0; j < D; j++) fprintf(f, " x%zu", j + 1);

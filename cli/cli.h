@@ -122,7 +122,7 @@ double *cli_read_table(const char *what, const char *path, size_t cols, size_t *
  * then "# --NAME: VALUE" for every option of the parsed table (if any); the
  * caller adds "# key: value" lines and finally the column-name line. */
 void cli_header(FILE *f);
-void cli_meta(FILE *f, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define cli_meta gfi_dat_meta /* "# key: value" */
 /* "# x1 x2 ... xD" followed by extra names. */
 void cli_columns(FILE *f, size_t D, const char *extra);
 
