@@ -29,8 +29,9 @@ int cmd_mise(int argc, char **argv) {
     {"phi", CLI_STR, &phi, .def = "pow:4", .arg = "pow:L", .help = "phi(z) = z^L, L = 1..8"},
     {"R", CLI_STR, &Rs, .arg = "R1[,..,RD]", .help = "radius, one for every axis or one per axis (> 0)"},
     {"exact", CLI_FLAG, &exact,
-     .help = "exact MISE through Plancherel: normal mixtures (mw:K, normal:cov=..)\n"
-             "and Laplace/Cauchy/t (products of them for D > 1), D = 1..3"},
+     .help = "exact MISE through Plancherel (docs/theory.md section 3): normal\n"
+             "mixtures (mw:K, normal:cov=..) and Laplace/Cauchy/t (products\n"
+             "of them for D > 1), D = 1..3"},
     {"mc", CLI_SIZE, &reps, .arg = "REPS", .min = 2,
      .help = "Monte Carlo over REPS >= 2 replications; replication k draws\n"
              "its N points from RNG stream (S, k): identical for any --threads"},
@@ -73,8 +74,8 @@ int cmd_mise(int argc, char **argv) {
   double *R = cli_radii("--R", Rs, D);
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
-  o.nthreads = nthreads;
-  o.seed = seed;
+  o.base.nthreads = nthreads;
+  o.base.seed = seed;
   o.parts = parts;
   o.resolution = res;
   if (ise) {

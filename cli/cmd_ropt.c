@@ -44,7 +44,7 @@ int cmd_ropt(int argc, char **argv) {
   double *Rdir = dir ? cli_radii("--dir", dir, D) : NULL;
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
-  o.nthreads = nthreads;
+  o.base.nthreads = nthreads;
   o.resolution = res;
   double *rows = cli_array(nn, 7, sizeof *rows);
   int mixture = gfi_model_get_kind(m) == GFI_MODEL_MIXTURE;
