@@ -3,13 +3,7 @@
 # every MSE finite and positive in summary.md and summary.dat (and the two
 # agreeing), the run's time, thread-count independence, a failing step named
 # with exit 1, the missing-gnuplot message, and usage errors.
-set -u
-GFI=${1:?usage: reproduce_test.sh path/to/gfi}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 command -v gnuplot >/dev/null || { echo "SKIP: gnuplot not installed"; exit 77; }
 
 "$GFI" reproduce --help >"$T/help" && grep -q "usage: gfi reproduce" "$T/help" && ok || bad "--help"
@@ -95,5 +89,4 @@ for args in "--seeds 1" "--flt maybe" "--phi pow:9" "--R 0" "--sens-box 1,-2" "-
   [ $rc -eq 2 ] && [ "$(wc -l <"$T/uerr")" -eq 1 ] && ok || bad "'$args': rc $rc, $(cat "$T/uerr")"
 done
 
-echo "reproduce_test: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish "reproduce_test"
