@@ -4,7 +4,7 @@
  * One factor: u = a - b with a = R_d q_id, b = R_d k_jd and
  *     sin u = sin a cos b - cos a sin b,   cos u = cos a cos b + sin a sin b,
  *     s = sinc u = sin u / u,   s' = (cos u - s) / u,
- * both from their Taylor series for |u| < 0.5 (truncation < 1e-18 relative),
+ * both from their Taylor series for |u| < 0.5 (sinc_series.h),
  * so no sin is evaluated per pair. |s| < 2^-64 (5e-20) is set to 0: s carries
  * an absolute error ~2e-16 from the identity, so such a value is rounding
  * noise around a zero of sinc, and the flush bounds every nonzero factor
@@ -35,11 +35,12 @@
 #include <string.h>
 #include "attention_internal.h"
 #include "par.h"
+#include "sinc_series.h"
 
 #define FWD_BLOCK 64  /* keys per block in the forward */
 #define BWD_BLOCK 16  /* lanes (keys or queries) per block in the backward */
 #define CHUNK 4       /* axes between renormalisations of a running product */
-#define SERIES_CUT 0.5
+#define SERIES_CUT GFI_SINC_CUT
 #define FLUSH 0x1p-64
 #define ZERO_EXP (-1.0e6) /* exponent of an exact zero product: below every other */
 #define MAGIC 4503599627370496.0 /* 2^52 */
@@ -85,8 +86,7 @@ static inline double ipow(double t, int l) {
 
 static inline double sinc_of(double u, double sn) {
   double u2 = u * u;
-  double ser = 1.0 + u2 * (-1.0 / 6 + u2 * (1.0 / 120 + u2 * (-1.0 / 5040 + u2 * (1.0 / 362880 +
-               u2 * (-1.0 / 39916800 + u2 * (1.0 / 6227020800.0 + u2 * (-1.0 / 1307674368000.0)))))));
+  double ser = GFI_SINC_SERIES(double, u2);
   double q = sn * (1.0 / u);
   double s = fabs(u) < SERIES_CUT ? ser : q;
   return fabs(s) < FLUSH ? 0.0 : s;
@@ -95,10 +95,8 @@ static inline double sinc_of(double u, double sn) {
 /* sinc and its derivative together, one division. */
 static inline void sinc_both(double u, double sn, double cs, double *s, double *ds) {
   double u2 = u * u;
-  double ser = 1.0 + u2 * (-1.0 / 6 + u2 * (1.0 / 120 + u2 * (-1.0 / 5040 + u2 * (1.0 / 362880 +
-               u2 * (-1.0 / 39916800 + u2 * (1.0 / 6227020800.0 + u2 * (-1.0 / 1307674368000.0)))))));
-  double dser = u * (-2.0 / 6 + u2 * (4.0 / 120 + u2 * (-6.0 / 5040 + u2 * (8.0 / 362880 +
-                u2 * (-10.0 / 39916800 + u2 * (12.0 / 6227020800.0 + u2 * (-14.0 / 1307674368000.0)))))));
+  double ser = GFI_SINC_SERIES(double, u2);
+  double dser = GFI_SINC_DSERIES(double, u, u2);
   double iu = 1.0 / u;
   double q = sn * iu; /* as sinc_of: forward and backward form the same factors */
   double sv = fabs(u) < SERIES_CUT ? ser : q;
