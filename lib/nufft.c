@@ -65,28 +65,12 @@ static double *grid_alloc(size_t tot) {
   return g;
 }
 
-static fftw_plan plan_fft(int D, const size_t *nf, double *grid, int sign) {
-  int n[3];
-  for (int d = 0; d < D; d++) n[d] = (int)nf[d];
-  nufft_fftw_lock();
-  fftw_plan p = fftw_plan_dft(D, n, (fftw_complex *)grid, (fftw_complex *)grid,
-                              sign > 0 ? FFTW_BACKWARD : FFTW_FORWARD, FFTW_ESTIMATE);
-  nufft_fftw_unlock();
-  return p;
-}
-
-static void destroy_fft(fftw_plan p) {
-  if (!p) return;
-  nufft_fftw_lock();
-  fftw_destroy_plan(p);
-  nufft_fftw_unlock();
-}
-
-static int run_fft(int D, const size_t *nf, double *grid, int sign) {
-  fftw_plan p = plan_fft(D, nf, grid, sign);
-  if (!p) return GFI_ENOMEM;
-  fftw_execute(p);
-  destroy_fft(p);
+static int run_fft(int D, const size_t *nf, double *grid, int sign, int nthreads) {
+  nufft_fft f;
+  int st = nufft_fft_make(&f, D, nf, grid, sign);
+  if (st) return st;
+  nufft_fft_exec(&f, grid, nthreads);
+  nufft_fft_free(&f);
   return GFI_OK;
 }
 
@@ -214,7 +198,7 @@ int nufft1(int D, size_t N, const double *x, const double *c, int sign, const si
     fold_coords(D, nf, n, x + j0 * D, t, nt);
     if ((st = nufft_spread(&kp, D, nf, n, t, c + 2 * j0, grid, nt))) goto out;
   }
-  if ((st = run_fft(D, nf, grid, sign))) goto out;
+  if ((st = run_fft(D, nf, grid, sign, nt))) goto out;
   modes_grid(D, ms, nf, w, f, grid, 1, nt);
 out:
   fftw_free(grid);
@@ -242,7 +226,7 @@ int nufft2(int D, size_t N, const double *x, double *c, int sign, const size_t *
     goto out;
   }
   modes_grid(D, ms, nf, w, (double *)f, grid, 2, nt);
-  if ((st = run_fft(D, nf, grid, sign))) goto out;
+  if ((st = run_fft(D, nf, grid, sign, nt))) goto out;
   for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
     size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
     fold_coords(D, nf, n, x + j0 * D, t, nt);
@@ -275,7 +259,7 @@ struct nufft3_plan {
   size_t K;
   int shift_targets;       /* Dc != 0 */
   double *grid1, *grid2;   /* fftw_malloc */
-  fftw_plan fft2;
+  nufft_fft fft2;
   double *w2;              /* inner deconvolution factors, nf[d] per axis */
   double *t2;              /* targets as grid2 coordinates (K x D) */
   double *corr;            /* per-target factor e^{i sign u.C} / phihat (complex) */
@@ -340,7 +324,7 @@ size_t nufft3_grid_size(int D, const double *X, const double *S, const nufft_opt
 
 void nufft3_destroy(nufft3_plan *p) {
   if (!p) return;
-  destroy_fft(p->fft2);
+  nufft_fft_free(&p->fft2);
   fftw_free(p->grid1);
   fftw_free(p->grid2);
   free(p->w2);
@@ -410,10 +394,9 @@ int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *x
     nufft3_destroy(p);
     return GFI_ENOMEM;
   }
-  p->fft2 = plan_fft(D, p->nf2, p->grid2, sign);
-  if (!p->fft2) {
+  if ((st = nufft_fft_make(&p->fft2, D, p->nf2, p->grid2, sign))) {
     nufft3_destroy(p);
-    return GFI_ENOMEM;
+    return st;
   }
   double *w = p->w2;
   for (int d = 0; d < D; d++) {
@@ -495,7 +478,7 @@ int nufft3_exec(nufft3_plan *p, double *f) {
   if (p->K == 0) return GFI_OK;
   memset(p->grid2, 0, p->tot2 * 2 * sizeof(double));
   modes_grid(p->D, p->nf, p->nf2, p->w2, p->grid1, p->grid2, 2, p->nthreads);
-  fftw_execute(p->fft2);
+  nufft_fft_exec(&p->fft2, p->grid2, p->nthreads);
   int st = nufft_interp(&p->kp, p->D, p->nf2, p->K, p->t2, f, p->grid2, p->nthreads);
   if (st) return st;
   for (size_t k = 0; k < p->K; k++) {

@@ -5,6 +5,7 @@
 #define GFI_NUFFT_INTERNAL_H
 
 #include <stddef.h>
+#include <fftw3.h>
 #include "nufft.h"
 
 #define NUFFT_MAX_WIDTH 16
@@ -56,6 +57,19 @@ int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const
 /* The adjoint: c[j] = sum_i phi(...) grid[i] over the ns^D cells near t_j. */
 int nufft_interp(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
                  double *c, const double *grid, int nthreads);
+
+/* In-place FFT of a D-dimensional grid (last axis fastest), deterministic for
+ * any thread count (lib/nufft_fft.c). Plans are made on grid; exec may be
+ * given any grid of the same shape. */
+typedef struct nufft_fft {
+  int D;
+  size_t n[3], tot;
+  fftw_plan whole, row, col[2], rem[2];
+  size_t cols[2];
+} nufft_fft;
+int nufft_fft_make(nufft_fft *f, int D, const size_t *n, double *grid, int sign);
+void nufft_fft_exec(const nufft_fft *f, double *grid, int nthreads);
+void nufft_fft_free(nufft_fft *f);
 
 /* Serialises FFTW's planner (not thread-safe) across the library. */
 void nufft_fftw_lock(void);
