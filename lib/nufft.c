@@ -185,6 +185,7 @@ int nufft1(int D, size_t N, const double *x, const double *c, int sign, const si
   if ((st = setup12(D, ms, o, &kp, nf, &tot, &mtot))) return st;
   if (!all_finite(N * D, x) || !all_finite(2 * N, c)) return GFI_ENONFINITE;
   int nt = nt_of(o);
+  nufft_work wk = {0};
   size_t nb = N < CHUNK ? N : CHUNK;
   double *grid = grid_alloc(tot);
   double *t = malloc((nb ? nb : 1) * D * sizeof(double));
@@ -196,7 +197,7 @@ int nufft1(int D, size_t N, const double *x, const double *c, int sign, const si
   for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
     size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
     fold_coords(D, nf, n, x + j0 * D, t, nt);
-    if ((st = nufft_spread(&kp, D, nf, n, t, c + 2 * j0, grid, nt))) goto out;
+    if ((st = nufft_spread(&kp, D, nf, n, t, c + 2 * j0, grid, nt, &wk))) goto out;
   }
   if ((st = run_fft(D, nf, grid, sign, nt))) goto out;
   modes_grid(D, ms, nf, w, f, grid, 1, nt);
@@ -204,6 +205,7 @@ out:
   fftw_free(grid);
   free(t);
   free(w);
+  nufft_work_free(&wk);
   return st;
 }
 
@@ -217,6 +219,7 @@ int nufft2(int D, size_t N, const double *x, double *c, int sign, const size_t *
   if (!all_finite(N * D, x) || !all_finite(2 * mtot, f)) return GFI_ENONFINITE;
   if (N == 0) return GFI_OK;
   int nt = nt_of(o);
+  nufft_work wk = {0};
   size_t nb = N < CHUNK ? N : CHUNK;
   double *grid = grid_alloc(tot);
   double *t = malloc(nb * D * sizeof(double));
@@ -230,12 +233,13 @@ int nufft2(int D, size_t N, const double *x, double *c, int sign, const size_t *
   for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
     size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
     fold_coords(D, nf, n, x + j0 * D, t, nt);
-    if ((st = nufft_interp(&kp, D, nf, n, t, c + 2 * j0, grid, nt))) goto out;
+    if ((st = nufft_interp(&kp, D, nf, n, t, c + 2 * j0, grid, nt, &wk))) goto out;
   }
 out:
   fftw_free(grid);
   free(t);
   free(w);
+  nufft_work_free(&wk);
   return st;
 }
 
@@ -264,6 +268,7 @@ struct nufft3_plan {
   double *t2;              /* targets as grid2 coordinates (K x D) */
   double *corr;            /* per-target factor e^{i sign u.C} / phihat (complex) */
   double *tbuf, *cbuf;     /* one chunk of sources */
+  nufft_work work;         /* the spreader's scratch */
 };
 
 /* Grid size, spacing and scale of one axis (FINUFFT's choice: X S >= 1 is
@@ -332,6 +337,7 @@ void nufft3_destroy(nufft3_plan *p) {
   free(p->corr);
   free(p->tbuf);
   free(p->cbuf);
+  nufft_work_free(&p->work);
   free(p);
 }
 
@@ -467,7 +473,7 @@ int nufft3_add(nufft3_plan *p, size_t N, const double *x, const double *c) {
         p->cbuf[2 * j + 1] = ci;
       }
     }
-    int st = nufft_spread(&p->kp, D, p->nf, n, p->tbuf, p->cbuf, p->grid1, nt);
+    int st = nufft_spread(&p->kp, D, p->nf, n, p->tbuf, p->cbuf, p->grid1, nt, &p->work);
     if (st) return st;
   }
   return GFI_OK;
@@ -479,7 +485,7 @@ int nufft3_exec(nufft3_plan *p, double *f) {
   memset(p->grid2, 0, p->tot2 * 2 * sizeof(double));
   modes_grid(p->D, p->nf, p->nf2, p->w2, p->grid1, p->grid2, 2, p->nthreads);
   nufft_fft_exec(&p->fft2, p->grid2, p->nthreads);
-  int st = nufft_interp(&p->kp, p->D, p->nf2, p->K, p->t2, f, p->grid2, p->nthreads);
+  int st = nufft_interp(&p->kp, p->D, p->nf2, p->K, p->t2, f, p->grid2, p->nthreads, &p->work);
   if (st) return st;
   for (size_t k = 0; k < p->K; k++) {
     double br = f[2 * k], bi = f[2 * k + 1], ar = p->corr[2 * k], ai = p->corr[2 * k + 1];
