@@ -2,6 +2,7 @@
  * (docs/theory.md section 3), the Gaussian-KDE exact MISE of Marron & Wand, and
  * the MISE-optimal radius and bandwidth. See gfi/mise.h for the method. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_blas.h>
@@ -12,8 +13,10 @@
 #ifdef GFI_HAVE_OPENMP
 #include <omp.h>
 #endif
+#include "chol.h"
 #include "mise_internal.h"
 #include "par.h"
+#include "../lib/gsl_quiet.h"
 #include "gfi/validate.h"
 
 /* |psi|^2 of a Gaussian pair term is below e^-LOG_CUT of its peak beyond T. */
@@ -336,13 +339,18 @@ static double tail_integrand(double t, void *p) { return amp2_1d((const gfi_mode
 
 /* 2 int_L^inf |psi_f|^2 dt */
 static int tail_1d(const gfi_model *f, double L, double *out) {
-  gsl_set_error_handler_off();
+  /* qagiu reports rounding (accepted below) through GSL's error handler. */
+  gfi_gsl_quiet_enter();
   gsl_integration_workspace *ws = gsl_integration_workspace_alloc(500);
-  if (!ws) return GFI_ENOMEM;
+  if (!ws) {
+    gfi_gsl_quiet_leave();
+    return GFI_ENOMEM;
+  }
   gsl_function F = {tail_integrand, (void *)f};
   double r, e;
   int gs = gsl_integration_qagiu(&F, L, 1e-300, 1e-12, 500, ws, &r, &e);
   gsl_integration_workspace_free(ws);
+  gfi_gsl_quiet_leave();
   if (gs != GSL_SUCCESS && gs != GSL_EROUND) {
     /* accept a result whose error is negligible in absolute terms */
     if (!(isfinite(r) && e < 1e-14)) return GFI_EQUAD;
@@ -617,31 +625,27 @@ int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R, const g
 
 /* log N(x; 0, S) for a D x D SPD S; GFI_ENOTPD otherwise. */
 static int log_normal_density(size_t D, const double *x, const double *S, double *out) {
-  gsl_set_error_handler_off();
-  gsl_matrix *L = gsl_matrix_alloc(D, D);
-  gsl_vector *v = gsl_vector_alloc(D);
-  if (!L || !v) {
-    if (L) gsl_matrix_free(L);
-    if (v) gsl_vector_free(v);
-    return GFI_ENOMEM;
-  }
-  for (size_t a = 0; a < D; a++) {
-    for (size_t b = 0; b < D; b++) gsl_matrix_set(L, a, b, S[a * D + b]);
-    gsl_vector_set(v, a, x[a]);
-  }
+  if (D > SIZE_MAX / sizeof(double) / (D + 1)) return GFI_ENOMEM;
+  double *buf = malloc(D * (D + 1) * sizeof *buf);
+  if (!buf) return GFI_ENOMEM;
+  double *Lbuf = buf, *vbuf = buf + D * D;
   int st = GFI_OK;
-  if (gsl_linalg_cholesky_decomp1(L) != GSL_SUCCESS) {
+  /* The factor without GSL, whose Cholesky reports a matrix that is not
+   * positive definite through GSL's error handler (chol.h). */
+  if (chol_lower(D, S, Lbuf) != 0) {
     st = GFI_ENOTPD;
   } else {
+    for (size_t a = 0; a < D; a++) vbuf[a] = x[a];
+    gsl_matrix_view L = gsl_matrix_view_array(Lbuf, D, D);
+    gsl_vector_view v = gsl_vector_view_array(vbuf, D);
     double ld = 0;
-    for (size_t a = 0; a < D; a++) ld += log(gsl_matrix_get(L, a, a));
-    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, L, v);
+    for (size_t a = 0; a < D; a++) ld += log(gsl_matrix_get(&L.matrix, a, a));
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, &L.matrix, &v.vector);
     double q = 0;
-    for (size_t a = 0; a < D; a++) q += gsl_vector_get(v, a) * gsl_vector_get(v, a);
+    for (size_t a = 0; a < D; a++) q += gsl_vector_get(&v.vector, a) * gsl_vector_get(&v.vector, a);
     *out = -0.5 * q - ld - 0.5 * (double)D * log(2 * M_PI);
   }
-  gsl_matrix_free(L);
-  gsl_vector_free(v);
+  free(buf);
   return st;
 }
 
@@ -746,12 +750,18 @@ static int minimise_log(logfun f, void *ctx, double x0, double xlo, double xhi, 
     }
     if (c.status) return c.status;
   }
-  gsl_set_error_handler_off();
+  /* Brent's iteration reports a non-finite value (min_eval's INFINITY on
+   * error) through GSL's error handler. */
+  gfi_gsl_quiet_enter();
   gsl_min_fminimizer *s = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
-  if (!s) return GFI_ENOMEM;
+  if (!s) {
+    gfi_gsl_quiet_leave();
+    return GFI_ENOMEM;
+  }
   gsl_function F = {min_eval, &c};
   if (gsl_min_fminimizer_set_with_values(s, &F, b, fb, a, fa, cc, fc) != GSL_SUCCESS) {
     gsl_min_fminimizer_free(s);
+    gfi_gsl_quiet_leave();
     return GFI_EQUAD;
   }
   int st = GFI_OK;
@@ -766,6 +776,7 @@ static int minimise_log(logfun f, void *ctx, double x0, double xlo, double xhi, 
   }
   double x = gsl_min_fminimizer_x_minimum(s);
   gsl_min_fminimizer_free(s);
+  gfi_gsl_quiet_leave();
   if (c.status) return c.status;
   if (st) return st;
   *xopt = x;
