@@ -16,6 +16,9 @@
  * and the block's terms are summed relative to the largest exponent seen so
  * far for that query. Per data point this costs O(1) beyond the O(D)
  * product, so for large D the overhead is small (measured in bench_regress). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math") /* as in attention_fourier.c: selects, not branches */
+#endif
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
