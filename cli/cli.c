@@ -440,6 +440,11 @@ void *cli_array(size_t a, size_t b, size_t size) {
   return p;
 }
 
+void cli_flush(FILE *f, const char *what) {
+  errno = 0;
+  if (fflush(f) != 0) cli_die(EXIT_RUNTIME, "writing %s: %s", what, strerror(errno ? errno : EIO));
+}
+
 void cli_finish_output(FILE *f, const char *what) {
   errno = 0;
   int bad = fflush(f) != 0;
@@ -449,7 +454,8 @@ void cli_finish_output(FILE *f, const char *what) {
     bad = 1;
     err = errno;
   }
-  if (bad) cli_die(EXIT_RUNTIME, "writing %s: %s", what, strerror(err ? err : EIO));
+  if (bad && err) cli_die(EXIT_RUNTIME, "writing %s: %s", what, strerror(err));
+  if (bad) cli_die(EXIT_RUNTIME, "writing %s: a write failed", what);
 }
 
 void cli_columns(FILE *f, size_t D, const char *extra) {

@@ -176,6 +176,8 @@ void *cli_array(size_t a, size_t b, size_t size);
  * write: a failed one (a full disk) is a runtime error (exit 1) naming
  * `what`. Every subcommand ends its output with this. */
 void cli_finish_output(FILE *f, const char *what);
+/* fflush with the same check, for output that goes out as it is made. */
+void cli_flush(FILE *f, const char *what);
 
 /* 1 if `arg` is --help or -h. */
 int cli_is_help(const char *arg);
