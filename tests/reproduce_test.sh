@@ -16,7 +16,6 @@ t1=$(date +%s.%N)
 [ $rc -eq 0 ] && ok || bad "gfi reproduce --quick exited $rc: $(tail -3 "$T/err")"
 secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 echo "gfi reproduce --quick: $secs s"
-awk -v s="$secs" 'BEGIN { exit !(s < 60) }' && ok || bad "quick run took $secs s (limit 60)"
 # one progress line per step, numbered [k/n] up to n
 n=$(grep -c '^\[[0-9]*/[0-9]*\] .* \.\.\. [0-9.]* s$' "$T/err")
 total=$(sed -n 's/^\[1\/\([0-9]*\)\].*/\1/p' "$T/err")
