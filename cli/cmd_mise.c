@@ -71,7 +71,6 @@ int cmd_mise(int argc, char **argv) {
   gfi_kernel k;
   cli_phi("--phi", phi, &k);
   gfi_model *m = cli_model(spec, D);
-  double *R = cli_radii("--R", Rs, D);
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
   o.base.nthreads = nthreads;
@@ -85,6 +84,7 @@ int cmd_mise(int argc, char **argv) {
     if (o.ise == GFI_ISE_PLANCHEREL && D > 2) cli_usage("--ise", "plancherel needs D <= 2");
   }
   if (exact || o.ise != GFI_ISE_GRID) mise_cli_check_model(m, spec);
+  double *R = cli_radii("--R", Rs, D);
   if (exact && backend && strcmp(backend, "cpu") && strcmp(backend, "auto"))
     cli_backend_resolve(backend, 0, "--exact"); /* an unknown name or cuda: usage error */
   int gpu_ok = 0;
