@@ -31,6 +31,7 @@
 #include "nufft.h"
 #include "gfi/kernel.h"
 #include "gfi/status.h"
+#include "engine.h"
 
 /* Largest a = h S / 2 on one sub-interval. */
 #define BL_ALPHA_SUB 256.0
@@ -45,6 +46,7 @@
 #define COST_NODE 4.0     /* per node per column (weights, products) */
 #define COST_MAC 1.0      /* per complex multiply-add of the grid step */
 #define COST_RULE 20.0    /* per node per axis to build the rule */
+#define COST_PLAN 2e4     /* fixed cost of one NUFFT (plans, allocation) */
 
 static int threads_of(int n) {
 #ifdef GFI_HAVE_OPENMP
@@ -293,7 +295,7 @@ double bl_nufft_cost(int D, size_t nsrc, size_t ntgt, const size_t *grid, double
   double wD = pow(window_width(ntol), D);
   double G = 1;
   for (int j = 0; j < D; j++) G *= (double)(grid[j] ? grid[j] : 1);
-  return COST_SPREAD * wD * ((double)nsrc + (double)ntgt) + COST_FFT * G * log2(G + 2);
+  return COST_PLAN + COST_SPREAD * wD * ((double)nsrc + (double)ntgt) + COST_FFT * G * log2(G + 2);
 }
 
 static void nufft_opts_of(const bl_sum *s, nufft_opts *o) {
@@ -736,3 +738,38 @@ void bl_info_fill(const bl_sum *s, const bl_choice *ch, size_t D, gfi_fast_info 
     info->grid_bwd[j] = ch->gb[j];
   }
 }
+
+/* ---- grids ---------------------------------------------------------------- */
+
+/* Grid checks of the density and NW grid evaluations. */
+int bl_grid_check(size_t D, const double *R, const double *lo, const double *hi,
+                      const size_t *n, size_t *total) {
+  if (!lo || !hi || !n) return GFI_EINVAL;
+  size_t t = 1;
+  for (size_t j = 0; j < D; j++) {
+    if (n[j] == 0) return GFI_EINVAL;
+    if (!isfinite(lo[j]) || !isfinite(hi[j])) return GFI_ENONFINITE;
+    if (R && (fabs(R[j] * lo[j]) > ENGINE_PHASE_MAX || fabs(R[j] * hi[j]) > ENGINE_PHASE_MAX))
+      return GFI_ERANGE;
+    if (t > (((size_t)1 << 52) / D) / n[j]) return GFI_EDIM;
+    t *= n[j];
+  }
+  *total = t;
+  return GFI_OK;
+}
+
+/* The grid's points (G x D), last axis fastest. */
+double *bl_grid_points(size_t D, const double *lo, const double *hi, const size_t *n, size_t G) {
+  double *q = malloc(G * D * sizeof *q);
+  if (!q) return NULL;
+  for (size_t g = 0; g < G; g++) {
+    size_t rem = g;
+    for (size_t j = D; j-- > 0;) {
+      size_t k = rem % n[j];
+      rem /= n[j];
+      q[g * D + j] = n[j] > 1 ? lo[j] + (hi[j] - lo[j]) * (double)k / (double)(n[j] - 1) : lo[j];
+    }
+  }
+  return q;
+}
+

@@ -98,6 +98,14 @@ double bl_bound_abs(const bl_sum *s, const bl_choice *ch, size_t col);
 /* Fill the common fields of info from a choice (bound fields left to the caller). */
 void bl_info_fill(const bl_sum *s, const bl_choice *ch, size_t D, gfi_fast_info *info);
 
+/* Grid lo:hi:n checks (GFI_EINVAL for n[j] = 0 or NULL, GFI_ENONFINITE,
+ * GFI_ERANGE when |R_j lo_j| or |R_j hi_j| > 2^52 (R may be NULL), GFI_EDIM
+ * when the point count overflows); *total = prod n. */
+int bl_grid_check(size_t D, const double *R, const double *lo, const double *hi, const size_t *n,
+                  size_t *total);
+/* The grid's G points (G x D, last axis fastest), or NULL (no memory). */
+double *bl_grid_points(size_t D, const double *lo, const double *hi, const size_t *n, size_t G);
+
 /* Cost-model helpers shared with the ecf. */
 double bl_nufft_cost(int D, size_t nsrc, size_t ntgt, const size_t *grid, double ntol);
 

@@ -299,45 +299,13 @@ int gfi_density_eval(const gfi_density_plan *p, size_t M, const double *queries,
   return gfi_density_eval_info(p, M, queries, out, NULL);
 }
 
-/* Grid checks shared with the NW grid: sizes, finiteness, phases. */
-static int grid_check(size_t D, const double *R, const double *lo, const double *hi,
-                      const size_t *n, size_t *total) {
-  if (!lo || !hi || !n) return GFI_EINVAL;
-  size_t t = 1;
-  for (size_t j = 0; j < D; j++) {
-    if (n[j] == 0) return GFI_EINVAL;
-    if (!isfinite(lo[j]) || !isfinite(hi[j])) return GFI_ENONFINITE;
-    if (R && (fabs(R[j] * lo[j]) > ENGINE_PHASE_MAX || fabs(R[j] * hi[j]) > ENGINE_PHASE_MAX))
-      return GFI_ERANGE;
-    if (t > (((size_t)1 << 52) / D) / n[j]) return GFI_EDIM;
-    t *= n[j];
-  }
-  *total = t;
-  return GFI_OK;
-}
-
-/* The grid's points (G x D), last axis fastest. */
-static double *grid_points(size_t D, const double *lo, const double *hi, const size_t *n, size_t G) {
-  double *q = malloc(G * D * sizeof *q);
-  if (!q) return NULL;
-  for (size_t g = 0; g < G; g++) {
-    size_t rem = g;
-    for (size_t j = D; j-- > 0;) {
-      size_t k = rem % n[j];
-      rem /= n[j];
-      q[g * D + j] = n[j] > 1 ? lo[j] + (hi[j] - lo[j]) * (double)k / (double)(n[j] - 1) : lo[j];
-    }
-  }
-  return q;
-}
-
 int gfi_density_eval_grid(const gfi_density_plan *p, const double *lo, const double *hi,
                           const size_t *n, double *out, gfi_fast_info *info) {
   if (!p || !out) return GFI_EINVAL;
   gfi_fast_info dummy;
   if (!info) info = &dummy;
   size_t G;
-  int st = grid_check(p->D, p->type == DENSITY_FOURIER ? p->R : NULL, lo, hi, n, &G);
+  int st = bl_grid_check(p->D, p->type == DENSITY_FOURIER ? p->R : NULL, lo, hi, n, &G);
   if (st) return st;
   bl_choice ch;
   memset(&ch, 0, sizeof ch);
@@ -362,7 +330,7 @@ int gfi_density_eval_grid(const gfi_density_plan *p, const double *lo, const dou
       info->bound = m > 0 ? info->bound_abs / m : INFINITY;
     }
   } else {
-    double *q = grid_points(p->D, lo, hi, n, G);
+    double *q = bl_grid_points(p->D, lo, hi, n, G);
     st = q ? eval_direct(p, G, q, out) : GFI_ENOMEM;
     free(q);
   }
