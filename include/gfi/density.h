@@ -15,6 +15,7 @@
 #ifndef GFI_DENSITY_H
 #define GFI_DENSITY_H
 
+#include "export.h"
 #include <stddef.h>
 #include "status.h"
 #include "kernel.h"
@@ -37,7 +38,7 @@ typedef struct gfi_density_plan gfi_density_plan;
  * route exists for phi = z^l and D <= 3; GFI_EUNSUPPORTED when FAST is asked
  * for another kernel or D > 3, GFI_EINVAL for tol outside [0, 1) or an
  * unknown method, GFI_ERANGE under FAST when the node count explodes. */
-int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k,
+GFI_EXPORT int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k,
                              size_t N, size_t D, const double *data,
                              const double *weights, const double *R,
                              const gfi_opts *opts);
@@ -45,20 +46,20 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k,
 /* Gaussian KDE with bandwidth matrix H (D x D, symmetric positive definite,
  * row-major; the kernel's covariance). GFI_EBANDWIDTH when H is not SPD.
  * Always the direct sum: GFI_EUNSUPPORTED when opts.method is FAST. */
-int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D,
+GFI_EXPORT int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D,
                            const double *data, const double *weights,
                            const double *H, const gfi_opts *opts);
 
 /* Bandwidth rules on the data covariance S (as scipy.stats.gaussian_kde):
  * H = f^2 S with Scott's f = N^(-1/(D+4)) or Silverman's
  * f = (N (D+2)/4)^(-1/(D+4)). rule: "scott" or "silverman". H is D x D. */
-int gfi_bandwidth_rule(const char *rule, size_t N, size_t D, const double *data,
+GFI_EXPORT int gfi_bandwidth_rule(const char *rule, size_t N, size_t D, const double *data,
                        const double *weights, double *H);
 
 /* Evaluate at M query points (M x D row-major) into out[M]. GFI_ENONFINITE
  * for NaN/Inf queries; GFI_ERANGE (Fourier) when some |R_j x_j| > 2^52.
  * Gaussian kernel values below exp(-708) count as 0. */
-int gfi_density_eval(const gfi_density_plan *plan, size_t M,
+GFI_EXPORT int gfi_density_eval(const gfi_density_plan *plan, size_t M,
                      const double *queries, double *out);
 
 /* gfi_density_eval that also reports what ran (info may be NULL): the
@@ -68,7 +69,7 @@ int gfi_density_eval(const gfi_density_plan *plan, size_t M,
  * |value| of this call. Same errors as gfi_density_eval, and GFI_ERANGE
  * under FAST when the queries widen the span so much that the node count
  * or a NUFFT grid explodes. */
-int gfi_density_eval_info(const gfi_density_plan *plan, size_t M, const double *queries,
+GFI_EXPORT int gfi_density_eval_info(const gfi_density_plan *plan, size_t M, const double *queries,
                           double *out, gfi_fast_info *info);
 
 /* Evaluate on the tensor grid with n[j] >= 1 points per axis,
@@ -78,13 +79,13 @@ int gfi_density_eval_info(const gfi_density_plan *plan, size_t M, const double *
  * product per axis), with no second NUFFT. info may be NULL. Errors as
  * gfi_density_eval_info; GFI_EINVAL for n[j] = 0, GFI_ENONFINITE for a
  * non-finite lo/hi, GFI_EDIM when the grid size overflows. */
-int gfi_density_eval_grid(const gfi_density_plan *plan, const double *lo, const double *hi,
+GFI_EXPORT int gfi_density_eval_grid(const gfi_density_plan *plan, const double *lo, const double *hi,
                           const size_t *n, double *out, gfi_fast_info *info);
 
 /* What the plan prepared: route FAST with the nodes and the span of the
  * precomputed transform (queries inside the data box widened by a quarter
  * of its width per side reuse it), or DIRECT with the reason. */
-int gfi_density_fast_info(const gfi_density_plan *plan, gfi_fast_info *info);
+GFI_EXPORT int gfi_density_fast_info(const gfi_density_plan *plan, gfi_fast_info *info);
 
 /* Empirical characteristic function phi(t_k) = sum_i w_i exp(i t_k . x_i)
  * at K frequencies (K x D row-major), weights normalised to sum 1 (NULL:
@@ -93,13 +94,13 @@ int gfi_density_fast_info(const gfi_density_plan *plan, gfi_fast_info *info);
  * AUTO (cost model); opts.tol bounds |error| (|phi| <= 1). info may be NULL.
  * Errors: GFI_EINVAL, GFI_EEMPTY (N = 0), GFI_EDIM, GFI_ENONFINITE,
  * GFI_EWEIGHT, GFI_ERANGE (FAST: NUFFT grid too large), GFI_ENOMEM. */
-int gfi_ecf(size_t N, size_t D, const double *data, const double *weights, size_t K,
+GFI_EXPORT int gfi_ecf(size_t N, size_t D, const double *data, const double *weights, size_t K,
             const double *freqs, const gfi_opts *opts, double *out, gfi_fast_info *info);
 
-size_t gfi_density_dim(const gfi_density_plan *plan);
-size_t gfi_density_size(const gfi_density_plan *plan);
+GFI_EXPORT size_t gfi_density_dim(const gfi_density_plan *plan);
+GFI_EXPORT size_t gfi_density_size(const gfi_density_plan *plan);
 
-void gfi_density_destroy(gfi_density_plan *plan);
+GFI_EXPORT void gfi_density_destroy(gfi_density_plan *plan);
 
 #ifdef __cplusplus
 }
