@@ -108,77 +108,6 @@ static int ecf_grid(size_t D, size_t N, const double *x, const axis_nodes *ax, i
   return GFI_OK;
 }
 
-int ise_pl_init(const gfi_model *m, int l, const double *R, double res, int nthreads,
-                ise_pl_rule *r) {
-  memset(r, 0, sizeof *r);
-  size_t D = gfi_model_dim(m);
-  if (D > 2) return GFI_EUNSUPPORTED;
-  r->D = D;
-  r->l = l;
-  for (size_t j = 0; j < D; j++) r->R[j] = R[j];
-  int st = psi_info_init(m, &r->pi);
-  if (st) return st;
-  mise_integrals I;
-  st = mise_integrals_compute(&r->pi, l, R, res, nthreads, &I);
-  if (st) return st;
-  r->bias_out = I.bias_out;
-  return GFI_OK;
-}
-
-int ise_pl_axes(const ise_pl_rule *r, size_t N, const double *xabs, double res, double max_work,
-                axis_nodes ax[2]) {
-  /* highest frequency of |phi_N Kbar - psi|^2 on each axis */
-  memset(ax, 0, 2 * sizeof *ax);
-  const psi_info *pi = &r->pi;
-  double work = (double)N;
-  int st = GFI_OK;
-  for (size_t j = 0; j < r->D && !st; j++) {
-    double xm = fmax(fabs(pi->centre[j]), xabs[j]);
-    if (pi->route == PSI_MIXTURE)
-      for (size_t a = 0; a < pi->K; a++) xm = fmax(xm, fabs(pi->mu[a * r->D + j]));
-    double F = 2 * xm;
-    double wmax = fmin(pi->h[j], pi->osc[j]);
-    if (F > 0) wmax = fmin(wmax, 3.0 / F);
-    double L = r->l * r->R[j];
-    if (L / wmax * MISE_GL * work > max_work) {
-      st = GFI_EUNSUPPORTED;
-      break;
-    }
-    st = axis_build(j == 0 ? 0.0 : -L, L, r->l, r->R[j], wmax, INFINITY, 0, res, ax + j);
-    if (!st) work *= (double)ax[j].n;
-  }
-  if (!st && work > max_work) st = GFI_EUNSUPPORTED;
-  if (st)
-    for (size_t j = 0; j < 2; j++) axis_free(ax + j);
-  return st;
-}
-
-int ise_pl_cf_row(const gfi_model *m, const ise_pl_rule *r, const axis_nodes *ax, size_t i0,
-                  double *t, double *re, double *im) {
-  size_t D = r->D, n1 = D > 1 ? ax[1].n : 1;
-  for (size_t i1 = 0; i1 < n1; i1++) {
-    t[i1 * D] = ax[0].t[i0];
-    if (D > 1) t[i1 * D + 1] = ax[1].t[i1];
-  }
-  return gfi_model_cf(m, n1, t, re, im);
-}
-
-void ise_pl_axis_factors(const ise_pl_rule *r, const axis_nodes *ax, size_t j, double *k, double *w) {
-  if (j >= r->D) {
-    k[0] = w[0] = 1.0;
-    return;
-  }
-  for (size_t i = 0; i < ax[j].n; i++) {
-    k[i] = gfi_kappa(r->l, ax[j].t[i] / r->R[j]);
-    w[i] = ax[j].w[i];
-  }
-}
-
-int ise_pl_finish(const ise_pl_rule *r, double s, double *ise) {
-  *ise = pow(2 * M_PI, -(double)r->D) * (2 * s + r->bias_out);
-  return isfinite(*ise) ? GFI_OK : GFI_EQUAD;
-}
-
 int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, const double *R,
                        const gfi_mise_opts *opts, double *ise) {
   if (!ise) return GFI_EINVAL;
@@ -198,7 +127,7 @@ int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, 
   double xabs[2] = {0, 0};
   for (size_t j = 0; j < D; j++)
     for (size_t i = 0; i < N; i++) xabs[j] = fmax(xabs[j], fabs(data[i * D + j]));
-  axis_nodes ax[2];
+  axis_nodes ax[MISE_MAXD];
   st = ise_pl_axes(&rule, N, xabs, o.resolution, ISE_PL_MAX_WORK_CPU, ax);
   if (st) return st;
   size_t n0 = ax[0].n, n1 = D < 2 ? 1 : ax[1].n;
@@ -251,7 +180,7 @@ int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, 
   free(w0);
   free(k1);
   free(w1);
-  for (size_t j = 0; j < 2; j++) axis_free(ax + j);
+  for (size_t j = 0; j < MISE_MAXD; j++) axis_free(ax + j);
   return st;
 }
 
