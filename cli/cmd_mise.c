@@ -23,7 +23,13 @@ static const char *help =
   "                    its N points from RNG stream (S, k): identical for any --threads\n"
   "  --seed S          seed of the replications (required with --mc)\n"
   "  --ise METHOD      how each replication's ISE is measured: plancherel (exact,\n"
-  "                    D <= 2, the default there) or grid (cubature on a box, D = 3)\n"
+  "                    the default where --exact works) or grid (cubature on a box)\n"
+  "  --method M        Plancherel ISE: how the empirical cf at the nodes is summed:\n"
+  "                    direct (every point at every node, all N points in memory:\n"
+  "                    the reference), fast (a type-3 NUFFT; points streamed from\n"
+  "                    each replication's RNG stream, memory independent of N) or\n"
+  "                    auto (default: streamed, NUFFT or direct sums by cost)\n"
+  "  --tol X           fast route: error of the empirical cf at each node (default 1e-12)\n"
   "  --no-parts        Monte Carlo: skip the pooled-sample pass that splits the MISE\n"
   "                    into bias^2 and variance (about halves the time)\n"
   "  --backend B       Monte Carlo: cpu (default), cuda (the GPU: normal-mixture truths,\n"
@@ -64,13 +70,14 @@ int cmd_mise(int argc, char **argv) {
     {"mc", required_argument, 0, 'c'},    {"seed", required_argument, 0, 's'},
     {"ise", required_argument, 0, 'i'},   {"no-parts", no_argument, 0, 'P'},
     {"resolution", required_argument, 0, 'r'}, {"threads", required_argument, 0, 't'},
-    {"backend", required_argument, 0, 'B'},
+    {"backend", required_argument, 0, 'B'}, {"method", required_argument, 0, 'M'},
+    {"tol", required_argument, 0, 'T'},
     {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-  const char *spec = NULL, *phi = "pow:4", *Rs = NULL, *ise = NULL, *backend = NULL;
+  const char *spec = NULL, *phi = "pow:4", *Rs = NULL, *ise = NULL, *backend = NULL, *method = NULL;
   size_t D = 1, N = 0, reps = 0;
   uint64_t seed = 0;
   int exact = 0, have_seed = 0, nthreads = 0, parts = 1, c;
-  double res = 1;
+  double res = 1, tol = 0;
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     switch (c) {
@@ -87,6 +94,8 @@ int cmd_mise(int argc, char **argv) {
       case 'r': res = cli_positive("--resolution", optarg); break;
       case 't': nthreads = (int)cli_size("--threads", optarg, 0); break;
       case 'B': backend = optarg; break;
+      case 'M': method = optarg; break;
+      case 'T': tol = cli_positive("--tol", optarg); break;
       case 'h': fputs(help, stdout); return 0;
       case ':': cli_usage(argv[optind - 1], "missing value");
       default: cli_usage(argv[optind - 1], "unknown option");
@@ -114,8 +123,17 @@ int cmd_mise(int argc, char **argv) {
     if (!strcmp(ise, "plancherel")) o.ise = GFI_ISE_PLANCHEREL;
     else if (!strcmp(ise, "grid")) o.ise = GFI_ISE_GRID;
     else cli_usage("--ise", "unknown method '%s' (expected plancherel or grid)", ise);
-    if (o.ise == GFI_ISE_PLANCHEREL && D > 2) cli_usage("--ise", "plancherel needs D <= 2");
+    if (o.ise == GFI_ISE_PLANCHEREL && D > 3) cli_usage("--ise", "plancherel needs D <= 3");
   }
+  if (method) {
+    if (!strcmp(method, "direct")) o.method = GFI_METHOD_DIRECT;
+    else if (!strcmp(method, "fast")) o.method = GFI_METHOD_FAST;
+    else if (!strcmp(method, "auto")) o.method = GFI_METHOD_AUTO;
+    else cli_usage("--method", "unknown method '%s' (expected direct, fast or auto)", method);
+    if (exact) cli_usage("--method", "goes with --mc, not --exact");
+  }
+  if (tol > 0 && !(tol < 1)) cli_usage("--tol", "must be in (0, 1), got %g", tol);
+  o.tol = tol;
   if (exact || o.ise != GFI_ISE_GRID) mise_cli_check_model(m, spec);
   if (exact && backend && strcmp(backend, "cpu") && strcmp(backend, "auto"))
     cli_backend_resolve(backend, 0, "--exact"); /* an unknown name or cuda: usage error */
@@ -152,7 +170,8 @@ int cmd_mise(int argc, char **argv) {
     cli_meta(stdout, "bias2-inside-box", "%.17g", r.bias2_in);
     cli_meta(stdout, "bias2-outside-box", "%.17g", r.bias2_out);
   } else {
-    int grid = o.ise == GFI_ISE_GRID || (o.ise == GFI_ISE_AUTO && D > 2);
+    int grid = be == CLI_BACKEND_CUDA ? o.ise == GFI_ISE_GRID || (o.ise == GFI_ISE_AUTO && D > 2)
+                                      : r.method == 0;
     if (be == CLI_BACKEND_CUDA)
       cli_meta(stdout, "method", "monte carlo on the GPU, %zu replications, seed %llu (replication k: "
                "Philox stream (seed, k) sampled on the GPU, not the CPU backend's points), ISE by %s%s",
@@ -164,6 +183,20 @@ int cmd_mise(int argc, char **argv) {
       cli_meta(stdout, "method", "monte carlo, %zu replications, seed %llu (replication k on stream (seed, k)), "
                "ISE by %s%s", reps, (unsigned long long)seed, grid ? "grid cubature" : "Plancherel",
                parts ? ", parts from the pooled sample" : "");
+  }
+  if (!exact && be != CLI_BACKEND_CUDA && r.method) {
+    char nodes[96];
+    if (r.nodes[0])
+      snprintf(nodes, sizeof nodes, "%zu%s%.0zu%s%.0zu nodes (axis 0 on t >= 0), one rule for all", r.nodes[0],
+               D > 1 ? " x " : "", D > 1 ? r.nodes[1] : 0, D > 2 ? " x " : "", D > 2 ? r.nodes[2] : 0);
+    else
+      snprintf(nodes, sizeof nodes, "nodes per replication from its extent");
+    if (r.method == GFI_METHOD_FAST)
+      cli_meta(stdout, "ecf", "fast: type-3 NUFFT, tol %g, streamed (memory independent of N); %s; "
+               "|ISE error| <= %.3g from the tolerance", o.tol > 0 ? o.tol : 1e-12, nodes, r.ise_err_bound);
+    else
+      cli_meta(stdout, "ecf", "direct sums, %s; %s", o.method == GFI_METHOD_DIRECT ? "all points in memory"
+               : "streamed (memory independent of N)", nodes);
   }
   if (!exact) cli_backend_meta(stdout, be);
   cli_meta(stdout, "eval-threads", "%d", gfi_threads_resolve(&(gfi_opts){.nthreads = nthreads}));

@@ -27,6 +27,9 @@ void gfi_mise_default_opts(gfi_mise_opts *o) {
   o->resolution = 1.0;
   o->grid_halfwidth = 0;
   o->grid_cells = 0;
+  o->method = GFI_METHOD_AUTO;
+  o->tol = 0;
+  o->block = 0;
 }
 
 /* ---- B-spline constants ------------------------------------------------- */

@@ -5,8 +5,12 @@
  * See plancherel.h. */
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <gsl/gsl_integration.h>
+#ifdef GFI_HAVE_OPENMP
+#include <omp.h>
+#endif
 #include "plancherel.h"
 #include "mise_internal.h"
 
@@ -291,7 +295,7 @@ int ise_pl_init(const gfi_model *m, int l, const double *R, double res, int nthr
                 ise_pl_rule *r) {
   memset(r, 0, sizeof *r);
   size_t D = gfi_model_dim(m);
-  if (D > 2) return GFI_EUNSUPPORTED;
+  if (D > MISE_MAXD) return GFI_EUNSUPPORTED;
   r->D = D;
   r->l = l;
   for (size_t j = 0; j < D; j++) r->R[j] = R[j];
@@ -316,8 +320,18 @@ int ise_pl_axes(const ise_pl_rule *r, size_t N, const double *xabs, double res, 
     if (pi->route == PSI_MIXTURE)
       for (size_t a = 0; a < pi->K; a++) xm = fmax(xm, fabs(pi->mu[a * r->D + j]));
     double F = 2 * xm;
-    double wmax = fmin(pi->h[j], pi->osc[j]);
-    if (F > 0) wmax = fmin(wmax, 3.0 / F);
+    double wmax;
+    if (r->D < 3) {
+      wmax = fmin(pi->h[j], pi->osc[j]);
+      if (F > 0) wmax = fmin(wmax, 3.0 / F);
+    } else {
+      /* D = 3: cells up to a phase of 4 (not 1.5) at the highest frequency
+       * and twice the scale of |psi|^2, so that the tensor rule stays near
+       * 10^6 nodes; 16 points per cell still integrate such a cell to about
+       * 1e-15 (4^32 / 32!), and tests compare with res = 2. */
+      wmax = fmin(2 * pi->h[j], 2 * pi->osc[j]);
+      if (F > 0) wmax = fmin(wmax, 8.0 / F);
+    }
     double L = r->l * r->R[j];
     if (L / wmax * MISE_GL * work > max_work) {
       st = GFI_EUNSUPPORTED;
@@ -334,12 +348,36 @@ int ise_pl_axes(const ise_pl_rule *r, size_t N, const double *xabs, double res, 
 
 int ise_pl_cf_row(const gfi_model *m, const ise_pl_rule *r, const axis_nodes *ax, size_t i0,
                   double *t, double *re, double *im) {
-  size_t D = r->D, n1 = D > 1 ? ax[1].n : 1;
-  for (size_t i1 = 0; i1 < n1; i1++) {
-    t[i1 * D] = ax[0].t[i0];
-    if (D > 1) t[i1 * D + 1] = ax[1].t[i1];
+  size_t D = r->D, n1 = D > 1 ? ax[1].n : 1, n2 = D > 2 ? ax[2].n : 1;
+  for (size_t i1 = 0; i1 < n1; i1++)
+    for (size_t i2 = 0; i2 < n2; i2++) {
+      double *tt = t + (i1 * n2 + i2) * D;
+      tt[0] = ax[0].t[i0];
+      if (D > 1) tt[1] = ax[1].t[i1];
+      if (D > 2) tt[2] = ax[2].t[i2];
+    }
+  return gfi_model_cf(m, n1 * n2, t, re, im);
+}
+
+size_t ise_pl_row(const ise_pl_rule *r, const axis_nodes *ax) {
+  size_t n = 1;
+  for (size_t j = 1; j < r->D; j++) n *= ax[j].n;
+  return n;
+}
+
+void ise_pl_row_factors(const ise_pl_rule *r, const axis_nodes *ax, double *k, double *w) {
+  if (r->D < 3) {
+    ise_pl_axis_factors(r, ax, 1, k, w);
+    return;
   }
-  return gfi_model_cf(m, n1, t, re, im);
+  size_t n1 = ax[1].n, n2 = ax[2].n;
+  for (size_t i1 = 0; i1 < n1; i1++) {
+    double k1 = gfi_kappa(r->l, ax[1].t[i1] / r->R[1]);
+    for (size_t i2 = 0; i2 < n2; i2++) {
+      k[i1 * n2 + i2] = k1 * gfi_kappa(r->l, ax[2].t[i2] / r->R[2]);
+      w[i1 * n2 + i2] = ax[1].w[i1] * ax[2].w[i2];
+    }
+  }
 }
 
 void ise_pl_axis_factors(const ise_pl_rule *r, const axis_nodes *ax, size_t j, double *k, double *w) {
@@ -356,4 +394,104 @@ void ise_pl_axis_factors(const ise_pl_rule *r, const axis_nodes *ax, size_t j, d
 int ise_pl_finish(const ise_pl_rule *r, double s, double *ise) {
   *ise = pow(2 * M_PI, -(double)r->D) * (2 * s + r->bias_out);
   return isfinite(*ise) ? GFI_OK : GFI_EQUAD;
+}
+
+/* ---- the empirical cf at the nodes, by direct sums ---------------------------- */
+
+int ise_pl_ecf_accum(const ise_pl_rule *r, const axis_nodes *ax, size_t N, const double *x, int nt,
+                     double *pr, double *pim) {
+  const size_t D = r->D, n0 = ax[0].n;
+#ifndef GFI_HAVE_OPENMP
+  (void)nt;
+#endif
+  if (D == 1) {
+#ifdef GFI_HAVE_OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt)
+#endif
+    for (size_t i0 = 0; i0 < n0; i0++) {
+      double t = ax[0].t[i0], sr = pr[i0], si = pim[i0];
+      for (size_t i = 0; i < N; i++) {
+        double a = t * x[i];
+        sr += cos(a);
+        si += sin(a);
+      }
+      pr[i0] = sr;
+      pim[i0] = si;
+    }
+    return GFI_OK;
+  }
+  const size_t n1 = ax[1].n, n2 = D > 2 ? ax[2].n : 1;
+  const size_t ntab = n1 + (D > 2 ? n2 : 0);
+  if (ntab > SIZE_MAX / PL_PBLOCK / sizeof(double)) return GFI_ENOMEM;
+  double *er = malloc(ntab * PL_PBLOCK * sizeof *er), *ei = malloc(ntab * PL_PBLOCK * sizeof *ei);
+  if (!er || !ei) {
+    free(er);
+    free(ei);
+    return GFI_ENOMEM;
+  }
+  /* rows of e^{i t_j x_j} per point of the block: axis 1, then axis 2 */
+  double *e1r = er, *e1i = ei, *e2r = er + n1 * PL_PBLOCK, *e2i = ei + n1 * PL_PBLOCK;
+  for (size_t b0 = 0; b0 < N; b0 += PL_PBLOCK) {
+    size_t B = N - b0 < PL_PBLOCK ? N - b0 : PL_PBLOCK;
+    for (size_t i1 = 0; i1 < n1; i1++)
+      for (size_t i = 0; i < B; i++) {
+        double a = ax[1].t[i1] * x[(b0 + i) * D + 1];
+        e1r[i1 * PL_PBLOCK + i] = cos(a);
+        e1i[i1 * PL_PBLOCK + i] = sin(a);
+      }
+    if (D > 2)
+      for (size_t i2 = 0; i2 < n2; i2++)
+        for (size_t i = 0; i < B; i++) {
+          double a = ax[2].t[i2] * x[(b0 + i) * D + 2];
+          e2r[i2 * PL_PBLOCK + i] = cos(a);
+          e2i[i2 * PL_PBLOCK + i] = sin(a);
+        }
+#ifdef GFI_HAVE_OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt)
+#endif
+    for (size_t i0 = 0; i0 < n0; i0++) {
+      double c0[PL_PBLOCK], s0[PL_PBLOCK];
+      for (size_t i = 0; i < B; i++) {
+        double a = ax[0].t[i0] * x[(b0 + i) * D];
+        c0[i] = cos(a);
+        s0[i] = sin(a);
+      }
+      if (D == 2) {
+        for (size_t i1 = 0; i1 < n1; i1++) {
+          const double *cr = e1r + i1 * PL_PBLOCK, *ci = e1i + i1 * PL_PBLOCK;
+          double sr = 0, si = 0;
+#pragma omp simd reduction(+ : sr, si)
+          for (size_t i = 0; i < B; i++) {
+            sr += c0[i] * cr[i] - s0[i] * ci[i];
+            si += s0[i] * cr[i] + c0[i] * ci[i];
+          }
+          pr[i0 * n1 + i1] += sr;
+          pim[i0 * n1 + i1] += si;
+        }
+        continue;
+      }
+      double c01[PL_PBLOCK], s01[PL_PBLOCK];
+      for (size_t i1 = 0; i1 < n1; i1++) {
+        const double *cr = e1r + i1 * PL_PBLOCK, *ci = e1i + i1 * PL_PBLOCK;
+        for (size_t i = 0; i < B; i++) {
+          c01[i] = c0[i] * cr[i] - s0[i] * ci[i];
+          s01[i] = s0[i] * cr[i] + c0[i] * ci[i];
+        }
+        for (size_t i2 = 0; i2 < n2; i2++) {
+          const double *dr = e2r + i2 * PL_PBLOCK, *di = e2i + i2 * PL_PBLOCK;
+          double sr = 0, si = 0;
+#pragma omp simd reduction(+ : sr, si)
+          for (size_t i = 0; i < B; i++) {
+            sr += c01[i] * dr[i] - s01[i] * di[i];
+            si += s01[i] * dr[i] + c01[i] * di[i];
+          }
+          pr[(i0 * n1 + i1) * n2 + i2] += sr;
+          pim[(i0 * n1 + i1) * n2 + i2] += si;
+        }
+      }
+    }
+  }
+  free(er);
+  free(ei);
+  return GFI_OK;
 }

@@ -80,7 +80,7 @@ typedef struct ise_pl_rule {
   double bias_out;
 } ise_pl_rule;
 
-/* D <= 2 (else GFI_EUNSUPPORTED); errors of psi_info_init and
+/* D <= 3 (else GFI_EUNSUPPORTED); errors of psi_info_init and
  * mise_integrals_compute. */
 int ise_pl_init(const gfi_model *m, int l, const double *R, double res, int nthreads,
                 ise_pl_rule *r);
@@ -94,14 +94,34 @@ int ise_pl_init(const gfi_model *m, int l, const double *R, double res, int nthr
 int ise_pl_axes(const ise_pl_rule *r, size_t N, const double *xabs, double res, double max_work,
                 axis_nodes ax[MISE_MAXD]);
 
-/* psi(t) at the n1 nodes (ax[0].t[i0], ax[1].t[i1]) of row i0 (n1 = 1 for
- * D = 1) into re, im; t: scratch of n1 * D doubles. */
+/* The nodes are the tensor product of the axes, axis 0 slowest: row i0 holds
+ * the ise_pl_row(r, ax) nodes (ax[0].t[i0], ax[1].t[i1], ax[2].t[i2]) with
+ * i2 fastest (1 node for D = 1). */
+size_t ise_pl_row(const ise_pl_rule *r, const axis_nodes *ax);
+
+/* psi(t) at the nodes of row i0 into re, im; t: scratch of
+ * ise_pl_row(r, ax) * D doubles. */
 int ise_pl_cf_row(const gfi_model *m, const ise_pl_rule *r, const axis_nodes *ax, size_t i0,
                   double *t, double *re, double *im);
 
 /* kappa_l(t / R) and the weight on axis j into k[n], w[n] (ones for an
  * absent axis, n = 1). */
 void ise_pl_axis_factors(const ise_pl_rule *r, const axis_nodes *ax, size_t j, double *k, double *w);
+
+/* The product of the kappa factors and of the weights of axes 1..D-1 at the
+ * nodes of a row (ise_pl_row values each; one 1 for D = 1). */
+void ise_pl_row_factors(const ise_pl_rule *r, const axis_nodes *ax, double *k, double *w);
+
+/* Data points per block of the direct empirical cf (a chunk of a streamed
+ * sample that is a multiple of it gives the bits of one call on all points). */
+#define PL_PBLOCK 256
+
+/* Adds the raw sums sum_i exp(i t.x_i) of N points x (N x D) at the nodes
+ * to pr, pim (n0 x ise_pl_row values, row-major), by direct sums of sines
+ * and cosines, separable over the axes. Every entry sums the points in a
+ * fixed order (blocks of PL_PBLOCK), so the bits do not depend on nt. */
+int ise_pl_ecf_accum(const ise_pl_rule *r, const axis_nodes *ax, size_t N, const double *x, int nt,
+                     double *pr, double *pim);
 
 /* ISE from s = sum over nodes of W |phi_N K - psi|^2:
  * (2 pi)^-D (2 s + bias_out); GFI_EQUAD when not finite. */

@@ -69,6 +69,16 @@ typedef struct gfi_mise_opts {
   double grid_halfwidth; /* grid ISE: box half-width per axis around the model's centre,
                             in units of the model's scale; 0 = automatic (8) */
   size_t grid_cells;     /* grid ISE: cells per axis (0 = automatic) */
+  gfi_method method;     /* Plancherel ISE: how the empirical cf at the nodes is computed:
+                            GFI_METHOD_DIRECT (N x nodes sines and cosines; Monte Carlo:
+                            all N points of a replication in memory, the reference),
+                            GFI_METHOD_FAST (a type-3 NUFFT; Monte Carlo: streamed, memory
+                            independent of N) or GFI_METHOD_AUTO (default: Monte Carlo
+                            streamed, each sum by the cheaper of NUFFT and direct sums) */
+  double tol;            /* fast route: bound on the error of the empirical cf at each node
+                            (|phi_N(0)| = 1 is its largest value); 0 = default 1e-12 */
+  size_t block;          /* streamed Monte Carlo: points per sampler call (0 = 65536); the
+                            result does not depend on it */
 } gfi_mise_opts;
 
 void gfi_mise_default_opts(gfi_mise_opts *o);
@@ -84,6 +94,15 @@ typedef struct gfi_mise_result {
   size_t nreps;            /* 0 for exact */
   double bias2_in;         /* exact: the part of bias2 from inside the box |t_j| <= l R_j */
   double bias2_out;        /* exact: int outside the box of |psi|^2, (2 pi)^-D scaled */
+  /* Monte Carlo with the Plancherel ISE: how the empirical cf was computed
+   * (GFI_METHOD_DIRECT or GFI_METHOD_FAST; 0 otherwise), the node count per
+   * axis of the rule (streamed: the one rule of every replication and the
+   * pooled sample; direct: the pooled sample's), and a bound on
+   * |ISE - ISE with the exact empirical cf| over the replications implied by
+   * the NUFFT tolerance (0 for direct sums). */
+  int method;
+  size_t nodes[3];
+  double ise_err_bound;
 } gfi_mise_result;
 
 /* int kappa_l(u)^2 du = M_2l(0) / M_l(0)^2 (l = 1..8; NaN otherwise). */
