@@ -16,7 +16,7 @@ static const char *help =
   "For each theorem and truth: R*(N) and MISE*(N) = min_R MISE (exact, Plancherel;\n"
   "Brent on log R) over N = 10^k, fitted exponents of both (least squares on the\n"
   "last decades, 95% intervals) beside the theorem's claimed exponent, the\n"
-  "classical exponent of a kernel of the same order, and a verdict (THEORY.md\n"
+  "classical exponent of a kernel of the same order, and a verdict (docs/theory.md\n"
   "section 4). Theorem 1 uses phi = z^4, 3a z^1, 3b z^2. For normal-mixture\n"
   "truths a Gaussian-KDE row (exact MISE at its optimal bandwidth) is the baseline.\n"
   "At N <= --mc-nmax the Monte-Carlo MISE (Plancherel ISE) at R* checks the exact\n"
@@ -143,7 +143,7 @@ int cmd_rates(int argc, char **argv) {
 
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
-  o.nthreads = nthreads;
+  o.base.nthreads = nthreads;
   o.parts = 0;
   size_t nrows = nth * nm + nm, row = 0;
   gfi_progress pg;
@@ -178,7 +178,7 @@ int cmd_rates(int argc, char **argv) {
           if (mcreps >= 2 && Ns[i] <= mcn) {
             double R3[3] = {ro, ro, ro};
             gfi_mise_result mr;
-            o.seed = seed + 1000003ULL * row + i;
+            o.base.seed = seed + 1000003ULL * row + i;
             int st = gfi_mise_mc(mods[a], l, (size_t)Ns[i], R3, (size_t)mcreps, &o, &mr, NULL);
             if (st && st != GFI_EUNSUPPORTED) cli_check(st, "Monte-Carlo MISE");
             if (!st) {

@@ -1,5 +1,5 @@
 /* The exact MISE of the generalized Fourier density estimator by Plancherel
- * (THEORY.md section 3), the Gaussian-KDE exact MISE of Marron & Wand, and
+ * (docs/theory.md section 3), the Gaussian-KDE exact MISE of Marron & Wand, and
  * the MISE-optimal radius and bandwidth. See gfi/mise.h for the method. */
 #include <math.h>
 #include <stdlib.h>
@@ -20,16 +20,12 @@
 void gfi_mise_default_opts(gfi_mise_opts *o) {
   if (!o) return;
   memset(o, 0, sizeof *o);
-  o->nthreads = 0;
-  o->seed = 1;
+  gfi_default_opts(&o->base);
   o->ise = GFI_ISE_AUTO;
   o->parts = 1;
   o->resolution = 1.0;
   o->grid_halfwidth = 0;
   o->grid_cells = 0;
-  o->method = GFI_METHOD_AUTO;
-  o->tol = 0;
-  o->block = 0;
 }
 
 /* ---- B-spline constants ------------------------------------------------- */
@@ -289,7 +285,7 @@ int mise_integrals_compute(const psi_info *pi, int l, const double *R, double re
 static int resolve_threads(const gfi_mise_opts *o) {
   gfi_opts g;
   gfi_default_opts(&g);
-  g.nthreads = o ? o->nthreads : 0;
+  g.nthreads = o ? o->base.nthreads : 0;
   return gfi_threads_resolve(&g);
 }
 

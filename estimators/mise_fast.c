@@ -9,7 +9,7 @@
 #include <omp.h>
 #endif
 #include "mise_fast.h"
-#include "nufft.h"
+#include "../lib/nufft.h"
 #include "gfi/rng.h"
 #include "gfi/validate.h"
 
@@ -174,8 +174,8 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
   ise_pl_rule rule;
   int st = ise_pl_init(m, l, R, o->resolution, nt, &rule);
   if (st) return st;
-  size_t block = o->block ? (o->block < PL_CHUNK ? o->block : PL_CHUNK) : PL_CHUNK;
-  double tol = ise_fast_tol(o->tol);
+  size_t block = o->base.data_block ? (o->base.data_block < PL_CHUNK ? o->base.data_block : PL_CHUNK) : PL_CHUNK;
+  double tol = ise_fast_tol(o->base.tol);
   int T = nt < 1 ? 1 : nt;
   if ((size_t)T > nreps) T = (int)nreps;
   int inner = nt / T > 1 ? nt / T : 1;
@@ -188,7 +188,7 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
     return GFI_ENOMEM;
   }
   for (int t = 0; t < T && !st; t++) {
-    wk[t].r = gfi_rng_stream(o->seed, 0);
+    wk[t].r = gfi_rng_stream(o->base.seed, 0);
     wk[t].x = malloc(PL_CHUNK * D * sizeof *wk[t].x);
     if (!wk[t].r || !wk[t].x) st = GFI_ENOMEM;
   }
@@ -209,7 +209,7 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
         lo[j] = INFINITY;
         hi[j] = -INFINITY;
       }
-      int s2 = gfi_rng_reset(w->r, o->seed, (uint64_t)k);
+      int s2 = gfi_rng_reset(w->r, o->base.seed, (uint64_t)k);
       for (size_t b = 0; b < N && !s2; b += PL_CHUNK) {
         size_t n = N - b < PL_CHUNK ? N - b : PL_CHUNK;
         s2 = draw(m, w->r, n, block, D, w->x);
@@ -250,7 +250,7 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
   double *tg = NULL, *psr = NULL, *psi = NULL, *k0 = NULL, *w0 = NULL, *kr = NULL, *wr = NULL;
   double *slots = NULL, *pool = NULL, *ise = NULL, *bound = NULL;
   if (!st) {
-    engine = ise_pl_engine(o->method, &rule, ax, (double)N, xhalf, tol);
+    engine = ise_pl_engine(o->base.method, &rule, ax, (double)N, xhalf, tol);
     n0 = ax[0].n;
     nrow = ise_pl_row(&rule, ax);
     K = n0 * nrow;
@@ -325,7 +325,7 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
       size_t k = b0 + q;
       double *pr = slots + q * 2 * K, *pim = pr + K;
       memset(pr, 0, 2 * K * sizeof *pr);
-      int s2 = gfi_rng_reset(w->r, o->seed, (uint64_t)k);
+      int s2 = gfi_rng_reset(w->r, o->base.seed, (uint64_t)k);
       if (engine == GFI_METHOD_FAST) nufft3_reset(w->p);
       for (size_t b = 0; b < N && !s2; b += PL_CHUNK) {
         size_t n = N - b < PL_CHUNK ? N - b : PL_CHUNK;

@@ -17,7 +17,7 @@
 static int nthreads_of(const gfi_mise_opts *o) {
   gfi_opts g;
   gfi_default_opts(&g);
-  g.nthreads = o->nthreads;
+  g.nthreads = o->base.nthreads;
   return gfi_threads_resolve(&g);
 }
 
@@ -64,9 +64,9 @@ int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, 
   st = ise_pl_axes(&rule, 1, xabs, o.resolution, (double)ISE_STREAM_MAX_NODES, ax);
   if (st) return st;
   size_t n0 = ax[0].n, n1 = ise_pl_row(&rule, ax);
-  gfi_method engine = ise_pl_engine(o.method, &rule, ax, (double)N, xhalf, o.tol);
+  gfi_method engine = ise_pl_engine(o.base.method, &rule, ax, (double)N, xhalf, o.base.tol);
   if (engine == GFI_METHOD_DIRECT && (double)N * (double)(n0 * n1) > ISE_PL_MAX_WORK_CPU) {
-    if (o.method == GFI_METHOD_AUTO) engine = GFI_METHOD_FAST;
+    if (o.base.method == GFI_METHOD_AUTO) engine = GFI_METHOD_FAST;
     else st = GFI_EUNSUPPORTED;
   }
   double *pr = calloc(n0 * n1, sizeof *pr), *pim = calloc(n0 * n1, sizeof *pim);
@@ -74,7 +74,7 @@ int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, 
   double *k1 = malloc(n1 * sizeof *k1), *w1 = malloc(n1 * sizeof *w1);
   if (!st && (!pr || !pim || !part || !k0 || !w0 || !k1 || !w1)) st = GFI_ENOMEM;
   if (!st)
-    st = engine == GFI_METHOD_FAST ? ise_pl_ecf_nufft(&rule, ax, N, data, o.tol, nt, pr, pim)
+    st = engine == GFI_METHOD_FAST ? ise_pl_ecf_nufft(&rule, ax, N, data, o.base.tol, nt, pr, pim)
                                    : ise_pl_ecf_accum(&rule, ax, N, data, nt, pr, pim);
   if (!st)
     for (size_t q = 0; q < n0 * n1; q++) {
@@ -264,7 +264,7 @@ int gfi_ise_grid(const gfi_model *m, const gfi_kernel *k, size_t N, const double
   if (!st) {
     gfi_opts go;
     gfi_default_opts(&go);
-    go.nthreads = o.nthreads;
+    go.nthreads = o.base.nthreads;
     st = gfi_density_plan_fourier(&plan, k, N, D, data, NULL, R, &go);
   }
   if (!st) st = gfi_density_eval(plan, M, pts, ph);
@@ -338,7 +338,7 @@ int gfi_mse_points(const gfi_model *m, const gfi_kernel *k, size_t N, const doub
   if (opts) o = *opts;
   gfi_opts go;
   gfi_default_opts(&go);
-  go.nthreads = o.nthreads;
+  go.nthreads = o.base.nthreads;
   gfi_density_plan *plan;
   st = gfi_density_plan_fourier(&plan, k, N, D, data, NULL, R, &go);
   if (st) return st;
@@ -373,7 +373,7 @@ int gfi_mse_box(const gfi_model *m, const gfi_kernel *k, size_t N, const double 
   gfi_mise_default_opts(&o);
   if (opts) o = *opts;
   double *pts = malloc(M * D * sizeof *pts);
-  gsl_rng *r = gfi_rng_stream(o.seed, (uint64_t)1 << 63);
+  gsl_rng *r = gfi_rng_stream(o.base.seed, (uint64_t)1 << 63);
   if (!pts || !r) {
     free(pts);
     if (r) gsl_rng_free(r);
@@ -456,16 +456,16 @@ int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nre
     c.method = D <= 2 || (D <= MISE_MAXD && gfi_mise_exact_supported(m)) ? GFI_ISE_PLANCHEREL
                                                                        : GFI_ISE_GRID;
   if (c.method == GFI_ISE_PLANCHEREL && D > MISE_MAXD) return GFI_EUNSUPPORTED;
-  if (c.method == GFI_ISE_PLANCHEREL && o.method != GFI_METHOD_DIRECT) {
+  if (c.method == GFI_ISE_PLANCHEREL && o.base.method != GFI_METHOD_DIRECT) {
     /* streamed: memory independent of N (mise_fast.h) */
     st = mise_mc_stream(m, l, N, R, nreps, &o, nthreads_of(&o), res, ise_out);
-    if (st != GFI_EUNSUPPORTED || o.method == GFI_METHOD_FAST) return st;
+    if (st != GFI_EUNSUPPORTED || o.base.method == GFI_METHOD_FAST) return st;
     /* the rule would be too large for one shared node set: per-replication
      * rules by direct sums below */
   }
-  o.method = GFI_METHOD_DIRECT;
-  c.inner.nthreads = 1;
-  c.inner.method = GFI_METHOD_DIRECT;
+  o.base.method = GFI_METHOD_DIRECT;
+  c.inner.base.nthreads = 1;
+  c.inner.base.method = GFI_METHOD_DIRECT;
   double lo[MISE_MAXD], hi[MISE_MAXD];
   if (c.method == GFI_ISE_GRID) {
     if (D > MISE_MAXD) return GFI_EUNSUPPORTED;
@@ -478,18 +478,18 @@ int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nre
   if (!ise) return GFI_ENOMEM;
   gfi_opts ro;
   gfi_default_opts(&ro);
-  ro.nthreads = o.nthreads;
-  ro.seed = o.seed;
+  ro.nthreads = o.base.nthreads;
+  ro.seed = o.base.seed;
   st = gfi_replicate(nreps, 1, &ro, mc_rep, &c, ise);
   if (!st) st = mise_mc_summarize(ise, nreps, res);
   if (!st && ise_out) memcpy(ise_out, ise, nreps * sizeof *ise);
   if (!st && o.parts) {
     /* the pooled estimator: the mean of the nreps estimates */
     double *x = malloc(nreps * N * D * sizeof *x);
-    gsl_rng *r = gfi_rng_stream(o.seed, 0);
+    gsl_rng *r = gfi_rng_stream(o.base.seed, 0);
     if (!x || !r) st = GFI_ENOMEM;
     for (size_t k = 0; k < nreps && !st; k++) {
-      gfi_rng_reset(r, o.seed, (uint64_t)k);
+      gfi_rng_reset(r, o.base.seed, (uint64_t)k);
       st = gfi_model_sample(m, r, N, x + k * N * D);
     }
     double ip;

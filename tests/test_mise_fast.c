@@ -25,11 +25,11 @@ static int mc(const gfi_model *m, int l, size_t N, const double *R, size_t reps,
               double tol, int nthreads, size_t block, gfi_mise_result *r, double *ise) {
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
-  o.seed = 11;
-  o.method = me;
-  o.tol = tol;
-  o.nthreads = nthreads;
-  o.block = block;
+  o.base.seed = 11;
+  o.base.method = me;
+  o.base.tol = tol;
+  o.base.nthreads = nthreads;
+  o.base.data_block = block;
   return gfi_mise_mc(m, l, N, R, reps, &o, r, ise);
 }
 
@@ -170,13 +170,13 @@ static void test_ise3(void) {
   CHECK_STATUS(gfi_ise_plancherel(m, 2, N, x, R, &o, &b), GFI_OK);
   CHECK_CLOSE(a, b, 1e-10, 0);
   o.resolution = 1;
-  o.method = GFI_METHOD_FAST;
-  o.tol = 1e-13;
+  o.base.method = GFI_METHOD_FAST;
+  o.base.tol = 1e-13;
   CHECK_STATUS(gfi_ise_plancherel(m, 2, N, x, R, &o, &f), GFI_OK);
   CHECK_CLOSE(f, a, 1e-9, 0);
   gfi_kernel k;
   gfi_kernel_pow(&k, 2);
-  o.method = GFI_METHOD_AUTO;
+  o.base.method = GFI_METHOD_AUTO;
   CHECK_STATUS(gfi_ise_grid(m, &k, N, x, R, NULL, NULL, &o, &g, &tb), GFI_OK);
   CHECK(g <= a * (1 + 1e-6) && a <= g + tb + 1e-6 * a, "3-D: Plancherel %.10g outside grid [%.10g, %.10g]", a,
         g, g + tb);
@@ -196,7 +196,7 @@ static void test_errors(void) {
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
   o.ise = GFI_ISE_PLANCHEREL;
-  o.method = GFI_METHOD_FAST;
+  o.base.method = GFI_METHOD_FAST;
   CHECK_STATUS(gfi_mise_mc(m, 2, 100, &R, 2, &o, &r, NULL), GFI_EUNSUPPORTED);
   gfi_model_free(m);
 }
