@@ -16,7 +16,7 @@ static const char *help =
   "       gfi mise --model SPEC --dim D --n N --phi pow:L --R R1[,..,RD] --mc REPS --seed S\n\n"
   "Mean integrated squared error of the generalized Fourier density estimator\n"
   "(phi(z) = z^L, radius R_j per axis) for N points of a truth model.\n\n"
-  "  --exact           exact MISE through Plancherel (THEORY.md section 3): normal\n"
+  "  --exact           exact MISE through Plancherel (docs/theory.md section 3): normal\n"
   "                    mixtures (mw:K, normal:cov=..) and Laplace/Cauchy/t (products\n"
   "                    of them for D > 1), D = 1..3\n"
   "  --mc REPS         Monte Carlo over REPS >= 2 replications; replication k draws\n"

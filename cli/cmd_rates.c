@@ -16,7 +16,7 @@ static const char *help =
   "For each theorem and truth: R*(N) and MISE*(N) = min_R MISE (exact, Plancherel;\n"
   "Brent on log R) over N = 10^k, fitted exponents of both (least squares on the\n"
   "last decades, 95% intervals) beside the theorem's claimed exponent, the\n"
-  "classical exponent of a kernel of the same order, and a verdict (THEORY.md\n"
+  "classical exponent of a kernel of the same order, and a verdict (docs/theory.md\n"
   "section 4). Theorem 1 uses phi = z^4, 3a z^1, 3b z^2. For normal-mixture\n"
   "truths a Gaussian-KDE row (exact MISE at its optimal bandwidth) is the baseline.\n"
   "At N <= --mc-nmax the Monte-Carlo MISE (Plancherel ISE) at R* checks the exact\n"

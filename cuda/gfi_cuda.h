@@ -156,7 +156,7 @@ int gfi_cuda_mixture_sample(const gfi_model *m, uint64_t seed, uint64_t stream, 
  * the truth p from gfi_model_pdf. `at` and `qw` are a quadrature rule chosen
  * by the caller (e.g. a grid and its cell volumes): the result is the ISE of
  * that rule, which for l = 1, 2 misses the heavy kernel tails outside it
- * (THEORY.md section 3). Everything stays on the GPU between replications;
+ * (docs/theory.md section 3). Everything stays on the GPU between replications;
  * memory O(N D + G D). The building block of a Monte-Carlo MISE: the mean of
  * ise over replications. */
 int gfi_cuda_mc_ise(const gfi_model *m, const gfi_kernel *k, const double *R, size_t N,

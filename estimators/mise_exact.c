@@ -1,5 +1,5 @@
 /* The exact MISE of the generalized Fourier density estimator by Plancherel
- * (THEORY.md section 3), the Gaussian-KDE exact MISE of Marron & Wand, and
+ * (docs/theory.md section 3), the Gaussian-KDE exact MISE of Marron & Wand, and
  * the MISE-optimal radius and bandwidth. See gfi/mise.h for the method. */
 #include <math.h>
 #include <stdlib.h>

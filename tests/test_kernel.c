@@ -58,7 +58,7 @@ int main(void) {
   CHECK(gfi_sinc_deriv(0) == 0.0, "sinc'(0)");
   CHECK_CLOSE(gfi_sinc_deriv(1e-8), -1e-8 / 3, 1e-15, 0);
 
-  /* A_l: closed form against the fractions of THEORY.md. */
+  /* A_l: closed form against the fractions of docs/theory.md. */
   const double frac[9] = {0, 1, 1, 3.0 / 4, 2.0 / 3, 115.0 / 192, 11.0 / 20, 5887.0 / 11520, 151.0 / 315};
   for (int l = 1; l <= 8; l++) CHECK_CLOSE(gfi_pow_A(l), M_PI * frac[l], 1e-15, 0);
   CHECK(isnan(gfi_pow_A(0)) && isnan(gfi_pow_A(9)), "A out of range is NaN");

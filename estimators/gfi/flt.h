@@ -1,5 +1,5 @@
 /* FLT: random-feature approximation of an RPE mask N = [f(r_i - r_j)]
- * (Choromanski, Li et al.; THEORY.md section 5), its error measurements,
+ * (Choromanski, Li et al.; docs/theory.md section 5), its error measurements,
  * FLT attention (Algorithm 1) with FAVOR+ and the exact RPE attention
  * (Definition 3.1), and RPE shapes recovered from g by an inverse FFT.
  *

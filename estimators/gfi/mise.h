@@ -1,5 +1,5 @@
 /* Error measurement for the generalized Fourier density estimator
- * (THEORY.md section 3): MSE at points, ISE of one estimate (on a grid, with
+ * (docs/theory.md section 3): MSE at points, ISE of one estimate (on a grid, with
  * a bound for the truncated tail, or exactly through Plancherel), Monte-Carlo
  * MISE on RNG streams, the exact MISE by Plancherel, the Gaussian-KDE exact
  * MISE (Marron & Wand 1992) and the MISE-optimal radius.

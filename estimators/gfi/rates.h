@@ -1,4 +1,4 @@
-/* Checking FourierFormer's rate theorems (THEORY.md section 4) against the
+/* Checking FourierFormer's rate theorems (docs/theory.md section 4) against the
  * exact MISE: smoothness classes of truths, the rates the theorems claim,
  * the classical rates of kernels of the same order, and fitted exponents
  * with 95% intervals and a verdict.

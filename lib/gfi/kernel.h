@@ -1,4 +1,4 @@
-/* One-axis generalized Fourier kernels phi(sinc(x)) (THEORY.md section 1). */
+/* One-axis generalized Fourier kernels phi(sinc(x)) (docs/theory.md section 1). */
 #ifndef GFI_KERNEL_H
 #define GFI_KERNEL_H
 

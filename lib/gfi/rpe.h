@@ -1,5 +1,5 @@
 /* Relative positional encodings (RPE) with closed-form Fourier pairs, and
- * proposal distributions for FLT's random features (THEORY.md section 5).
+ * proposal distributions for FLT's random features (docs/theory.md section 5).
  *
  * Convention (FLT): g(xi) = int f(x) exp(-2 pi i x.xi) dx over R^ell,
  *                   f(x)  = int g(xi) exp(+2 pi i x.xi) dxi.
@@ -18,7 +18,7 @@
  *   local     f(x) = C prod_j B_k(x_j), B_k the k-fold self-convolution of
  *             1{|x| <= v_j} (k = 1: the box of FLT eq. 4), supported on
  *             |x_j| <= k v_j;  g(xi) = C prod_j (sin(2 pi v_j xi_j)/(pi xi_j))^k
- *             (the corrected higher-order transform, THEORY.md section 5)
+ *             (the corrected higher-order transform, docs/theory.md section 5)
  *   local-paper  the paper's printed g = C prod_j sin^k(2 pi v_j xi_j)/(pi xi_j),
  *             with its exact inverse (piecewise constant: boxes for odd k,
  *             imaginary sign steps for even k) — not a continuous bump
