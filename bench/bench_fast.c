@@ -57,6 +57,18 @@
 #include "gfi_version.h"
 #include "bench_util.h"
 
+/* The fast route's report (gfi/fast.h: gfi_density_eval_info and
+ * gfi_density_eval_grid); without it the grid part evaluates the grid's
+ * points as scattered queries. */
+#if defined(__has_include)
+#if __has_include("gfi/fast.h")
+#define GFI_HAVE_FAST_INFO 1
+#endif
+#endif
+#ifndef GFI_HAVE_FAST_INFO
+#define GFI_HAVE_FAST_INFO 0
+#endif
+
 #ifndef GFI_SOURCE_ROOT
 #define GFI_SOURCE_ROOT "."
 #endif
@@ -145,10 +157,56 @@ static void smoothing(size_t D, double N, double *R, double *h) {
   gfi_model_free(m);
 }
 
-/* Plan and evaluate once; returns wall seconds, *util the cores kept busy. */
+/* A regular grid lo..hi with n points on every axis (last axis fastest), or
+ * none (NULL): the queries are then the M points given. */
+typedef struct {
+  double lo, hi;
+  size_t n;
+} gridspec;
+
+/* What the last fast-route evaluation reported (route, nodes, error bound). */
+#if GFI_HAVE_FAST_INFO
+static gfi_fast_info g_info;
+#endif
+static int g_info_ok __attribute__((unused)) = 0;
+
+static const char *route_name(void) {
+#if GFI_HAVE_FAST_INFO
+  if (g_info_ok) return g_info.route == GFI_METHOD_FAST ? "fast" : "DIRECT";
+#endif
+  return "?";
+}
+
+static size_t info_nodes(void) {
+#if GFI_HAVE_FAST_INFO
+  if (g_info_ok) return g_info.nodes_total;
+#endif
+  return 0;
+}
+
+static double info_bound(void) {
+#if GFI_HAVE_FAST_INFO
+  if (g_info_ok) return g_info.bound;
+#endif
+  return NAN;
+}
+
+/* "route fast, 1234 nodes, bound 3e-11" for the last fast evaluation. */
+static void route_text(char *buf, size_t n) {
+  snprintf(buf, n, "route not reported (this gfi has no gfi_density_eval_info)");
+#if GFI_HAVE_FAST_INFO
+  if (g_info_ok)
+    snprintf(buf, n, "route %s, %zu frequency nodes, error bound %.2g relative to max |value|%s",
+             route_name(), g_info.nodes_total, g_info.bound,
+             g_info.route == GFI_METHOD_FAST ? "" : "  (WARNING: the fast route did not run)");
+#endif
+}
+
+/* Plan and evaluate once; returns wall seconds, *util the cores kept busy.
+ * With gs, out receives the grid's n^D values (q unused). */
 static double plan_eval(size_t N, size_t D, const double *data, double R, gfi_method method,
-                        double tol, int nthreads, size_t M, const double *q, double *out,
-                        double *util) {
+                        double tol, int nthreads, size_t M, const double *q, const gridspec *gs,
+                        double *out, double *util) {
   double Rv[3] = {R, R, R};
   gfi_opts o;
   gfi_default_opts(&o);
@@ -159,24 +217,38 @@ static double plan_eval(size_t N, size_t D, const double *data, double R, gfi_me
   gfi_density_plan *p;
   int st = gfi_density_plan_fourier(&p, &g_k, N, D, data, NULL, Rv, &o);
   if (st) die("gfi_density_plan_fourier", st);
+#if GFI_HAVE_FAST_INFO
+  gfi_fast_info info;
+  if (gs) {
+    double lo[3] = {gs->lo, gs->lo, gs->lo}, hi[3] = {gs->hi, gs->hi, gs->hi};
+    size_t nn[3] = {gs->n, gs->n, gs->n};
+    st = gfi_density_eval_grid(p, lo, hi, nn, out, &info);
+  } else {
+    st = gfi_density_eval_info(p, M, q, out, &info);
+  }
+  if (st) die(gs ? "gfi_density_eval_grid" : "gfi_density_eval_info", st);
+  if (method == GFI_METHOD_FAST) g_info = info, g_info_ok = 1;
+#else
+  if (gs) die("grid evaluation needs gfi_density_eval_grid", GFI_EUNSUPPORTED);
   st = gfi_density_eval(p, M, q, out);
   if (st) die("gfi_density_eval", st);
+#endif
   gfi_density_destroy(p);
   double el = bu_now() - t0;
   if (util) *util = (bu_cpu() - c0) / el;
   return el;
 }
 
-/* Best seconds of plan + evaluate (fast or direct on all M queries). */
+/* Best seconds of plan + evaluate (fast or direct on all M queries or the grid). */
 static double time_full(size_t N, size_t D, const double *data, double R, gfi_method method,
-                        double tol, int nthreads, size_t M, const double *q, double *out,
-                        double *util) {
+                        double tol, int nthreads, size_t M, const double *q, const gridspec *gs,
+                        double *out, double *util) {
   double best = INFINITY, bu = NAN;
   for (int r = 0; r < g_to.repeats; r++) {
     int k = 0;
     double t0 = bu_now(), u, one = INFINITY, el;
     do {
-      double s = plan_eval(N, D, data, R, method, tol, nthreads, M, q, out, &u);
+      double s = plan_eval(N, D, data, R, method, tol, nthreads, M, q, gs, out, &u);
       if (s < one) one = s;
       k++;
       el = bu_now() - t0;
@@ -359,11 +431,11 @@ static void part_scatter(const char *outdir, size_t N, size_t M, int *goal_met, 
     double *fast = xmalloc(M, sizeof *fast), *ref = xmalloc(M, sizeof *ref);
     size_t *idx = xmalloc(M, sizeof *idx), msub;
     double uf, ud;
-    double tf = time_full(N, D, x, R, GFI_METHOD_FAST, TOL_MAIN, g_to.nthreads, M, q, fast, &uf);
+    double tf = time_full(N, D, x, R, GFI_METHOD_FAST, TOL_MAIN, g_to.nthreads, M, q, NULL, fast, &uf);
     /* Bits must not depend on the thread count. */
     if (D == 1) {
       double *one = xmalloc(M, sizeof *one);
-      plan_eval(N, D, x, R, GFI_METHOD_FAST, TOL_MAIN, 1, M, q, one, NULL);
+      plan_eval(N, D, x, R, GFI_METHOD_FAST, TOL_MAIN, 1, M, q, NULL, one, NULL);
       if (memcmp(one, fast, M * sizeof *one)) g_mismatch = 1;
       free(one);
     }
@@ -375,6 +447,9 @@ static void part_scatter(const char *outdir, size_t N, size_t M, int *goal_met, 
            td, msub, sp, e, uf, ud);
     fprintf(f, "%zu %zu %zu %.6g %.1e %.6e %.6e %zu %.6g %.6e %.3f %.3f\n", D, N, M, R, TOL_MAIN,
             tf, td, msub, sp, e, uf, ud);
+    char rt[256];
+    route_text(rt, sizeof rt);
+    printf("   D = %zu: %s\n", D, rt);
     if (!(sp >= GOAL_SCATTER)) *goal_met = 0;
     if (sp < *worst) *worst = sp;
     free(fs);
@@ -430,12 +505,14 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
       g[i * D] = -L + 2.0 * L * (double)a / (double)(n - 1);
       if (D == 2) g[i * D + 1] = -L + 2.0 * L * (double)b / (double)(n - 1);
     }
+    const gridspec gs = {-L, L, n};
     grid_row r;
     for (double *p = &r.fast_s; p <= &r.cli_vs_lib; p++) *p = NAN;
     double *fast = xmalloc(G, sizeof *fast), *ref = xmalloc(G, sizeof *ref);
     size_t *idx = xmalloc(G, sizeof *idx), msub;
     double uf, ud;
-    r.fast_s = time_full(N, D, x, R, GFI_METHOD_FAST, TOL_MAIN, g_to.nthreads, G, g, fast, &uf);
+    r.fast_s = time_full(N, D, x, R, GFI_METHOD_FAST, TOL_MAIN, g_to.nthreads, G, g,
+                         GFI_HAVE_FAST_INFO ? &gs : NULL, fast, &uf);
     r.direct_s = time_direct_scaled(N, D, x, R, G, g, idx, ref, &msub, &ud);
     {
       double *fs = xmalloc(msub, sizeof *fs);
@@ -497,6 +574,10 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
 
     printf("  D = %zu: grid %zu^%zu on [-%g, %g], R = %.4g (phi = z^4), KDEpy/fastKDE data: same "
            ".npy file; Gaussian h = %.4g\n", D, n, D, L, L, R, h);
+    char rt[256];
+    route_text(rt, sizeof rt);
+    printf("    gfi fast           %s%s\n", rt,
+           GFI_HAVE_FAST_INFO ? "; gfi_density_eval_grid" : "; grid points as scattered queries");
     printf("    computation alone  gfi fast %.4g s, gfi direct %.4g s (subset %zu of %zu grid "
            "points, scaled), KDEpy %.4g s, fastKDE %.4g s (its own grid: %ld points)\n",
            r.fast_s, r.direct_s, msub, G, r.kdepy_s, r.fastkde_s, fk_pts);
@@ -536,6 +617,7 @@ static void part_scaling(const char *outdir, size_t nmax, size_t ndirect, size_t
   fprintf(f, "# N fast_s direct_s kdepy_s   (NaN: not run at this N; direct_s subset-scaled)\n");
   double *g = xmalloc(G, sizeof *g);
   for (size_t i = 0; i < G; i++) g[i] = -L + 2.0 * L * (double)i / (double)(G - 1);
+  const gridspec gs = {-L, L, G};
   double *out = xmalloc(G, sizeof *out), *ref = xmalloc(G, sizeof *ref);
   size_t *idx = xmalloc(G, sizeof *idx);
   double Ns[16], tf[16], td[16], tk[16];
@@ -548,7 +630,8 @@ static void part_scaling(const char *outdir, size_t nmax, size_t ndirect, size_t
     for (size_t i = 0; i < N; i++) /* KDEpy needs the grid to hold the data */
       if (fabs(x[i]) > L - 0.5) x[i] = copysign(L - 0.5, x[i]);
     Ns[nn] = (double)N;
-    tf[nn] = time_full(N, 1, x, R, GFI_METHOD_FAST, TOL_MAIN, g_to.nthreads, G, g, out, NULL);
+    tf[nn] = time_full(N, 1, x, R, GFI_METHOD_FAST, TOL_MAIN, g_to.nthreads, G, g,
+                       GFI_HAVE_FAST_INFO ? &gs : NULL, out, NULL);
     td[nn] = tk[nn] = NAN;
     if (N <= ndirect) {
       size_t msub;
@@ -564,7 +647,9 @@ static void part_scaling(const char *outdir, size_t nmax, size_t ndirect, size_t
       if (peer_time("kdepy", npy, grid, h, 0, &tk[nn], &e, &u, &pts) != 0) tk[nn] = NAN;
       remove(npy);
     }
-    printf("%11zu %11.4g %11.4g %11.4g\n", N, tf[nn], td[nn], tk[nn]);
+    char rt[256];
+    route_text(rt, sizeof rt);
+    printf("%11zu %11.4g %11.4g %11.4g   %s\n", N, tf[nn], td[nn], tk[nn], rt);
     fprintf(f, "%zu %.6e %.6e %.6e\n", N, tf[nn], td[nn], tk[nn]);
     fflush(f);
     nn++;
@@ -590,21 +675,23 @@ static void part_tol(const char *outdir, size_t N, size_t M, size_t Dmax) {
          N, M);
   FILE *f = open_dat(outdir, "fast_tol.dat");
   fprintf(f, "# D tol rel_err fast_s   (rel_err = max |fast - direct| / max |direct| over all M)\n");
-  printf("%2s %8s %10s %10s %10s %s\n", "D", "tol", "rel_err", "err/tol", "fast_s", "");
+  printf("%2s %8s %10s %10s %10s %7s %8s %10s\n", "D", "tol", "rel_err", "err/tol", "fast_s", "route",
+         "nodes", "bound");
   int bad = 0;
   for (size_t D = 1; D <= Dmax; D++) {
     double R;
     smoothing(D, (double)N, &R, NULL);
     double *x = normal_points(N, D, 50 + D), *q = normal_points(M, D, 60 + D);
     double *ref = xmalloc(M, sizeof *ref), *fast = xmalloc(M, sizeof *fast);
-    plan_eval(N, D, x, R, GFI_METHOD_DIRECT, 0, g_to.nthreads, M, q, ref, NULL);
+    plan_eval(N, D, x, R, GFI_METHOD_DIRECT, 0, g_to.nthreads, M, q, NULL, ref, NULL);
     for (size_t t = 0; t < nt; t++) {
-      double s = time_full(N, D, x, R, GFI_METHOD_FAST, tols[t], g_to.nthreads, M, q, fast, NULL);
+      double s = time_full(N, D, x, R, GFI_METHOD_FAST, tols[t], g_to.nthreads, M, q, NULL, fast,
+                               NULL);
       double e = rel_err(M, fast, ref);
       int over = !(e <= tols[t]);
       bad |= over;
-      printf("%2zu %8.0e %10.2e %10.3f %10.4g %s\n", D, tols[t], e, e / tols[t], s,
-             over ? "ERROR ABOVE TOL" : "");
+      printf("%2zu %8.0e %10.2e %10.3f %10.4g %7s %8zu %10.2e %s\n", D, tols[t], e, e / tols[t], s,
+             route_name(), info_nodes(), info_bound(), over ? "ERROR ABOVE TOL" : "");
       fprintf(f, "%zu %.1e %.6e %.6e\n", D, tols[t], e, s);
     }
     fprintf(f, "\n\n");

@@ -16,7 +16,7 @@ do for [fmt in "png pdf"] {
   set format y "10^{%L}"
   set xlabel "requested tol"
   set ylabel "max |fast - direct| / max |direct|"
-  set xrange [5e-14:2e-3] reverse
+  set xrange [5e-14:2e-3]
   set yrange [1e-17:1e-2]
   set key top right box opaque
   set grid
