@@ -461,6 +461,21 @@ static void part_scatter(const char *outdir, size_t N, size_t M, int *goal_met, 
   fclose(f);
 }
 
+/* max relative difference of a whole process's .npy grid (G values, or G rows
+ * x1..xD density) from this process's fast values; NAN when unreadable. */
+static double out_vs(const char *path, size_t G, size_t D, const double *fast) {
+  size_t nv = 0;
+  double e = NAN, *v = bu_read_npy(path, &nv);
+  if (v && nv == G) {
+    e = rel_err(G, v, fast);
+  } else if (v && nv == G * (D + 1)) {
+    for (size_t i = 0; i < G; i++) v[i] = v[i * (D + 1) + D];
+    e = rel_err(G, v, fast);
+  }
+  free(v);
+  return e;
+}
+
 typedef struct {
   double fast_s, direct_s, err, kdepy_s, kdepy_err, fastkde_s;
   double gfi_whole, kdepy_whole, fastkde_whole, gfi_rss, kdepy_rss, fastkde_rss;
@@ -477,6 +492,10 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
   if (cli_ok) {
     static const char *const out_opt[] = {"--out", NULL};
     cli_out = cli_has("density", out_opt);
+  } else if (GFI_HAVE_FAST_INFO) {
+    printf("  note: %s density has no --grid/--method/--tol: gfi's whole process is timed as "
+           "`bench_fast --whole-grid` (start, load the .npy, plan + gfi_density_eval_grid, write "
+           "the .npy, exit)\n", g_gfi);
   } else {
     printf("  note: %s density has no --grid/--method/--tol: gfi's whole-process timing "
            "skipped\n", g_gfi);
@@ -547,16 +566,19 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
       if (cli_out) argv[a++] = "--out", argv[a++] = out_gfi;
       argv[a] = NULL;
       if (whole(argv, &r.gfi_whole, &r.gfi_rss) == 0 && cli_out) {
-        size_t nv = 0;
-        double *v = bu_read_npy(out_gfi, &nv);
-        if (v && nv == G) r.cli_vs_lib = rel_err(G, v, fast);
-        else if (v && nv == G * (D + 1)) { /* columns x1..xD density */
-          double *col = xmalloc(G, sizeof *col);
-          for (size_t i = 0; i < G; i++) col[i] = v[i * (D + 1) + D];
-          r.cli_vs_lib = rel_err(G, col, fast);
-          free(col);
-        }
-        free(v);
+        r.cli_vs_lib = out_vs(out_gfi, G, D, fast);
+      }
+    } else if (GFI_HAVE_FAST_INFO) {
+      char self[4096], sn[32], slo[64], shi[64];
+      ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+      if (len <= 0) die("readlink /proc/self/exe", 0);
+      self[len] = 0;
+      snprintf(sn, sizeof sn, "%zu", n);
+      snprintf(slo, sizeof slo, "%.17g", -L);
+      snprintf(shi, sizeof shi, "%.17g", L);
+      char *argv[] = {self, "--whole-grid", npy, sD, sR, slo, shi, sn, out_gfi, NULL};
+      if (whole(argv, &r.gfi_whole, &r.gfi_rss) == 0) {
+        r.cli_vs_lib = out_vs(out_gfi, G, D, fast);
       }
     }
     if (g_have_peer) {
@@ -590,8 +612,8 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
            "Gaussian KDE, full grid)%s\n", r.err, r.kdepy_err,
            isfinite(r.cli_vs_lib) ? "" : "");
     if (isfinite(r.cli_vs_lib))
-      printf("    check              gfi CLI grid vs this process's fast values: max rel diff "
-             "%.2e\n", r.cli_vs_lib);
+      printf("    check              gfi whole process's grid vs this process's fast values: max "
+             "rel diff %.2e\n", r.cli_vs_lib);
     fprintf(f, "%zu %zu %zu %.6g %.6g %.6e %.6e %.6e %.6e %.6e %.6e %.6e %.6e %.6e %.1f %.1f "
                "%.1f\n", D, N, G, R, h, r.fast_s, r.direct_s, r.err, r.kdepy_s, r.kdepy_err,
             r.fastkde_s, r.gfi_whole, r.kdepy_whole, r.fastkde_whole, r.gfi_rss, r.kdepy_rss,
@@ -711,7 +733,41 @@ static void usage(FILE *f) {
              "                  [--min-seconds S] [--repeats K] [--direct-seconds S]\n");
 }
 
+/* bench_fast --whole-grid DATA.npy D R LO HI n OUT.npy: one gfi process that
+ * loads the data, evaluates the fast route (tol 1e-10, phi = z^4) on the grid
+ * and writes the n^D values; what the grid part times as gfi's whole process
+ * while the CLI has no --grid. */
+static int whole_grid(char **a) {
+#if GFI_HAVE_FAST_INFO
+  size_t nv, D = (size_t)atoi(a[1]), n = (size_t)atoi(a[5]);
+  double R = atof(a[2]), lo = atof(a[3]), hi = atof(a[4]);
+  if (D < 1 || D > 3 || n < 1) return 2;
+  double *x = bu_read_npy(a[0], &nv);
+  if (!x || nv % D) return 2;
+  size_t G = 1;
+  for (size_t j = 0; j < D; j++) {
+    if (G > SIZE_MAX / n) return 2;
+    G *= n;
+  }
+  double *out = xmalloc(G, sizeof *out);
+  const gridspec gs = {lo, hi, n};
+  plan_eval(nv / D, D, x, R, GFI_METHOD_FAST, TOL_MAIN, g_to.nthreads, 0, NULL, &gs, out, NULL);
+  if (bu_write_npy(a[6], out, G, 0) != 0) return 2;
+  free(x);
+  free(out);
+  return 0;
+#else
+  (void)a;
+  return 2;
+#endif
+}
+
 int main(int argc, char **argv) {
+  if (argc == 9 && !strcmp(argv[1], "--whole-grid")) {
+    int st = gfi_kernel_pow(&g_k, KERNEL_L);
+    if (st) die("gfi_kernel_pow", st);
+    return whole_grid(argv + 2);
+  }
   int quick = 0, smoke = 0;
   const char *parts = "scatter,grid,scaling,tol", *outdir = ".";
   double nmax = 0;
