@@ -106,8 +106,8 @@ int cmd_mise(int argc, char **argv) {
   double *R = mise_cli_radii("--R", Rs, D);
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
-  o.nthreads = nthreads;
-  o.seed = seed;
+  o.base.nthreads = nthreads;
+  o.base.seed = seed;
   o.parts = parts;
   o.resolution = res;
   if (ise) {

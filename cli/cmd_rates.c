@@ -143,7 +143,7 @@ int cmd_rates(int argc, char **argv) {
 
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
-  o.nthreads = nthreads;
+  o.base.nthreads = nthreads;
   o.parts = 0;
   size_t nrows = nth * nm + nm, row = 0;
   gfi_progress pg;
@@ -178,7 +178,7 @@ int cmd_rates(int argc, char **argv) {
           if (mcreps >= 2 && Ns[i] <= mcn) {
             double R3[3] = {ro, ro, ro};
             gfi_mise_result mr;
-            o.seed = seed + 1000003ULL * row + i;
+            o.base.seed = seed + 1000003ULL * row + i;
             int st = gfi_mise_mc(mods[a], l, (size_t)Ns[i], R3, (size_t)mcreps, &o, &mr, NULL);
             if (st && st != GFI_EUNSUPPORTED) cli_check(st, "Monte-Carlo MISE");
             if (!st) {

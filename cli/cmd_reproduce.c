@@ -370,7 +370,7 @@ static double *iso(const double *R, size_t nR, size_t D) {
 static void oracle_density(experiment *x) {
   gfi_mise_opts mo;
   gfi_mise_default_opts(&mo);
-  mo.nthreads = S.nthreads;
+  mo.base.nthreads = S.nthreads;
   gfi_mise_result res;
   step_check(gfi_ropt(x->m, K.l, (double)x->N, NULL, &mo, &x->Rstar, &res), "optimal radius (gfi_ropt)");
   x->Rstar_crit = res.mise;

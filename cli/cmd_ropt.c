@@ -62,7 +62,7 @@ int cmd_ropt(int argc, char **argv) {
   double *Rdir = dir ? mise_cli_radii("--dir", dir, D) : NULL;
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
-  o.nthreads = nthreads;
+  o.base.nthreads = nthreads;
   o.resolution = res;
   double *rows = malloc(nn * 7 * sizeof *rows);
   if (!rows) cli_die(EXIT_RUNTIME, "out of memory");

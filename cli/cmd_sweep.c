@@ -191,7 +191,7 @@ int cmd_sweep(int argc, char **argv) {
   gfi_progress_start(&pg, (progress || isatty(2)) ? stderr : NULL, "sweep", total - ndone);
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
-  o.nthreads = nthreads;
+  o.base.nthreads = nthreads;
   for (size_t idx = 0; idx < total; idx++) {
     if (done[idx]) continue;
     size_t r = idx;
@@ -204,7 +204,7 @@ int cmd_sweep(int argc, char **argv) {
     size_t D = (size_t)dv[di];
     int l = (int)lv[li];
     double R[3] = {Rv[ri], Rv[ri], Rv[ri]};
-    o.seed = splitmix64(seed + 0x9E3779B97F4A7C15ULL * (uint64_t)(idx + 1));
+    o.base.seed = splitmix64(seed + 0x9E3779B97F4A7C15ULL * (uint64_t)(idx + 1));
     gfi_mise_result res;
     int st = Qv[q] == 0 ? gfi_mise_exact(mods[a][D - 1], l, Nv[ni], R, &o, &res)
                         : gfi_mise_mc(mods[a][D - 1], l, (size_t)Nv[ni], R, (size_t)Qv[q], &o, &res, NULL);

@@ -28,8 +28,7 @@
 void gfi_mise_default_opts(gfi_mise_opts *o) {
   if (!o) return;
   memset(o, 0, sizeof *o);
-  o->nthreads = 0;
-  o->seed = 1;
+  gfi_default_opts(&o->base);
   o->ise = GFI_ISE_AUTO;
   o->parts = 1;
   o->resolution = 1.0;
@@ -558,7 +557,7 @@ int mise_integrals_compute(const psi_info *pi, int l, const double *R, double re
 static int resolve_threads(const gfi_mise_opts *o) {
   gfi_opts g;
   gfi_default_opts(&g);
-  g.nthreads = o ? o->nthreads : 0;
+  g.nthreads = o ? o->base.nthreads : 0;
   return gfi_threads_resolve(&g);
 }
 

@@ -48,6 +48,7 @@
 #ifndef GFI_REGRESSION_H
 #define GFI_REGRESSION_H
 
+#include "export.h"
 #include <stddef.h>
 #include "status.h"
 #include "kernel.h"
@@ -74,13 +75,13 @@ enum { GFI_NW_SCALE_AUTO = 0, GFI_NW_SCALE_PLAIN = 1, GFI_NW_SCALE_ALWAYS = 2 };
  * (N = 0), GFI_EDIM, GFI_ENONFINITE (x or y), GFI_ERADIUS, GFI_EORDER,
  * GFI_ERANGE (some |R_j x_ij| > 2^52: the phase is not resolved in double
  * precision, as for densities), GFI_ENOMEM. */
-int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_t D, size_t V,
+GFI_EXPORT int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_t D, size_t V,
                         const double *x, const double *y, const double *R, const gfi_opts *opts);
 
 /* Gaussian NW with bandwidth matrix H (D x D symmetric positive definite,
  * row-major; a diagonal H = diag(h_j^2) is the per-axis bandwidth).
  * GFI_EBANDWIDTH when H is not SPD. */
-int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const double *x,
+GFI_EXPORT int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const double *x,
                       const double *y, const double *H, const gfi_opts *opts);
 
 /* Evaluate at M queries (M x D) into out (M x V, row-major). *nflagged (may
@@ -88,26 +89,26 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
  * GFI_EDENOM when a row was flagged (out is complete), or an error
  * (GFI_EINVAL, GFI_ENONFINITE, GFI_EDIM, GFI_ERANGE (Fourier: some
  * |R_j x_j| > 2^52), GFI_ENOMEM; then out is undefined). */
-int gfi_nw_eval(const gfi_nw_plan *plan, size_t M, const double *queries, double *out,
+GFI_EXPORT int gfi_nw_eval(const gfi_nw_plan *plan, size_t M, const double *queries, double *out,
                 size_t *nflagged);
 
 /* The same, also writing each row's flag (GFI_NW_FLAG_*) into flags[M] and,
  * when denom is not NULL, the ratio S/A into denom[M] (1 for weights >= 0,
  * NaN for an empty row): how far the denominator is from cancelling. */
-int gfi_nw_eval_flags(const gfi_nw_plan *plan, size_t M, const double *queries, double *out,
+GFI_EXPORT int gfi_nw_eval_flags(const gfi_nw_plan *plan, size_t M, const double *queries, double *out,
                       size_t *nflagged, unsigned char *flags, double *denom);
 
 /* Threshold tol of GFI_NW_FLAG_SMALL (0 <= tol < 1; GFI_EINVAL otherwise). */
-int gfi_nw_set_denom_tol(gfi_nw_plan *plan, double tol);
+GFI_EXPORT int gfi_nw_set_denom_tol(gfi_nw_plan *plan, double tol);
 /* Evaluation path, GFI_NW_SCALE_*: results agree to rounding where the plain
  * path does not underflow; PLAIN exists for measurements. */
-int gfi_nw_set_scaling(gfi_nw_plan *plan, int mode);
+GFI_EXPORT int gfi_nw_set_scaling(gfi_nw_plan *plan, int mode);
 
-size_t gfi_nw_dim(const gfi_nw_plan *plan);
-size_t gfi_nw_size(const gfi_nw_plan *plan);
-size_t gfi_nw_nresp(const gfi_nw_plan *plan);
+GFI_EXPORT size_t gfi_nw_dim(const gfi_nw_plan *plan);
+GFI_EXPORT size_t gfi_nw_size(const gfi_nw_plan *plan);
+GFI_EXPORT size_t gfi_nw_nresp(const gfi_nw_plan *plan);
 
-void gfi_nw_destroy(gfi_nw_plan *plan);
+GFI_EXPORT void gfi_nw_destroy(gfi_nw_plan *plan);
 
 #ifdef __cplusplus
 }

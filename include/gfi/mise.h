@@ -39,6 +39,7 @@
 #ifndef GFI_MISE_H
 #define GFI_MISE_H
 
+#include "export.h"
 #include <stddef.h>
 #include <stdint.h>
 #include "status.h"
@@ -57,11 +58,12 @@ typedef enum {
   GFI_ISE_GRID = 2         /* Gauss-Legendre cubature on a box, tail bounded */
 } gfi_ise_method;
 
-/* Options of the measurements. Initialise with gfi_mise_default_opts; fields
- * are only ever added. */
+/* Options of the measurements: gfi's common options first (base.nthreads:
+ * 0 = all cores; base.seed: Monte Carlo replication k uses RNG stream
+ * (seed, k)), then the measurements' own. Initialise with
+ * gfi_mise_default_opts; fields are only ever added. */
 typedef struct gfi_mise_opts {
-  int nthreads;          /* 0 = all cores */
-  uint64_t seed;         /* Monte Carlo: replication k uses RNG stream (seed, k) */
+  gfi_opts base;         /* nthreads, seed, ... (gfi_default_opts) */
   gfi_ise_method ise;    /* Monte Carlo: how each ISE is measured */
   int parts;             /* Monte Carlo: also estimate bias^2 and variance from the
                             pooled sample (costs about one more pass); default 1 */
@@ -71,7 +73,7 @@ typedef struct gfi_mise_opts {
   size_t grid_cells;     /* grid ISE: cells per axis (0 = automatic) */
 } gfi_mise_opts;
 
-void gfi_mise_default_opts(gfi_mise_opts *o);
+GFI_EXPORT void gfi_mise_default_opts(gfi_mise_opts *o);
 
 /* The answer of every MISE routine. For the exact route se = 0 and the
  * interval is the value itself. For Monte Carlo: mean of the replications'
@@ -87,16 +89,16 @@ typedef struct gfi_mise_result {
 } gfi_mise_result;
 
 /* int kappa_l(u)^2 du = M_2l(0) / M_l(0)^2 (l = 1..8; NaN otherwise). */
-double gfi_kappa_sq_integral(int l);
+GFI_EXPORT double gfi_kappa_sq_integral(int l);
 
 /* 1 when gfi_mise_exact supports this model (see above). */
-int gfi_mise_exact_supported(const gfi_model *m);
+GFI_EXPORT int gfi_mise_exact_supported(const gfi_model *m);
 
 /* Exact MISE of the estimator with phi = z^l, N points and radii R[D].
  * N is a double so that sizes beyond 2^53 are accepted (N >= 1).
  * Errors: GFI_EINVAL, GFI_EORDER, GFI_ERADIUS, GFI_EEMPTY (N < 1),
  * GFI_EUNSUPPORTED (model, or D > 3), GFI_EQUAD, GFI_ENOMEM. */
-int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R,
+GFI_EXPORT int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R,
                    const gfi_mise_opts *opts, gfi_mise_result *res);
 
 /* Exact MISE of the Gaussian KDE with bandwidth matrix H (D x D, SPD) for a
@@ -104,17 +106,17 @@ int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R,
  *   MISE = (4 pi)^-D/2 |H|^-1/2 / N + w' [(1 - 1/N) O_2 - 2 O_1 + O_0] w,
  *   O_c[a,b] = N(mu_a - mu_b; 0, c H + S_a + S_b).
  * GFI_EUNSUPPORTED for other truths, GFI_EBANDWIDTH when H is not SPD. */
-int gfi_mise_gauss_exact(const gfi_model *m, double N, const double *H, gfi_mise_result *res);
+GFI_EXPORT int gfi_mise_gauss_exact(const gfi_model *m, double N, const double *H, gfi_mise_result *res);
 
 /* The MISE-optimal isotropic Gaussian bandwidth H = h^2 I (Brent on log h)
  * and the MISE there. */
-int gfi_mise_gauss_hopt(const gfi_model *m, double N, double *h, gfi_mise_result *res);
+GFI_EXPORT int gfi_mise_gauss_hopt(const gfi_model *m, double N, double *h, gfi_mise_result *res);
 
 /* The radius minimising the exact MISE along R = r * Rdir (Rdir: D positive
  * numbers, NULL = all ones): Brent's method (GSL) on log r after a geometric
  * bracket search with no upper cap. *r_opt receives r; res the MISE there.
  * GFI_EQUAD when no minimum is bracketed (MISE monotone over 1e-6..1e12). */
-int gfi_ropt(const gfi_model *m, int l, double N, const double *Rdir,
+GFI_EXPORT int gfi_ropt(const gfi_model *m, int l, double N, const double *Rdir,
              const gfi_mise_opts *opts, double *r_opt, gfi_mise_result *res);
 
 /* Exact ISE of one estimate by Plancherel with the empirical characteristic
@@ -126,7 +128,7 @@ int gfi_ropt(const gfi_model *m, int l, double N, const double *Rdir,
  * N R. GFI_EUNSUPPORTED for D > 2 or when more than 2^32 (node, point) pairs
  * would be needed (heavy-tailed data at large N, e.g. Cauchy in 2-D). Any model for which
  * gfi_mise_exact works. data: N x D row-major, uniform weights. */
-int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data,
+GFI_EXPORT int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data,
                        const double *R, const gfi_mise_opts *opts, double *ise);
 
 /* ISE on a box by Gauss-Legendre cubature (any kernel with finite A, any
@@ -139,32 +141,32 @@ int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data,
  * not available and *tail_bound = INFINITY). The truncation is reported,
  * never dropped: the true ISE lies in [*ise, *ise + *tail_bound] up to
  * cubature error. */
-int gfi_ise_grid(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data,
+GFI_EXPORT int gfi_ise_grid(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data,
                  const double *R, const double *lo, const double *hi,
                  const gfi_mise_opts *opts, double *ise, double *tail_bound);
 
 /* MSE at M given points: mean over the points of (p_hat - p)^2, and the
  * standard error of that mean (*se may be NULL). */
-int gfi_mse_points(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data,
+GFI_EXPORT int gfi_mse_points(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data,
                    const double *R, size_t M, const double *points,
                    const gfi_mise_opts *opts, double *mse, double *se);
 
 /* MSE at M points drawn uniformly from the box [lo, hi] (RNG stream
- * (seed, 2^63) of opts->seed, apart from the data streams). The result
+ * (seed, 2^63) of opts->base.seed, apart from the data streams). The result
  * times the box volume estimates the ISE on the box. */
-int gfi_mse_box(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data,
+GFI_EXPORT int gfi_mse_box(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data,
                 const double *R, const double *lo, const double *hi, size_t M,
                 const gfi_mise_opts *opts, double *mse, double *se);
 
 /* Monte-Carlo MISE: nreps replications, replication k samples N points from
- * RNG stream (opts->seed, k), builds the estimate and measures its ISE
+ * RNG stream (opts->base.seed, k), builds the estimate and measures its ISE
  * (opts->ise). All cores; the result is bit-for-bit the same for any
  * nthreads. With opts->parts the pooled estimator (all nreps * N points,
  * whose ISE has expectation bias2 + var/nreps) separates the two parts:
  * var = (mean ISE - pooled ISE) nreps/(nreps - 1), bias2 = mean ISE - var.
  * When the pooled sample is too wide for the Plancherel rule (heavy tails)
  * the parts are left NaN. nreps >= 2. ise_out (nreps values, may be NULL) receives each ISE. */
-int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
+GFI_EXPORT int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
                 const gfi_mise_opts *opts, gfi_mise_result *res, double *ise_out);
 
 #ifdef __cplusplus

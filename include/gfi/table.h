@@ -4,6 +4,7 @@
 #ifndef GFI_TABLE_H
 #define GFI_TABLE_H
 
+#include "export.h"
 #include <stddef.h>
 #include <stdio.h>
 #include "status.h"
@@ -18,18 +19,18 @@ extern "C" {
  * returns GFI_EIO (cannot open/read), GFI_EEMPTY (no data rows), GFI_EPARSE
  * (non-numeric token or wrong number of columns) or GFI_ENONFINITE (NaN/Inf),
  * with err->line / err->column (1-based field) and err->msg filled. */
-int gfi_table_read(const char *path, size_t ncols_expected, size_t *rows,
+GFI_EXPORT int gfi_table_read(const char *path, size_t ncols_expected, size_t *rows,
                    size_t *cols, double **data, gfi_errinfo *err);
 
 /* Same, reading from an open stream; `name` is used only for messages. */
-int gfi_table_read_stream(FILE *f, size_t ncols_expected, size_t *rows,
+GFI_EXPORT int gfi_table_read_stream(FILE *f, size_t ncols_expected, size_t *rows,
                           size_t *cols, double **data, gfi_errinfo *err);
 
 /* Print one number with 17 significant digits ("inf"/"nan" spelled so). */
-void gfi_table_put(FILE *f, double x);
+GFI_EXPORT void gfi_table_put(FILE *f, double x);
 
 /* Print rows x cols numbers, one row per line. */
-void gfi_table_write_rows(FILE *f, size_t rows, size_t cols, const double *x);
+GFI_EXPORT void gfi_table_write_rows(FILE *f, size_t rows, size_t cols, const double *x);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,7 @@
 #ifndef GFI_REGRESSION_MSE_H
 #define GFI_REGRESSION_MSE_H
 
+#include "export.h"
 #include <stddef.h>
 #include <stdint.h>
 #include "status.h"
@@ -58,7 +59,7 @@ typedef struct gfi_nw_mse_result {
 } gfi_nw_mse_result;
 
 /* M points from the design on stream (seed, GFI_NW_POINTS_STREAM). */
-int gfi_nw_design_points(const gfi_model *design, uint64_t seed, size_t M, double *points);
+GFI_EXPORT int gfi_nw_design_points(const gfi_model *design, uint64_t seed, size_t M, double *points);
 
 /* Monte-Carlo MSE of the study at M points (M x D) over nreps replications
  * (opts->seed is the seed; opts->nthreads threads over replications). The
@@ -66,7 +67,7 @@ int gfi_nw_design_points(const gfi_model *design, uint64_t seed, size_t M, doubl
  * E f_hat - f, the variance, the MSE and its standard error. Errors:
  * GFI_EINVAL, GFI_EEMPTY (M, N or nreps = 0), GFI_EDIM (design, truth and
  * points disagree), GFI_ENOMEM, and any plan error. */
-int gfi_nw_mse(const gfi_nw_study *s, size_t M, const double *points, size_t nreps,
+GFI_EXPORT int gfi_nw_mse(const gfi_nw_study *s, size_t M, const double *points, size_t nreps,
                const gfi_opts *opts, gfi_nw_mse_result *res, double *pt_bias, double *pt_var,
                double *pt_mse, double *pt_mse_se);
 

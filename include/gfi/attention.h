@@ -79,7 +79,9 @@
 #ifndef GFI_ATTENTION_H
 #define GFI_ATTENTION_H
 
+#include "export.h"
 #include <stddef.h>
+#include <gsl/gsl_rng.h>
 #include "status.h"
 #include "opts.h"
 
@@ -99,7 +101,7 @@ typedef struct gfi_attn_spec {
   double denom_tol;   /* flag threshold above (default 1e-8; 0 <= tol < 1) */
 } gfi_attn_spec;
 
-void gfi_attn_default_spec(gfi_attn_spec *s);
+GFI_EXPORT void gfi_attn_default_spec(gfi_attn_spec *s);
 
 /* Diagnostics of one forward or backward call. */
 typedef struct gfi_attn_info {
@@ -114,13 +116,13 @@ typedef struct gfi_attn_plan gfi_attn_plan;
  * Errors: GFI_EINVAL (NULL, bad kind or denom_tol), GFI_EEMPTY (L = 0),
  * GFI_EDIM (D or Dv outside 1..GFI_MAX_DIM, or L*D too large),
  * GFI_EORDER (Fourier l outside 1..8), GFI_ENOMEM. */
-int gfi_attn_plan_create(gfi_attn_plan **plan, const gfi_attn_spec *spec, size_t L, size_t D,
+GFI_EXPORT int gfi_attn_plan_create(gfi_attn_plan **plan, const gfi_attn_spec *spec, size_t L, size_t D,
                          size_t Dv, const gfi_opts *opts);
 
 /* Number of kernel-scale parameters: D (per-axis R), else 1 (R or sigma). */
-size_t gfi_attn_nparam(const gfi_attn_plan *plan);
+GFI_EXPORT size_t gfi_attn_nparam(const gfi_attn_plan *plan);
 /* Doubles the caller provides for the saved row statistics: 2 L. */
-size_t gfi_attn_saved_size(const gfi_attn_plan *plan);
+GFI_EXPORT size_t gfi_attn_saved_size(const gfi_attn_plan *plan);
 
 /* Forward. R: gfi_attn_nparam() values, all finite and > 0 (radii, or sigma).
  * H: L x Dv output. saved: gfi_attn_saved_size() doubles written for the
@@ -128,7 +130,7 @@ size_t gfi_attn_saved_size(const gfi_attn_plan *plan);
  * rows are flagged (see above; the others are valid), or an error before
  * anything is written: GFI_EINVAL, GFI_ENONFINITE, GFI_ERADIUS
  * (GFI_EBANDWIDTH for sigma), GFI_ENOMEM. */
-int gfi_attn_forward(const gfi_attn_plan *plan, const double *Q, const double *K, const double *V,
+GFI_EXPORT int gfi_attn_forward(const gfi_attn_plan *plan, const double *Q, const double *K, const double *V,
                      const double *R, double *H, double *saved, gfi_attn_info *info);
 
 /* Backward for a given dH (L x Dv): Q, K, V, R as in the forward, H and saved
@@ -136,12 +138,28 @@ int gfi_attn_forward(const gfi_attn_plan *plan, const double *Q, const double *K
  * dR (gfi_attn_nparam() values). Returns GFI_OK, GFI_EDENOM (flagged rows,
  * see above) or an error before anything is written (GFI_EINVAL,
  * GFI_ENONFINITE in the inputs or dH, GFI_ERADIUS, GFI_ENOMEM). */
-int gfi_attn_backward(const gfi_attn_plan *plan, const double *Q, const double *K,
+GFI_EXPORT int gfi_attn_backward(const gfi_attn_plan *plan, const double *Q, const double *K,
                       const double *V, const double *R, const double *H, const double *saved,
                       const double *dH, double *dQ, double *dK, double *dV, double *dR,
                       gfi_attn_info *info);
 
-void gfi_attn_destroy(gfi_attn_plan *plan);
+GFI_EXPORT void gfi_attn_destroy(gfi_attn_plan *plan);
+
+/* ---- FAVOR+ (Performer): softmax attention by positive random features ---- */
+
+/* FAVOR+ random projections W (m x dim): iid N(0, I) rows, or orthogonal
+ * blocks (Gram-Schmidt of Gaussian blocks, rows rescaled to chi(dim) norms). */
+GFI_EXPORT int gfi_favor_draw(gsl_rng *rng, size_t m, size_t dim, int orthogonal, double *W);
+
+/* FAVOR+ attention with positive features phi(x) = exp(w.x - |x|^2/2)/sqrt(m):
+ * out = diag(Phi_Q (Phi_K^T 1))^-1 Phi_Q (Phi_K^T V). Q, K: L x dim
+ * (already scaled as the caller wants: softmax(Q K^T) is approximated), V: L x dv.
+ * nthreads as in gfi_opts (0 = all cores); the result does not depend on it.
+ * O(L m (dim + dv)) time and O(L m + m dv) memory; *bytes (may be NULL) gets
+ * the bytes this call allocated. */
+GFI_EXPORT int gfi_favor_attention(size_t L, size_t dim, const double *Q, const double *K, size_t dv,
+                        const double *V, size_t m, const double *W, int nthreads, double *out,
+                        size_t *bytes);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@
 #ifndef GFI_DENSITY_H
 #define GFI_DENSITY_H
 
+#include "export.h"
 #include <stddef.h>
 #include "status.h"
 #include "kernel.h"
@@ -32,33 +33,33 @@ typedef struct gfi_density_plan gfi_density_plan;
  * GFI_EDIM, GFI_ENONFINITE, GFI_ERADIUS, GFI_EWEIGHT, GFI_ERANGE (the
  * estimator's peak prod_j R_j/A overflows double, or some |R_j k_ij| > 2^52,
  * where the phase R x is no longer resolved in double), GFI_ENOMEM. */
-int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k,
+GFI_EXPORT int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k,
                              size_t N, size_t D, const double *data,
                              const double *weights, const double *R,
                              const gfi_opts *opts);
 
 /* Gaussian KDE with bandwidth matrix H (D x D, symmetric positive definite,
  * row-major; the kernel's covariance). GFI_EBANDWIDTH when H is not SPD. */
-int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D,
+GFI_EXPORT int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D,
                            const double *data, const double *weights,
                            const double *H, const gfi_opts *opts);
 
 /* Bandwidth rules on the data covariance S (as scipy.stats.gaussian_kde):
  * H = f^2 S with Scott's f = N^(-1/(D+4)) or Silverman's
  * f = (N (D+2)/4)^(-1/(D+4)). rule: "scott" or "silverman". H is D x D. */
-int gfi_bandwidth_rule(const char *rule, size_t N, size_t D, const double *data,
+GFI_EXPORT int gfi_bandwidth_rule(const char *rule, size_t N, size_t D, const double *data,
                        const double *weights, double *H);
 
 /* Evaluate at M query points (M x D row-major) into out[M]. GFI_ENONFINITE
  * for NaN/Inf queries; GFI_ERANGE (Fourier) when some |R_j x_j| > 2^52.
  * Gaussian kernel values below exp(-708) count as 0. */
-int gfi_density_eval(const gfi_density_plan *plan, size_t M,
+GFI_EXPORT int gfi_density_eval(const gfi_density_plan *plan, size_t M,
                      const double *queries, double *out);
 
-size_t gfi_density_dim(const gfi_density_plan *plan);
-size_t gfi_density_size(const gfi_density_plan *plan);
+GFI_EXPORT size_t gfi_density_dim(const gfi_density_plan *plan);
+GFI_EXPORT size_t gfi_density_size(const gfi_density_plan *plan);
 
-void gfi_density_destroy(gfi_density_plan *plan);
+GFI_EXPORT void gfi_density_destroy(gfi_density_plan *plan);
 
 #ifdef __cplusplus
 }

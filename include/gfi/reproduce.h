@@ -19,6 +19,7 @@
 #ifndef GFI_REPRODUCE_H
 #define GFI_REPRODUCE_H
 
+#include "export.h"
 #include <stddef.h>
 #include <stdint.h>
 #include "status.h"
@@ -46,14 +47,14 @@ typedef struct gfi_repro_grid {
 
 /* M points uniform on [-1, 1]^D (M x D) from stream
  * (seed, GFI_REPRO_TEST_STREAM + k). */
-int gfi_repro_unit_points(uint64_t seed, uint64_t k, size_t D, size_t M, double *u);
+GFI_EXPORT int gfi_repro_unit_points(uint64_t seed, uint64_t k, size_t D, size_t M, double *u);
 
 /* Figure 1, replication k: N points from m, the estimator with kernel kern
  * (finite A) for each radius of g, its MSE against m's pdf at the M test
  * points of each box: mse[r * nbox + b]. opts: threads of the evaluation
  * (NULL = all cores). Errors: GFI_EINVAL, GFI_EEMPTY (N, M, nR or nbox = 0),
  * GFI_ERADIUS (a radius or half-width <= 0), GFI_ENOMEM, plan errors. */
-int gfi_repro_density(const gfi_model *m, const gfi_kernel *kern, size_t N, size_t M,
+GFI_EXPORT int gfi_repro_density(const gfi_model *m, const gfi_kernel *kern, size_t N, size_t M,
                       uint64_t seed, uint64_t k, const gfi_repro_grid *g, const gfi_opts *opts,
                       double *mse);
 
@@ -65,7 +66,7 @@ int gfi_repro_density(const gfi_model *m, const gfi_kernel *kern, size_t N, size
  * out of both means and counted in *nflagged (may be NULL; summed over the
  * grid). Errors as gfi_repro_density, and GFI_EDIM when design and f
  * disagree. */
-int gfi_repro_regress(const gfi_model *design, const gfi_regfun *f, const gfi_noise *noise,
+GFI_EXPORT int gfi_repro_regress(const gfi_model *design, const gfi_regfun *f, const gfi_noise *noise,
                       const gfi_kernel *kern, size_t N, size_t M, uint64_t seed, uint64_t k,
                       const gfi_repro_grid *g, const gfi_opts *opts, double *mse, double *pmse,
                       size_t *nflagged);
@@ -81,7 +82,7 @@ int gfi_repro_regress(const gfi_model *design, const gfi_regfun *f, const gfi_no
  * replications' so that the radius is not chosen on the data it is scored
  * on. Errors as gfi_nw_mse, GFI_EINVAL for a bad range (0 < Rmin < Rmax,
  * nscan >= 3). */
-int gfi_repro_regress_ropt(const gfi_model *design, const gfi_regfun *f, const gfi_noise *noise,
+GFI_EXPORT int gfi_repro_regress_ropt(const gfi_model *design, const gfi_regfun *f, const gfi_noise *noise,
                            const gfi_kernel *kern, size_t N, size_t M, double h, size_t nreps,
                            uint64_t seed, double Rmin, double Rmax, size_t nscan,
                            const gfi_opts *opts, double *R_opt, double *mse_opt, size_t *nevals);

@@ -2,6 +2,7 @@
 #ifndef GFI_STATUS_H
 #define GFI_STATUS_H
 
+#include "export.h"
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -37,7 +38,7 @@ typedef enum gfi_status {
 } gfi_status;
 
 /* Human-readable text for a status code; never NULL. */
-const char *gfi_strerror(int status);
+GFI_EXPORT const char *gfi_strerror(int status);
 
 /* Where a text-file or option error sits; filled by functions that parse. */
 typedef struct gfi_errinfo {
@@ -46,7 +47,7 @@ typedef struct gfi_errinfo {
   char msg[256];    /* short description, always NUL-terminated */
 } gfi_errinfo;
 
-void gfi_errinfo_clear(gfi_errinfo *e);
+GFI_EXPORT void gfi_errinfo_clear(gfi_errinfo *e);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,7 @@
 #ifndef GFI_RPE_H
 #define GFI_RPE_H
 
+#include "export.h"
 #include <stddef.h>
 #include <gsl/gsl_rng.h>
 #include "status.h"
@@ -55,15 +56,15 @@ typedef enum {
 typedef struct gfi_rpe gfi_rpe;
 
 /* T components; mu is T x ell (NULL: all zero); s_t > 0; w_t finite, not all 0. */
-int gfi_rpe_mixture(gfi_rpe **out, size_t ell, size_t T, const double *w, const double *mu,
+GFI_EXPORT int gfi_rpe_mixture(gfi_rpe **out, size_t ell, size_t T, const double *w, const double *mu,
                     const double *s);
-int gfi_rpe_gauss(gfi_rpe **out, size_t ell, double s);
-int gfi_rpe_gbf(gfi_rpe **out, size_t ell, size_t T, const double *w, const double *s);
+GFI_EXPORT int gfi_rpe_gauss(gfi_rpe **out, size_t ell, double s);
+GFI_EXPORT int gfi_rpe_gbf(gfi_rpe **out, size_t ell, size_t T, const double *w, const double *s);
 /* v: ell half-widths > 0 (NULL: all 1); k = 1..8 (GFI_EORDER otherwise); C != 0.
  * paper_form = 1 gives the printed (incorrect) transform. */
-int gfi_rpe_local(gfi_rpe **out, size_t ell, const double *v, int k, double C, int paper_form);
+GFI_EXPORT int gfi_rpe_local(gfi_rpe **out, size_t ell, const double *v, int k, double C, int paper_form);
 /* kind GFI_RPE_EXP, GFI_RPE_MATERN32 or GFI_RPE_LAPLACE, scale s > 0. */
-int gfi_rpe_kernel(gfi_rpe **out, gfi_rpe_kind kind, size_t ell, double s);
+GFI_EXPORT int gfi_rpe_kernel(gfi_rpe **out, gfi_rpe_kind kind, size_t ell, double s);
 
 /* Parse a family specification for dimension ell:
  *   gauss:s=S   box:v=V[,C=..]   local:v=V,k=K[,C=..]   local-paper:v=V,k=K[,C=..]
@@ -73,24 +74,24 @@ int gfi_rpe_kernel(gfi_rpe **out, gfi_rpe_kind kind, size_t ell, double s);
  * Keys are separated by ',' or ';'; a token without '=' continues the previous
  * key's list, so v may be one value or ell values ("local:v=1,2,k=2" in 2-D).
  * GFI_EMODEL / GFI_EIO / GFI_EPARSE with a message (file:line:column for files). */
-int gfi_rpe_parse(gfi_rpe **out, const char *spec, size_t ell, gfi_errinfo *err);
+GFI_EXPORT int gfi_rpe_parse(gfi_rpe **out, const char *spec, size_t ell, gfi_errinfo *err);
 
-void gfi_rpe_free(gfi_rpe *rpe);
-gfi_rpe_kind gfi_rpe_get_kind(const gfi_rpe *rpe);
-size_t gfi_rpe_dim(const gfi_rpe *rpe);
+GFI_EXPORT void gfi_rpe_free(gfi_rpe *rpe);
+GFI_EXPORT gfi_rpe_kind gfi_rpe_get_kind(const gfi_rpe *rpe);
+GFI_EXPORT size_t gfi_rpe_dim(const gfi_rpe *rpe);
 /* Canonical text, e.g. "local(ell=1,v=2,k=2,C=1)"; never NULL. */
-const char *gfi_rpe_describe(const gfi_rpe *rpe);
+GFI_EXPORT const char *gfi_rpe_describe(const gfi_rpe *rpe);
 /* 1 when f is real for every x (g even). */
-int gfi_rpe_f_is_real(const gfi_rpe *rpe);
+GFI_EXPORT int gfi_rpe_f_is_real(const gfi_rpe *rpe);
 /* 1 when g >= 0 everywhere (then int g = f(0) and p = g / f(0) is a density). */
-int gfi_rpe_g_nonneg(const gfi_rpe *rpe);
+GFI_EXPORT int gfi_rpe_g_nonneg(const gfi_rpe *rpe);
 
 /* f at n points (n x ell): real parts into re, imaginary parts into im (im may be NULL). */
-int gfi_rpe_f(const gfi_rpe *rpe, size_t n, const double *x, double *re, double *im);
+GFI_EXPORT int gfi_rpe_f(const gfi_rpe *rpe, size_t n, const double *x, double *re, double *im);
 /* g at n frequencies (n x ell). */
-int gfi_rpe_g(const gfi_rpe *rpe, size_t n, const double *xi, double *g);
+GFI_EXPORT int gfi_rpe_g(const gfi_rpe *rpe, size_t n, const double *xi, double *g);
 /* log|g| and sign(g) (sign 0 where g = 0; log -inf there). sign may be NULL. */
-int gfi_rpe_log_abs_g(const gfi_rpe *rpe, size_t n, const double *xi, double *logabs, int *sign);
+GFI_EXPORT int gfi_rpe_log_abs_g(const gfi_rpe *rpe, size_t n, const double *xi, double *logabs, int *sign);
 
 /* ---- proposals p for xi ---- */
 typedef struct gfi_proposal gfi_proposal;
@@ -98,28 +99,28 @@ typedef struct gfi_proposal gfi_proposal;
 typedef enum { GFI_PROP_GAUSS = 0, GFI_PROP_T, GFI_PROP_OPTIMAL } gfi_proposal_kind;
 
 /* N(0, tau^2 I) in ell dimensions, tau > 0. */
-int gfi_proposal_gauss(gfi_proposal **out, size_t ell, double tau);
+GFI_EXPORT int gfi_proposal_gauss(gfi_proposal **out, size_t ell, double tau);
 /* Multivariate Student-t, nu > 0 degrees of freedom, scale tau (nu = 1: Cauchy). */
-int gfi_proposal_t(gfi_proposal **out, size_t ell, double nu, double tau);
+GFI_EXPORT int gfi_proposal_t(gfi_proposal **out, size_t ell, double nu, double tau);
 /* p proportional to |g| for families with g >= 0 (p = g / f(0)); the proposal
  * keeps its own copy of the family. GFI_EUNSUPPORTED when g changes sign. */
-int gfi_proposal_optimal(gfi_proposal **out, const gfi_rpe *rpe);
+GFI_EXPORT int gfi_proposal_optimal(gfi_proposal **out, const gfi_rpe *rpe);
 /* gauss:tau=T | t:nu=NU[,tau=T] | cauchy[:tau=T] | optimal */
-int gfi_proposal_parse(gfi_proposal **out, const char *spec, const gfi_rpe *rpe, gfi_errinfo *err);
-void gfi_proposal_free(gfi_proposal *p);
-size_t gfi_proposal_dim(const gfi_proposal *p);
-gfi_proposal_kind gfi_proposal_get_kind(const gfi_proposal *p);
-const char *gfi_proposal_describe(const gfi_proposal *p);
+GFI_EXPORT int gfi_proposal_parse(gfi_proposal **out, const char *spec, const gfi_rpe *rpe, gfi_errinfo *err);
+GFI_EXPORT void gfi_proposal_free(gfi_proposal *p);
+GFI_EXPORT size_t gfi_proposal_dim(const gfi_proposal *p);
+GFI_EXPORT gfi_proposal_kind gfi_proposal_get_kind(const gfi_proposal *p);
+GFI_EXPORT const char *gfi_proposal_describe(const gfi_proposal *p);
 /* n draws (n x ell) from r. */
-int gfi_proposal_sample(const gfi_proposal *p, gsl_rng *r, size_t n, double *xi);
-int gfi_proposal_log_pdf(const gfi_proposal *p, size_t n, const double *xi, double *logp);
+GFI_EXPORT int gfi_proposal_sample(const gfi_proposal *p, gsl_rng *r, size_t n, double *xi);
+GFI_EXPORT int gfi_proposal_log_pdf(const gfi_proposal *p, size_t n, const double *xi, double *logp);
 
 /* c = sup_xi |g(xi)| / p(xi). *c = INFINITY when the tails make the ratio
  * unbounded (decided from the tail classes of g and p, never from a finite
  * search); otherwise the supremum found by a radial scan over many directions
  * refined by local maximisation (for p = optimal: exactly f(0)).
  * GFI_EDIM when the dimensions differ. */
-int gfi_rpe_c(const gfi_rpe *rpe, const gfi_proposal *p, double *c);
+GFI_EXPORT int gfi_rpe_c(const gfi_rpe *rpe, const gfi_proposal *p, double *c);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@
 #ifndef GFI_REGFUN_H
 #define GFI_REGFUN_H
 
+#include "export.h"
 #include <stddef.h>
 #include <gsl/gsl_rng.h>
 #include "status.h"
@@ -29,13 +30,13 @@ typedef struct gfi_regfun gfi_regfun;
 
 /* Parse a truth specification for dimension D. GFI_EMODEL (message in err,
  * err->column at the offending character) or GFI_EDIM (axis out of range). */
-int gfi_regfun_parse(gfi_regfun **out, const char *spec, size_t D, gfi_errinfo *err);
+GFI_EXPORT int gfi_regfun_parse(gfi_regfun **out, const char *spec, size_t D, gfi_errinfo *err);
 /* f at n points (n x D) into y[n]. */
-int gfi_regfun_eval(const gfi_regfun *f, size_t n, const double *x, double *y);
-size_t gfi_regfun_dim(const gfi_regfun *f);
+GFI_EXPORT int gfi_regfun_eval(const gfi_regfun *f, size_t n, const double *x, double *y);
+GFI_EXPORT size_t gfi_regfun_dim(const gfi_regfun *f);
 /* Canonical text, e.g. "poly(axis 1; 0,1,-0.5,0.2)"; never NULL. */
-const char *gfi_regfun_describe(const gfi_regfun *f);
-void gfi_regfun_free(gfi_regfun *f);
+GFI_EXPORT const char *gfi_regfun_describe(const gfi_regfun *f);
+GFI_EXPORT void gfi_regfun_free(gfi_regfun *f);
 
 typedef enum { GFI_NOISE_NONE = 0, GFI_NOISE_GAUSS = 1, GFI_NOISE_HETERO = 2 } gfi_noise_kind;
 typedef struct gfi_noise {
@@ -45,15 +46,15 @@ typedef struct gfi_noise {
 
 /* Parse a noise specification (NULL or "none": no noise). GFI_EMODEL with a
  * message on failure (negative or non-finite sd). */
-int gfi_noise_parse(gfi_noise *n, const char *spec, gfi_errinfo *err);
+GFI_EXPORT int gfi_noise_parse(gfi_noise *n, const char *spec, gfi_errinfo *err);
 /* Standard deviation of the noise at x (D coordinates). */
-double gfi_noise_sd(const gfi_noise *n, const double *x);
+GFI_EXPORT double gfi_noise_sd(const gfi_noise *n, const double *x);
 /* Canonical text, e.g. "gauss:0.5"; writes at most size bytes. */
-void gfi_noise_describe(const gfi_noise *n, char *buf, size_t size);
+GFI_EXPORT void gfi_noise_describe(const gfi_noise *n, char *buf, size_t size);
 
 /* Draw n pairs: x (n x D) from the design (gfi_model_sample, n points), then
  * the n noises in order. noise may be NULL (none). */
-int gfi_regress_sample(const gfi_model *design, const gfi_regfun *f, const gfi_noise *noise,
+GFI_EXPORT int gfi_regress_sample(const gfi_model *design, const gfi_regfun *f, const gfi_noise *noise,
                        gsl_rng *r, size_t n, double *x, double *y);
 
 #ifdef __cplusplus

@@ -4,6 +4,7 @@
 #ifndef GFI_STATS_H
 #define GFI_STATS_H
 
+#include "export.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <gsl/gsl_rng.h>
@@ -24,7 +25,7 @@ typedef int (*gfi_rep_fn)(size_t k, gsl_rng *r, double *out, void *ctx);
  * the seed; NULL = defaults) into out (nreps x nout, row k = replication k).
  * The result does not depend on the thread count. The first failing
  * replication's status is returned (others may not have run). */
-int gfi_replicate(size_t nreps, size_t nout, const gfi_opts *opts, gfi_rep_fn fn, void *ctx,
+GFI_EXPORT int gfi_replicate(size_t nreps, size_t nout, const gfi_opts *opts, gfi_rep_fn fn, void *ctx,
                   double *out);
 
 /* Summary of n values x[0], x[stride], ...: mean, standard error of the
@@ -33,7 +34,7 @@ typedef struct gfi_summary {
   size_t n;
   double mean, sd, se, lo95, hi95;
 } gfi_summary;
-int gfi_summarize(const double *x, size_t n, size_t stride, gfi_summary *s);
+GFI_EXPORT int gfi_summarize(const double *x, size_t n, size_t stride, gfi_summary *s);
 
 /* Weighted least squares y = a + b x with weights 1/sigma^2 (sigma may be
  * NULL: ordinary least squares), fitted on points [first, n). The slope's
@@ -48,7 +49,7 @@ typedef struct gfi_linfit {
   double intercept_se;
   double chi2_dof; /* weighted residual sum of squares / dof */
 } gfi_linfit;
-int gfi_fit_line(const double *x, const double *y, const double *sigma, size_t first, size_t n,
+GFI_EXPORT int gfi_fit_line(const double *x, const double *y, const double *sigma, size_t first, size_t n,
                  int scale_by_chi2, gfi_linfit *fit);
 
 #ifdef __cplusplus

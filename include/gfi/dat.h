@@ -4,6 +4,7 @@
 #ifndef GFI_DAT_H
 #define GFI_DAT_H
 
+#include "export.h"
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -11,11 +12,11 @@ extern "C" {
 #endif
 
 /* "# <program>", "# version: X (git Y)", "# command: argv...", "# threads: T" */
-void gfi_dat_header(FILE *f, const char *program, int argc, char **argv);
+GFI_EXPORT void gfi_dat_header(FILE *f, const char *program, int argc, char **argv);
 /* "# key: value" with printf formatting. */
-void gfi_dat_meta(FILE *f, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+GFI_EXPORT void gfi_dat_meta(FILE *f, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The git revision the library was built from ("unknown" outside git). */
-const char *gfi_git_revision(void);
+GFI_EXPORT const char *gfi_git_revision(void);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* gfi: generalized Fourier integral estimators. Umbrella header. */
 #ifndef GFI_GFI_H
 #define GFI_GFI_H
+#include "export.h"
 #include "status.h"
 #include "validate.h"
 #include "opts.h"

@@ -1,5 +1,6 @@
 /* Checking FourierFormer's rate theorems (docs/theory.md section 4) against the
- * exact MISE: smoothness classes of truths, the rates the theorems claim,
+ * exact MISE: the rates the theorems claim (for the smoothness classes of
+ * truths, gfi_model_smoothness in model.h),
  * the classical rates of kernels of the same order, and fitted exponents
  * with 95% intervals and a verdict.
  *
@@ -17,6 +18,7 @@
 #ifndef GFI_RATES_H
 #define GFI_RATES_H
 
+#include "export.h"
 #include <stddef.h>
 #include "status.h"
 #include "model.h"
@@ -26,33 +28,18 @@
 extern "C" {
 #endif
 
-typedef enum { GFI_SUPERSMOOTH = 1, GFI_ORDINARY_SMOOTH = 2 } gfi_smooth_class;
-
-/* Smoothness of a truth (FourierFormer Def. 3): normal mixtures are
- * supersmooth with alpha = 2, Cauchy and Student-t supersmooth with alpha = 1
- * (|psi| ~ exp(-c|t|)), Laplace ordinary smooth with beta = 2. Products take
- * the weakest factor. GFI_EUNSUPPORTED for other kinds. */
-int gfi_model_smoothness(const gfi_model *m, gfi_smooth_class *cls, double *order);
-
 typedef enum { GFI_THM_1 = 1, GFI_THM_3A = 2, GFI_THM_3B = 3 } gfi_theorem;
 
 /* "1", "3a", "3b" (NULL for others) and back (0 when unknown). */
-const char *gfi_theorem_name(gfi_theorem th);
-gfi_theorem gfi_theorem_parse(const char *s);
+GFI_EXPORT const char *gfi_theorem_name(gfi_theorem th);
+GFI_EXPORT gfi_theorem gfi_theorem_parse(const char *s);
 /* The kernel power a theorem is about: 3a -> 1, 3b -> 2, 1 -> 4 (any l >= 4). */
-int gfi_theorem_default_l(gfi_theorem th);
-
-/* 1 when the truth's density has two continuous derivatives on R^D
- * (Theorem 1's hypothesis): normal mixtures, Cauchy, Student-t; not Laplace
- * (a kink) or uniform (jumps); Beta is reported as not C^2 (it is only for
- * a, b > 3, and the exact MISE does not cover Beta truths); products when
- * every factor is. */
-int gfi_model_is_c2(const gfi_model *m);
+GFI_EXPORT int gfi_theorem_default_l(gfi_theorem th);
 
 /* log of the claimed rate function g(N) (constants dropped) and log of the
  * claimed radius schedule. GFI_EINVAL when the theorem does not apply
  * (Theorem 3a for ordinary smooth with beta <= 1). */
-int gfi_rate_claim(gfi_theorem th, gfi_smooth_class cls, double order, size_t D, double N,
+GFI_EXPORT int gfi_rate_claim(gfi_theorem th, gfi_smooth_class cls, double order, size_t D, double N,
                    double *log_rate, double *log_R);
 
 /* Classical MISE exponent of the estimator with phi = z^l for the truth's
@@ -60,7 +47,7 @@ int gfi_rate_claim(gfi_theorem th, gfi_smooth_class cls, double order, size_t D,
  * (ordinary smooth), q the order of kappa_l at 0 (q = 1 for l = 2, 2 for
  * l >= 3, infinite for l = 1: then -(2 beta - 1)/(2 beta - 1 + D), or -1 up to
  * the logarithm for supersmooth truths). */
-double gfi_rate_classical(int l, gfi_smooth_class cls, double order, size_t D);
+GFI_EXPORT double gfi_rate_classical(int l, gfi_smooth_class cls, double order, size_t D);
 
 typedef struct gfi_rate_check {
   gfi_theorem theorem;
@@ -84,7 +71,7 @@ typedef struct gfi_rate_check {
  * N >= N[n-1] / 10^fit_decades (at least 3 points). mise_se may be NULL
  * (exact values: ordinary least squares with the residual scatter as error);
  * otherwise weighted least squares with sigma = se/mise on the log scale. */
-int gfi_rate_check_fit(gfi_theorem th, const gfi_model *m, int l, size_t n, const double *N,
+GFI_EXPORT int gfi_rate_check_fit(gfi_theorem th, const gfi_model *m, int l, size_t n, const double *N,
                        const double *Ropt, const double *mise, const double *mise_se,
                        double fit_decades, double slack, gfi_rate_check *out);
 

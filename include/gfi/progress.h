@@ -4,6 +4,7 @@
 #ifndef GFI_PROGRESS_H
 #define GFI_PROGRESS_H
 
+#include "export.h"
 #include <stddef.h>
 #include <stdio.h>
 
@@ -18,13 +19,13 @@ typedef struct gfi_progress {
   char label[64];
 } gfi_progress;
 
-void gfi_progress_start(gfi_progress *p, FILE *f, const char *label, size_t total);
+GFI_EXPORT void gfi_progress_start(gfi_progress *p, FILE *f, const char *label, size_t total);
 /* Add n finished items; prints at most 4 times a second. Thread-safe. */
-void gfi_progress_add(gfi_progress *p, size_t n);
+GFI_EXPORT void gfi_progress_add(gfi_progress *p, size_t n);
 /* Final line (with the elapsed time) and newline. */
-void gfi_progress_end(gfi_progress *p);
+GFI_EXPORT void gfi_progress_end(gfi_progress *p);
 /* Seconds on a monotonic clock. */
-double gfi_now(void);
+GFI_EXPORT double gfi_now(void);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 #ifndef GFI_OPTS_H
 #define GFI_OPTS_H
 
+#include "export.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,7 +18,14 @@ typedef enum gfi_method {
   GFI_METHOD_FAST = 2    /* the band-limited route: quadrature in frequency + NUFFTs */
 } gfi_method;
 
-/* Fields are only ever added. Initialise with gfi_default_opts. */
+/* Fields are only ever added. Initialise with gfi_default_opts.
+ *
+ * Convention: a module whose calls need more options than these has its own
+ * struct gfi_<module>_opts that begins with `gfi_opts base;` followed by its
+ * own fields (gfi_flt_opts, gfi_mise_opts), and gfi_<module>_default_opts,
+ * which sets base with gfi_default_opts and then its own defaults. Callers
+ * write o.base.nthreads, o.base.seed, ...; a module passes &o->base where
+ * plain gfi_opts are wanted. */
 typedef struct gfi_opts {
   int nthreads;         /* 0 = all cores (OpenMP); 1 = serial */
   uint64_t seed;        /* where randomness enters */
@@ -28,14 +36,14 @@ typedef struct gfi_opts {
                            0 = default (1e-10 of the direct sum) */
 } gfi_opts;
 
-void gfi_default_opts(gfi_opts *o);
+GFI_EXPORT void gfi_default_opts(gfi_opts *o);
 
 /* Threads an opts value asks for, resolved (>= 1). NULL means defaults. */
-int gfi_threads_resolve(const gfi_opts *o);
+GFI_EXPORT int gfi_threads_resolve(const gfi_opts *o);
 /* Number of cores OpenMP would use (1 without OpenMP). */
-int gfi_threads_available(void);
+GFI_EXPORT int gfi_threads_available(void);
 /* 1 when the library was built with OpenMP. */
-int gfi_have_openmp(void);
+GFI_EXPORT int gfi_have_openmp(void);
 
 #ifdef __cplusplus
 }

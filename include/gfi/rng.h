@@ -9,6 +9,7 @@
 #ifndef GFI_RNG_H
 #define GFI_RNG_H
 
+#include "export.h"
 #include <stdint.h>
 #include <gsl/gsl_rng.h>
 #include "status.h"
@@ -18,18 +19,18 @@ extern "C" {
 #endif
 
 /* The GSL type of gfi's Philox generator ("gfi-philox4x32-10"). */
-extern const gsl_rng_type *gfi_rng_philox;
+GFI_EXPORT extern const gsl_rng_type *gfi_rng_philox;
 
 /* A new generator for stream `stream` of `seed`; NULL when out of memory.
  * Free with gsl_rng_free. */
-gsl_rng *gfi_rng_stream(uint64_t seed, uint64_t stream);
+GFI_EXPORT gsl_rng *gfi_rng_stream(uint64_t seed, uint64_t stream);
 
 /* Re-position an existing gfi Philox generator at the start of (seed, stream).
  * GFI_EINVAL if r is not a gfi Philox generator. */
-int gfi_rng_reset(gsl_rng *r, uint64_t seed, uint64_t stream);
+GFI_EXPORT int gfi_rng_reset(gsl_rng *r, uint64_t seed, uint64_t stream);
 
 /* The raw Philox4x32-10 block function: out = Philox(ctr, key). */
-void gfi_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
+GFI_EXPORT void gfi_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
 
 #ifdef __cplusplus
 }
