@@ -413,7 +413,10 @@ static FILE *open_dat(const char *dir, const char *name) {
   return f;
 }
 
-static int g_mismatch = 0;
+/* Correctness failures (not goals): bits that depend on the thread count, an
+ * error above the requested tolerance, a whole process whose grid differs
+ * from this process's. --smoke exits 1 on any of them. */
+static int g_mismatch = 0, g_wrong = 0;
 
 static void part_scatter(const char *outdir, size_t N, size_t M, int *goal_met, double *worst) {
   printf("\n== scatter: fast vs direct, N = %zu, M = %zu scattered standard-normal queries, "
@@ -450,6 +453,7 @@ static void part_scatter(const char *outdir, size_t N, size_t M, int *goal_met, 
     char rt[256];
     route_text(rt, sizeof rt);
     printf("   D = %zu: %s\n", D, rt);
+    if (!(e <= TOL_MAIN)) g_wrong = 1;
     if (!(sp >= GOAL_SCATTER)) *goal_met = 0;
     if (sp < *worst) *worst = sp;
     free(fs);
@@ -618,6 +622,7 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
                "%.1f\n", D, N, G, R, h, r.fast_s, r.direct_s, r.err, r.kdepy_s, r.kdepy_err,
             r.fastkde_s, r.gfi_whole, r.kdepy_whole, r.fastkde_whole, r.gfi_rss, r.kdepy_rss,
             r.fastkde_rss);
+    if (!(r.err <= TOL_MAIN) || (isfinite(r.cli_vs_lib) && r.cli_vs_lib > 1e-12)) g_wrong = 1;
     double ratio = r.kdepy_whole / r.gfi_whole;
     if (!(ratio >= GOAL_WHOLE) || !(r.err < GOAL_ERR)) *goal_met = 0;
     if (!(ratio >= *worst_ratio)) *worst_ratio = ratio;
@@ -712,6 +717,7 @@ static void part_tol(const char *outdir, size_t N, size_t M, size_t Dmax) {
       double e = rel_err(M, fast, ref);
       int over = !(e <= tols[t]);
       bad |= over;
+      g_wrong |= over;
       printf("%2zu %8.0e %10.2e %10.3f %10.4g %7s %8zu %10.2e %s\n", D, tols[t], e, e / tols[t], s,
              route_name(), info_nodes(), info_bound(), over ? "ERROR ABOVE TOL" : "");
       fprintf(f, "%zu %.1e %.6e %.6e\n", D, tols[t], e, s);
@@ -869,5 +875,9 @@ int main(int argc, char **argv) {
              "timing is missing; see the notes above)\n", GOAL_WHOLE);
   }
   printf("elapsed   %.1f s; load average at start %s, at end %s\n", bu_now() - t0, load0, load1);
-  return 0;
+  if (g_mismatch || g_wrong)
+    printf("FAILED    %s\n", g_mismatch ? "fast route bits depend on the thread count"
+                                        : "an error above its tolerance, or a whole process's "
+                                          "grid differs from this process's (see above)");
+  return smoke && (g_mismatch || g_wrong) ? 1 : 0;
 }

@@ -239,6 +239,14 @@ int main(int argc, char **argv) {
       }
     }
     double diff = (rf.ok && rd.ok) ? fabs(rf.mise - rd.mise) / fabs(rd.mise) : NAN;
+    /* Same replications: the two routes differ only by the fast route's
+     * tolerance (1e-12 on the empirical cf by default). */
+    if (isfinite(diff) && diff > 1e-8) {
+      printf("  MISMATCH at N = %zu: fast and direct MISE differ by %.2e (relative)\n", N, diff);
+      failed = 1;
+    } else if (rf.ok && rd.ok && !isfinite(diff)) {
+      failed = 1;
+    }
     Ns[nn] = Nd;
     tf[nn] = rf.ok ? rf.wall : NAN;
     td[nn] = rd.ok ? rd.wall : NAN;
@@ -276,5 +284,6 @@ int main(int argc, char **argv) {
   bu_loadavg(load1, sizeof load1);
   printf("elapsed   %.1f s; load average at start %s, at end %s\n", bu_now() - t0, load0, load1);
   gfi_model_free(m);
+  if (failed) printf("FAILED    a run failed or the two routes disagree (see above)\n");
   return failed && smoke ? 1 : 0;
 }
