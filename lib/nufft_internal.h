@@ -9,7 +9,7 @@
 #include "nufft.h"
 
 #define NUFFT_MAX_WIDTH 16
-#define NUFFT_GL_NODES 40 /* Gauss-Legendre nodes on [0, 1] for the kernel's transform */
+#define NUFFT_GL_NODES 44 /* most quadrature nodes for the kernel's transform: 2 (16 + 6) */
 #define NUFFT_MAX_DEG 30  /* largest degree of the kernel's piecewise polynomial */
 
 /* The ES kernel phi(z) = exp(beta (sqrt(1 - z^2) - 1)), |z| < 1, scaled to
