@@ -79,8 +79,5 @@ int nufft_fft_make(nufft_fft *f, int D, const size_t *n, double *grid, int sign)
 void nufft_fft_exec(const nufft_fft *f, double *grid, int nthreads);
 void nufft_fft_free(nufft_fft *f);
 
-/* Serialises FFTW's planner (not thread-safe) across the library. */
-void nufft_fftw_lock(void);
-void nufft_fftw_unlock(void);
 
 #endif

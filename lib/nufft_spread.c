@@ -8,7 +8,6 @@
  * receives its contributions in the sorted order whatever the number of
  * threads or slabs. Interpolation computes each point's sum in a fixed order. */
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +17,6 @@
 #include <omp.h>
 #endif
 
-static pthread_mutex_t fftw_mutex = PTHREAD_MUTEX_INITIALIZER;
-void nufft_fftw_lock(void) { pthread_mutex_lock(&fftw_mutex); }
-void nufft_fftw_unlock(void) { pthread_mutex_unlock(&fftw_mutex); }
 
 int nufft_threads(int n) {
 #ifdef GFI_HAVE_OPENMP
