@@ -12,6 +12,8 @@ build=$1 src=$2 meson=$3
 shift 3
 cc=("$@")
 unset LD_LIBRARY_PATH   # meson test points it at the build tree; each way sets its own
+# A sanitized libgfi needs a sanitized program (GFI_SANITIZE: meson's b_sanitize).
+case "${GFI_SANITIZE:-none}" in none|'') ;; *) cc+=("-fsanitize=$GFI_SANITIZE");; esac
 command -v pkg-config >/dev/null 2>&1 || { echo "pkg-config not found: skipped"; exit 77; }
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
