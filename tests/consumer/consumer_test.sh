@@ -60,6 +60,12 @@ PKG_CONFIG_PATH="$build/meson-uninstalled" try uninstalled
 # 2. An installed copy (no rebuild: the suite runs on a built tree).
 dest=$tmp/dest
 if ! "$meson" install -C "$build" --no-rebuild --destdir "$dest" >"$tmp/install.log" 2>&1; then
+  if [ $fail = 0 ] && grep -q 'could not be found' "$tmp/install.log"; then
+    # meson test --no-rebuild on a partly built tree: nothing to install from.
+    echo "installed: skipped, the build tree lacks targets meson install needs:"
+    grep 'could not be found' "$tmp/install.log"
+    exit 77
+  fi
   echo "FAIL: meson install --destdir"; cat "$tmp/install.log"; exit 1
 fi
 pc=$(find "$dest" -name gfi.pc -path '*/pkgconfig/*' | head -n 1)
