@@ -10,6 +10,7 @@
 #include "model.h"
 #include "regfun.h"
 #include "table.h"
+#include "npy.h"
 #include "stats.h"
 #include "progress.h"
 #include "dat.h"
@@ -22,4 +23,5 @@
 #include "mise.h"
 #include "rates.h"
 #include "reproduce.h"
+#include "fast.h"
 #endif
