@@ -217,7 +217,9 @@ int axis_build(double a, double b, int l, double R, double h, double osc, int gr
                axis_nodes *ax) {
   memset(ax, 0, sizeof *ax);
   if (!(b > a)) return GFI_EINVAL;
-  double bp[24];
+  if (l < 1 || l > 8) return GFI_EORDER;
+  /* a, b, the l + 1 <= 9 knots k R (k = -l, -l+2, ..., l) and NGEOM graded points */
+  double bp[2 + 9 + NGEOM];
   size_t nb = 0;
   bp[nb++] = a;
   for (int k = -l; k <= l; k += 2) {

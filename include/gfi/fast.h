@@ -21,6 +21,7 @@
  * See docs/fast.md. */
 #ifndef GFI_FAST_H
 #define GFI_FAST_H
+#include "export.h"
 
 #include <stddef.h>
 #include "opts.h"

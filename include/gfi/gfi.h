@@ -24,4 +24,5 @@
 #include "mise.h"
 #include "rates.h"
 #include "reproduce.h"
+#include "fast.h"
 #endif
