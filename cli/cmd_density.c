@@ -35,19 +35,14 @@ int cmd_density(int argc, char **argv) {
              "as scipy's gaussian_kde) | h (H = h^2 I) | h1,..,hD (H = diag h_j^2)\n"
              "| D*D numbers, the full bandwidth matrix H (row-major, D > 1)"},
     CLI_SOURCE_QUERIES(src, "evaluation"),
-    {"method", CLI_STR, &method, .def = "auto", .arg = "M",
-     .help = "direct (the plain sum over the data), fast (the band-limited route:\n"
-             "quadrature in frequency and NUFFTs; Fourier kernels with phi = pow:L)\n"
-             "or auto (the cheaper of the two by the library's cost model)"},
-    {"tol", CLI_POSITIVE, &tol, .arg = "EPS", .parse = cli_check_tol,
-     .help = "fast route: error bound relative to the largest |value| (default: the\n"
-             "library's, 1e-10)"},    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T",
-     .help = "threads (0 = all cores); results are identical for any T"},
+    CLI_OPT_METHOD(method),
+    CLI_OPT_TOL(tol),
+    CLI_OPT_THREADS(nthreads),
     {"backend", CLI_STR, &backend, .def = "cpu", .arg = "B",
      .help = "cpu, cuda (the GPU engine, float64; Fourier kernels with\n"
              "phi = pow:L) or auto (the GPU when gfi has CUDA and a GPU is present)"},
-    CLI_OUT_OPT(out),
-    CLI_NPY_TABLE_OPT(npy_table),
+    CLI_OPT_OUT(out),
+    CLI_OPT_NPY_TABLE(npy_table),
     {0}};
   const cli_spec spec = {
     "usage: gfi density (--data FILE | --model SPEC --n N --seed S) --dim D\n"

@@ -69,19 +69,14 @@ int cmd_regress(int argc, char **argv) {
     {"denom-tol", CLI_DOUBLE, &tol, .def = "1e-8", .arg = "T", .parse = check_denom_tol,
      .help = "flag a row when 0 <= S <= T * sum|K_i|"},
     CLI_SOURCE_QUERIES(src, "evaluation"),
-    {"method", CLI_STR, &method, .def = "auto", .arg = "M",
-     .help = "direct (the plain sums over the data), fast (the band-limited route\n"
-             "for the numerator and denominator sums; phi = pow:L only) or auto\n"
-             "(the cheaper of the two by the library's cost model)"},
-    {"tol", CLI_POSITIVE, &ftol, .arg = "EPS", .parse = cli_check_tol,
-     .help = "fast route: error bound relative to the largest |value| (default: the\n"
-             "library's, 1e-10)"},    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T",
-     .help = "threads (0 = all cores); results are identical for any T"},
+    CLI_OPT_METHOD(method),
+    CLI_OPT_TOL(ftol),
+    CLI_OPT_THREADS(nthreads),
     {"backend", CLI_STR, &backend, .def = "cpu", .arg = "B",
      .help = "cpu, cuda (the GPU engine, float64; phi = pow:L only) or\n"
              "auto (the GPU when gfi has CUDA and a GPU is present)"},
-    CLI_OUT_OPT(outpath),
-    CLI_NPY_TABLE_OPT(npy_table),
+    CLI_OPT_OUT(outpath),
+    CLI_OPT_NPY_TABLE(npy_table),
     {0}};
   const cli_spec spec = {
     "usage: gfi regress (--data FILE | --model SPEC --truth F [--noise N] --n N --seed S)\n"
