@@ -124,7 +124,8 @@ static double *grid_points(size_t D, size_t *M, char *desc, size_t dn) {
   for (size_t j = 0; j < D; j++) {
     if (total > SIZE_MAX / n[j]) cli_usage("--grid", "too many points");
     total *= n[j];
-    if (used < dn) used += (size_t)snprintf(desc + used, dn - used, "%s%.17g:%.17g:%zu", j ? " x " : " ", lo[j], hi[j], n[j]);
+    if (used < dn)
+      used += (size_t)snprintf(desc + used, dn - used, "%s%.17g:%.17g:%zu", j ? " x " : " ", lo[j], hi[j], n[j]);
   }
   if (used < dn) snprintf(desc + used, dn - used, " (%zu points, the last axis fastest)", total);
   double *x = cli_array(total, D, sizeof *x);

@@ -117,9 +117,8 @@ int cmd_regress(int argc, char **argv) {
   size_t M;
   char atdesc[512];
   double *q = cli_source_queries(&src, D, &M, atdesc, sizeof atdesc);
-  cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST,
-                                       gauss ? "--kernel gauss" : k.kind != GFI_PHI_POW ? "a custom phi"
-                                                                                        : "--method fast (a CPU route)");
+  const char *why = gauss ? "--kernel gauss" : k.kind != GFI_PHI_POW ? "a custom phi" : "--method fast (a CPU route)";
+  cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST, why);
   gfi_nw_plan *plan = NULL;
   double *out = cli_array(M, V, sizeof *out);
   unsigned char *flags = cli_array(M, 1, 1);
