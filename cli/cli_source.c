@@ -162,8 +162,12 @@ void cli_method(const char *method, gfi_opts *o) {
     cli_usage("--method", "unknown method '%s' (expected direct, fast or auto)", method);
 }
 
-void cli_method_meta(FILE *f, const gfi_opts *o) {
+void cli_method_meta(FILE *f, const gfi_opts *o, int gpu) {
   static const char *names[] = {"auto", "direct", "fast"};
+  if (gpu) {
+    cli_meta(f, "method", "direct (the GPU engine)");
+    return;
+  }
   char tol[64];
   if (o->tol > 0)
     snprintf(tol, sizeof tol, "%.3g", o->tol);

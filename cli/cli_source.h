@@ -56,8 +56,9 @@ double *cli_source_queries(const cli_source *s, size_t D, size_t *M, char *desc,
 /* --method direct|fast|auto and --tol EPS into o (usage errors naming the
  * option); the GPU backend has the direct route only. */
 void cli_method(const char *method, gfi_opts *o);
-/* "# method:" line: the route asked for and its tolerance. */
-void cli_method_meta(FILE *f, const gfi_opts *o);
+/* "# method:" line: the route asked for and its tolerance, or (gpu = 1)
+ * the GPU engine's direct sums. */
+void cli_method_meta(FILE *f, const gfi_opts *o, int gpu);
 
 /* --kernel fourier|gauss with --R (Fourier) or --bandwidth (Gaussian), each
  * only with its kernel; returns 1 for gauss. */

@@ -125,7 +125,7 @@ int cmd_density(int argc, char **argv) {
     cli_meta_values(f, "kernel", key, D * D, H);
   }
   cli_meta(f, "at", "%s", atdesc);
-  if (be == CLI_BACKEND_CPU) cli_method_meta(f, &o);
+  cli_method_meta(f, &o, be == CLI_BACKEND_CUDA);
   cli_meta(f, "eval-threads", "%d", gfi_threads_resolve(&o));
   cli_backend_meta(f, be);
   cli_output_meta(&out_, M, D, 1, npy_table);

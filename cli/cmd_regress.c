@@ -165,7 +165,7 @@ int cmd_regress(int argc, char **argv) {
   cli_meta(f, "at", "%s", atdesc);
   cli_meta(f, "denom-tol", "%.17g", tol);
   cli_meta(f, "flagged", "%zu (empty %zu, negative %zu, small %zu)", nflag, nf[1], nf[2], nf[3]);
-  if (be == CLI_BACKEND_CPU) cli_method_meta(f, &o);
+  cli_method_meta(f, &o, be == CLI_BACKEND_CUDA);
   cli_meta(f, "eval-threads", "%d", gfi_threads_resolve(&o));
   cli_backend_meta(f, be);
   cli_output_meta(&oo, M, D, V, npy_table);
