@@ -90,6 +90,7 @@ int cmd_density(int argc, char **argv) {
   cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST,
                                        gauss ? "--kernel gauss" : "--method fast (a CPU route)");
   gfi_density_plan *plan = NULL;
+  gfi_fast_info info;
   double *p = cli_array(M, 1, sizeof *p);
   if (be == CLI_BACKEND_CUDA) {
 #ifdef GFI_HAVE_CUDA
@@ -102,8 +103,11 @@ int cmd_density(int argc, char **argv) {
     int st = gauss ? gfi_density_plan_gauss(&plan, N, D, data, w, H, &o)
                    : gfi_density_plan_fourier(&plan, &k, N, D, data, w, R, &o);
     if (st == GFI_EBANDWIDTH) cli_usage("--bandwidth", "%s", gfi_strerror(st));
-    cli_check(st, "building the estimator");
-    cli_check(gfi_density_eval(plan, M, x, p), "evaluating the estimator");
+    cli_check_route(st, &o, "building the estimator");
+    /* a grid goes to the library whole: the fast route's last step is then separable */
+    st = src.grid ? gfi_density_eval_grid(plan, src.lo, src.hi, src.gn, p, &info)
+                  : gfi_density_eval_info(plan, M, x, p, &info);
+    cli_check_route(st, &o, "evaluating the estimator");
   }
 
   cli_output out_;
@@ -125,7 +129,7 @@ int cmd_density(int argc, char **argv) {
     cli_meta_values(f, "kernel", key, D * D, H);
   }
   cli_meta(f, "at", "%s", atdesc);
-  cli_method_meta(f, &o, be == CLI_BACKEND_CUDA);
+  cli_method_meta(f, &o, be == CLI_BACKEND_CUDA ? NULL : &info);
   cli_meta(f, "eval-threads", "%d", gfi_threads_resolve(&o));
   cli_backend_meta(f, be);
   cli_output_meta(&out_, M, D, 1, npy_table);
@@ -139,5 +143,6 @@ int cmd_density(int argc, char **argv) {
   free(H);
   free(w);
   free(data);
+  cli_source_free(&src);
   return 0;
 }

@@ -120,6 +120,7 @@ int cmd_regress(int argc, char **argv) {
   const char *why = gauss ? "--kernel gauss" : k.kind != GFI_PHI_POW ? "a custom phi" : "--method fast (a CPU route)";
   cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST, why);
   gfi_nw_plan *plan = NULL;
+  gfi_fast_info info;
   double *out = cli_array(M, V, sizeof *out);
   unsigned char *flags = cli_array(M, 1, 1);
   size_t nflag = 0;
@@ -136,11 +137,12 @@ int cmd_regress(int argc, char **argv) {
     st = gauss ? gfi_nw_plan_gauss(&plan, N, D, V, x, y, H, &o)
                : gfi_nw_plan_fourier(&plan, &k, N, D, V, x, y, R, &o);
     if (st == GFI_EBANDWIDTH) cli_usage("--bandwidth", "%s", gfi_strerror(st));
-    cli_check(st, "building the estimator");
+    cli_check_route(st, &o, "building the estimator");
     cli_check(gfi_nw_set_denom_tol(plan, tol), "--denom-tol");
-    st = gfi_nw_eval_flags(plan, M, q, out, &nflag, flags, NULL);
+    /* not gfi_nw_eval_grid for a grid: the flags' breakdown needs every row's flag */
+    st = gfi_nw_eval_ex(plan, M, q, out, &nflag, flags, NULL, &info);
   }
-  if (st != GFI_EDENOM) cli_check(st, "evaluating the estimator");
+  if (st != GFI_EDENOM) cli_check_route(st, &o, "evaluating the estimator");
   size_t nf[4] = {0, 0, 0, 0};
   for (size_t i = 0; i < M; i++) nf[flags[i] & 3]++;
 
@@ -165,7 +167,7 @@ int cmd_regress(int argc, char **argv) {
   cli_meta(f, "at", "%s", atdesc);
   cli_meta(f, "denom-tol", "%.17g", tol);
   cli_meta(f, "flagged", "%zu (empty %zu, negative %zu, small %zu)", nflag, nf[1], nf[2], nf[3]);
-  cli_method_meta(f, &o, be == CLI_BACKEND_CUDA);
+  cli_method_meta(f, &o, be == CLI_BACKEND_CUDA ? NULL : &info);
   cli_meta(f, "eval-threads", "%d", gfi_threads_resolve(&o));
   cli_backend_meta(f, be);
   cli_output_meta(&oo, M, D, V, npy_table);
@@ -183,5 +185,6 @@ int cmd_regress(int argc, char **argv) {
   free(H);
   free(x);
   free(y);
+  cli_source_free(&src);
   return 0;
 }
