@@ -44,8 +44,7 @@ int cmd_sweep(int argc, char **argv) {
     {"Rs", CLI_STR, &rs, .arg = "R1[,..]", .help = "radii (the same on every axis)"},
     {"reps", CLI_STR, &qs, .arg = "Q1[,..]", .help = "0 (exact MISE) or >= 2 (Monte Carlo replications)"},
     {"seed", CLI_U64, &seed, .arg = "S", .help = "the sweep's seed"},
-    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T",
-     .help = "threads (0 = all cores); results do not depend on T"},
+    CLI_OPT_THREADS(nthreads),
     {"progress", CLI_FLAG, &progress,
      .help = "show progress (count, rate, ETA) on stderr even when it is not\n"
              "a terminal"},
