@@ -44,7 +44,10 @@
 /* Node-count limits: beyond them the route "explodes". */
 #define BL_AXIS_MAX ((size_t)1 << 20)
 #define BL_NODES_MAX ((size_t)1 << 24)
-/* Cost model (nanoseconds, roughly, on one core). */
+/* Cost model: nanoseconds on one core, fitted to bench_fast (x86-64, AVX2,
+ * the NUFFT of lib/nufft.c as of this writing: its type-3 transforms spend
+ * about half a microsecond per point outside the spreading). */
+#define COST_POINT 500.0  /* per source or target point of a NUFFT */
 #define COST_SPREAD 1.0   /* per point per window cell */
 #define COST_FFT 1.5      /* per grid point per log2 of the grid */
 #define COST_NODE 4.0     /* per node per column (weights, products) */
@@ -301,7 +304,8 @@ double bl_nufft_cost(int D, size_t nsrc, size_t ntgt, const size_t *grid, double
   double wD = pow(window_width(ntol), D);
   double G = 1;
   for (int j = 0; j < D; j++) G *= (double)(grid[j] ? grid[j] : 1);
-  return COST_PLAN + COST_SPREAD * wD * ((double)nsrc + (double)ntgt) + COST_FFT * G * log2(G + 2);
+  return COST_PLAN + (COST_POINT + COST_SPREAD * wD) * ((double)nsrc + (double)ntgt) +
+         COST_FFT * G * log2(G + 2);
 }
 
 static void nufft_opts_of(const bl_sum *s, double ntol, nufft_opts *o) {
