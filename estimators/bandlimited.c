@@ -301,7 +301,8 @@ static int window_width(double ntol) {
 }
 
 double bl_nufft_cost(int D, size_t nsrc, size_t ntgt, const size_t *grid, double ntol) {
-  double wD = pow(window_width(ntol), D);
+  double w = window_width(ntol), wD = 1;
+  for (int j = 0; j < D; j++) wD *= w;
   double G = 1;
   for (int j = 0; j < D; j++) G *= (double)(grid[j] ? grid[j] : 1);
   return COST_PLAN + (COST_POINT + COST_SPREAD * wD) * ((double)nsrc + (double)ntgt) +
@@ -502,6 +503,28 @@ int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, c
     S[j] = hi - lo;
     qh[j] = 0.5 * (qhi[j] - qlo[j]);
     if (s->have0 && !(S[j] <= s->r0.span[j])) fits = 0;
+  }
+  if (!fits && s->method == GFI_METHOD_AUTO) {
+    /* Before building a rule: a cheap estimate of its node count (GL needs
+     * about a/2 + 8 nodes per knot interval, a = R S) and the fast cost it
+     * implies; auto decides without the rule when even that loses. */
+    double Qe = 1, cl;
+    int explode = 0;
+    for (int j = 0; j < D; j++) {
+      double e = (j == 0 ? 0.5 : 1.0) * s->l * (0.5 * s->R[j] * S[j] + 8);
+      if (e > (double)BL_AXIS_MAX) explode = 1;
+      Qe *= e;
+    }
+    if (Qe > (double)BL_NODES_MAX) explode = 1;
+    size_t g1[3] = {1, 1, 1};
+    cl = (double)s->ncol * (bl_nufft_cost(D, s->N, (size_t)fmin(Qe, 1e18), g1, s->ntol) +
+                            (gn ? 0 : bl_nufft_cost(D, (size_t)fmin(Qe, 1e18), M, g1, s->ntol)));
+    if (explode || cl >= ch->cost_direct) {
+      ch->route = GFI_METHOD_DIRECT;
+      ch->reason = explode ? GFI_ROUTE_NODES : GFI_ROUTE_COST;
+      ch->cost_fast = cl;
+      return GFI_OK;
+    }
   }
   const bl_rule *r;
   int st = GFI_OK;
