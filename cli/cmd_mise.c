@@ -79,7 +79,6 @@ int cmd_mise(int argc, char **argv) {
   gfi_kernel k;
   cli_phi("--phi", phi, &k);
   gfi_model *m = cli_model(spec, D);
-  double *R = cli_radii("--R", Rs, D);
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
   o.base.nthreads = nthreads;
@@ -99,6 +98,7 @@ int cmd_mise(int argc, char **argv) {
   if (!(tol < 1)) cli_usage("--tol", "must be in (0, 1), got %g", tol);
   o.base.tol = tol;
   if (exact || o.ise != GFI_ISE_GRID) mise_cli_check_model(m, spec);
+  double *R = cli_radii("--R", Rs, D);
   if (exact && backend && strcmp(backend, "cpu") && strcmp(backend, "auto"))
     cli_backend_resolve(backend, 0, "--exact"); /* an unknown name or cuda: usage error */
   int gpu_ok = 0;

@@ -2,6 +2,7 @@
  * (docs/theory.md section 3), the Gaussian-KDE exact MISE of Marron & Wand, and
  * the MISE-optimal radius and bandwidth. See gfi/mise.h for the method. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_blas.h>
@@ -12,7 +13,10 @@
 #ifdef GFI_HAVE_OPENMP
 #include <omp.h>
 #endif
+#include "chol.h"
 #include "mise_internal.h"
+#include "par.h"
+#include "../lib/gsl_quiet.h"
 #include "gfi/validate.h"
 
 #define MAX_NODES PL_MAX_NODES
@@ -63,19 +67,103 @@ static double tail_integrand(double t, void *p) { return psi_amp2_1d((const gfi_
 
 /* 2 int_L^inf |psi_f|^2 dt */
 static int tail_1d(const gfi_model *f, double L, double *out) {
-  gsl_set_error_handler_off();
+  /* qagiu reports rounding (accepted below) through GSL's error handler. */
+  gfi_gsl_quiet_enter();
   gsl_integration_workspace *ws = gsl_integration_workspace_alloc(500);
-  if (!ws) return GFI_ENOMEM;
+  if (!ws) {
+    gfi_gsl_quiet_leave();
+    return GFI_ENOMEM;
+  }
   gsl_function F = {tail_integrand, (void *)f};
   double r, e;
   int gs = gsl_integration_qagiu(&F, L, 1e-300, 1e-12, 500, ws, &r, &e);
   gsl_integration_workspace_free(ws);
+  gfi_gsl_quiet_leave();
   if (gs != GSL_SUCCESS && gs != GSL_EROUND) {
     /* accept a result whose error is negligible in absolute terms */
     if (!(isfinite(r) && e < 1e-14)) return GFI_EQUAD;
   }
   if (!isfinite(r)) return GFI_EQUAD;
   *out = 2 * r;
+  return GFI_OK;
+}
+
+/* The integrals' outer axis as tasks of the driver: node i0 of axis 0 sums
+ * over the other axes into its own slot, reduced afterwards in node order. */
+typedef struct {
+  const psi_info *pi;
+  size_t D, n1, n2;
+  const axis_nodes *ax;
+  double *const *kap, *const *wp;
+  unsigned char *const *inb;
+  double *part;
+} integrals_ctx;
+
+static int mixture_node(void *vc, size_t i0, void *ws) {
+  const integrals_ctx *c = vc;
+  (void)ws;
+  const size_t D = c->D, n1 = c->n1, n2 = c->n2;
+  const axis_nodes *ax = c->ax;
+  double *const *kap = c->kap;
+  unsigned char *const *inb = c->inb;
+  double t[MISE_MAXD], s_in = 0, s_out = 0, s_k2 = 0, s_box = 0;
+  t[0] = ax[0].t[i0];
+  for (size_t i1 = 0; i1 < n1; i1++) {
+    double w01 = ax[0].w[i0];
+    double k01 = kap[0][i0];
+    int b01 = inb[0][i0];
+    if (D > 1) {
+      t[1] = ax[1].t[i1];
+      w01 *= ax[1].w[i1];
+      k01 *= kap[1][i1];
+      b01 = b01 && inb[1][i1];
+    }
+    for (size_t i2 = 0; i2 < n2; i2++) {
+      double W = w01, K = k01;
+      int in = b01;
+      if (D > 2) {
+        t[2] = ax[2].t[i2];
+        W *= ax[2].w[i2];
+        K *= kap[2][i2];
+        in = in && inb[2][i2];
+      }
+      double re, im;
+      psi_mixture_eval(c->pi, t, &re, &im);
+      double p2 = W * (re * re + im * im);
+      if (in) {
+        double omk = 1.0 - K;
+        s_in += p2 * omk * omk;
+        s_k2 += p2 * K * K;
+        s_box += p2;
+      } else {
+        s_out += p2;
+      }
+    }
+  }
+  c->part[4 * i0] = s_in;
+  c->part[4 * i0 + 1] = s_out;
+  c->part[4 * i0 + 2] = s_k2;
+  c->part[4 * i0 + 3] = s_box;
+  return GFI_OK;
+}
+
+static int product_node(void *vc, size_t i0, void *ws) {
+  const integrals_ctx *c = vc;
+  (void)ws;
+  const size_t D = c->D, n1 = c->n1, n2 = c->n2;
+  double *const *kap = c->kap, *const *wp = c->wp;
+  double s = 0;
+  for (size_t i1 = 0; i1 < n1; i1++) {
+    double w01 = wp[0][i0] * (D > 1 ? wp[1][i1] : 1.0);
+    double k01 = kap[0][i0] * (D > 1 ? kap[1][i1] : 1.0);
+    for (size_t i2 = 0; i2 < n2; i2++) {
+      double W = w01 * (D > 2 ? wp[2][i2] : 1.0);
+      double K = k01 * (D > 2 ? kap[2][i2] : 1.0);
+      double omk = 1.0 - K;
+      s += W * omk * omk;
+    }
+  }
+  c->part[i0] = s;
   return GFI_OK;
 }
 
@@ -113,55 +201,10 @@ static int integrals_mixture(const psi_info *pi, int l, const double *R, double 
   }
   if (!st) {
     size_t n1 = D > 1 ? ax[1].n : 1, n2 = D > 2 ? ax[2].n : 1;
-#ifdef GFI_HAVE_OPENMP
-    int nt = nthreads > 0 ? nthreads : 1;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-#else
-    (void)nthreads;
-#endif
-    for (size_t i0 = 0; i0 < n0; i0++) {
-      double t[MISE_MAXD], s_in = 0, s_out = 0, s_k2 = 0, s_box = 0;
-      t[0] = ax[0].t[i0];
-      for (size_t i1 = 0; i1 < n1; i1++) {
-        double w01 = ax[0].w[i0];
-        double k01 = kap[0][i0];
-        int b01 = inb[0][i0];
-        if (D > 1) {
-          t[1] = ax[1].t[i1];
-          w01 *= ax[1].w[i1];
-          k01 *= kap[1][i1];
-          b01 = b01 && inb[1][i1];
-        }
-        for (size_t i2 = 0; i2 < n2; i2++) {
-          double W = w01, K = k01;
-          int in = b01;
-          if (D > 2) {
-            t[2] = ax[2].t[i2];
-            W *= ax[2].w[i2];
-            K *= kap[2][i2];
-            in = in && inb[2][i2];
-          }
-          double re, im;
-          psi_mixture_eval(pi, t, &re, &im);
-          double p2 = W * (re * re + im * im);
-          if (in) {
-            double omk = 1.0 - K;
-            s_in += p2 * omk * omk;
-            s_k2 += p2 * K * K;
-            s_box += p2;
-          } else {
-            s_out += p2;
-          }
-        }
-      }
-      part[4 * i0] = s_in;
-      part[4 * i0 + 1] = s_out;
-      part[4 * i0 + 2] = s_k2;
-      part[4 * i0 + 3] = s_box;
-    }
-    double s[4] = {0, 0, 0, 0};
-    for (size_t i0 = 0; i0 < n0; i0++)
-      for (int q = 0; q < 4; q++) s[q] += part[4 * i0 + q];
+    integrals_ctx c = {pi, D, n1, n2, ax, kap, NULL, inb, part};
+    par_for(n0, nthreads, 1, mixture_node, &c);
+    double s[4];
+    par_sum(part, n0, 4, s);
     /* the half-space t_1 >= 0 counts twice (|psi(-t)| = |psi(t)|, Kbar even) */
     I->bias_in = 2 * s[0];
     I->bias_out = 2 * s[1];
@@ -229,26 +272,8 @@ static int integrals_product(const psi_info *pi, int l, const double *R, double 
   }
   if (!st) {
     size_t n1 = D > 1 ? ax[1].n : 1, n2 = D > 2 ? ax[2].n : 1;
-#ifdef GFI_HAVE_OPENMP
-    int nt = nthreads > 0 ? nthreads : 1;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-#else
-    (void)nthreads;
-#endif
-    for (size_t i0 = 0; i0 < n0; i0++) {
-      double s = 0;
-      for (size_t i1 = 0; i1 < n1; i1++) {
-        double w01 = wp[0][i0] * (D > 1 ? wp[1][i1] : 1.0);
-        double k01 = kap[0][i0] * (D > 1 ? kap[1][i1] : 1.0);
-        for (size_t i2 = 0; i2 < n2; i2++) {
-          double W = w01 * (D > 2 ? wp[2][i2] : 1.0);
-          double K = k01 * (D > 2 ? kap[2][i2] : 1.0);
-          double omk = 1.0 - K;
-          s += W * omk * omk;
-        }
-      }
-      part[i0] = s;
-    }
+    integrals_ctx c = {pi, D, n1, n2, ax, kap, wp, NULL, part};
+    par_for(n0, nthreads, 1, product_node, &c);
     double s = 0;
     for (size_t i0 = 0; i0 < n0; i0++) s += part[i0];
     I->bias_in = ldexp(s, (int)D); /* all axes on t_j >= 0: 2^D orthants */
@@ -328,31 +353,27 @@ int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R, const g
 
 /* log N(x; 0, S) for a D x D SPD S; GFI_ENOTPD otherwise. */
 static int log_normal_density(size_t D, const double *x, const double *S, double *out) {
-  gsl_set_error_handler_off();
-  gsl_matrix *L = gsl_matrix_alloc(D, D);
-  gsl_vector *v = gsl_vector_alloc(D);
-  if (!L || !v) {
-    if (L) gsl_matrix_free(L);
-    if (v) gsl_vector_free(v);
-    return GFI_ENOMEM;
-  }
-  for (size_t a = 0; a < D; a++) {
-    for (size_t b = 0; b < D; b++) gsl_matrix_set(L, a, b, S[a * D + b]);
-    gsl_vector_set(v, a, x[a]);
-  }
+  if (D > SIZE_MAX / sizeof(double) / (D + 1)) return GFI_ENOMEM;
+  double *buf = malloc(D * (D + 1) * sizeof *buf);
+  if (!buf) return GFI_ENOMEM;
+  double *Lbuf = buf, *vbuf = buf + D * D;
   int st = GFI_OK;
-  if (gsl_linalg_cholesky_decomp1(L) != GSL_SUCCESS) {
+  /* The factor without GSL, whose Cholesky reports a matrix that is not
+   * positive definite through GSL's error handler (chol.h). */
+  if (chol_lower(D, S, Lbuf) != 0) {
     st = GFI_ENOTPD;
   } else {
+    for (size_t a = 0; a < D; a++) vbuf[a] = x[a];
+    gsl_matrix_view L = gsl_matrix_view_array(Lbuf, D, D);
+    gsl_vector_view v = gsl_vector_view_array(vbuf, D);
     double ld = 0;
-    for (size_t a = 0; a < D; a++) ld += log(gsl_matrix_get(L, a, a));
-    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, L, v);
+    for (size_t a = 0; a < D; a++) ld += log(gsl_matrix_get(&L.matrix, a, a));
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, &L.matrix, &v.vector);
     double q = 0;
-    for (size_t a = 0; a < D; a++) q += gsl_vector_get(v, a) * gsl_vector_get(v, a);
+    for (size_t a = 0; a < D; a++) q += gsl_vector_get(&v.vector, a) * gsl_vector_get(&v.vector, a);
     *out = -0.5 * q - ld - 0.5 * (double)D * log(2 * M_PI);
   }
-  gsl_matrix_free(L);
-  gsl_vector_free(v);
+  free(buf);
   return st;
 }
 
@@ -457,12 +478,18 @@ static int minimise_log(logfun f, void *ctx, double x0, double xlo, double xhi, 
     }
     if (c.status) return c.status;
   }
-  gsl_set_error_handler_off();
+  /* Brent's iteration reports a non-finite value (min_eval's INFINITY on
+   * error) through GSL's error handler. */
+  gfi_gsl_quiet_enter();
   gsl_min_fminimizer *s = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
-  if (!s) return GFI_ENOMEM;
+  if (!s) {
+    gfi_gsl_quiet_leave();
+    return GFI_ENOMEM;
+  }
   gsl_function F = {min_eval, &c};
   if (gsl_min_fminimizer_set_with_values(s, &F, b, fb, a, fa, cc, fc) != GSL_SUCCESS) {
     gsl_min_fminimizer_free(s);
+    gfi_gsl_quiet_leave();
     return GFI_EQUAD;
   }
   int st = GFI_OK;
@@ -477,6 +504,7 @@ static int minimise_log(logfun f, void *ctx, double x0, double xlo, double xhi, 
   }
   double x = gsl_min_fminimizer_x_minimum(s);
   gsl_min_fminimizer_free(s);
+  gfi_gsl_quiet_leave();
   if (c.status) return c.status;
   if (st) return st;
   *xopt = x;
