@@ -277,7 +277,8 @@ int cmd_rates(int argc, char **argv) {
     cli_meta(f, "verdict", "faster than claimed / at the claimed rate / SLOWER than claimed, slack %g", slack);
     cli_meta(f, "condition", "met, or not-C2: the truth is not twice continuously differentiable, which "
              "Theorem 1 assumes (its row is measured all the same)");
-    cli_meta(f, "monte-carlo", "%ld replications at N <= %g, seed %llu, Plancherel ISE", mcreps, mcn,
+    cli_meta(f, "monte-carlo", "%ld replications at N <= %g, seed %llu, Plancherel ISE (streamed: "
+             "NUFFT or direct sums by cost, tol 1e-12; docs/mise-mc.md)", mcreps, mcn,
              (unsigned long long)seed);
     fputs("# theorem model dim l class order claimed classical observed lo95 hi95 R_claimed R_observed "
           "n_fit mc_points mc_max_z verdict condition\n", f);
