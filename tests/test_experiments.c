@@ -1,12 +1,14 @@
 /* The experiments layer (experiments/gfi_exp): the one table of theorems,
  * the one verdict vocabulary, the density rate fit against the exact MISE,
- * both rate studies (rows, thread independence, errors naming the option). */
+ * both rate studies (rows, thread independence, errors naming the option),
+ * and the reproduction's setting checks. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gfi/gfi.h"
 #include "gfi_exp/flt_study.h"
 #include "gfi_exp/rate_checks.h"
+#include "gfi_exp/reproduce.h"
 #include "gfi_exp/theorems.h"
 #include "check.h"
 
@@ -203,10 +205,28 @@ static void test_density_study(void) {
         "Theorem 2 is not a density theorem");
 }
 
-/* The FLT study reports an output folder it cannot make. */
-static void test_flt_errors(void) {
+static void test_repro_check(void) {
+  gfi_exp_repro_params p;
+  gfi_exp_repro_default(&p);
   gfi_exp_err e;
   gfi_exp_err_clear(&e);
+  CHECK_STATUS(gfi_exp_repro_check(&p, &e), GFI_OK);
+  p.model_1d = "uniform";
+  CHECK(gfi_exp_repro_check(&p, &e) == GFI_EUNSUPPORTED && strcmp(e.param, "--model-1d") == 0, "uniform: %s",
+        e.param);
+  p.model_1d = "normal";
+  p.truth = "poly:";
+  CHECK(gfi_exp_repro_check(&p, &e) != GFI_OK && strcmp(e.param, "--truth") == 0, "bad truth: %s", e.param);
+  p.truth = "poly:0,1";
+  p.out = "a b";
+  CHECK(gfi_exp_repro_check(&p, &e) == GFI_EINVAL && strcmp(e.param, "--out") == 0, "out with a space");
+  p.out = "x";
+  p.seeds = 1;
+  CHECK(gfi_exp_repro_check(&p, &e) == GFI_EINVAL && strcmp(e.param, "--seeds") == 0, "one seed");
+  p.seeds = 0;
+  p.flt = "maybe";
+  CHECK(gfi_exp_repro_check(&p, &e) == GFI_EINVAL && strcmp(e.param, "--flt") == 0, "--flt maybe");
+  /* the FLT study reports an output folder it cannot make */
   gfi_exp_flt_params fp;
   gfi_exp_flt_default(&fp);
   fp.outdir = "/nonexistent/gfi-test/flt";
@@ -221,6 +241,6 @@ int main(void) {
   test_density_fit();
   test_regress_study();
   test_density_study();
-  test_flt_errors();
+  test_repro_check();
   return check_summary("experiments");
 }

@@ -20,5 +20,4 @@
 #include "flt.h"
 #include "mise.h"
 #include "rates.h"
-#include "reproduce.h"
 #endif

@@ -16,16 +16,12 @@
  * (regression). For regression also the prediction MSE against noisy test
  * responses y = f(x) + noise, whose expectation is the MSE plus the mean
  * noise variance. */
-#ifndef GFI_REPRODUCE_H
-#define GFI_REPRODUCE_H
+#ifndef GFI_EXP_REPRO_H
+#define GFI_EXP_REPRO_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include "status.h"
-#include "kernel.h"
-#include "model.h"
-#include "opts.h"
-#include "regfun.h"
+#include "gfi/gfi.h"
 
 #ifdef __cplusplus
 extern "C" {
