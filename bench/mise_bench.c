@@ -10,7 +10,7 @@ static double best_exact(const gfi_model *m, int l, const double *R, double res,
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
   o.resolution = res;
-  o.nthreads = nt;
+  o.base.nthreads = nt;
   double best = 1e300;
   for (int k = 0; k < 3; k++) {
     gfi_mise_result r;
@@ -45,7 +45,7 @@ int main(void) {
   for (int nt = 1; nt <= 2; nt++) {
     gfi_mise_opts o;
     gfi_mise_default_opts(&o);
-    o.nthreads = nt;
+    o.base.nthreads = nt;
     o.parts = 0;
     gfi_mise_result r;
     double R2[2] = {2, 2};

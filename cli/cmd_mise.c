@@ -1,6 +1,5 @@
 /* gfi mise: exact (Plancherel) or Monte-Carlo MISE of the generalized
  * Fourier density estimator for a truth model. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,45 +10,6 @@
 #include "gfi_cuda.h"
 #endif
 
-static const char *help =
-  "usage: gfi mise --model SPEC --dim D --n N --phi pow:L --R R1[,..,RD] --exact\n"
-  "       gfi mise --model SPEC --dim D --n N --phi pow:L --R R1[,..,RD] --mc REPS --seed S\n\n"
-  "Mean integrated squared error of the generalized Fourier density estimator\n"
-  "(phi(z) = z^L, radius R_j per axis) for N points of a truth model.\n\n"
-  "  --exact           exact MISE through Plancherel (docs/theory.md section 3): normal\n"
-  "                    mixtures (mw:K, normal:cov=..) and Laplace/Cauchy/t (products\n"
-  "                    of them for D > 1), D = 1..3\n"
-  "  --mc REPS         Monte Carlo over REPS >= 2 replications; replication k draws\n"
-  "                    its N points from RNG stream (S, k): identical for any --threads\n"
-  "  --seed S          seed of the replications (required with --mc)\n"
-  "  --ise METHOD      how each replication's ISE is measured: plancherel (exact,\n"
-  "                    D <= 2, the default there) or grid (cubature on a box, D = 3)\n"
-  "  --no-parts        Monte Carlo: skip the pooled-sample pass that splits the MISE\n"
-  "                    into bias^2 and variance (about halves the time)\n"
-  "  --backend B       Monte Carlo: cpu (default), cuda (the GPU: normal-mixture truths,\n"
-  "                    Plancherel for D <= 2 or grid for D <= 3; replication k draws\n"
-  "                    its points on the GPU from Philox stream (S, k), so they are\n"
-  "                    not the CPU's points; with --ise grid bias2 and var are NaN)\n"
-  "                    or auto (cuda when a GPU is present and the request is covered)\n"
-  "  --resolution X    quadrature refinement factor (default 1)\n"
-  "  --threads T       threads (default 0 = all cores)\n\n"
-  "Prints one row: n R mise se bias2 var lo95 hi95 reps. R is the first axis's\n"
-  "radius (all radii are in the metadata); se = 0 and reps = 0 for --exact.\n";
-
-double *mise_cli_radii(const char *opt, const char *s, size_t D) {
-  size_t nr;
-  double *r = cli_list(opt, s, &nr);
-  if (nr != 1 && nr != D) cli_usage(opt, "expected 1 or D = %zu values, got %zu", D, nr);
-  double *R = malloc(D * sizeof *R);
-  if (!R) cli_die(EXIT_RUNTIME, "out of memory");
-  for (size_t j = 0; j < D; j++) {
-    R[j] = r[nr == 1 ? 0 : j];
-    if (!(R[j] > 0)) cli_usage(opt, "radius must be > 0, got %g (axis %zu)", R[j], j + 1);
-  }
-  free(r);
-  return R;
-}
-
 void mise_cli_check_model(const gfi_model *m, const char *spec) {
   if (!gfi_mise_exact_supported(m))
     cli_usage("--model", "'%s' in %zu dimension(s): the exact MISE needs a normal mixture or "
@@ -57,42 +17,50 @@ void mise_cli_check_model(const gfi_model *m, const char *spec) {
 }
 
 int cmd_mise(int argc, char **argv) {
-  static const struct option opts[] = {
-    {"model", required_argument, 0, 'm'}, {"dim", required_argument, 0, 'd'},
-    {"n", required_argument, 0, 'n'},     {"phi", required_argument, 0, 'p'},
-    {"R", required_argument, 0, 'R'},     {"exact", no_argument, 0, 'e'},
-    {"mc", required_argument, 0, 'c'},    {"seed", required_argument, 0, 's'},
-    {"ise", required_argument, 0, 'i'},   {"no-parts", no_argument, 0, 'P'},
-    {"resolution", required_argument, 0, 'r'}, {"threads", required_argument, 0, 't'},
-    {"backend", required_argument, 0, 'B'},
-    {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-  const char *spec = NULL, *phi = "pow:4", *Rs = NULL, *ise = NULL, *backend = NULL;
+  const char *spec = NULL, *phi = NULL, *Rs = NULL, *ise = NULL, *backend = NULL;
   size_t D = 1, N = 0, reps = 0;
   uint64_t seed = 0;
-  int exact = 0, have_seed = 0, nthreads = 0, parts = 1, c;
+  int exact = 0, nthreads = 0, noparts = 0;
   double res = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (c) {
-      case 'm': spec = optarg; break;
-      case 'd': D = cli_size("--dim", optarg, 1); break;
-      case 'n': N = cli_size("--n", optarg, 1); break;
-      case 'p': phi = optarg; break;
-      case 'R': Rs = optarg; break;
-      case 'e': exact = 1; break;
-      case 'c': reps = cli_size("--mc", optarg, 2); break;
-      case 's': seed = cli_u64("--seed", optarg); have_seed = 1; break;
-      case 'i': ise = optarg; break;
-      case 'P': parts = 0; break;
-      case 'r': res = cli_positive("--resolution", optarg); break;
-      case 't': nthreads = (int)cli_size("--threads", optarg, 0); break;
-      case 'B': backend = optarg; break;
-      case 'h': fputs(help, stdout); return 0;
-      case ':': cli_usage(argv[optind - 1], "missing value");
-      default: cli_usage(argv[optind - 1], "unknown option");
-    }
-  }
-  if (optind < argc) cli_usage(argv[optind], "unexpected argument");
+  const cli_opt opts[] = {
+    {"model", CLI_STR, &spec, .arg = "SPEC", .help = "truth model (see 'gfi sample --help')"},
+    {"dim", CLI_SIZE, &D, .def = "1", .arg = "D", .min = 1, .help = "dimension"},
+    {"n", CLI_SIZE, &N, .arg = "N", .min = 1, .help = "sample size"},
+    {"phi", CLI_STR, &phi, .def = "pow:4", .arg = "pow:L", .help = "phi(z) = z^L, L = 1..8"},
+    {"R", CLI_STR, &Rs, .arg = "R1[,..,RD]", .help = "radius, one for every axis or one per axis (> 0)"},
+    {"exact", CLI_FLAG, &exact,
+     .help = "exact MISE through Plancherel (docs/theory.md section 3): normal\n"
+             "mixtures (mw:K, normal:cov=..) and Laplace/Cauchy/t (products\n"
+             "of them for D > 1), D = 1..3"},
+    {"mc", CLI_SIZE, &reps, .arg = "REPS", .min = 2,
+     .help = "Monte Carlo over REPS >= 2 replications; replication k draws\n"
+             "its N points from RNG stream (S, k): identical for any --threads"},
+    {"seed", CLI_U64, &seed, .arg = "S", .help = "seed of the replications (required with --mc)"},
+    {"ise", CLI_STR, &ise, .arg = "METHOD",
+     .help = "how each replication's ISE is measured: plancherel (exact,\n"
+             "D <= 2, the default there) or grid (cubature on a box, D = 3)"},
+    {"no-parts", CLI_FLAG, &noparts,
+     .help = "Monte Carlo: skip the pooled-sample pass that splits the MISE\n"
+             "into bias^2 and variance (about halves the time)"},
+    {"backend", CLI_STR, &backend, .def = "cpu", .arg = "B",
+     .help = "Monte Carlo: cpu, cuda (the GPU: normal-mixture truths,\n"
+             "Plancherel for D <= 2 or grid for D <= 3; replication k draws\n"
+             "its points on the GPU from Philox stream (S, k), so they are\n"
+             "not the CPU's points; with --ise grid bias2 and var are NaN)\n"
+             "or auto (cuda when a GPU is present and the request is covered)"},
+    {"resolution", CLI_POSITIVE, &res, .def = "1", .arg = "X", .help = "quadrature refinement factor"},
+    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T", .help = "threads (0 = all cores)"},
+    {0}};
+  const cli_spec cs = {
+    "usage: gfi mise --model SPEC --dim D --n N --phi pow:L --R R1[,..,RD] --exact\n"
+    "       gfi mise --model SPEC --dim D --n N --phi pow:L --R R1[,..,RD] --mc REPS --seed S\n\n"
+    "Mean integrated squared error of the generalized Fourier density estimator\n"
+    "(phi(z) = z^L, radius R_j per axis) for N points of a truth model.\n",
+    opts,
+    "Prints one row: n R mise se bias2 var lo95 hi95 reps. R is the first axis's\n"
+    "radius (all radii are in the metadata); se = 0 and reps = 0 for --exact.\n"};
+  if (cli_parse(&cs, argc, argv)) return 0;
+  int have_seed = cli_given("seed"), parts = !noparts;
   if (!spec) cli_usage("--model", "required");
   if (!N) cli_usage("--n", "required");
   if (!Rs) cli_usage("--R", "required");
@@ -103,11 +71,11 @@ int cmd_mise(int argc, char **argv) {
   gfi_kernel k;
   cli_phi("--phi", phi, &k);
   gfi_model *m = cli_model(spec, D);
-  double *R = mise_cli_radii("--R", Rs, D);
+  double *R = cli_radii("--R", Rs, D);
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
-  o.nthreads = nthreads;
-  o.seed = seed;
+  o.base.nthreads = nthreads;
+  o.base.seed = seed;
   o.parts = parts;
   o.resolution = res;
   if (ise) {
@@ -170,6 +138,7 @@ int cmd_mise(int argc, char **argv) {
   fputs("# n R mise se bias2 var lo95 hi95 reps\n", stdout);
   double row[9] = {(double)N, R[0], r.mise, r.se, r.bias2, r.var, r.lo95, r.hi95, (double)r.nreps};
   gfi_table_write_rows(stdout, 1, 9, row);
+  cli_finish_output(stdout, "standard output");
   free(R);
   gfi_model_free(m);
   return 0;

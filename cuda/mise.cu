@@ -315,7 +315,7 @@ done:
 static int nthreads_of(const gfi_mise_opts *o) {
   gfi_opts g;
   gfi_default_opts(&g);
-  g.nthreads = o->nthreads;
+  g.nthreads = o->base.nthreads;
   return gfi_threads_resolve(&g);
 }
 
@@ -410,7 +410,7 @@ extern "C" int gfi_cuda_mise_mc(const gfi_model *m, int l, size_t N, const doubl
     if (!st) st = ise_grid_rule(m, R, lo, hi, &mo, &M, &pts, &W);
     gfi_kernel k;
     if (!st) st = gfi_kernel_pow(&k, l);
-    if (!st) st = gfi_cuda_mc_ise(m, &k, R, N, mo.seed, 0, nreps, M, pts, W, ise, opts);
+    if (!st) st = gfi_cuda_mc_ise(m, &k, R, N, mo.base.seed, 0, nreps, M, pts, W, ise, opts);
     free(pts);
     free(W);
     if (!st) st = mise_mc_summarize(ise, nreps, res);
@@ -450,7 +450,7 @@ extern "C" int gfi_cuda_mise_mc(const gfi_model *m, int l, size_t N, const doubl
     }
     double pabs[2] = {0, 0};
     for (size_t k = 0; k < nreps && !st; k++) {
-      GFI_CU_TRY(gfi_cu_mixture_launch(mo.seed, k, N, D, K, par, x, s));
+      GFI_CU_TRY(gfi_cu_mixture_launch(mo.base.seed, k, N, D, K, par, x, s));
       st = extents(&w, N, D, x, xabs + k * D, s);
       for (size_t j = 0; j < D && !st; j++) pabs[j] = fmax(pabs[j], xabs[k * D + j]);
     }
@@ -471,7 +471,7 @@ extern "C" int gfi_cuda_mise_mc(const gfi_model *m, int l, size_t N, const doubl
   }
   /* pass 2: replication k = stream (seed, k), its ISE on its own nodes */
   for (size_t k = 0; k < nreps && !st; k++) {
-    GFI_CU_TRY(gfi_cu_mixture_launch(mo.seed, k, N, D, K, par, x, s));
+    GFI_CU_TRY(gfi_cu_mixture_launch(mo.base.seed, k, N, D, K, par, x, s));
     st = pl_ise_dev(&w, m, &rule, N, x, xabs ? xabs + k * D : NULL, mo.resolution, ise + k, s);
     if (!st && have_pool) st = ecf_measure(&w, N, D, x, &pool, acc, NULL, s);
   }

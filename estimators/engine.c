@@ -3,10 +3,9 @@
 #include <stdlib.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
-#ifdef GFI_HAVE_OPENMP
-#include <omp.h>
-#endif
+#include <stdint.h>
 #include "engine.h"
+#include "par.h"
 #include "gfi/status.h"
 
 /* Points per inner block (SIMD loops run over a block held in L1). */
@@ -106,43 +105,38 @@ void engine_whitened_table(const engine_layout *L, size_t D, const double *Linv,
   }
 }
 
+typedef struct {
+  const engine_layout *L;
+  size_t M, W, ns, bps, nblocks;
+  engine_task task;
+  const void *ctx;
+  engine_fill fill;
+  double *part;
+} run_ctx;
+
+/* Task t: query tile t / ns against data super-chunk t % ns. */
+static int run_task(void *vc, size_t t, void *ws) {
+  const run_ctx *c = vc;
+  const engine_layout *L = c->L;
+  size_t qt = t / c->ns, s = t % c->ns;
+  size_t q0 = qt * L->qtile, q1 = q0 + L->qtile < c->M ? q0 + L->qtile : c->M;
+  size_t b0 = s * c->bps, b1 = b0 + c->bps;
+  if (b1 > c->nblocks) b1 = c->nblocks;
+  double *dst = c->part + (s * c->M + q0) * c->W;
+  if (b0 >= b1)
+    c->fill(dst, q1 - q0, c->W);
+  else
+    c->task(c->ctx, q0, q1, b0 * L->dblock, b1 * L->dblock, dst, ws);
+  return GFI_OK;
+}
+
 int engine_run(const engine_layout *L, size_t M, size_t W, size_t ws_doubles, engine_task task,
                const void *ctx, engine_fill fill, double *part) {
   const size_t ns = L->nsuper;
   const size_t nblocks = L->Np / L->dblock;
-  const size_t bps = (nblocks + ns - 1) / ns;
+  run_ctx c = {L, M, W, ns, (nblocks + ns - 1) / ns, nblocks, task, ctx, fill, part};
   const size_t nqt = (M + L->qtile - 1) / L->qtile;
-  const size_t ntask = nqt * ns;
-  int failed = 0;
-#ifdef GFI_HAVE_OPENMP
-  int nt = L->nthreads;
-  if ((size_t)nt > ntask) nt = (int)ntask;
-#pragma omp parallel num_threads(nt)
-#endif
-  {
-    double *ws = malloc(ws_doubles * sizeof *ws);
-    if (!ws) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp atomic write
-#endif
-      failed = 1;
-    }
-#ifdef GFI_HAVE_OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-    for (size_t t = 0; t < ntask; t++) {
-      if (!ws) continue;
-      size_t qt = t / ns, s = t % ns;
-      size_t q0 = qt * L->qtile, q1 = q0 + L->qtile < M ? q0 + L->qtile : M;
-      size_t b0 = s * bps, b1 = b0 + bps;
-      if (b1 > nblocks) b1 = nblocks;
-      double *dst = part + (s * M + q0) * W;
-      if (b0 >= b1)
-        fill(dst, q1 - q0, W);
-      else
-        task(ctx, q0, q1, b0 * L->dblock, b1 * L->dblock, dst, ws);
-    }
-    free(ws);
-  }
-  return failed ? GFI_ENOMEM : GFI_OK;
+  if (ws_doubles > SIZE_MAX / sizeof(double)) return GFI_ENOMEM;
+  par_spec sp = {nqt * ns, L->nthreads, ws_doubles * sizeof(double), 1, NULL, NULL};
+  return par_run(&sp, run_task, &c);
 }

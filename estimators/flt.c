@@ -248,6 +248,7 @@ static void accumulate(const gfi_flt_positions *P, const double *xi, const doubl
 }
 
 void gfi_flt_default_opts(gfi_flt_opts *o) {
+  if (!o) return;
   gfi_default_opts(&o->base);
   o->features = GFI_FLT_COMPLEX;
   o->progress = NULL;

@@ -13,6 +13,7 @@
 #include <omp.h>
 #endif
 #include "mise_internal.h"
+#include "par.h"
 #include "gfi/validate.h"
 
 /* |psi|^2 of a Gaussian pair term is below e^-LOG_CUT of its peak beyond T. */
@@ -28,8 +29,7 @@
 void gfi_mise_default_opts(gfi_mise_opts *o) {
   if (!o) return;
   memset(o, 0, sizeof *o);
-  o->nthreads = 0;
-  o->seed = 1;
+  gfi_default_opts(&o->base);
   o->ise = GFI_ISE_AUTO;
   o->parts = 1;
   o->resolution = 1.0;
@@ -352,6 +352,85 @@ static int tail_1d(const gfi_model *f, double L, double *out) {
   return GFI_OK;
 }
 
+/* The integrals' outer axis as tasks of the driver: node i0 of axis 0 sums
+ * over the other axes into its own slot, reduced afterwards in node order. */
+typedef struct {
+  const psi_info *pi;
+  size_t D, n1, n2;
+  const axis_nodes *ax;
+  double *const *kap, *const *wp;
+  unsigned char *const *inb;
+  double *part;
+} integrals_ctx;
+
+static int mixture_node(void *vc, size_t i0, void *ws) {
+  const integrals_ctx *c = vc;
+  (void)ws;
+  const size_t D = c->D, n1 = c->n1, n2 = c->n2;
+  const axis_nodes *ax = c->ax;
+  double *const *kap = c->kap;
+  unsigned char *const *inb = c->inb;
+  double t[MISE_MAXD], s_in = 0, s_out = 0, s_k2 = 0, s_box = 0;
+  t[0] = ax[0].t[i0];
+  for (size_t i1 = 0; i1 < n1; i1++) {
+    double w01 = ax[0].w[i0];
+    double k01 = kap[0][i0];
+    int b01 = inb[0][i0];
+    if (D > 1) {
+      t[1] = ax[1].t[i1];
+      w01 *= ax[1].w[i1];
+      k01 *= kap[1][i1];
+      b01 = b01 && inb[1][i1];
+    }
+    for (size_t i2 = 0; i2 < n2; i2++) {
+      double W = w01, K = k01;
+      int in = b01;
+      if (D > 2) {
+        t[2] = ax[2].t[i2];
+        W *= ax[2].w[i2];
+        K *= kap[2][i2];
+        in = in && inb[2][i2];
+      }
+      double re, im;
+      psi_mixture_eval(c->pi, t, &re, &im);
+      double p2 = W * (re * re + im * im);
+      if (in) {
+        double omk = 1.0 - K;
+        s_in += p2 * omk * omk;
+        s_k2 += p2 * K * K;
+        s_box += p2;
+      } else {
+        s_out += p2;
+      }
+    }
+  }
+  c->part[4 * i0] = s_in;
+  c->part[4 * i0 + 1] = s_out;
+  c->part[4 * i0 + 2] = s_k2;
+  c->part[4 * i0 + 3] = s_box;
+  return GFI_OK;
+}
+
+static int product_node(void *vc, size_t i0, void *ws) {
+  const integrals_ctx *c = vc;
+  (void)ws;
+  const size_t D = c->D, n1 = c->n1, n2 = c->n2;
+  double *const *kap = c->kap, *const *wp = c->wp;
+  double s = 0;
+  for (size_t i1 = 0; i1 < n1; i1++) {
+    double w01 = wp[0][i0] * (D > 1 ? wp[1][i1] : 1.0);
+    double k01 = kap[0][i0] * (D > 1 ? kap[1][i1] : 1.0);
+    for (size_t i2 = 0; i2 < n2; i2++) {
+      double W = w01 * (D > 2 ? wp[2][i2] : 1.0);
+      double K = k01 * (D > 2 ? kap[2][i2] : 1.0);
+      double omk = 1.0 - K;
+      s += W * omk * omk;
+    }
+  }
+  c->part[i0] = s;
+  return GFI_OK;
+}
+
 static int integrals_mixture(const psi_info *pi, int l, const double *R, double res, int nthreads,
                              mise_integrals *I) {
   const size_t D = pi->D;
@@ -386,55 +465,10 @@ static int integrals_mixture(const psi_info *pi, int l, const double *R, double 
   }
   if (!st) {
     size_t n1 = D > 1 ? ax[1].n : 1, n2 = D > 2 ? ax[2].n : 1;
-#ifdef GFI_HAVE_OPENMP
-    int nt = nthreads > 0 ? nthreads : 1;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-#else
-    (void)nthreads;
-#endif
-    for (size_t i0 = 0; i0 < n0; i0++) {
-      double t[MISE_MAXD], s_in = 0, s_out = 0, s_k2 = 0, s_box = 0;
-      t[0] = ax[0].t[i0];
-      for (size_t i1 = 0; i1 < n1; i1++) {
-        double w01 = ax[0].w[i0];
-        double k01 = kap[0][i0];
-        int b01 = inb[0][i0];
-        if (D > 1) {
-          t[1] = ax[1].t[i1];
-          w01 *= ax[1].w[i1];
-          k01 *= kap[1][i1];
-          b01 = b01 && inb[1][i1];
-        }
-        for (size_t i2 = 0; i2 < n2; i2++) {
-          double W = w01, K = k01;
-          int in = b01;
-          if (D > 2) {
-            t[2] = ax[2].t[i2];
-            W *= ax[2].w[i2];
-            K *= kap[2][i2];
-            in = in && inb[2][i2];
-          }
-          double re, im;
-          psi_mixture_eval(pi, t, &re, &im);
-          double p2 = W * (re * re + im * im);
-          if (in) {
-            double omk = 1.0 - K;
-            s_in += p2 * omk * omk;
-            s_k2 += p2 * K * K;
-            s_box += p2;
-          } else {
-            s_out += p2;
-          }
-        }
-      }
-      part[4 * i0] = s_in;
-      part[4 * i0 + 1] = s_out;
-      part[4 * i0 + 2] = s_k2;
-      part[4 * i0 + 3] = s_box;
-    }
-    double s[4] = {0, 0, 0, 0};
-    for (size_t i0 = 0; i0 < n0; i0++)
-      for (int q = 0; q < 4; q++) s[q] += part[4 * i0 + q];
+    integrals_ctx c = {pi, D, n1, n2, ax, kap, NULL, inb, part};
+    par_for(n0, nthreads, 1, mixture_node, &c);
+    double s[4];
+    par_sum(part, n0, 4, s);
     /* the half-space t_1 >= 0 counts twice (|psi(-t)| = |psi(t)|, Kbar even) */
     I->bias_in = 2 * s[0];
     I->bias_out = 2 * s[1];
@@ -502,26 +536,8 @@ static int integrals_product(const psi_info *pi, int l, const double *R, double 
   }
   if (!st) {
     size_t n1 = D > 1 ? ax[1].n : 1, n2 = D > 2 ? ax[2].n : 1;
-#ifdef GFI_HAVE_OPENMP
-    int nt = nthreads > 0 ? nthreads : 1;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-#else
-    (void)nthreads;
-#endif
-    for (size_t i0 = 0; i0 < n0; i0++) {
-      double s = 0;
-      for (size_t i1 = 0; i1 < n1; i1++) {
-        double w01 = wp[0][i0] * (D > 1 ? wp[1][i1] : 1.0);
-        double k01 = kap[0][i0] * (D > 1 ? kap[1][i1] : 1.0);
-        for (size_t i2 = 0; i2 < n2; i2++) {
-          double W = w01 * (D > 2 ? wp[2][i2] : 1.0);
-          double K = k01 * (D > 2 ? kap[2][i2] : 1.0);
-          double omk = 1.0 - K;
-          s += W * omk * omk;
-        }
-      }
-      part[i0] = s;
-    }
+    integrals_ctx c = {pi, D, n1, n2, ax, kap, wp, NULL, part};
+    par_for(n0, nthreads, 1, product_node, &c);
     double s = 0;
     for (size_t i0 = 0; i0 < n0; i0++) s += part[i0];
     I->bias_in = ldexp(s, (int)D); /* all axes on t_j >= 0: 2^D orthants */
@@ -558,7 +574,7 @@ int mise_integrals_compute(const psi_info *pi, int l, const double *R, double re
 static int resolve_threads(const gfi_mise_opts *o) {
   gfi_opts g;
   gfi_default_opts(&g);
-  g.nthreads = o ? o->nthreads : 0;
+  g.nthreads = o ? o->base.nthreads : 0;
   return gfi_threads_resolve(&g);
 }
 

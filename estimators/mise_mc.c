@@ -20,7 +20,7 @@
 static int nthreads_of(const gfi_mise_opts *o) {
   gfi_opts g;
   gfi_default_opts(&g);
-  g.nthreads = o->nthreads;
+  g.nthreads = o->base.nthreads;
   return gfi_threads_resolve(&g);
 }
 
@@ -390,7 +390,7 @@ int gfi_ise_grid(const gfi_model *m, const gfi_kernel *k, size_t N, const double
   if (!st) {
     gfi_opts go;
     gfi_default_opts(&go);
-    go.nthreads = o.nthreads;
+    go.nthreads = o.base.nthreads;
     st = gfi_density_plan_fourier(&plan, k, N, D, data, NULL, R, &go);
   }
   if (!st) st = gfi_density_eval(plan, M, pts, ph);
@@ -464,7 +464,7 @@ int gfi_mse_points(const gfi_model *m, const gfi_kernel *k, size_t N, const doub
   if (opts) o = *opts;
   gfi_opts go;
   gfi_default_opts(&go);
-  go.nthreads = o.nthreads;
+  go.nthreads = o.base.nthreads;
   gfi_density_plan *plan;
   st = gfi_density_plan_fourier(&plan, k, N, D, data, NULL, R, &go);
   if (st) return st;
@@ -499,7 +499,7 @@ int gfi_mse_box(const gfi_model *m, const gfi_kernel *k, size_t N, const double 
   gfi_mise_default_opts(&o);
   if (opts) o = *opts;
   double *pts = malloc(M * D * sizeof *pts);
-  gsl_rng *r = gfi_rng_stream(o.seed, (uint64_t)1 << 63);
+  gsl_rng *r = gfi_rng_stream(o.base.seed, (uint64_t)1 << 63);
   if (!pts || !r) {
     free(pts);
     if (r) gsl_rng_free(r);
@@ -580,7 +580,7 @@ int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nre
   mc_ctx c = {m, l, N, D, R, o.ise, o, NULL, NULL};
   if (c.method == GFI_ISE_AUTO) c.method = D <= 2 ? GFI_ISE_PLANCHEREL : GFI_ISE_GRID;
   if (c.method == GFI_ISE_PLANCHEREL && D > 2) return GFI_EUNSUPPORTED;
-  c.inner.nthreads = 1;
+  c.inner.base.nthreads = 1;
   double lo[MISE_MAXD], hi[MISE_MAXD];
   if (c.method == GFI_ISE_GRID) {
     if (D > MISE_MAXD) return GFI_EUNSUPPORTED;
@@ -593,18 +593,18 @@ int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nre
   if (!ise) return GFI_ENOMEM;
   gfi_opts ro;
   gfi_default_opts(&ro);
-  ro.nthreads = o.nthreads;
-  ro.seed = o.seed;
+  ro.nthreads = o.base.nthreads;
+  ro.seed = o.base.seed;
   st = gfi_replicate(nreps, 1, &ro, mc_rep, &c, ise);
   if (!st) st = mise_mc_summarize(ise, nreps, res);
   if (!st && ise_out) memcpy(ise_out, ise, nreps * sizeof *ise);
   if (!st && o.parts) {
     /* the pooled estimator: the mean of the nreps estimates */
     double *x = malloc(nreps * N * D * sizeof *x);
-    gsl_rng *r = gfi_rng_stream(o.seed, 0);
+    gsl_rng *r = gfi_rng_stream(o.base.seed, 0);
     if (!x || !r) st = GFI_ENOMEM;
     for (size_t k = 0; k < nreps && !st; k++) {
-      gfi_rng_reset(r, o.seed, (uint64_t)k);
+      gfi_rng_reset(r, o.base.seed, (uint64_t)k);
       st = gfi_model_sample(m, r, N, x + k * N * D);
     }
     double ip;

@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
       double R = ropt[i] * pow(2.0, (k - 3) * 0.75);
       gfi_mise_opts o;
       gfi_mise_default_opts(&o);
-      o.seed = seed + j;
+      o.base.seed = seed + j;
       o.parts = 0;
       gfi_mise_result mc, ex;
       st = gfi_mise_mc(m, ls[i], N, &R, reps, &o, &mc, NULL);

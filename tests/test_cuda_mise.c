@@ -83,7 +83,7 @@ static void test_against_exact(void) {
     double R[2] = {c[i].R, c[i].R};
     gfi_mise_opts o;
     gfi_mise_default_opts(&o);
-    o.seed = 21 + i;
+    o.base.seed = 21 + i;
     gfi_mise_result ex, mc;
     CHECK_STATUS(gfi_mise_exact(m, c[i].l, (double)c[i].N, R, &o, &ex), GFI_OK);
     CHECK_STATUS(gfi_cuda_mise_mc(m, c[i].l, c[i].N, R, c[i].reps, &o, &mc, NULL, NULL), GFI_OK);
@@ -109,7 +109,7 @@ static void test_reproducible(void) {
   double R[2] = {1.2, 1.5};
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
-  o.seed = 5;
+  o.base.seed = 5;
   const size_t reps = 3;
   for (int d = 0; d < 2; d++) {
     gfi_model *mm = d ? m : m1;
@@ -131,7 +131,7 @@ static void test_reproducible(void) {
     CHECK_STATUS(gfi_cuda_mise_set_tile(7), GFI_EINVAL);
     double *x = malloc(N * D * sizeof *x);
     for (size_t k = 0; k < reps; k++) {
-      CHECK_STATUS(gfi_cuda_mixture_sample(mm, o.seed, k, N, x, NULL), GFI_OK);
+      CHECK_STATUS(gfi_cuda_mixture_sample(mm, o.base.seed, k, N, x, NULL), GFI_OK);
       CHECK_STATUS(gfi_cuda_ise_plancherel(mm, 2, N, x, R, NULL, &x1, NULL), GFI_OK);
       CHECK(x1 == a[k], "D=%zu replication %zu: %.17g vs %.17g", D, k, a[k], x1);
     }
@@ -168,7 +168,7 @@ static void test_grid(void) {
   double R = 3, ise[2];
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
-  o.seed = 8;
+  o.base.seed = 8;
   o.ise = GFI_ISE_GRID;
   gfi_mise_result r;
   const size_t N = 300;

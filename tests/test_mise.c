@@ -119,7 +119,7 @@ static void test_mc_agreement(void) {
     double R[2] = {c[i].R, c[i].R};
     gfi_mise_opts o;
     gfi_mise_default_opts(&o);
-    o.seed = 11 + i;
+    o.base.seed = 11 + i;
     gfi_mise_result ex, mc;
     CHECK_STATUS(gfi_mise_exact(m, c[i].l, (double)c[i].N, R, &o, &ex), GFI_OK);
     CHECK_STATUS(gfi_mise_mc(m, c[i].l, c[i].N, R, 120, &o, &mc, NULL), GFI_OK);
@@ -140,21 +140,21 @@ static void test_threads(void) {
   double a[20], b[20];
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
-  o.seed = 5;
-  o.nthreads = 1;
+  o.base.seed = 5;
+  o.base.nthreads = 1;
   gfi_mise_result ra, rb;
   CHECK_STATUS(gfi_mise_mc(m, 2, 100, R, 20, &o, &ra, a), GFI_OK);
-  o.nthreads = 2;
+  o.base.nthreads = 2;
   CHECK_STATUS(gfi_mise_mc(m, 2, 100, R, 20, &o, &rb, b), GFI_OK);
   CHECK(memcmp(a, b, sizeof a) == 0, "replications differ between 1 and 2 threads");
   CHECK(memcmp(&ra.mise, &rb.mise, sizeof ra.mise) == 0 && memcmp(&ra.var, &rb.var, sizeof ra.var) == 0,
         "summary differs between thread counts");
   double e1, e2;
-  o.nthreads = 1;
+  o.base.nthreads = 1;
   CHECK_STATUS(gfi_mise_exact(m, 4, 100, R, &o, &(gfi_mise_result){0}), GFI_OK);
   gfi_mise_result x1, x2;
   gfi_mise_exact(m, 4, 100, R, &o, &x1);
-  o.nthreads = 2;
+  o.base.nthreads = 2;
   gfi_mise_exact(m, 4, 100, R, &o, &x2);
   e1 = x1.mise, e2 = x2.mise;
   CHECK(memcmp(&e1, &e2, sizeof e1) == 0, "exact MISE differs between thread counts");
@@ -186,7 +186,7 @@ static void test_ise_routes(void) {
       double lo[2] = {-6, -6}, hi[2] = {6, 6}, mse, se, ib;
       gfi_mise_opts o;
       gfi_mise_default_opts(&o);
-      o.seed = 9;
+      o.base.seed = 9;
       CHECK_STATUS(gfi_mse_box(m, &k, N, x, R, lo, hi, 20000, &o, &mse, &se), GFI_OK);
       CHECK_STATUS(gfi_ise_grid(m, &k, N, x, R, lo, hi, NULL, &ib, NULL), GFI_OK);
       double vol = pow(12.0, (double)D);

@@ -149,7 +149,7 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
 
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
-  o.nthreads = ctx->nthreads;
+  o.base.nthreads = ctx->nthreads;
   o.parts = 0;
   size_t row = 0;
   gfi_progress pg;
@@ -180,7 +180,7 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
           if (mcreps >= 2 && Ns[i] <= mcn) {
             double R3[3] = {ro, ro, ro};
             gfi_mise_result mr;
-            o.seed = p->seed + 1000003ULL * row + i;
+            o.base.seed = p->seed + 1000003ULL * row + i;
             int s = gfi_mise_mc(mods[a], l, (size_t)Ns[i], R3, (size_t)mcreps, &o, &mr, NULL);
             if (s && s != GFI_EUNSUPPORTED) CHECK(s, "Monte-Carlo MISE");
             if (!s) {

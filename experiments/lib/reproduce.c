@@ -328,7 +328,7 @@ static interval over_seeds(const double *x, size_t n, size_t stride) {
 static int oracle_density(run *r, experiment *x) {
   gfi_mise_opts mo;
   gfi_mise_default_opts(&mo);
-  mo.nthreads = r->ctx->nthreads;
+  mo.base.nthreads = r->ctx->nthreads;
   gfi_mise_result res;
   CHK(gfi_ropt(x->m, r->K.l, (double)x->N, NULL, &mo, &x->Rstar, &res), "optimal radius (gfi_ropt)");
   x->Rstar_crit = res.mise;

@@ -1,0 +1,167 @@
+/* Fourier attention (FourierFormer eq. 15) and Gaussian-kernel attention
+ * (eq. 6-8): forward and exact backward.
+ *
+ *   H_i = sum_j w_ij v_j / sum_j w_ij,     i = 0..L-1, j over all keys
+ *                                          (causal: j <= i only)
+ *   Fourier:  w_ij = prod_d sinc(R_d (q_id - k_jd))^l        (phi = z^l)
+ *   Gaussian: w_ij = exp(-|q_i - k_j|^2 / (2 sigma^2))
+ *
+ * Q and K are L x D, V is L x Dv, H is L x Dv, all row-major. R is one radius
+ * (scalar: R_d = R for every axis) or D radii (per axis, eq. 54); sigma is one
+ * bandwidth. With keys of equal norm the Gaussian weights differ from
+ * exp(q_i.k_j / sigma^2) by a factor constant in each row, so Gaussian
+ * attention is softmax(Q K^T / sigma^2) V there (sigma^2 = sqrt(D) gives
+ * scaled dot-product attention).
+ *
+ * Scaled form. With D = 64..256 axes the products under- or overflow double
+ * precision long before the ratio stops making sense. The engine therefore
+ * keeps each w_ij as a mantissa and a binary exponent and divides every row by
+ * the common factor c_i = 2^(l E_i), E_i the largest exponent of
+ * prod_d sinc(...) over the row's keys (Gaussian: c_i = max_j w_ij, as a
+ * max-shifted softmax). H is invariant to c_i; the saved row statistics are
+ * E_i and the scaled denominator S~_i = sum_j w_ij / c_i. Weights more than
+ * 2^-1022 below the row's largest are flushed to zero (a relative change of
+ * the row below 2^-1022 * L). No L x L matrix is ever formed: the backward
+ * recomputes the weights from Q, K and the saved statistics (as flash
+ * attention does).
+ *
+ * Denominators. For even l every weight is >= 0; for odd l weights can be
+ * negative and sum_j w_ij can vanish or change sign. With S_i = sum_j w_ij and
+ * A_i = sum_j |w_ij| (both over the keys row i sees), row i is FLAGGED when
+ *
+ *     S_i <= denom_tol * A_i        (default denom_tol = 1e-8 ~ sqrt(eps))
+ *
+ * which includes S_i <= 0 and the empty neighbourhood A_i = 0 (every weight
+ * exactly 0, possible for any l). Below that threshold the ratio has lost at
+ * least half of its digits to cancellation. A flagged row of H is NaN, its
+ * saved S~_i is NaN, the call returns GFI_EDENOM and reports the count in
+ * info; all other rows are computed normally. The backward treats a flagged
+ * row as if its dH were zero for dK, dV and dR, writes NaN into its dQ row and
+ * also returns GFI_EDENOM. Gaussian rows are never flagged (their largest
+ * scaled weight is 1).
+ *
+ * Gradients. For a loss with dL/dH = dH, the backward returns dQ (L x D),
+ * dK (L x D), dV (L x Dv) and dR (1 value for a scalar radius: the sum over
+ * axes; D values per axis; Gaussian: d/dsigma). The derivative of one factor
+ * is l sinc^(l-1)(u) sinc'(u), sinc'(u) = (cos u - sinc u)/u with its Taylor
+ * series for |u| < 0.5; the derivative of the product over axes uses prefix
+ * and suffix products of the other factors (in the same scaled form), never a
+ * quotient by sinc, so it is exact at zeros of a factor (where the weight is
+ * 0 but, for l = 1, its gradient is not) and at q_d = k_d.
+ *
+ * Evaluation. No sin in the inner loop: sin and cos of R_d q_id and R_d k_jd
+ * are computed once per call and sin(u) = sin(a) cos(b) - cos(a) sin(b),
+ * cos(u) = cos(a) cos(b) + sin(a) sin(b), with the series near u = 0. OpenMP
+ * runs over query rows (forward, first backward pass) and key rows (second
+ * backward pass); every output entry is a sum in a fixed order, so results
+ * are identical bit for bit for any thread count. SIMD runs over blocks of
+ * keys (queries in the second pass).
+ *
+ * Memory (besides the caller's arrays). Forward: 3 L D doubles of sine/cosine
+ * tables plus per thread O(D + Dv + 64). Backward: 6 L D + 2 L + L nR doubles
+ * (tables for queries and keys, row terms, per-row dR partials summed in row
+ * order) plus per thread O(16 D). Saved statistics: gfi_attn_saved_size() =
+ * 2 L doubles. Nothing is O(L^2). The backward makes one pass over query rows
+ * (dQ, dR) and one over keys (dK, dV), each recomputing the factors, their
+ * derivatives and the prefix/suffix products: it costs several forwards
+ * (bench/bench_attention prints the ratio), the price of O(L D) memory and of
+ * sums in a fixed order without atomics.
+ *
+ * Range. A gradient term is scaled by one power of two clamped to
+ * 2^(+-1023); it saturates instead of overflowing only where the true
+ * gradient of a row exceeds about 2^1000 times its scale (l = 1, a factor
+ * exactly at a zero of sinc, and every other factor 2^1000 larger than the
+ * row's largest weight).
+ *
+ * Thread safety: a plan is immutable after creation; forward and backward on
+ * a const plan may run from several threads at once. The plan keeps no
+ * pointer to caller arrays. */
+#ifndef GFI_ATTENTION_H
+#define GFI_ATTENTION_H
+
+#include "export.h"
+#include <stddef.h>
+#include <gsl/gsl_rng.h>
+#include "status.h"
+#include "opts.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { GFI_ATTN_FOURIER = 1, GFI_ATTN_GAUSS = 2 } gfi_attn_kind;
+
+/* What to compute. Initialise with gfi_attn_default_spec; fields are only
+ * ever added. */
+typedef struct gfi_attn_spec {
+  gfi_attn_kind kind; /* GFI_ATTN_FOURIER (default) or GFI_ATTN_GAUSS */
+  int l;              /* Fourier: phi(z) = z^l, 1..8 (default 4, FourierFormer's) */
+  int per_axis_R;     /* Fourier: 1 = D radii, 0 = one radius (default 0) */
+  int causal;         /* 1: row i sees keys j <= i only (default 0) */
+  double denom_tol;   /* flag threshold above (default 1e-8; 0 <= tol < 1) */
+} gfi_attn_spec;
+
+GFI_EXPORT void gfi_attn_default_spec(gfi_attn_spec *s);
+
+/* Diagnostics of one forward or backward call. */
+typedef struct gfi_attn_info {
+  size_t nflagged;      /* rows flagged (their H rows are NaN) */
+  size_t first_flagged; /* index of the first flagged row; L when none */
+  double min_ratio;     /* min over rows of S_i / A_i (1 when every weight >= 0) */
+} gfi_attn_info;
+
+typedef struct gfi_attn_plan gfi_attn_plan;
+
+/* Plan for sequences of length L with D query/key axes and Dv value axes.
+ * Errors: GFI_EINVAL (NULL, bad kind or denom_tol), GFI_EEMPTY (L = 0),
+ * GFI_EDIM (D or Dv outside 1..GFI_MAX_DIM, or L*D too large),
+ * GFI_EORDER (Fourier l outside 1..8), GFI_ENOMEM. */
+GFI_EXPORT int gfi_attn_plan_create(gfi_attn_plan **plan, const gfi_attn_spec *spec, size_t L, size_t D,
+                         size_t Dv, const gfi_opts *opts);
+
+/* Number of kernel-scale parameters: D (per-axis R), else 1 (R or sigma). */
+GFI_EXPORT size_t gfi_attn_nparam(const gfi_attn_plan *plan);
+/* Doubles the caller provides for the saved row statistics: 2 L. */
+GFI_EXPORT size_t gfi_attn_saved_size(const gfi_attn_plan *plan);
+
+/* Forward. R: gfi_attn_nparam() values, all finite and > 0 (radii, or sigma).
+ * H: L x Dv output. saved: gfi_attn_saved_size() doubles written for the
+ * backward, or NULL. info may be NULL. Returns GFI_OK, GFI_EDENOM when some
+ * rows are flagged (see above; the others are valid), or an error before
+ * anything is written: GFI_EINVAL, GFI_ENONFINITE, GFI_ERADIUS
+ * (GFI_EBANDWIDTH for sigma), GFI_ENOMEM. */
+GFI_EXPORT int gfi_attn_forward(const gfi_attn_plan *plan, const double *Q, const double *K, const double *V,
+                     const double *R, double *H, double *saved, gfi_attn_info *info);
+
+/* Backward for a given dH (L x Dv): Q, K, V, R as in the forward, H and saved
+ * as the forward wrote them. Writes dQ (L x D), dK (L x D), dV (L x Dv) and
+ * dR (gfi_attn_nparam() values). Returns GFI_OK, GFI_EDENOM (flagged rows,
+ * see above) or an error before anything is written (GFI_EINVAL,
+ * GFI_ENONFINITE in the inputs or dH, GFI_ERADIUS, GFI_ENOMEM). */
+GFI_EXPORT int gfi_attn_backward(const gfi_attn_plan *plan, const double *Q, const double *K,
+                      const double *V, const double *R, const double *H, const double *saved,
+                      const double *dH, double *dQ, double *dK, double *dV, double *dR,
+                      gfi_attn_info *info);
+
+GFI_EXPORT void gfi_attn_destroy(gfi_attn_plan *plan);
+
+/* ---- FAVOR+ (Performer): softmax attention by positive random features ---- */
+
+/* FAVOR+ random projections W (m x dim): iid N(0, I) rows, or orthogonal
+ * blocks (Gram-Schmidt of Gaussian blocks, rows rescaled to chi(dim) norms). */
+GFI_EXPORT int gfi_favor_draw(gsl_rng *rng, size_t m, size_t dim, int orthogonal, double *W);
+
+/* FAVOR+ attention with positive features phi(x) = exp(w.x - |x|^2/2)/sqrt(m):
+ * out = diag(Phi_Q (Phi_K^T 1))^-1 Phi_Q (Phi_K^T V). Q, K: L x dim
+ * (already scaled as the caller wants: softmax(Q K^T) is approximated), V: L x dv.
+ * nthreads as in gfi_opts (0 = all cores); the result does not depend on it.
+ * O(L m (dim + dv)) time and O(L m + m dv) memory; *bytes (may be NULL) gets
+ * the bytes this call allocated. */
+GFI_EXPORT int gfi_favor_attention(size_t L, size_t dim, const double *Q, const double *K, size_t dv,
+                        const double *V, size_t m, const double *W, int nthreads, double *out,
+                        size_t *bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
