@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
       default: return 2;
     }
   }
-  gfi_exp_ctx ctx = {"flt_study", argc, argv, 0, stderr};
+  gfi_exp_ctx ctx = {.program = "flt_study", .argc = argc, .argv = argv, .nthreads = 0, .progress = stderr};
   gfi_exp_err e;
   gfi_exp_err_clear(&e);
   if (gfi_exp_flt_study(&p, &ctx, &e)) {

@@ -140,7 +140,7 @@ static void test_regress_study(void) {
   p.reps = 6;
   p.points = 30;
   p.rows = "thm2-1d,thm4-1d-all,gauss-1d";
-  gfi_exp_ctx c1 = {"test", 0, NULL, 1, NULL}, c2 = {"test", 0, NULL, 2, NULL};
+  gfi_exp_ctx c1 = {.program = "test", .nthreads = 1}, c2 = {.program = "test", .nthreads = 2};
   gfi_exp_rate_row *r1 = NULL, *r2 = NULL;
   size_t n1 = 0, n2 = 0;
   gfi_exp_err e;
@@ -175,7 +175,7 @@ static void test_density_study(void) {
   p.models[0] = "normal", p.models[1] = "laplace", p.nmodels = 2;
   p.nmax = 1e5;
   p.mc_reps = 0;
-  gfi_exp_ctx ctx = {"test", 0, NULL, 0, NULL};
+  gfi_exp_ctx ctx = {.program = "test"};
   gfi_exp_rate_row *rows = NULL;
   size_t n = 0;
   gfi_exp_err e;
@@ -230,7 +230,7 @@ static void test_repro_check(void) {
   gfi_exp_flt_params fp;
   gfi_exp_flt_default(&fp);
   fp.outdir = "/nonexistent/gfi-test/flt";
-  gfi_exp_ctx ctx = {"test", 0, NULL, 0, NULL};
+  gfi_exp_ctx ctx = {.program = "test"};
   CHECK(gfi_exp_flt_study(&fp, &ctx, &e) == GFI_EIO && strstr(e.msg, "cannot create"), "flt: %s", e.msg);
 }
 

@@ -45,10 +45,14 @@ typedef struct gfi_exp_ctx {
   char **argv;
   int nthreads;        /* 0 = all cores */
   FILE *progress;      /* progress lines (NULL: silent) */
+  /* Writes an output file's metadata header instead of the default (e.g.
+   * the CLI's, which adds the parsed options); NULL: the default. */
+  void (*header)(FILE *f, void *arg);
+  void *header_arg;
 } gfi_exp_ctx;
 
-/* Metadata header of an output file (gfi_dat_header with ctx's program and
- * command line). */
+/* Metadata header of an output file: ctx->header, else gfi_dat_header with
+ * ctx's program and command line. */
 void gfi_exp_header(FILE *f, const gfi_exp_ctx *ctx);
 
 /* mkdir unless it exists; GFI_EIO with the reason in e otherwise. */

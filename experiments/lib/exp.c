@@ -35,6 +35,10 @@ int gfi_exp_fail_param(gfi_exp_err *e, int status, const char *param, const char
 }
 
 void gfi_exp_header(FILE *f, const gfi_exp_ctx *ctx) {
+  if (ctx && ctx->header) {
+    ctx->header(f, ctx->header_arg);
+    return;
+  }
   gfi_dat_header(f, ctx && ctx->program ? ctx->program : "gfi", ctx ? ctx->argc : 0, ctx ? ctx->argv : NULL);
 }
 

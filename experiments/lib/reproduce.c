@@ -593,7 +593,7 @@ static int rate_checks(run *r) {
   char dir[4200], log[4200];
   FILE *lf = NULL;
   gfi_exp_argv av;
-  gfi_exp_ctx sub = {"gfi rates", 0, NULL, r->ctx->nthreads, NULL};
+  gfi_exp_ctx sub = {.program = "gfi rates", .nthreads = r->ctx->nthreads};
 
   snprintf(dir, sizeof dir, "%s/rates", S->out);
   snprintf(log, sizeof log, "%s/logs/rates.log", S->out);
@@ -624,7 +624,8 @@ static int rate_checks(run *r) {
   lf = fopen(log, "w");
   if (!lf) return step_fail(r, GFI_EIO, "cannot write %s: %s", log, strerror(errno));
   st = gfi_exp_density_rates(&dp, &sub, lf, &r->drows, &r->ndrows, r->e);
-  if (ferror(lf) | fclose(lf) && !st) return step_fail(r, GFI_EIO, "error writing %s", log);
+  int werr = ferror(lf) | fclose(lf);
+  if (werr && !st) return step_fail(r, GFI_EIO, "error writing %s", log);
   if (st) return step_fail_sub(r, st);
   step_end(r);
 
@@ -658,7 +659,8 @@ static int rate_checks(run *r) {
   lf = fopen(log, "w");
   if (!lf) return step_fail(r, GFI_EIO, "cannot write %s: %s", log, strerror(errno));
   st = gfi_exp_regress_rates(&rp, &sub, lf, &r->rrows, &r->nrrows, r->e);
-  if (ferror(lf) | fclose(lf) && !st) return step_fail(r, GFI_EIO, "error writing %s", log);
+  werr = ferror(lf) | fclose(lf);
+  if (werr && !st) return step_fail(r, GFI_EIO, "error writing %s", log);
   if (st) return step_fail_sub(r, st);
   step_end(r);
   return GFI_OK;
@@ -687,9 +689,10 @@ static int flt(run *r) {
   if (fp.quick) gfi_exp_argv_add(&av, "--quick");
   FILE *lf = fopen(log, "w");
   if (!lf) return step_fail(r, GFI_EIO, "cannot write %s: %s", log, strerror(errno));
-  gfi_exp_ctx sub = {"flt_study", av.argc, av.argv, r->ctx->nthreads, lf};
+  gfi_exp_ctx sub = {.program = "flt_study", .argc = av.argc, .argv = av.argv, .nthreads = r->ctx->nthreads, .progress = lf};
   st = gfi_exp_flt_study(&fp, &sub, r->e);
-  if (ferror(lf) | fclose(lf) && !st) return step_fail(r, GFI_EIO, "error writing %s", log);
+  int werr = ferror(lf) | fclose(lf);
+  if (werr && !st) return step_fail(r, GFI_EIO, "error writing %s", log);
   if (st) return step_fail_sub(r, st);
   step_end(r);
   return GFI_OK;
@@ -1076,7 +1079,7 @@ int gfi_exp_repro_check(const gfi_exp_repro_params *p, gfi_exp_err *e) {
   if (!p) return gfi_exp_fail(e, GFI_EINVAL, "no parameters");
   run *r = malloc(sizeof *r);
   if (!r) return gfi_exp_fail(e, GFI_ENOMEM, "out of memory");
-  gfi_exp_ctx ctx = {"gfi reproduce", 0, NULL, 0, NULL};
+  gfi_exp_ctx ctx = {.program = "gfi reproduce"};
   int st = setup(r, p, &ctx, e);
   teardown(r);
   free(r);
