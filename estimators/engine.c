@@ -1,9 +1,10 @@
 /* Shared layout, tables and task driver of the density and NW engines. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
-#include <stdint.h>
+#include "chol.h"
 #include "engine.h"
 #include "par.h"
 #include "gfi/status.h"
@@ -60,17 +61,19 @@ int engine_whiten(size_t D, const double *H, double *Linv, double *logdet_half) 
     for (size_t b = 0; b < a; b++)
       if (fabs(H[a * D + b] - H[b * D + a]) > 1e-12 * (fabs(H[a * D + b]) + fabs(H[b * D + a])))
         return GFI_EBANDWIDTH;
-  gsl_set_error_handler_off();
-  gsl_matrix *L = gsl_matrix_alloc(D, D);
-  if (!L) return GFI_ENOMEM;
-  for (size_t a = 0; a < D; a++)
-    for (size_t b = 0; b < D; b++) gsl_matrix_set(L, a, b, H[a * D + b]);
+  if (D > SIZE_MAX / sizeof(double) / D) return GFI_ENOMEM;
+  double *Lbuf = malloc(D * D * sizeof *Lbuf);
+  if (!Lbuf) return GFI_ENOMEM;
+  /* The factor without GSL, whose Cholesky reports a matrix that is not
+   * positive definite through GSL's error handler (chol.h). */
+  if (chol_lower(D, H, Lbuf) != 0) {
+    free(Lbuf);
+    return GFI_EBANDWIDTH;
+  }
+  gsl_matrix_view Lv = gsl_matrix_view_array(Lbuf, D, D);
+  gsl_matrix *L = &Lv.matrix;
   int st = GFI_OK;
   double ld = 0;
-  if (gsl_linalg_cholesky_decomp1(L) != GSL_SUCCESS) {
-    st = GFI_EBANDWIDTH;
-    goto out;
-  }
   for (size_t a = 0; a < D; a++) {
     double d = gsl_matrix_get(L, a, a);
     if (!(d > 0)) {
@@ -79,6 +82,7 @@ int engine_whiten(size_t D, const double *H, double *Linv, double *logdet_half) 
     }
     ld += log(d);
   }
+  /* Cannot fail: the diagonal is positive (GSL reports only a zero one). */
   if (gsl_linalg_tri_invert(CblasLower, CblasNonUnit, L) != GSL_SUCCESS) {
     st = GFI_EBANDWIDTH;
     goto out;
@@ -87,7 +91,7 @@ int engine_whiten(size_t D, const double *H, double *Linv, double *logdet_half) 
     for (size_t b = 0; b < D; b++) Linv[a * D + b] = b <= a ? gsl_matrix_get(L, a, b) : 0.0;
   *logdet_half = ld;
 out:
-  gsl_matrix_free(L);
+  free(Lbuf);
   return st;
 }
 

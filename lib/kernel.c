@@ -7,6 +7,7 @@
 #include "gfi/kernel.h"
 #include "sinc_series.h"
 #include "gfi/validate.h"
+#include "gsl_quiet.h"
 
 /* Both by their Taylor series below GFI_SINC_CUT (sinc_series.h). */
 double gfi_sinc(double x) {
@@ -109,9 +110,19 @@ static double integrand(double z, void *vp) {
 /* Terms handed to the Levin-u transform. */
 #define NLEVIN 40
 
+static int phi_integral(gfi_phi_fn fn, void *ctx, double *A, double *abserr);
+
 int gfi_phi_integral(gfi_phi_fn fn, void *ctx, double *A, double *abserr) {
   if (!fn) return GFI_EINVAL;
-  gsl_set_error_handler_off();
+  /* qag reports rounding (accepted) and failures (GFI_EQUAD) through GSL's
+   * error handler. */
+  gfi_gsl_quiet_enter();
+  int st = phi_integral(fn, ctx, A, abserr);
+  gfi_gsl_quiet_leave();
+  return st;
+}
+
+static int phi_integral(gfi_phi_fn fn, void *ctx, double *A, double *abserr) {
   phi_ctx c = {fn, ctx, 0};
   gsl_function F = {integrand, &c};
   gsl_integration_workspace *ws = gsl_integration_workspace_alloc(64);
