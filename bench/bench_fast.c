@@ -701,7 +701,8 @@ static void part_tol(const char *outdir, size_t N, size_t M, size_t Dmax) {
   printf("\n== tol: error against the requested tolerance, N = %zu, M = %zu scattered queries\n",
          N, M);
   FILE *f = open_dat(outdir, "fast_tol.dat");
-  fprintf(f, "# D tol rel_err fast_s   (rel_err = max |fast - direct| / max |direct| over all M)\n");
+  fprintf(f, "# D tol rel_err fast_s nodes bound   (rel_err = max |fast - direct| / max |direct| "
+             "over all M; nodes and bound: what the route reported, 0 and nan when it did not)\n");
   printf("%2s %8s %10s %10s %10s %7s %8s %10s\n", "D", "tol", "rel_err", "err/tol", "fast_s", "route",
          "nodes", "bound");
   int bad = 0;
@@ -720,7 +721,7 @@ static void part_tol(const char *outdir, size_t N, size_t M, size_t Dmax) {
       g_wrong |= over;
       printf("%2zu %8.0e %10.2e %10.3f %10.4g %7s %8zu %10.2e %s\n", D, tols[t], e, e / tols[t], s,
              route_name(), info_nodes(), info_bound(), over ? "ERROR ABOVE TOL" : "");
-      fprintf(f, "%zu %.1e %.6e %.6e\n", D, tols[t], e, s);
+      fprintf(f, "%zu %.1e %.6e %.6e %zu %.6e\n", D, tols[t], e, s, info_nodes(), info_bound());
     }
     fprintf(f, "\n\n");
     free(x), free(q), free(ref), free(fast);
