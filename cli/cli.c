@@ -1,5 +1,6 @@
 /* Shared helpers of the gfi command-line front end. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -160,37 +161,301 @@ gfi_model *cli_model(const char *spec, size_t D) {
   return m;
 }
 
+/* .npy: chosen by the suffix or the magic; on stdin by the magic's first
+ * byte (0x93, which no text table starts with). */
+static int is_npy(const char *path) {
+  if (strcmp(path, "-") != 0) return gfi_npy_sniff(path);
+  int c = getc(stdin);
+  if (c == EOF) return 0;
+  ungetc(c, stdin);
+  return c == 0x93;
+}
+
 double *cli_read_table(const char *what, const char *path, size_t cols, size_t *rows, size_t *ncols) {
   gfi_errinfo err;
   double *data = NULL;
   size_t nc = 0;
-  int st = gfi_table_read(path, cols, rows, &nc, &data, &err);
-  if (st) {
-    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    if (err.line && err.column)
-      cli_die(EXIT_RUNTIME, "%s %s:%zu:%zu: %s", what, name, err.line, err.column, err.msg);
-    else if (err.line && st != GFI_EEMPTY)
-      cli_die(EXIT_RUNTIME, "%s %s:%zu: %s", what, name, err.line, err.msg);
-    else
-      cli_die(EXIT_RUNTIME, "%s %s: %s", what, name, err.msg[0] ? err.msg : gfi_strerror(st));
+  const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+  if (is_npy(path)) {
+    int st = gfi_npy_read(path, cols, rows, &nc, &data, &err);
+    if (st) cli_die(EXIT_RUNTIME, "%s %s: %s", what, name, err.msg[0] ? err.msg : gfi_strerror(st));
+    if (*rows == 0) cli_die(EXIT_RUNTIME, "%s %s: no data rows (shape (0, %zu))", what, name, nc);
+    for (size_t i = 0; i < *rows * nc; i++)
+      if (!isfinite(data[i]))
+        cli_die(EXIT_RUNTIME, "%s %s: row %zu, column %zu: value is NaN or infinite", what, name, i / nc + 1,
+                i % nc + 1);
+  } else {
+    int st = gfi_table_read(path, cols, rows, &nc, &data, &err);
+    if (st) {
+      if (err.line && err.column)
+        cli_die(EXIT_RUNTIME, "%s %s:%zu:%zu: %s", what, name, err.line, err.column, err.msg);
+      else if (err.line && st != GFI_EEMPTY)
+        cli_die(EXIT_RUNTIME, "%s %s:%zu: %s", what, name, err.line, err.msg);
+      else
+        cli_die(EXIT_RUNTIME, "%s %s: %s", what, name, err.msg[0] ? err.msg : gfi_strerror(st));
+    }
   }
   if (ncols) *ncols = nc;
   return data;
+}
+
+int cli_is_npy_path(const char *path) {
+  size_t n = path ? strlen(path) : 0;
+  return n >= 4 && strcmp(path + n - 4, ".npy") == 0;
+}
+
+void cli_output_open(cli_output *o, const char *path) {
+  o->path = path && strcmp(path, "-") != 0 ? path : NULL;
+  o->npy = cli_is_npy_path(o->path);
+  o->f = stdout;
+  if (o->path && !o->npy) {
+    o->f = fopen(o->path, "w");
+    if (!o->f) cli_die(EXIT_RUNTIME, "cannot write %s: %s", o->path, strerror(errno));
+  }
+}
+
+void cli_output_rows(cli_output *o, size_t M, size_t D, const double *x, size_t k, const double *v, int points) {
+  if (!o->npy) {
+    for (size_t i = 0; i < M; i++) {
+      for (size_t j = 0; j < D + k; j++) {
+        if (j) fputc(' ', o->f);
+        gfi_table_put(o->f, j < D ? x[i * D + j] : v[i * k + j - D]);
+      }
+      fputc('\n', o->f);
+    }
+    return;
+  }
+  gfi_errinfo err;
+  int st;
+  if (!points && k) {
+    st = gfi_npy_write(o->path, M, k, k == 1 ? 1 : 2, v, &err);
+  } else {
+    size_t c = D + k;
+    double *t = cli_array(M, c, sizeof *t);
+    for (size_t i = 0; i < M; i++)
+      for (size_t j = 0; j < c; j++) t[i * c + j] = j < D ? x[i * D + j] : v[i * k + j - D];
+    st = gfi_npy_write(o->path, M, c, 2, t, &err);
+    free(t);
+  }
+  if (st) cli_die(EXIT_RUNTIME, "--out %s: %s", o->path, err.msg[0] ? err.msg : gfi_strerror(st));
+}
+
+void cli_output_meta(cli_output *o, size_t M, size_t D, size_t k, int points) {
+  if (!o->npy) return;
+  char shape[64];
+  if (!points && k == 1)
+    snprintf(shape, sizeof shape, "(%zu,)", M);
+  else
+    snprintf(shape, sizeof shape, "(%zu, %zu)", M, !points && k ? k : D + k);
+  cli_meta(o->f, "out", "%s: float64 array of shape %s, %s", o->path, shape,
+           !points && k ? "the value columns named below (without the x columns)" : "the columns named below");
+}
+
+void cli_output_close(cli_output *o) {
+  if (o->f != stdout) cli_finish_output(o->f, o->path);
+  cli_finish_output(stdout, "standard output");
+}
+
+/* ---- declarative options ---- */
+
+/* The parsed table: per option its count and, grouped by option in
+ * command-line order, the given arguments (vals[off[k] .. off[k] + count[k])). */
+static const cli_spec *g_spec;
+static size_t g_nopts;
+static int *g_count;
+static size_t *g_off;
+static const char **g_vals;
+
+static size_t opt_index(const char *name) {
+  for (size_t k = 0; k < g_nopts; k++)
+    if (strcmp(g_spec->opts[k].name, name) == 0) return k;
+  cli_die(EXIT_RUNTIME, "internal error: no option --%s in this command's table", name);
+}
+
+static void convert(const cli_opt *o, const char *opt, const char *arg) {
+  switch (o->kind) {
+    case CLI_FLAG: if (o->dst) *(int *)o->dst = 1; break;
+    case CLI_STR: if (o->dst) *(const char **)o->dst = arg; break;
+    case CLI_SIZE: *(size_t *)o->dst = cli_size(opt, arg, o->min); break;
+    case CLI_INT: {
+      size_t v = cli_size(opt, arg, o->min);
+      if (v > INT_MAX) cli_usage(opt, "too large: '%s'", arg);
+      *(int *)o->dst = (int)v;
+      break;
+    }
+    case CLI_U64: *(uint64_t *)o->dst = cli_u64(opt, arg); break;
+    case CLI_DOUBLE: *(double *)o->dst = cli_double(opt, arg); break;
+    case CLI_POSITIVE: *(double *)o->dst = cli_positive(opt, arg); break;
+    case CLI_CUSTOM: o->parse(opt, arg, o->dst); return;
+  }
+  if (o->parse) o->parse(opt, arg, o->dst);
+}
+
+int cli_parse(const cli_spec *spec, int argc, char **argv) {
+  size_t n = 0;
+  while (spec->opts[n].name) n++;
+  size_t na = argc > 1 ? (size_t)argc : 1;
+  int *count = calloc(n + 1, sizeof *count);
+  size_t *off = calloc(n + 1, sizeof *off), *which = malloc(na * sizeof *which);
+  const char **given = malloc(na * sizeof *given), **vals = malloc(na * sizeof *vals);
+  if (!count || !off || !which || !given || !vals) cli_die(EXIT_RUNTIME, "out of memory");
+  g_spec = spec;
+  g_nopts = n;
+  size_t ng = 0;
+  char opt[96];
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (cli_is_help(a)) {
+      cli_help(stdout, spec);
+      cli_finish_output(stdout, "standard output");
+      free(count), free(off), free(which), free(given), free(vals);
+      return 1;
+    }
+    if (a[0] != '-' || a[1] == '\0') cli_usage(a, "unexpected argument");
+    const char *eq = strchr(a, '=');
+    size_t len = eq ? (size_t)(eq - a) : strlen(a);
+    size_t k = n;
+    if (a[1] == '-' && len > 2)
+      for (k = 0; k < n; k++)
+        if (strlen(spec->opts[k].name) == len - 2 && strncmp(spec->opts[k].name, a + 2, len - 2) == 0) break;
+    snprintf(opt, sizeof opt, "%.*s", (int)(len < 80 ? len : 80), a);
+    if (k == n) cli_usage(opt, "unknown option");
+    const cli_opt *o = &spec->opts[k];
+    const char *val = "";
+    if (o->kind == CLI_FLAG) {
+      if (eq) cli_usage(opt, "takes no value");
+    } else if (eq) {
+      val = eq + 1;
+    } else {
+      if (i + 1 >= argc) cli_usage(opt, "missing value");
+      val = argv[++i];
+    }
+    if (count[k] && !(o->flags & CLI_MULTI)) cli_usage(opt, "given twice");
+    count[k]++;
+    convert(o, opt, val);
+    which[ng] = k;
+    given[ng++] = val;
+  }
+  for (size_t k = 0; k < n; k++) {
+    const cli_opt *o = &spec->opts[k];
+    if (count[k]) continue;
+    if (o->kind == CLI_FLAG) {
+      if (o->dst) *(int *)o->dst = 0;
+    } else if (o->def) {
+      snprintf(opt, sizeof opt, "--%s", o->name);
+      convert(o, opt, o->def);
+    }
+  }
+  for (size_t k = 1; k <= n; k++) off[k] = off[k - 1] + (size_t)count[k - 1];
+  size_t *fill = calloc(n + 1, sizeof *fill);
+  if (!fill) cli_die(EXIT_RUNTIME, "out of memory");
+  for (size_t j = 0; j < ng; j++) vals[off[which[j]] + fill[which[j]]++] = given[j];
+  free(fill);
+  free(which);
+  free(given);
+  free(g_count), free(g_off), free(g_vals);
+  g_count = count, g_off = off, g_vals = vals;
+  return 0;
+}
+
+int cli_given(const char *name) { return g_count[opt_index(name)]; }
+
+const char *const *cli_values(const char *name, size_t *n) {
+  size_t k = opt_index(name);
+  *n = (size_t)g_count[k];
+  return g_vals + g_off[k];
+}
+
+/* Text with '\n' continuation lines indented to the help column. */
+static void put_indented(FILE *f, const char *s, int col) {
+  for (; *s; s++) {
+    fputc(*s, f);
+    if (*s == '\n' && s[1]) fprintf(f, "%*s", col, "");
+  }
+}
+
+#define HELP_COL 20
+
+void cli_help(FILE *f, const cli_spec *spec) {
+  fputs(spec->usage, f);
+  const cli_opt *o = spec->opts;
+  if (o->name && !o->section) fputs("\noptions:\n", f);
+  for (; o->name; o++) {
+    if (o->section) fprintf(f, "\n%s:\n", o->section);
+    char left[96];
+    if (o->kind == CLI_FLAG)
+      snprintf(left, sizeof left, "--%s", o->name);
+    else
+      snprintf(left, sizeof left, "--%s %s", o->name, o->arg ? o->arg : "X");
+    int w = fprintf(f, "  %s", left);
+    if (w >= HELP_COL) fprintf(f, "\n%*s", HELP_COL, "");
+    else fprintf(f, "%*s", HELP_COL - w, "");
+    put_indented(f, o->help ? o->help : "", HELP_COL);
+    if (o->def) fprintf(f, " (default %s)", o->def);
+    if (o->flags & CLI_MULTI) fputs(" (repeatable)", f);
+    fputc('\n', f);
+  }
+  fprintf(f, "  %-*s%s\n", HELP_COL - 2, "-h, --help", "print this help");
+  if (spec->epilog) {
+    fputc('\n', f);
+    fputs(spec->epilog, f);
+  }
+}
+
+/* A value on one metadata line: control characters become '?'. */
+static void put_value(FILE *f, const char *s) {
+  for (; *s; s++) fputc((unsigned char)*s < 0x20 ? '?' : *s, f);
 }
 
 void cli_header(FILE *f) {
   char program[64];
   snprintf(program, sizeof program, "gfi %s", cli_cmd);
   gfi_dat_header(f, program, cli_argc, cli_argv);
+  if (!g_spec) return;
+  for (size_t k = 0; k < g_nopts; k++) {
+    const cli_opt *o = &g_spec->opts[k];
+    if (o->kind == CLI_FLAG) {
+      fprintf(f, "# --%s: %s\n", o->name, g_count[k] ? "on" : "off (default)");
+    } else if (g_count[k]) {
+      for (int j = 0; j < g_count[k]; j++) {
+        fprintf(f, "# --%s: ", o->name);
+        put_value(f, g_vals[g_off[k] + (size_t)j]);
+        fputc('\n', f);
+      }
+    } else if (o->def) {
+      fprintf(f, "# --%s: ", o->name);
+      put_value(f, o->def);
+      fputs(" (default)\n", f);
+    } else {
+      fprintf(f, "# --%s: (not given)\n", o->name);
+    }
+  }
 }
 
-void cli_meta(FILE *f, const char *key, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(f, "# %s: ", key);
-  vfprintf(f, fmt, ap);
-  fputc('\n', f);
-  va_end(ap);
+void *cli_array(size_t a, size_t b, size_t size) {
+  void *p = NULL;
+  if ((b == 0 || a <= SIZE_MAX / b) && (size == 0 || a * b <= SIZE_MAX / size))
+    p = malloc(a * b * size > 0 ? a * b * size : 1);
+  if (!p) cli_die(EXIT_RUNTIME, "out of memory for %zu x %zu values", a, b);
+  return p;
+}
+
+void cli_flush(FILE *f, const char *what) {
+  errno = 0;
+  if (fflush(f) != 0) cli_die(EXIT_RUNTIME, "writing %s: %s", what, strerror(errno ? errno : EIO));
+}
+
+void cli_finish_output(FILE *f, const char *what) {
+  errno = 0;
+  int bad = fflush(f) != 0;
+  int err = errno;
+  bad |= ferror(f) != 0;
+  if (fclose(f) != 0 && !bad) {
+    bad = 1;
+    err = errno;
+  }
+  if (bad && err) cli_die(EXIT_RUNTIME, "writing %s: %s", what, strerror(err));
+  if (bad) cli_die(EXIT_RUNTIME, "writing %s: a write failed", what);
 }
 
 void cli_columns(FILE *f, size_t D, const char *extra) {
@@ -200,19 +465,18 @@ void cli_columns(FILE *f, size_t D, const char *extra) {
   fputc('\n', f);
 }
 
-void cli_check(int status, const char *what) {
-  if (status != GFI_OK) cli_die(EXIT_RUNTIME, "%s: %s", what, gfi_strerror(status));
+void cli_meta_values(FILE *f, const char *key, const char *prefix, size_t n, const double *v) {
+  fprintf(f, "# %s:%s%s", key, *prefix ? " " : "", prefix);
+  for (size_t j = 0; j < n; j++) fprintf(f, " %.17g", v[j]);
+  fputc('\n', f);
 }
 
-void cli_write_points(FILE *f, size_t M, size_t D, const double *x, const double *v) {
-  for (size_t i = 0; i < M; i++) {
-    for (size_t j = 0; j < D; j++) {
-      gfi_table_put(f, x[i * D + j]);
-      fputc(' ', f);
-    }
-    gfi_table_put(f, v[i]);
-    fputc('\n', f);
-  }
+void cli_check_tol(const char *opt, const char *arg, void *dst) {
+  if (!(*(double *)dst < 1)) cli_usage(opt, "must be in (0, 1), got '%s'", arg);
+}
+
+void cli_check(int status, const char *what) {
+  if (status != GFI_OK) cli_die(EXIT_RUNTIME, "%s: %s", what, gfi_strerror(status));
 }
 
 int cli_is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }

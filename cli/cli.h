@@ -17,6 +17,78 @@ extern const char *cli_cmd;
 extern int cli_argc;
 extern char **cli_argv;
 
+/* ---- Declarative options -------------------------------------------------
+ * A subcommand describes every option once, in a table of cli_opt ended by
+ * an entry with name NULL. From that table cli_parse() reads the command
+ * line, --help is generated, and cli_header() writes one "# --NAME: VALUE"
+ * metadata line per option (the given value, "VALUE (default)", "on"/"off"
+ * for flags, or "(not given)"). Example:
+ *
+ *   const char *at = NULL;
+ *   size_t n = 0;
+ *   int threads;
+ *   const cli_opt opts[] = {
+ *     {"at", CLI_STR, &at, .arg = "FILE", .help = "query points", .section = "evaluation"},
+ *     {"n", CLI_SIZE, &n, .arg = "N", .min = 1, .help = "number of points"},
+ *     {"threads", CLI_INT, &threads, .def = "0", .arg = "T", .help = "threads (0 = all cores)"},
+ *     {0}};
+ *   const cli_spec spec = {"usage: gfi foo --n N [--at FILE]\n\nWhat foo does.\n", opts, NULL};
+ *   if (cli_parse(&spec, argc, argv)) return 0;      (--help was printed)
+ *   if (!cli_given("n")) cli_usage("--n", "required");
+ *
+ * Rules: options are --NAME VALUE or --NAME=VALUE (no abbreviations); -h and
+ * --help print the help; an unknown option, a missing value, an option given
+ * twice (unless CLI_MULTI) and any non-option argument are usage errors
+ * (exit 2, naming the option). Values are converted (and checked) in command
+ * line order; then each absent option with a default gets its default,
+ * converted the same way, so the table is the one place defaults live. */
+typedef enum {
+  CLI_FLAG,     /* no value; int *dst = 1 when given (0 otherwise) */
+  CLI_STR,      /* const char **dst = the argument (or the default) */
+  CLI_SIZE,     /* size_t *dst, an integer >= .min (cli_size) */
+  CLI_INT,      /* int *dst, an integer >= .min, at most INT_MAX */
+  CLI_U64,      /* uint64_t *dst (cli_u64), e.g. seeds */
+  CLI_DOUBLE,   /* double *dst, finite (cli_double) */
+  CLI_POSITIVE, /* double *dst > 0 (cli_positive) */
+  CLI_CUSTOM    /* .parse(opt, arg, dst) converts */
+} cli_kind;
+
+#define CLI_MULTI 1u /* may be given several times (see cli_values) */
+
+typedef struct cli_opt {
+  const char *name;    /* long name without "--"; NULL ends the table */
+  cli_kind kind;
+  void *dst;           /* where the converted value goes (may be NULL for CLI_STR + CLI_MULTI) */
+  const char *def;     /* default, as text; NULL = none */
+  const char *arg;     /* the value's name in --help ("FILE"); NULL = "X" */
+  const char *help;    /* help text; '\n' starts an aligned continuation line */
+  size_t min;          /* CLI_SIZE, CLI_INT: the smallest value */
+  /* CLI_CUSTOM: the converter. Other kinds: an extra check run after the
+   * conversion (NULL = none). `opt` is "--NAME" for messages. */
+  void (*parse)(const char *opt, const char *arg, void *dst);
+  unsigned flags;      /* CLI_MULTI */
+  const char *section; /* heading printed before this option in --help */
+} cli_opt;
+
+typedef struct cli_spec {
+  const char *usage;   /* "usage: gfi CMD ..." lines and a description, printed first */
+  const cli_opt *opts; /* the table */
+  const char *epilog;  /* printed after the options by --help; NULL = none */
+} cli_spec;
+
+/* Parse argv[1..argc-1] (argv[0] is the subcommand) against spec, as above.
+ * Returns 1 when --help was printed (the caller returns 0), else 0. The
+ * spec and its table must outlive the command (cli_header reads them). */
+int cli_parse(const cli_spec *spec, int argc, char **argv);
+/* How many times option NAME was given on the command line (0 = absent,
+ * default or not). NAME must be in the parsed table. */
+int cli_given(const char *name);
+/* The arguments of a CLI_MULTI option in command-line order (*n of them);
+ * the array lives until the program ends. */
+const char *const *cli_values(const char *name, size_t *n);
+/* Write the parsed spec's --help text to f. */
+void cli_help(FILE *f, const cli_spec *spec);
+
 /* Print "gfi CMD: message" to stderr and exit with the given code. */
 _Noreturn void cli_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Usage error about option `opt`; appends "(see gfi CMD --help)". */
@@ -42,22 +114,70 @@ void cli_phi(const char *opt, const char *s, gfi_kernel *k);
 /* Model spec for dimension D; usage error (naming --model) when malformed. */
 gfi_model *cli_model(const char *spec, size_t D);
 
-/* Read a numeric table with `cols` columns (0 = any); runtime error naming
- * the file, line and column on failure. */
+/* Read a numeric table with `cols` columns (0 = any): a text table, or a
+ * NumPy .npy array (float64, shape (N, cols) or (N,)) when the name ends in
+ * .npy or the file starts with the .npy magic ('-' = stdin, either kind).
+ * Runtime error naming the file (and line and column for text) on failure;
+ * NaN and infinite values are errors in both kinds. */
 double *cli_read_table(const char *what, const char *path, size_t cols, size_t *rows, size_t *ncols);
 
-/* Metadata: "# gfi CMD", version, git revision, command line, threads; then
- * the caller adds "# key: value" lines and finally the column-name line. */
+/* Metadata: "# gfi CMD", version, git revision, command line, threads,
+ * then "# --NAME: VALUE" for every option of the parsed table (if any); the
+ * caller adds "# key: value" lines and finally the column-name line. */
 void cli_header(FILE *f);
-void cli_meta(FILE *f, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define cli_meta gfi_dat_meta /* "# key: value" */
 /* "# x1 x2 ... xD" followed by extra names. */
 void cli_columns(FILE *f, size_t D, const char *extra);
+
+/* "# key: prefix v1 v2 ..." with 17 significant digits (prefix may be ""). */
+void cli_meta_values(FILE *f, const char *key, const char *prefix, size_t n, const double *v);
+
+/* --tol: a check for CLI_POSITIVE entries, the value must be < 1. */
+void cli_check_tol(const char *opt, const char *arg, void *dst);
 
 /* Library status -> runtime error with context. */
 void cli_check(int status, const char *what);
 
-/* Write x1..xD and value columns for M points. */
-void cli_write_points(FILE *f, size_t M, size_t D, const double *x, const double *v);
+/* --out FILE: where a command's rows go. No FILE (or '-'): standard
+ * output, text. FILE ending in .npy: a NumPy float64 array there, and the
+ * '#' metadata on standard output. Any other FILE: the whole text output
+ * there. Commands write their '#' lines to o.f. */
+typedef struct {
+  const char *path; /* NULL = standard output */
+  int npy;          /* 1: .npy */
+  FILE *f;          /* text output and metadata */
+} cli_output;
+/* The table entries of --out and --npy-table. */
+#define CLI_OUT_OPT(path)                                                                     \
+  {"out", CLI_STR, &(path), .arg = "FILE",                                                    \
+   .help = "write the rows to FILE instead of standard output: text, or a NumPy\n"            \
+           "float64 array when FILE ends in .npy (the '#' lines stay on standard output)"}
+#define CLI_NPY_TABLE_OPT(flag)                                                               \
+  {"npy-table", CLI_FLAG, &(flag),                                                            \
+   .help = "with --out FILE.npy: the whole table, shape (M, D + k) with the x columns,\n"     \
+           "instead of the values alone, shape (M,) (or (M, k) for k value columns)"}
+int cli_is_npy_path(const char *path);
+void cli_output_open(cli_output *o, const char *path);
+/* M rows of x1..xD (x: M x D) then k values (v: M x k). Text: all columns.
+ * .npy: the values only, shape (M,) for k = 1 and (M, k) otherwise, or with
+ * points = 1 (or k = 0) the whole table, shape (M, D + k). */
+void cli_output_rows(cli_output *o, size_t M, size_t D, const double *x, size_t k, const double *v, int points);
+/* .npy: a "# out:" line saying what the file holds (nothing for text). */
+void cli_output_meta(cli_output *o, size_t M, size_t D, size_t k, int points);
+/* Check and close the output and standard output (cli_finish_output). */
+void cli_output_close(cli_output *o);
+
+/* malloc(a * b * size) with the product checked: on overflow or failure a
+ * runtime error "out of memory for a x b values". Never NULL; a zero size
+ * gets one byte. */
+void *cli_array(size_t a, size_t b, size_t size);
+
+/* Flush and close an output stream (stdout included), checking every
+ * write: a failed one (a full disk) is a runtime error (exit 1) naming
+ * `what`. Every subcommand ends its output with this. */
+void cli_finish_output(FILE *f, const char *what);
+/* fflush with the same check, for output that goes out as it is made. */
+void cli_flush(FILE *f, const char *what);
 
 /* 1 if `arg` is --help or -h. */
 int cli_is_help(const char *arg);

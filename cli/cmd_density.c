@@ -1,114 +1,77 @@
 /* gfi density: generalized Fourier density estimate (or Gaussian KDE). */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "commands.h"
 #include "cli_backend.h"
+#include "cli_source.h"
 #ifdef GFI_HAVE_CUDA
 #include "gfi_cuda.h"
 #endif
 
-static const char *help =
-  "usage: gfi density (--data FILE | --model SPEC --n N --seed S) --dim D\n"
-  "                   --phi pow:L --R R1[,R2,...] --at FILE [options]\n\n"
-  "Generalized Fourier density estimate (FourierFormer eq. 12, a radius per axis)\n"
-  "  p(x) = sum_i w_i prod_j (R_j/A_l) sinc(R_j (x_j - k_ij))^l\n"
-  "at every point of the query file; prints columns x1 .. xD density.\n\n"
-  "data (one of):\n"
-  "  --data FILE       N points, D numbers per line ('#' lines ignored, '-' = stdin)\n"
-  "  --model SPEC --n N --seed S\n"
-  "                    draw N points from a truth model (see 'gfi sample --help');\n"
-  "                    stream (S, 0), so 'gfi sample' with the same S gives the same data\n"
-  "  --weights FILE    optional weights, one per data point (normalised to sum 1)\n\n"
-  "estimator:\n"
-  "  --dim D           dimension (default: the data file's column count, else 1)\n"
-  "  --kernel K        fourier (default) or gauss (Gaussian KDE baseline)\n"
-  "  --phi pow:L       phi(z) = z^L, L = 1..8 (default pow:4, Jackson; 2 = Fejer, 1 = Dirichlet)\n"
-  "  --R R1[,..,RD]    radius, one value for every axis or one per axis (> 0)\n"
-  "  --bandwidth H     Gaussian bandwidth: scott | silverman (rule times the data covariance,\n"
-  "                    as scipy's gaussian_kde) | h (H = h^2 I) | h1,..,hD (H = diag h_j^2)\n"
-  "                    | D*D numbers, the full bandwidth matrix H (row-major, D > 1)\n\n"
-  "evaluation:\n"
-  "  --at FILE         query points, D numbers per line\n"
-  "  --threads T       threads (default 0 = all cores); results are identical for any T\n"
-  "  --backend B       cpu (default), cuda (the GPU engine, float64; Fourier kernels with\n"
-  "                    phi = pow:L) or auto (the GPU when gfi has CUDA and a GPU is present)\n";
-
 int cmd_density(int argc, char **argv) {
-  static const struct option opts[] = {
-    {"data", required_argument, 0, 'D'},      {"model", required_argument, 0, 'm'},
-    {"n", required_argument, 0, 'n'},         {"seed", required_argument, 0, 's'},
-    {"dim", required_argument, 0, 'd'},       {"phi", required_argument, 0, 'p'},
-    {"R", required_argument, 0, 'R'},         {"at", required_argument, 0, 'a'},
-    {"kernel", required_argument, 0, 'k'},    {"bandwidth", required_argument, 0, 'b'},
-    {"weights", required_argument, 0, 'w'},   {"threads", required_argument, 0, 't'},
-    {"backend", required_argument, 0, 'B'},
-    {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
-  const char *data_path = NULL, *spec = NULL, *at = NULL, *phi = "pow:4", *Rs = NULL;
-  const char *kname = "fourier", *bw = NULL, *wpath = NULL, *backend = NULL;
-  size_t D = 0, N = 0;
-  uint64_t seed = 1;
-  int have_n = 0, have_seed = 0, nthreads = 0, c;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (c) {
-      case 'D': data_path = optarg; break;
-      case 'm': spec = optarg; break;
-      case 'n': N = cli_size("--n", optarg, 1); have_n = 1; break;
-      case 's': seed = cli_u64("--seed", optarg); have_seed = 1; break;
-      case 'd': D = cli_size("--dim", optarg, 1); break;
-      case 'p': phi = optarg; break;
-      case 'R': Rs = optarg; break;
-      case 'a': at = optarg; break;
-      case 'k': kname = optarg; break;
-      case 'b': bw = optarg; break;
-      case 'w': wpath = optarg; break;
-      case 't': nthreads = (int)cli_size("--threads", optarg, 0); break;
-      case 'B': backend = optarg; break;
-      case 'h': fputs(help, stdout); return 0;
-      case ':': cli_usage(argv[optind - 1], "missing value");
-      default: cli_usage(argv[optind - 1], "unknown option");
-    }
-  }
-  if (optind < argc) cli_usage(argv[optind], "unexpected argument");
-  int gauss = 0;
-  if (strcmp(kname, "gauss") == 0)
-    gauss = 1;
-  else if (strcmp(kname, "fourier") != 0)
-    cli_usage("--kernel", "unknown kernel '%s' (expected fourier or gauss)", kname);
-  if (data_path && spec) cli_usage("--data", "give either --data or --model, not both");
-  if (!data_path && !spec) cli_usage("--data", "required (or --model SPEC --n N --seed S)");
-  if (spec && !have_n) cli_usage("--n", "required with --model");
-  if (spec && !have_seed) cli_usage("--seed", "required with --model");
-  if (data_path && (have_n || have_seed)) cli_usage("--n", "--n and --seed go with --model, not --data");
-  if (!at) cli_usage("--at", "required");
+  cli_source src = {0};
+  const char *phi = NULL, *Rs = NULL, *kname = NULL, *bw = NULL, *wpath = NULL, *backend = NULL;
+  const char *method = NULL, *out = NULL;
+  double tol = 0;
+  int nthreads = 0, npy_table = 0;
+  const cli_opt opts[] = {
+    {"data", CLI_STR, &src.data, .arg = "FILE", .section = "data (one of)",
+     .help = "N points, D numbers per line ('#' lines ignored, '-' = stdin), or a\n"
+             ".npy array of shape (N, D) or (N,) (float64; by the suffix or the magic)"},
+    {"model", CLI_STR, &src.model, .arg = "SPEC",
+     .help = "draw N points from a truth model (see 'gfi sample --help'), with --n, --seed;\n"
+             "stream (S, 0), so 'gfi sample' with the same S gives the same data"},
+    CLI_SOURCE_DRAW(src),
+    {"weights", CLI_STR, &wpath, .arg = "FILE", .help = "optional weights, one per data point (normalised to sum 1)"},
+    {"dim", CLI_SIZE, &src.dim, .arg = "D", .min = 1, .section = "estimator",
+     .help = "dimension (default: the data file's column count, else 1)"},
+    {"kernel", CLI_STR, &kname, .def = "fourier", .arg = "K", .help = "fourier or gauss (Gaussian KDE baseline)"},
+    {"phi", CLI_STR, &phi, .def = "pow:4", .arg = "pow:L",
+     .help = "phi(z) = z^L, L = 1..8 (4 = Jackson, 2 = Fejer, 1 = Dirichlet)"},
+    {"R", CLI_STR, &Rs, .arg = "R1[,..,RD]", .help = "radius, one value for every axis or one per axis (> 0)"},
+    {"bandwidth", CLI_STR, &bw, .arg = "H",
+     .help = "Gaussian bandwidth: scott | silverman (rule times the data covariance,\n"
+             "as scipy's gaussian_kde) | h (H = h^2 I) | h1,..,hD (H = diag h_j^2)\n"
+             "| D*D numbers, the full bandwidth matrix H (row-major, D > 1)"},
+    CLI_SOURCE_QUERIES(src, "evaluation"),
+    {"method", CLI_STR, &method, .def = "auto", .arg = "M",
+     .help = "direct (the plain sum over the data), fast (the band-limited route:\n"
+             "quadrature in frequency and NUFFTs; Fourier kernels with phi = pow:L)\n"
+             "or auto (the cheaper of the two by the library's cost model)"},
+    {"tol", CLI_POSITIVE, &tol, .arg = "EPS", .parse = cli_check_tol,
+     .help = "fast route: error bound relative to the largest |value| (default: the\n"
+             "library's, 1e-10)"},    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T",
+     .help = "threads (0 = all cores); results are identical for any T"},
+    {"backend", CLI_STR, &backend, .def = "cpu", .arg = "B",
+     .help = "cpu, cuda (the GPU engine, float64; Fourier kernels with\n"
+             "phi = pow:L) or auto (the GPU when gfi has CUDA and a GPU is present)"},
+    CLI_OUT_OPT(out),
+    CLI_NPY_TABLE_OPT(npy_table),
+    {0}};
+  const cli_spec spec = {
+    "usage: gfi density (--data FILE | --model SPEC --n N --seed S) --dim D\n"
+    "                   --phi pow:L --R R1[,R2,...] --at FILE [options]\n\n"
+    "Generalized Fourier density estimate (FourierFormer eq. 12, a radius per axis)\n"
+    "  p(x) = sum_i w_i prod_j (R_j/A_l) sinc(R_j (x_j - k_ij))^l\n"
+    "at every point of the query file; prints columns x1 .. xD density.\n",
+    opts, NULL};
+  if (cli_parse(&spec, argc, argv)) return 0;
+  src.grid = cli_given("grid") > 0;
+  cli_source_check(&src);
+  int gauss = cli_kernel_choice(kname, Rs, bw);
   gfi_kernel k;
-  if (!gauss) {
-    cli_phi("--phi", phi, &k);
-    if (!Rs) cli_usage("--R", "required for the Fourier estimator");
-    if (bw) cli_usage("--bandwidth", "only for --kernel gauss");
-  } else {
-    if (!bw) cli_usage("--bandwidth", "required for --kernel gauss");
-    if (Rs) cli_usage("--R", "only for --kernel fourier");
-  }
+  if (!gauss) cli_phi("--phi", phi, &k);
+  gfi_opts o;
+  gfi_default_opts(&o);
+  o.nthreads = nthreads;
+  o.tol = tol;
+  cli_method(method, &o);
+  if (o.method == GFI_METHOD_FAST && gauss) cli_usage("--method", "fast needs --kernel fourier");
 
-  /* data */
   double *data;
-  if (data_path) {
-    size_t nc;
-    data = cli_read_table("data file", data_path, D, &N, &nc);
-    D = nc;
-  } else {
-    if (!D) D = 1;
-    gfi_model *m = cli_model(spec, D);
-    data = malloc(N * D * sizeof *data);
-    gsl_rng *r = gfi_rng_stream(seed, 0);
-    if (!data || !r) cli_die(EXIT_RUNTIME, "out of memory for %zu x %zu points", N, D);
-    cli_check(gfi_model_sample(m, r, N, data), "sampling");
-    gsl_rng_free(r);
-    gfi_model_free(m);
-  }
+  size_t D, N, V;
+  cli_source_load(&src, &D, &N, &data, &V, NULL);
   double *w = NULL;
   if (wpath) {
     size_t nw;
@@ -126,16 +89,13 @@ int cmd_density(int argc, char **argv) {
   else
     H = cli_bandwidth("--bandwidth", bw, D, N, data, w);
 
-  size_t M, mc;
-  double *x = cli_read_table("query file", at, D, &M, &mc);
-  gfi_opts o;
-  gfi_default_opts(&o);
-  o.nthreads = nthreads;
-  cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW,
-                                       "--kernel gauss");
+  size_t M;
+  char atdesc[512];
+  double *x = cli_source_queries(&src, D, &M, atdesc, sizeof atdesc);
+  cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST,
+                                       gauss ? "--kernel gauss" : "--method fast (a CPU route)");
   gfi_density_plan *plan = NULL;
-  double *p = malloc(M * sizeof *p);
-  if (!p) cli_die(EXIT_RUNTIME, "out of memory");
+  double *p = cli_array(M, 1, sizeof *p);
   if (be == CLI_BACKEND_CUDA) {
 #ifdef GFI_HAVE_CUDA
     gfi_cuda_density_plan *gp = NULL;
@@ -151,28 +111,32 @@ int cmd_density(int argc, char **argv) {
     cli_check(gfi_density_eval(plan, M, x, p), "evaluating the estimator");
   }
 
-  cli_header(stdout);
-  if (data_path)
-    cli_meta(stdout, "data", "%s (N = %zu)", data_path, N);
+  cli_output out_;
+  cli_output_open(&out_, out);
+  FILE *f = out_.f;
+  cli_header(f);
+  if (src.data)
+    cli_meta(f, "data", "%s (N = %zu)", src.data, N);
   else
-    cli_meta(stdout, "data", "model %s, N = %zu, seed %llu (stream 0)", spec, N, (unsigned long long)seed);
-  if (wpath) cli_meta(stdout, "weights", "%s", wpath);
-  cli_meta(stdout, "dim", "%zu", D);
+    cli_meta(f, "data", "model %s, N = %zu, seed %llu (stream 0)", src.model, N, (unsigned long long)src.seed);
+  if (wpath) cli_meta(f, "weights", "%s", wpath);
+  cli_meta(f, "dim", "%zu", D);
   if (!gauss) {
-    cli_meta(stdout, "kernel", "fourier, phi %s, A = %.17g", phi, k.A);
-    fprintf(stdout, "# R:");
-    for (size_t j = 0; j < D; j++) fprintf(stdout, " %.17g", R[j]);
-    fputc('\n', stdout);
+    cli_meta(f, "kernel", "fourier, phi %s, A = %.17g", phi, k.A);
+    cli_meta_values(f, "R", "", D, R);
   } else {
-    fprintf(stdout, "# kernel: gauss, bandwidth %s, H =", bw);
-    for (size_t j = 0; j < D * D; j++) fprintf(stdout, " %.17g", H[j]);
-    fputc('\n', stdout);
+    char key[96];
+    snprintf(key, sizeof key, "gauss, bandwidth %s, H =", bw);
+    cli_meta_values(f, "kernel", key, D * D, H);
   }
-  cli_meta(stdout, "at", "%s (%zu points)", at, M);
-  cli_meta(stdout, "eval-threads", "%d", gfi_threads_resolve(&o));
-  cli_backend_meta(stdout, be);
-  cli_columns(stdout, D, "density");
-  cli_write_points(stdout, M, D, x, p);
+  cli_meta(f, "at", "%s", atdesc);
+  if (be == CLI_BACKEND_CPU) cli_method_meta(f, &o);
+  cli_meta(f, "eval-threads", "%d", gfi_threads_resolve(&o));
+  cli_backend_meta(f, be);
+  cli_output_meta(&out_, M, D, 1, npy_table);
+  cli_columns(f, D, "density");
+  cli_output_rows(&out_, M, D, x, 1, p, npy_table);
+  cli_output_close(&out_);
   gfi_density_destroy(plan);
   free(p);
   free(x);

@@ -1,7 +1,6 @@
 /* gfi flt-error, gfi flt-complexity: FLT random-feature approximation of an
  * RPE mask — max-norm error statistics over seeded trials, and the sample
  * complexity r*(eps, delta) against FLT Theorem 4.2. */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,30 +14,46 @@
 #include "cli.h"
 #include "commands.h"
 
-static const char *common_help =
-  "RPE mask N = [f(r_i - r_j)] over L positions r_i in R^ell, approximated by r random\n"
-  "features xi_k ~ p (FLT Thm 4.1): N_hat_ij = (1/r) sum_k exp(2 pi i (r_i - r_j).xi_k) g(xi_k)/p(xi_k)\n"
-  "with g(xi) = int f(x) exp(-2 pi i x.xi) dx. c = sup |g|/p ('inf' when unbounded).\n\n"
-  "  --rpe SPEC        gauss:s=S (f = exp(-|x|^2/(2 s^2)))  box:v=V[,C=..]  local:v=V,k=K[,C=..]\n"
-  "                    local-paper:v=V,k=K (the paper's printed transform)  exp:s=S (= matern12)\n"
-  "                    matern32:s=S  laplace:s=S  gbf:w=W1,..;s=S1,..\n"
-  "                    mixture:FILE (rows: w mu_1..mu_ell s, g = sum w exp(-|xi-mu|^2/(2 s^2)))\n"
-  "                    mixture:w=..;mu=..;s=..   (v may give one value per axis: v=1,2)\n"
-  "  --proposal SPEC   gauss:tau=T (N(0, T^2 I))  t:nu=NU[,tau=T]  cauchy[:tau=T]\n"
-  "                    optimal (p = g/f(0), families with g >= 0)\n"
-  "  --ell E           dimension of the positions, 1..3 (default 1)\n"
-  "  --features K      complex (default; the paper's N1 N2) or real (2r cos/sin features,\n"
-  "                    approximating Re N)\n"
-  "positions (default: 0..L-1 on a line for ell = 1, an n x n grid with n^2 = L for ell = 2):\n"
-  "  --grid N1xN2      integer grid (ell = 2)\n"
-  "  --points FILE     L points, ell numbers per line (any ell; a 3-D point cloud)\n"
-  "  --cloud SPEC      L points drawn from a gfi model in ell dimensions (see 'gfi sample\n"
-  "                    --help'), RNG stream (S, 2^62)\n"
-  "trials:\n"
-  "  --trials T        number of independent draws; trial k uses RNG stream (S, k)\n"
-  "  --seed S          seed (default 1)\n"
-  "  --threads N       threads (default 0 = all cores); results are identical for any N\n"
-  "  --progress        progress on stderr (default: only when stderr is a terminal)\n";
+#define FLT_INTRO                                                                                     \
+  "RPE mask N = [f(r_i - r_j)] over L positions r_i in R^ell, approximated by r random\n"              \
+  "features xi_k ~ p (FLT Thm 4.1): N_hat_ij = (1/r) sum_k exp(2 pi i (r_i - r_j).xi_k) g(xi_k)/p(xi_k)\n" \
+  "with g(xi) = int f(x) exp(-2 pi i x.xi) dx. c = sup |g|/p ('inf' when unbounded).\n"
+
+static void check_ell(const char *opt, const char *arg, void *dst) {
+  (void)arg;
+  if (*(size_t *)dst > 3) cli_usage(opt, "must be 1, 2 or 3");
+}
+
+/* The options flt-error and flt-complexity share, into an flt_args `a`. */
+#define FLT_COMMON_OPTS(a)                                                                              \
+  {"rpe", CLI_STR, &(a).rpe, .arg = "SPEC", .section = "mask and proposal",                           \
+   .help = "gauss:s=S (f = exp(-|x|^2/(2 s^2)))  box:v=V[,C=..]  local:v=V,k=K[,C=..]\n"              \
+           "local-paper:v=V,k=K (the paper's printed transform)  exp:s=S (= matern12)\n"              \
+           "matern32:s=S  laplace:s=S  gbf:w=W1,..;s=S1,..\n"                                         \
+           "mixture:FILE (rows: w mu_1..mu_ell s, g = sum w exp(-|xi-mu|^2/(2 s^2)))\n"               \
+           "mixture:w=..;mu=..;s=..   (v may give one value per axis: v=1,2)"},                         \
+  {"proposal", CLI_STR, &(a).proposal, .arg = "SPEC",                                                  \
+   .help = "gauss:tau=T (N(0, T^2 I))  t:nu=NU[,tau=T]  cauchy[:tau=T]\n"                             \
+           "optimal (p = g/f(0), families with g >= 0)"},                                              \
+  {"ell", CLI_SIZE, &(a).ell, .def = "1", .arg = "E", .min = 1, .parse = check_ell,                   \
+   .help = "dimension of the positions, 1..3"},                                                        \
+  {"features", CLI_STR, &(a).features, .def = "complex", .arg = "K",                                  \
+   .help = "complex (the paper's N1 N2) or real (2r cos/sin features,\n"                              \
+           "approximating Re N)"},                                                                      \
+  {"grid", CLI_STR, &(a).grid, .arg = "N1xN2",                                                         \
+   .section = "positions (default: 0..L-1 on a line for ell = 1, an n x n grid with n^2 = L for ell = 2)", \
+   .help = "integer grid (ell = 2)"},                                                                  \
+  {"points", CLI_STR, &(a).points, .arg = "FILE",                                                      \
+   .help = "L points, ell numbers per line (any ell; a 3-D point cloud)"},                            \
+  {"cloud", CLI_STR, &(a).cloud, .arg = "SPEC",                                                        \
+   .help = "L points drawn from a gfi model in ell dimensions (see 'gfi sample\n"                     \
+           "--help'), RNG stream (S, 2^62)"},                                                          \
+  {"trials", CLI_SIZE, &(a).trials, .arg = "T", .min = 1, .section = "trials",                        \
+   .help = "number of independent draws; trial k uses RNG stream (S, k)"},                            \
+  {"seed", CLI_U64, &(a).seed, .def = "1", .arg = "S", .help = "seed"},                               \
+  {"threads", CLI_INT, &(a).nthreads, .def = "0", .arg = "N",                                          \
+   .help = "threads (0 = all cores); results are identical for any N"},                               \
+  {"progress", CLI_FLAG, &(a).progress, .help = "progress on stderr (default: only when stderr is a terminal)"}
 
 typedef struct {
   const char *rpe, *proposal, *features, *grid, *points, *cloud, *Ls;
@@ -92,9 +107,9 @@ static gfi_flt_positions *get_positions(const flt_args *a, size_t L, char *desc,
   } else if (a->cloud) {
     if (!a->have_L) cli_usage("--L", "required with --cloud");
     gfi_model *m = cli_model(a->cloud, a->ell);
-    double *x = malloc(L * a->ell * sizeof *x);
+    double *x = cli_array(L, a->ell, sizeof *x);
     gsl_rng *g = gfi_rng_stream(a->seed, (uint64_t)1 << 62);
-    if (!x || !g) cli_die(EXIT_RUNTIME, "out of memory");
+    if (!g) cli_die(EXIT_RUNTIME, "out of memory");
     cli_check(gfi_model_sample(m, g, L, x), "sampling the point cloud");
     st = gfi_flt_positions_points(&P, L, a->ell, x);
     gsl_rng_free(g);
@@ -131,37 +146,9 @@ static gfi_flt_positions *get_positions(const flt_args *a, size_t L, char *desc,
   return P;
 }
 
-static int parse_common(int c, const char *arg, flt_args *a) {
-  switch (c) {
-    case 'R': a->rpe = arg; return 1;
-    case 'P': a->proposal = arg; return 1;
-    case 'e': a->ell = cli_size("--ell", arg, 1); if (a->ell > 3) cli_usage("--ell", "must be 1, 2 or 3"); return 1;
-    case 'F': a->features = arg; return 1;
-    case 'g': a->grid = arg; return 1;
-    case 'p': a->points = arg; return 1;
-    case 'C': a->cloud = arg; return 1;
-    case 'T': a->trials = cli_size("--trials", arg, 1); return 1;
-    case 's': a->seed = cli_u64("--seed", arg); return 1;
-    case 't': a->nthreads = (int)cli_size("--threads", arg, 0); return 1;
-    case 'G': a->progress = 1; return 1;
-    case 'L': a->Ls = arg; a->have_L = 1; return 1;
-  }
-  return 0;
-}
-
-#define COMMON_OPTS                                                                   \
-  {"rpe", required_argument, 0, 'R'}, {"proposal", required_argument, 0, 'P'},        \
-  {"ell", required_argument, 0, 'e'}, {"features", required_argument, 0, 'F'},        \
-  {"grid", required_argument, 0, 'g'}, {"points", required_argument, 0, 'p'},         \
-  {"cloud", required_argument, 0, 'C'}, {"trials", required_argument, 0, 'T'},        \
-  {"seed", required_argument, 0, 's'}, {"threads", required_argument, 0, 't'},        \
-  {"progress", no_argument, 0, 'G'}, {"L", required_argument, 0, 'L'},                \
-  {"help", no_argument, 0, 'h'}
-
 static size_t *size_list(const char *opt, const char *s, size_t *n, size_t min) {
   double *v = cli_list(opt, s, n);
-  size_t *o = malloc(*n * sizeof *o);
-  if (!o) cli_die(EXIT_RUNTIME, "out of memory");
+  size_t *o = cli_array(*n, 1, sizeof *o);
   for (size_t i = 0; i < *n; i++) {
     if (v[i] != floor(v[i]) || v[i] < (double)min || v[i] > 1e12)
       cli_usage(opt, "entry %zu must be an integer >= %zu, got %g", i + 1, min, v[i]);
@@ -187,45 +174,34 @@ static void meta_common(const flt_args *a, const gfi_rpe *r, const gfi_proposal 
 
 static double quantile(double *sorted, size_t n, double q) { return gsl_stats_quantile_from_sorted_data(sorted, 1, n, q); }
 
-static const char *help_error =
-  "usage: gfi flt-error --rpe SPEC --proposal SPEC [--ell E] --L L --r R[,R2,..] --trials T\n"
-  "                     [--seed S] [--features complex|real] [positions] [--threads N]\n"
-  "                     [--backend cpu|cuda|auto]\n\n"
-  "Max-norm error max_ij |N_hat - N| of FLT's random-feature RPE mask over T trials: one row per r\n"
-  "with columns\n"
-  "  L r trials mean q50 q90 q99 c se max_re_mean frob_mean rel_mean sd_bound eps_thm42\n"
-  "mean/q50/q90/q99: mean and quantiles of the max-norm error; se: standard error of the mean;\n"
-  "max_re_mean: mean max |Re(N_hat - N)|; frob_mean, rel_mean: mean ||N_hat - N||_F and its ratio\n"
-  "to ||N||_F; sd_bound = c/sqrt(r), Theorem A.3's bound on the sd of one entry; eps_thm42 =\n"
-  "2 c sqrt(log(4 L^2/0.01)/r), the error Theorem 4.2 guarantees with probability 0.99\n"
-  "(compare with q99). Several r values share their trials (nested features).\n"
-  "--backend cuda sums the features per difference on the GPU (libgfi_cuda; the same trials and\n"
-  "draws, equal to the CPU's up to rounding); auto picks it when a GPU is present; default cpu.\n\n";
-
 int cmd_flt_error(int argc, char **argv) {
-  static const struct option opts[] = {COMMON_OPTS, {"r", required_argument, 0, 'r'},
-                                       {"backend", required_argument, 0, 'B'}, {0, 0, 0, 0}};
-  const char *backend = NULL;
+  const char *backend = NULL, *rs_s = NULL;
   flt_args a = {0};
-  a.ell = 1;
-  a.features = "complex";
-  a.seed = 1;
-  a.trials = 0;
-  const char *rs_s = NULL;
-  int c;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    if (c == 'h') {
-      fputs(help_error, stdout);
-      fputs(common_help, stdout);
-      return 0;
-    }
-    if (c == 'r') { rs_s = optarg; continue; }
-    if (c == 'B') { backend = optarg; continue; }
-    if (c == ':') cli_usage(argv[optind - 1], "missing value");
-    if (!parse_common(c, optarg, &a)) cli_usage(argv[optind - 1], "unknown option");
-  }
-  if (optind < argc) cli_usage(argv[optind], "unexpected argument");
+  const cli_opt opts[] = {
+    FLT_COMMON_OPTS(a),
+    {"L", CLI_STR, &a.Ls, .arg = "L", .section = "errors",
+     .help = "number of positions (with --points: must match the file)"},
+    {"r", CLI_STR, &rs_s, .arg = "R[,R2,..]", .help = "feature counts, increasing; they share their trials"},
+    {"backend", CLI_STR, &backend, .def = "cpu", .arg = "B",
+     .help = "cpu, cuda (the features summed per difference on the GPU,\n"
+             "libgfi_cuda; the same trials and draws, equal to the CPU's up to\n"
+             "rounding) or auto (cuda when a GPU is present)"},
+    {0}};
+  const cli_spec cs = {
+    "usage: gfi flt-error --rpe SPEC --proposal SPEC [--ell E] --L L --r R[,R2,..] --trials T\n"
+    "                     [--seed S] [--features complex|real] [positions] [--threads N]\n"
+    "                     [--backend cpu|cuda|auto]\n\n"
+    "Max-norm error max_ij |N_hat - N| of FLT's random-feature RPE mask over T trials: one row per r\n"
+    "with columns\n"
+    "  L r trials mean q50 q90 q99 c se max_re_mean frob_mean rel_mean sd_bound eps_thm42\n"
+    "mean/q50/q90/q99: mean and quantiles of the max-norm error; se: standard error of the mean;\n"
+    "max_re_mean: mean max |Re(N_hat - N)|; frob_mean, rel_mean: mean ||N_hat - N||_F and its ratio\n"
+    "to ||N||_F; sd_bound = c/sqrt(r), Theorem A.3's bound on the sd of one entry; eps_thm42 =\n"
+    "2 c sqrt(log(4 L^2/0.01)/r), the error Theorem 4.2 guarantees with probability 0.99\n"
+    "(compare with q99). Several r values share their trials (nested features).\n\n" FLT_INTRO,
+    opts, NULL};
+  if (cli_parse(&cs, argc, argv)) return 0;
+  a.have_L = a.Ls != NULL;
   if (!rs_s) cli_usage("--r", "required");
   if (!a.trials) cli_usage("--trials", "required");
   size_t L = 0, nL = 0, nr;
@@ -246,8 +222,7 @@ int cmd_flt_error(int argc, char **argv) {
   L = gfi_flt_positions_L(pos);
   double cc;
   cli_check(gfi_rpe_c(R, P, &cc), "computing c");
-  double *out = malloc(a.trials * nr * GFI_FLT_NMETRICS * sizeof *out), *col = malloc(a.trials * sizeof *col);
-  if (!out || !col) cli_die(EXIT_RUNTIME, "out of memory");
+  double *out = cli_array(a.trials, nr, GFI_FLT_NMETRICS * sizeof *out), *col = cli_array(a.trials, 1, sizeof *col);
   gfi_flt_opts o;
   gfi_flt_default_opts(&o);
   o.base.seed = a.seed;
@@ -288,6 +263,7 @@ int cmd_flt_error(int argc, char **argv) {
     }
     putchar('\n');
   }
+  cli_finish_output(stdout, "standard output");
   free(out); free(col); free(rs);
   gfi_flt_positions_free(pos);
   gfi_proposal_free(P);
@@ -295,49 +271,35 @@ int cmd_flt_error(int argc, char **argv) {
   return 0;
 }
 
-static const char *help_complexity =
-  "usage: gfi flt-complexity --rpe SPEC --proposal SPEC [--ell E] --L L1[,L2,..]\n"
-  "                          --eps E1[,..] --delta D1[,..] --trials T [--seed S]\n"
-  "                          [--rmin R0] [--rmax R1] [--per-octave K] [positions] [--threads N]\n\n"
-  "Sample complexity of FLT's random-feature mask: the smallest r with P(max_ij |N_hat - N| <= eps)\n"
-  ">= 1 - delta, against Theorem 4.2's r = 4 c^2/eps^2 log(4 L^2/delta).\n"
-  "Search: for each L, T trials draw R1 features each; the max-norm error of every trial is measured\n"
-  "at the ladder r = R0 2^(j/K) (rounded, up to R1; default 8, 4096, 4). r* is the smallest rung\n"
-  "where the fraction of trials within eps is >= 1 - delta there and at every larger rung; the true\n"
-  "smallest r lies in (r_below, rstar] up to Monte-Carlo error (phat is the fraction at rstar,\n"
-  "binomial se sqrt(phat (1 - phat)/T)). rstar = inf when R1 is not enough (raise --rmax).\n"
-  "One row per (L, eps, delta):\n"
-  "  L eps delta rstar r_below phat trials c r_thm42 ratio     (ratio = r_thm42 / rstar)\n\n";
-
 int cmd_flt_complexity(int argc, char **argv) {
-  static const struct option opts[] = {COMMON_OPTS,
-                                       {"eps", required_argument, 0, 'E'},
-                                       {"delta", required_argument, 0, 'D'},
-                                       {"rmin", required_argument, 0, 'm'},
-                                       {"rmax", required_argument, 0, 'M'},
-                                       {"per-octave", required_argument, 0, 'k'},
-                                       {0, 0, 0, 0}};
   flt_args a = {0};
-  a.ell = 1;
-  a.features = "complex";
-  a.seed = 1;
   const char *eps_s = NULL, *delta_s = NULL;
   size_t rmin = 8, rmax = 4096, per = 4;
-  int c;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (c) {
-      case 'h': fputs(help_complexity, stdout); fputs(common_help, stdout); return 0;
-      case 'E': eps_s = optarg; continue;
-      case 'D': delta_s = optarg; continue;
-      case 'm': rmin = cli_size("--rmin", optarg, 1); continue;
-      case 'M': rmax = cli_size("--rmax", optarg, 1); continue;
-      case 'k': per = cli_size("--per-octave", optarg, 1); continue;
-      case ':': cli_usage(argv[optind - 1], "missing value");
-    }
-    if (!parse_common(c, optarg, &a)) cli_usage(argv[optind - 1], "unknown option");
-  }
-  if (optind < argc) cli_usage(argv[optind], "unexpected argument");
+  const cli_opt opts[] = {
+    FLT_COMMON_OPTS(a),
+    {"L", CLI_STR, &a.Ls, .arg = "L1[,L2,..]", .section = "search", .help = "numbers of positions, one search each"},
+    {"eps", CLI_STR, &eps_s, .arg = "E1[,..]", .help = "error levels (> 0)"},
+    {"delta", CLI_STR, &delta_s, .arg = "D1[,..]", .help = "failure probabilities, in (0, 1)"},
+    {"rmin", CLI_SIZE, &rmin, .def = "8", .arg = "R0", .min = 1, .help = "the ladder's first rung"},
+    {"rmax", CLI_SIZE, &rmax, .def = "4096", .arg = "R1", .min = 1, .help = "the ladder's last rung"},
+    {"per-octave", CLI_SIZE, &per, .def = "4", .arg = "K", .min = 1, .help = "rungs per doubling of r"},
+    {0}};
+  const cli_spec cs = {
+    "usage: gfi flt-complexity --rpe SPEC --proposal SPEC [--ell E] --L L1[,L2,..]\n"
+    "                          --eps E1[,..] --delta D1[,..] --trials T [--seed S]\n"
+    "                          [--rmin R0] [--rmax R1] [--per-octave K] [positions] [--threads N]\n\n"
+    "Sample complexity of FLT's random-feature mask: the smallest r with P(max_ij |N_hat - N| <= eps)\n"
+    ">= 1 - delta, against Theorem 4.2's r = 4 c^2/eps^2 log(4 L^2/delta).\n"
+    "Search: for each L, T trials draw R1 features each; the max-norm error of every trial is measured\n"
+    "at the ladder r = R0 2^(j/K) (rounded, up to R1). r* is the smallest rung\n"
+    "where the fraction of trials within eps is >= 1 - delta there and at every larger rung; the true\n"
+    "smallest r lies in (r_below, rstar] up to Monte-Carlo error (phat is the fraction at rstar,\n"
+    "binomial se sqrt(phat (1 - phat)/T)). rstar = inf when R1 is not enough (raise --rmax).\n"
+    "One row per (L, eps, delta):\n"
+    "  L eps delta rstar r_below phat trials c r_thm42 ratio     (ratio = r_thm42 / rstar)\n\n" FLT_INTRO,
+    opts, NULL};
+  if (cli_parse(&cs, argc, argv)) return 0;
+  a.have_L = a.Ls != NULL;
   if (!a.have_L && !a.points) cli_usage("--L", "required");
   if (!eps_s) cli_usage("--eps", "required");
   if (!delta_s) cli_usage("--delta", "required");
@@ -356,8 +318,7 @@ int cmd_flt_complexity(int argc, char **argv) {
   double cc;
   cli_check(gfi_rpe_c(R, P, &cc), "computing c");
   /* the ladder */
-  size_t nr = 0, *rs = malloc((64 * per + 2) * sizeof *rs);
-  if (!rs) cli_die(EXIT_RUNTIME, "out of memory");
+  size_t nr = 0, *rs = cli_array(per + 1, 64, sizeof *rs);
   for (size_t j = 0;; j++) {
     double v = (double)rmin * pow(2.0, (double)j / (double)per);
     size_t r = (size_t)llround(v);
@@ -366,8 +327,7 @@ int cmd_flt_complexity(int argc, char **argv) {
   }
   if (rs[nr - 1] != rmax) rs[nr++] = rmax;
   int printed = 0;
-  double *out = malloc(a.trials * nr * GFI_FLT_NMETRICS * sizeof *out), *err = malloc(a.trials * nr * sizeof *err);
-  if (!out || !err) cli_die(EXIT_RUNTIME, "out of memory");
+  double *out = cli_array(a.trials, nr, GFI_FLT_NMETRICS * sizeof *out), *err = cli_array(a.trials, nr, sizeof *err);
   for (size_t li = 0; li < nL; li++) {
     char posdesc[256];
     gfi_flt_positions *pos = get_positions(&a, Ls ? Ls[li] : 0, posdesc, sizeof posdesc);
@@ -406,9 +366,10 @@ int cmd_flt_complexity(int argc, char **argv) {
         }
         putchar('\n');
       }
-    fflush(stdout);
+    cli_flush(stdout, "standard output");
     gfi_flt_positions_free(pos);
   }
+  cli_finish_output(stdout, "standard output");
   free(out); free(err); free(rs); free(Ls); free(eps); free(delta);
   gfi_proposal_free(P);
   gfi_rpe_free(R);

@@ -1,6 +1,5 @@
 /* gfi mise: exact (Plancherel) or Monte-Carlo MISE of the generalized
  * Fourier density estimator for a truth model. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,45 +10,6 @@
 #include "gfi_cuda.h"
 #endif
 
-static const char *help =
-  "usage: gfi mise --model SPEC --dim D --n N --phi pow:L --R R1[,..,RD] --exact\n"
-  "       gfi mise --model SPEC --dim D --n N --phi pow:L --R R1[,..,RD] --mc REPS --seed S\n\n"
-  "Mean integrated squared error of the generalized Fourier density estimator\n"
-  "(phi(z) = z^L, radius R_j per axis) for N points of a truth model.\n\n"
-  "  --exact           exact MISE through Plancherel (docs/theory.md section 3): normal\n"
-  "                    mixtures (mw:K, normal:cov=..) and Laplace/Cauchy/t (products\n"
-  "                    of them for D > 1), D = 1..3\n"
-  "  --mc REPS         Monte Carlo over REPS >= 2 replications; replication k draws\n"
-  "                    its N points from RNG stream (S, k): identical for any --threads\n"
-  "  --seed S          seed of the replications (required with --mc)\n"
-  "  --ise METHOD      how each replication's ISE is measured: plancherel (exact,\n"
-  "                    D <= 2, the default there) or grid (cubature on a box, D = 3)\n"
-  "  --no-parts        Monte Carlo: skip the pooled-sample pass that splits the MISE\n"
-  "                    into bias^2 and variance (about halves the time)\n"
-  "  --backend B       Monte Carlo: cpu (default), cuda (the GPU: normal-mixture truths,\n"
-  "                    Plancherel for D <= 2 or grid for D <= 3; replication k draws\n"
-  "                    its points on the GPU from Philox stream (S, k), so they are\n"
-  "                    not the CPU's points; with --ise grid bias2 and var are NaN)\n"
-  "                    or auto (cuda when a GPU is present and the request is covered)\n"
-  "  --resolution X    quadrature refinement factor (default 1)\n"
-  "  --threads T       threads (default 0 = all cores)\n\n"
-  "Prints one row: n R mise se bias2 var lo95 hi95 reps. R is the first axis's\n"
-  "radius (all radii are in the metadata); se = 0 and reps = 0 for --exact.\n";
-
-double *mise_cli_radii(const char *opt, const char *s, size_t D) {
-  size_t nr;
-  double *r = cli_list(opt, s, &nr);
-  if (nr != 1 && nr != D) cli_usage(opt, "expected 1 or D = %zu values, got %zu", D, nr);
-  double *R = malloc(D * sizeof *R);
-  if (!R) cli_die(EXIT_RUNTIME, "out of memory");
-  for (size_t j = 0; j < D; j++) {
-    R[j] = r[nr == 1 ? 0 : j];
-    if (!(R[j] > 0)) cli_usage(opt, "radius must be > 0, got %g (axis %zu)", R[j], j + 1);
-  }
-  free(r);
-  return R;
-}
-
 void mise_cli_check_model(const gfi_model *m, const char *spec) {
   if (!gfi_mise_exact_supported(m))
     cli_usage("--model", "'%s' in %zu dimension(s): the exact MISE needs a normal mixture or "
@@ -57,42 +17,58 @@ void mise_cli_check_model(const gfi_model *m, const char *spec) {
 }
 
 int cmd_mise(int argc, char **argv) {
-  static const struct option opts[] = {
-    {"model", required_argument, 0, 'm'}, {"dim", required_argument, 0, 'd'},
-    {"n", required_argument, 0, 'n'},     {"phi", required_argument, 0, 'p'},
-    {"R", required_argument, 0, 'R'},     {"exact", no_argument, 0, 'e'},
-    {"mc", required_argument, 0, 'c'},    {"seed", required_argument, 0, 's'},
-    {"ise", required_argument, 0, 'i'},   {"no-parts", no_argument, 0, 'P'},
-    {"resolution", required_argument, 0, 'r'}, {"threads", required_argument, 0, 't'},
-    {"backend", required_argument, 0, 'B'},
-    {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-  const char *spec = NULL, *phi = "pow:4", *Rs = NULL, *ise = NULL, *backend = NULL;
+  const char *spec = NULL, *phi = NULL, *Rs = NULL, *ise = NULL, *backend = NULL, *method = NULL;
   size_t D = 1, N = 0, reps = 0;
   uint64_t seed = 0;
-  int exact = 0, have_seed = 0, nthreads = 0, parts = 1, c;
-  double res = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (c) {
-      case 'm': spec = optarg; break;
-      case 'd': D = cli_size("--dim", optarg, 1); break;
-      case 'n': N = cli_size("--n", optarg, 1); break;
-      case 'p': phi = optarg; break;
-      case 'R': Rs = optarg; break;
-      case 'e': exact = 1; break;
-      case 'c': reps = cli_size("--mc", optarg, 2); break;
-      case 's': seed = cli_u64("--seed", optarg); have_seed = 1; break;
-      case 'i': ise = optarg; break;
-      case 'P': parts = 0; break;
-      case 'r': res = cli_positive("--resolution", optarg); break;
-      case 't': nthreads = (int)cli_size("--threads", optarg, 0); break;
-      case 'B': backend = optarg; break;
-      case 'h': fputs(help, stdout); return 0;
-      case ':': cli_usage(argv[optind - 1], "missing value");
-      default: cli_usage(argv[optind - 1], "unknown option");
-    }
-  }
-  if (optind < argc) cli_usage(argv[optind], "unexpected argument");
+  int exact = 0, nthreads = 0, noparts = 0;
+  double res = 1, tol = 0;
+  const cli_opt opts[] = {
+    {"model", CLI_STR, &spec, .arg = "SPEC", .help = "truth model (see 'gfi sample --help')"},
+    {"dim", CLI_SIZE, &D, .def = "1", .arg = "D", .min = 1, .help = "dimension"},
+    {"n", CLI_SIZE, &N, .arg = "N", .min = 1, .help = "sample size"},
+    {"phi", CLI_STR, &phi, .def = "pow:4", .arg = "pow:L", .help = "phi(z) = z^L, L = 1..8"},
+    {"R", CLI_STR, &Rs, .arg = "R1[,..,RD]", .help = "radius, one for every axis or one per axis (> 0)"},
+    {"exact", CLI_FLAG, &exact,
+     .help = "exact MISE through Plancherel (docs/theory.md section 3): normal\n"
+             "mixtures (mw:K, normal:cov=..) and Laplace/Cauchy/t (products\n"
+             "of them for D > 1), D = 1..3"},
+    {"mc", CLI_SIZE, &reps, .arg = "REPS", .min = 2,
+     .help = "Monte Carlo over REPS >= 2 replications; replication k draws\n"
+             "its N points from RNG stream (S, k): identical for any --threads"},
+    {"seed", CLI_U64, &seed, .arg = "S", .help = "seed of the replications (required with --mc)"},
+    {"ise", CLI_STR, &ise, .arg = "METHOD",
+     .help = "how each replication's ISE is measured: plancherel (exact,\n"
+             "the default where --exact works) or grid (cubature on a box)"},
+    {"method", CLI_STR, &method, .def = "auto", .arg = "M",
+     .help = "Plancherel ISE: how the empirical cf at the nodes is summed:\n"
+             "direct (every point at every node, all N points in memory:\n"
+             "the reference), fast (a type-3 NUFFT; points streamed from\n"
+             "each replication's RNG stream, memory independent of N) or\n"
+             "auto (streamed, NUFFT or direct sums by cost)"},
+    {"tol", CLI_POSITIVE, &tol, .def = "1e-12", .arg = "X",
+     .help = "fast route: error of the empirical cf at each node"},
+    {"no-parts", CLI_FLAG, &noparts,
+     .help = "Monte Carlo: skip the pooled-sample pass that splits the MISE\n"
+             "into bias^2 and variance (about halves the time)"},
+    {"backend", CLI_STR, &backend, .def = "cpu", .arg = "B",
+     .help = "Monte Carlo: cpu, cuda (the GPU: normal-mixture truths,\n"
+             "Plancherel for D <= 2 or grid for D <= 3; replication k draws\n"
+             "its points on the GPU from Philox stream (S, k), so they are\n"
+             "not the CPU's points; with --ise grid bias2 and var are NaN)\n"
+             "or auto (cuda when a GPU is present and the request is covered)"},
+    {"resolution", CLI_POSITIVE, &res, .def = "1", .arg = "X", .help = "quadrature refinement factor"},
+    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T", .help = "threads (0 = all cores)"},
+    {0}};
+  const cli_spec cs = {
+    "usage: gfi mise --model SPEC --dim D --n N --phi pow:L --R R1[,..,RD] --exact\n"
+    "       gfi mise --model SPEC --dim D --n N --phi pow:L --R R1[,..,RD] --mc REPS --seed S\n\n"
+    "Mean integrated squared error of the generalized Fourier density estimator\n"
+    "(phi(z) = z^L, radius R_j per axis) for N points of a truth model.\n",
+    opts,
+    "Prints one row: n R mise se bias2 var lo95 hi95 reps. R is the first axis's\n"
+    "radius (all radii are in the metadata); se = 0 and reps = 0 for --exact.\n"};
+  if (cli_parse(&cs, argc, argv)) return 0;
+  int have_seed = cli_given("seed"), parts = !noparts;
   if (!spec) cli_usage("--model", "required");
   if (!N) cli_usage("--n", "required");
   if (!Rs) cli_usage("--R", "required");
@@ -103,7 +79,6 @@ int cmd_mise(int argc, char **argv) {
   gfi_kernel k;
   cli_phi("--phi", phi, &k);
   gfi_model *m = cli_model(spec, D);
-  double *R = mise_cli_radii("--R", Rs, D);
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
   o.base.nthreads = nthreads;
@@ -114,9 +89,16 @@ int cmd_mise(int argc, char **argv) {
     if (!strcmp(ise, "plancherel")) o.ise = GFI_ISE_PLANCHEREL;
     else if (!strcmp(ise, "grid")) o.ise = GFI_ISE_GRID;
     else cli_usage("--ise", "unknown method '%s' (expected plancherel or grid)", ise);
-    if (o.ise == GFI_ISE_PLANCHEREL && D > 2) cli_usage("--ise", "plancherel needs D <= 2");
+    if (o.ise == GFI_ISE_PLANCHEREL && D > 3) cli_usage("--ise", "plancherel needs D <= 3");
   }
+  if (!strcmp(method, "direct")) o.base.method = GFI_METHOD_DIRECT;
+  else if (!strcmp(method, "fast")) o.base.method = GFI_METHOD_FAST;
+  else if (strcmp(method, "auto")) cli_usage("--method", "unknown method '%s' (expected direct, fast or auto)", method);
+  if (exact && cli_given("method")) cli_usage("--method", "goes with --mc, not --exact");
+  if (!(tol < 1)) cli_usage("--tol", "must be in (0, 1), got %g", tol);
+  o.base.tol = tol;
   if (exact || o.ise != GFI_ISE_GRID) mise_cli_check_model(m, spec);
+  double *R = cli_radii("--R", Rs, D);
   if (exact && backend && strcmp(backend, "cpu") && strcmp(backend, "auto"))
     cli_backend_resolve(backend, 0, "--exact"); /* an unknown name or cuda: usage error */
   int gpu_ok = 0;
@@ -152,7 +134,8 @@ int cmd_mise(int argc, char **argv) {
     cli_meta(stdout, "bias2-inside-box", "%.17g", r.bias2_in);
     cli_meta(stdout, "bias2-outside-box", "%.17g", r.bias2_out);
   } else {
-    int grid = o.ise == GFI_ISE_GRID || (o.ise == GFI_ISE_AUTO && D > 2);
+    int grid = be == CLI_BACKEND_CUDA ? o.ise == GFI_ISE_GRID || (o.ise == GFI_ISE_AUTO && D > 2)
+                                      : r.method == 0;
     if (be == CLI_BACKEND_CUDA)
       cli_meta(stdout, "method", "monte carlo on the GPU, %zu replications, seed %llu (replication k: "
                "Philox stream (seed, k) sampled on the GPU, not the CPU backend's points), ISE by %s%s",
@@ -165,11 +148,26 @@ int cmd_mise(int argc, char **argv) {
                "ISE by %s%s", reps, (unsigned long long)seed, grid ? "grid cubature" : "Plancherel",
                parts ? ", parts from the pooled sample" : "");
   }
+  if (!exact && be != CLI_BACKEND_CUDA && r.method) {
+    char nodes[96];
+    if (r.nodes[0])
+      snprintf(nodes, sizeof nodes, "%zu%s%.0zu%s%.0zu nodes (axis 0 on t >= 0), one rule for all", r.nodes[0],
+               D > 1 ? " x " : "", D > 1 ? r.nodes[1] : 0, D > 2 ? " x " : "", D > 2 ? r.nodes[2] : 0);
+    else
+      snprintf(nodes, sizeof nodes, "nodes per replication from its extent");
+    if (r.method == GFI_METHOD_FAST)
+      cli_meta(stdout, "ecf", "fast: type-3 NUFFT, tol %g, streamed (memory independent of N); %s; "
+               "|ISE error| <= %.3g from the tolerance", tol, nodes, r.ise_err_bound);
+    else
+      cli_meta(stdout, "ecf", "direct sums, %s; %s", o.base.method == GFI_METHOD_DIRECT ? "all points in memory"
+               : "streamed (memory independent of N)", nodes);
+  }
   if (!exact) cli_backend_meta(stdout, be);
   cli_meta(stdout, "eval-threads", "%d", gfi_threads_resolve(&(gfi_opts){.nthreads = nthreads}));
   fputs("# n R mise se bias2 var lo95 hi95 reps\n", stdout);
   double row[9] = {(double)N, R[0], r.mise, r.se, r.bias2, r.var, r.lo95, r.hi95, (double)r.nreps};
   gfi_table_write_rows(stdout, 1, 9, row);
+  cli_finish_output(stdout, "standard output");
   free(R);
   gfi_model_free(m);
   return 0;

@@ -1,48 +1,44 @@
 /* gfi pdf: the true density of a model at the points of a file. */
-#include <getopt.h>
 #include <stdlib.h>
 #include "cli.h"
 #include "commands.h"
 
-static const char *help =
-  "usage: gfi pdf --model SPEC --dim D --at FILE\n\n"
-  "Print, for each point of FILE (D numbers per line, '#' lines ignored, '-' = stdin),\n"
-  "the point and the model's density there: columns x1 .. xD pdf.\n"
-  "Model SPEC as in 'gfi sample --help'.\n";
-
 int cmd_pdf(int argc, char **argv) {
-  static const struct option opts[] = {
-    {"model", required_argument, 0, 'm'}, {"dim", required_argument, 0, 'd'},
-    {"at", required_argument, 0, 'a'},    {"help", no_argument, 0, 'h'},
-    {0, 0, 0, 0}};
   const char *spec = NULL, *at = NULL;
   size_t D = 1;
-  int c;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (c) {
-      case 'm': spec = optarg; break;
-      case 'd': D = cli_size("--dim", optarg, 1); break;
-      case 'a': at = optarg; break;
-      case 'h': fputs(help, stdout); return 0;
-      case ':': cli_usage(argv[optind - 1], "missing value");
-      default: cli_usage(argv[optind - 1], "unknown option");
-    }
-  }
-  if (optind < argc) cli_usage(argv[optind], "unexpected argument");
+  const char *out = NULL;
+  int npy_table = 0;
+  const cli_opt opts[] = {
+    {"model", CLI_STR, &spec, .arg = "SPEC", .help = "the model, as in 'gfi sample --help'"},
+    {"dim", CLI_SIZE, &D, .def = "1", .arg = "D", .min = 1, .help = "dimension"},
+    {"at", CLI_STR, &at, .arg = "FILE",
+     .help = "the points, D numbers per line ('#' lines ignored, '-' = stdin),\n"
+             "or a .npy array of shape (M, D)"},
+    CLI_OUT_OPT(out),
+    CLI_NPY_TABLE_OPT(npy_table),
+    {0}};
+  const cli_spec cs = {
+    "usage: gfi pdf --model SPEC --dim D --at FILE\n\n"
+    "Print, for each point of FILE, the point and the model's density there:\n"
+    "columns x1 .. xD pdf.\n",
+    opts, NULL};
+  if (cli_parse(&cs, argc, argv)) return 0;
   if (!spec) cli_usage("--model", "required");
   if (!at) cli_usage("--at", "required");
   gfi_model *m = cli_model(spec, D);
   size_t M;
   double *x = cli_read_table("query file", at, D, &M, NULL);
-  double *p = malloc(M * sizeof *p);
-  if (!p) cli_die(EXIT_RUNTIME, "out of memory");
+  double *p = cli_array(M, 1, sizeof *p);
   cli_check(gfi_model_pdf(m, M, x, p), "pdf");
-  cli_header(stdout);
-  cli_meta(stdout, "model", "%s (%s)", spec, gfi_model_describe(m));
-  cli_meta(stdout, "at", "%s (%zu points)", at, M);
-  cli_columns(stdout, D, "pdf");
-  cli_write_points(stdout, M, D, x, p);
+  cli_output o;
+  cli_output_open(&o, out);
+  cli_header(o.f);
+  cli_meta(o.f, "model", "%s (%s)", spec, gfi_model_describe(m));
+  cli_meta(o.f, "at", "%s (%zu points)", at, M);
+  cli_output_meta(&o, M, D, 1, npy_table);
+  cli_columns(o.f, D, "pdf");
+  cli_output_rows(&o, M, D, x, 1, p, npy_table);
+  cli_output_close(&o);
   free(p);
   free(x);
   gfi_model_free(m);

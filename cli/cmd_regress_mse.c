@@ -1,90 +1,62 @@
 /* gfi regress-mse: Monte-Carlo MSE of a Nadaraya-Watson estimator at chosen
  * points (bias, variance, MSE with its standard error) and the
  * design-weighted integrated MSE. */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "cli_source.h"
 #include "commands.h"
 
-static const char *help =
-  "usage: gfi regress-mse --model SPEC --truth F [--noise N] --dim D --n N --reps K\n"
-  "                       (--phi pow:L --R R1[,..] | --kernel gauss --bandwidth H)\n"
-  "                       [--at FILE | --points M] [--seed S] [--threads T]\n\n"
-  "Monte-Carlo error of the Nadaraya-Watson estimator: K replications, each drawing N\n"
-  "pairs (design SPEC, truth F, noise N; replication k from random stream (S, k)) and\n"
-  "evaluating the fit at fixed points. Prints per point x1 .. xD f bias var mse mse_se, and\n"
-  "in '#' lines the mean over the points of mse (with its s.e. over replications), bias^2\n"
-  "and variance: with --points M (default 400) the points are drawn from the design\n"
-  "(stream (S, 2^62)), so that mean is the design-weighted integrated MSE.\n"
-  "Rows flagged in a replication (odd L, see 'gfi regress --help') are left out and counted.\n\n"
-  "  --truth, --noise, --phi, --R, --kernel, --bandwidth: as for 'gfi regress'\n"
-  "  --reps K      replications (>= 2)\n"
-  "  --at FILE     the points, D numbers per line\n"
-  "  --points M    M points from the design instead\n"
-  "  --seed S      seed (default 1)\n"
-  "  --threads T   threads over replications (default 0 = all); results do not depend on T\n";
-
 int cmd_regress_mse(int argc, char **argv) {
-  static const struct option opts[] = {
-    {"model", required_argument, 0, 'm'},  {"truth", required_argument, 0, 'f'},
-    {"noise", required_argument, 0, 'e'},  {"dim", required_argument, 0, 'd'},
-    {"n", required_argument, 0, 'n'},      {"reps", required_argument, 0, 'k'},
-    {"phi", required_argument, 0, 'p'},    {"R", required_argument, 0, 'R'},
-    {"kernel", required_argument, 0, 'K'}, {"bandwidth", required_argument, 0, 'b'},
-    {"at", required_argument, 0, 'a'},     {"points", required_argument, 0, 'M'},
-    {"seed", required_argument, 0, 's'},   {"threads", required_argument, 0, 't'},
-    {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-  const char *spec = NULL, *truth = NULL, *noise_spec = NULL, *phi = "pow:4", *Rs = NULL;
-  const char *kname = "fourier", *bw = NULL, *at = NULL;
+  const char *spec = NULL, *truth = NULL, *noise_spec = NULL, *phi = NULL, *Rs = NULL;
+  const char *kname = NULL, *bw = NULL, *at = NULL;
   size_t D = 1, N = 0, K = 0, M = 0;
   uint64_t seed = 1;
-  int nthreads = 0, c;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (c) {
-      case 'm': spec = optarg; break;
-      case 'f': truth = optarg; break;
-      case 'e': noise_spec = optarg; break;
-      case 'd': D = cli_size("--dim", optarg, 1); break;
-      case 'n': N = cli_size("--n", optarg, 1); break;
-      case 'k': K = cli_size("--reps", optarg, 2); break;
-      case 'p': phi = optarg; break;
-      case 'R': Rs = optarg; break;
-      case 'K': kname = optarg; break;
-      case 'b': bw = optarg; break;
-      case 'a': at = optarg; break;
-      case 'M': M = cli_size("--points", optarg, 1); break;
-      case 's': seed = cli_u64("--seed", optarg); break;
-      case 't': nthreads = (int)cli_size("--threads", optarg, 0); break;
-      case 'h': fputs(help, stdout); return 0;
-      case ':': cli_usage(argv[optind - 1], "missing value");
-      default: cli_usage(argv[optind - 1], "unknown option");
-    }
-  }
-  if (optind < argc) cli_usage(argv[optind], "unexpected argument");
+  int nthreads = 0;
+  const cli_opt opts[] = {
+    {"model", CLI_STR, &spec, .arg = "SPEC", .help = "design model (see 'gfi sample --help')"},
+    {"truth", CLI_STR, &truth, .arg = "F", .help = "truth, as for 'gfi regress'"},
+    {"noise", CLI_STR, &noise_spec, .arg = "N", .help = "noise, as for 'gfi regress' (none when not given)"},
+    {"dim", CLI_SIZE, &D, .def = "1", .arg = "D", .min = 1, .help = "dimension"},
+    {"n", CLI_SIZE, &N, .arg = "N", .min = 1, .help = "pairs per replication"},
+    {"reps", CLI_SIZE, &K, .arg = "K", .min = 2, .help = "replications (>= 2)"},
+    {"phi", CLI_STR, &phi, .def = "pow:4", .arg = "pow:L", .help = "phi(z) = z^L, L = 1..8"},
+    {"R", CLI_STR, &Rs, .arg = "R1[,..]", .help = "radius, one for every axis or one per axis"},
+    {"kernel", CLI_STR, &kname, .def = "fourier", .arg = "K", .help = "fourier or gauss"},
+    {"bandwidth", CLI_STR, &bw, .arg = "H", .help = "Gaussian bandwidth, as for 'gfi regress' (no rules)"},
+    {"at", CLI_STR, &at, .arg = "FILE", .help = "the points, D numbers per line"},
+    {"points", CLI_SIZE, &M, .arg = "M", .min = 1, .help = "M points from the design instead (400 when\n"
+                                                           "neither --at nor --points is given)"},
+    {"seed", CLI_U64, &seed, .def = "1", .arg = "S", .help = "seed"},
+    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T",
+     .help = "threads over replications (0 = all); results do not depend on T"},
+    {0}};
+  const cli_spec cspec = {
+    "usage: gfi regress-mse --model SPEC --truth F [--noise N] --dim D --n N --reps K\n"
+    "                       (--phi pow:L --R R1[,..] | --kernel gauss --bandwidth H)\n"
+    "                       [--at FILE | --points M] [--seed S] [--threads T]\n\n"
+    "Monte-Carlo error of the Nadaraya-Watson estimator: K replications, each drawing N\n"
+    "pairs (design SPEC, truth F, noise N; replication k from random stream (S, k)) and\n"
+    "evaluating the fit at fixed points. Prints per point x1 .. xD f bias var mse mse_se, and\n"
+    "in '#' lines the mean over the points of mse (with its s.e. over replications), bias^2\n"
+    "and variance: with --points M the points are drawn from the design\n"
+    "(stream (S, 2^62)), so that mean is the design-weighted integrated MSE.\n"
+    "Rows flagged in a replication (odd L, see 'gfi regress --help') are left out and counted.\n",
+    opts, NULL};
+  if (cli_parse(&cspec, argc, argv)) return 0;
   if (!spec) cli_usage("--model", "required");
   if (!truth) cli_usage("--truth", "required");
   if (!N) cli_usage("--n", "required");
   if (!K) cli_usage("--reps", "required");
   if (at && M) cli_usage("--at", "give either --at or --points, not both");
-  int gauss = 0;
-  if (strcmp(kname, "gauss") == 0)
-    gauss = 1;
-  else if (strcmp(kname, "fourier") != 0)
-    cli_usage("--kernel", "unknown kernel '%s' (expected fourier or gauss)", kname);
+  int gauss = cli_kernel_choice(kname, Rs, bw);
   gfi_nw_study st;
   memset(&st, 0, sizeof st);
   if (!gauss) {
     if (strncmp(phi, "pow:", 4) != 0) cli_usage("--phi", "regress-mse takes pow:L, got '%s'", phi);
     cli_phi("--phi", phi, &st.kernel);
-    if (!Rs) cli_usage("--R", "required for the Fourier estimator");
-    if (bw) cli_usage("--bandwidth", "only for --kernel gauss");
-  } else {
-    if (!bw) cli_usage("--bandwidth", "required for --kernel gauss");
-    if (Rs) cli_usage("--R", "only for --kernel fourier");
   }
   gfi_model *design = cli_model(spec, D);
   gfi_regfun *f = NULL;
@@ -103,8 +75,7 @@ int cmd_regress_mse(int argc, char **argv) {
     x = cli_read_table("point file", at, D, &M, &mc);
   } else {
     if (!M) M = 400;
-    x = malloc(M * D * sizeof *x);
-    if (!x) cli_die(EXIT_RUNTIME, "out of memory");
+    x = cli_array(M, D, sizeof *x);
     cli_check(gfi_nw_design_points(design, seed, M, x), "design points");
   }
   st.design = design;
@@ -117,9 +88,8 @@ int cmd_regress_mse(int argc, char **argv) {
   gfi_default_opts(&o);
   o.nthreads = nthreads;
   o.seed = seed;
-  double *bias = malloc(M * sizeof *bias), *var = malloc(M * sizeof *var), *mse = malloc(M * sizeof *mse);
-  double *se = malloc(M * sizeof *se), *fx = malloc(M * sizeof *fx);
-  if (!bias || !var || !mse || !se || !fx) cli_die(EXIT_RUNTIME, "out of memory");
+  double *bias = cli_array(M, 1, sizeof *bias), *var = cli_array(M, 1, sizeof *var);
+  double *mse = cli_array(M, 1, sizeof *mse), *se = cli_array(M, 1, sizeof *se), *fx = cli_array(M, 1, sizeof *fx);
   gfi_nw_mse_result res;
   s = gfi_nw_mse(&st, M, x, K, &o, &res, bias, var, mse, se);
   if (s == GFI_EBANDWIDTH) cli_usage("--bandwidth", "%s", gfi_strerror(s));
@@ -158,6 +128,7 @@ int cmd_regress_mse(int argc, char **argv) {
       fputc(a < 4 ? ' ' : '\n', stdout);
     }
   }
+  cli_finish_output(stdout, "standard output");
   free(bias); free(var); free(mse); free(se); free(fx); free(x); free(R); free(H);
   gfi_model_free(design);
   gfi_regfun_free(f);

@@ -2,7 +2,6 @@
  * one row per point appended as it finishes; rerunning the same command
  * resumes (missing points only, none duplicated). */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,25 +9,6 @@
 #include <unistd.h>
 #include "cli.h"
 #include "commands.h"
-
-static const char *help =
-  "usage: gfi sweep --out FILE --model SPEC [--model SPEC ..] --dims D1[,..] --phis L1[,..]\n"
-  "                 --ns N1[,..] --Rs R1[,..] --reps Q1[,..] --seed S [options]\n\n"
-  "Exact or Monte-Carlo MISE of the generalized Fourier density estimator over\n"
-  "the grid model x dim x l x n x R x reps (reps 0 = the exact MISE; reps >= 2 =\n"
-  "Monte Carlo with Plancherel ISE, or grid ISE in 3-D). Points are numbered in\n"
-  "that order (reps fastest): index = ((((model*nD + d)*nL + l)*nN + n)*nR + r)*nQ + q.\n"
-  "Point i's replications use seed s_i = splitmix64(S + 0x9E3779B97F4A7C15*(i+1)),\n"
-  "replication k on RNG stream (s_i, k): any split of the indices over processes or\n"
-  "machines gives the same numbers.\n\n"
-  "Rows are appended to FILE (flushed and fsync'ed) as points finish. Running the\n"
-  "same command again after an interruption computes only the missing points; a\n"
-  "partial last line left by a kill is dropped first. FILE's '# sweep-key' line\n"
-  "guards against resuming a different grid (threads and --progress may change).\n\n"
-  "  --threads T       threads (default 0 = all cores); results do not depend on T\n"
-  "  --progress        show progress (count, rate, ETA) on stderr even when it is not\n"
-  "                    a terminal\n\n"
-  "Columns: index model dim l n R reps mise se bias2 var (R applies to every axis).\n";
 
 #define NCOL 11
 #define MAXMODELS 64
@@ -45,41 +25,50 @@ static uint64_t fnv(uint64_t h, const char *s) {
   return (h ^ 0xff) * 0x100000001B3ULL;
 }
 
+static void check_model(const char *opt, const char *arg, void *dst) {
+  (void)dst;
+  if (strpbrk(arg, " \t\n")) cli_usage(opt, "no whitespace in a sweep's model spec");
+}
+
 int cmd_sweep(int argc, char **argv) {
-  static const struct option opts[] = {
-    {"out", required_argument, 0, 'o'},  {"model", required_argument, 0, 'm'},
-    {"dims", required_argument, 0, 'd'}, {"phis", required_argument, 0, 'p'},
-    {"ns", required_argument, 0, 'n'},   {"Rs", required_argument, 0, 'R'},
-    {"reps", required_argument, 0, 'q'}, {"seed", required_argument, 0, 's'},
-    {"threads", required_argument, 0, 't'}, {"progress", no_argument, 0, 'P'},
-    {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
-  const char *out = NULL, *models[MAXMODELS], *ds = NULL, *ps = NULL, *ns = NULL, *rs = NULL, *qs = NULL;
-  size_t nm = 0;
+  const char *out = NULL, *ds = NULL, *ps = NULL, *ns = NULL, *rs = NULL, *qs = NULL;
   uint64_t seed = 0;
-  int have_seed = 0, nthreads = 0, progress = 0, c;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (c) {
-      case 'o': out = optarg; break;
-      case 'm':
-        if (nm == MAXMODELS) cli_usage("--model", "at most %d models", MAXMODELS);
-        if (strpbrk(optarg, " \t\n")) cli_usage("--model", "no whitespace in a sweep's model spec");
-        models[nm++] = optarg;
-        break;
-      case 'd': ds = optarg; break;
-      case 'p': ps = optarg; break;
-      case 'n': ns = optarg; break;
-      case 'R': rs = optarg; break;
-      case 'q': qs = optarg; break;
-      case 's': seed = cli_u64("--seed", optarg); have_seed = 1; break;
-      case 't': nthreads = (int)cli_size("--threads", optarg, 0); break;
-      case 'P': progress = 1; break;
-      case 'h': fputs(help, stdout); return 0;
-      case ':': cli_usage(argv[optind - 1], "missing value");
-      default: cli_usage(argv[optind - 1], "unknown option");
-    }
-  }
-  if (optind < argc) cli_usage(argv[optind], "unexpected argument");
+  int nthreads = 0, progress = 0;
+  const cli_opt opts[] = {
+    {"out", CLI_STR, &out, .arg = "FILE", .help = "the sweep's table (appended to; resumed when it exists)"},
+    {"model", CLI_STR, NULL, .arg = "SPEC", .flags = CLI_MULTI, .parse = check_model,
+     .help = "truth model (see 'gfi sample --help'), no whitespace"},
+    {"dims", CLI_STR, &ds, .arg = "D1[,..]", .help = "dimensions, 1..3"},
+    {"phis", CLI_STR, &ps, .arg = "L1[,..]", .help = "powers l of phi(z) = z^l, 1..8"},
+    {"ns", CLI_STR, &ns, .arg = "N1[,..]", .help = "sample sizes"},
+    {"Rs", CLI_STR, &rs, .arg = "R1[,..]", .help = "radii (the same on every axis)"},
+    {"reps", CLI_STR, &qs, .arg = "Q1[,..]", .help = "0 (exact MISE) or >= 2 (Monte Carlo replications)"},
+    {"seed", CLI_U64, &seed, .arg = "S", .help = "the sweep's seed"},
+    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T",
+     .help = "threads (0 = all cores); results do not depend on T"},
+    {"progress", CLI_FLAG, &progress,
+     .help = "show progress (count, rate, ETA) on stderr even when it is not\n"
+             "a terminal"},
+    {0}};
+  const cli_spec cs = {
+    "usage: gfi sweep --out FILE --model SPEC [--model SPEC ..] --dims D1[,..] --phis L1[,..]\n"
+    "                 --ns N1[,..] --Rs R1[,..] --reps Q1[,..] --seed S [options]\n\n"
+    "Exact or Monte-Carlo MISE of the generalized Fourier density estimator over\n"
+    "the grid model x dim x l x n x R x reps (reps 0 = the exact MISE; reps >= 2 =\n"
+    "Monte Carlo with Plancherel ISE, or grid ISE in 3-D). Points are numbered in\n"
+    "that order (reps fastest): index = ((((model*nD + d)*nL + l)*nN + n)*nR + r)*nQ + q.\n"
+    "Point i's replications use seed s_i = splitmix64(S + 0x9E3779B97F4A7C15*(i+1)),\n"
+    "replication k on RNG stream (s_i, k): any split of the indices over processes or\n"
+    "machines gives the same numbers.\n\n"
+    "Rows are appended to FILE (flushed and fsync'ed) as points finish. Running the\n"
+    "same command again after an interruption computes only the missing points; a\n"
+    "partial last line left by a kill is dropped first. FILE's '# sweep-key' line\n"
+    "guards against resuming a different grid (threads and --progress may change).\n",
+    opts, "Columns: index model dim l n R reps mise se bias2 var (R applies to every axis).\n"};
+  if (cli_parse(&cs, argc, argv)) return 0;
+  size_t nm;
+  const char *const *models = cli_values("model", &nm);
+  if (nm > MAXMODELS) cli_usage("--model", "at most %d models", MAXMODELS);
   if (!out) cli_usage("--out", "required");
   if (!nm) cli_usage("--model", "required (repeat for several)");
   if (!ds) cli_usage("--dims", "required");
@@ -87,7 +76,7 @@ int cmd_sweep(int argc, char **argv) {
   if (!ns) cli_usage("--ns", "required");
   if (!rs) cli_usage("--Rs", "required");
   if (!qs) cli_usage("--reps", "required");
-  if (!have_seed) cli_usage("--seed", "required");
+  if (!cli_given("seed")) cli_usage("--seed", "required");
   size_t nD, nL, nN, nR, nQ;
   double *dv = cli_list("--dims", ds, &nD), *lv = cli_list("--phis", ps, &nL);
   double *Nv = cli_list("--ns", ns, &nN), *Rv = cli_list("--Rs", rs, &nR), *Qv = cli_list("--reps", qs, &nQ);
@@ -110,7 +99,11 @@ int cmd_sweep(int argc, char **argv) {
         if ((Qv[q] == 0 || dv[d] <= 2) && !gfi_mise_exact_supported(m))
           cli_usage("--model", "'%s' in %g dimension(s) is not supported by the MISE routes", models[a], dv[d]);
     }
-  size_t total = nm * nD * nL * nN * nR * nQ;
+  size_t total = nm, dims[5] = {nD, nL, nN, nR, nQ};
+  for (int i = 0; i < 5; i++) {
+    if (total > SIZE_MAX / dims[i]) cli_usage("--model", "the grid has too many points");
+    total *= dims[i];
+  }
 
   /* the grid's identity */
   char buf[128];
@@ -184,8 +177,7 @@ int cmd_sweep(int argc, char **argv) {
     fprintf(f, "# seed: %llu; point i uses seed splitmix64(seed + 0x9E3779B97F4A7C15*(i+1)), "
                "replication k stream (s_i, k)\n", (unsigned long long)seed);
     fputs("# index model dim l n R reps mise se bias2 var\n", f);
-    fflush(f);
-    fsync(fileno(f));
+    if (fflush(f) || fsync(fileno(f))) cli_die(EXIT_RUNTIME, "cannot write %s: %s", out, strerror(errno));
   }
   gfi_progress pg;
   gfi_progress_start(&pg, (progress || isatty(2)) ? stderr : NULL, "sweep", total - ndone);
@@ -216,7 +208,7 @@ int cmd_sweep(int argc, char **argv) {
     gfi_progress_add(&pg, 1);
   }
   gfi_progress_end(&pg);
-  fclose(f);
+  cli_finish_output(f, out);
   for (size_t a = 0; a < nm; a++)
     for (int d = 0; d < 3; d++) gfi_model_free(mods[a][d]);
   free(done);

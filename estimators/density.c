@@ -11,17 +11,21 @@
  * kernel values are exactly 0. */
 #define PAD_COORD 1e100
 
+/* The cost model's direct cost per (query, data point) pair: the SIMD loop
+ * costs about a nanosecond per axis. */
+static double direct_pair_cost(size_t D) { return 1.0 * (double)D + 0.5; }
+
 static void plan_free(gfi_density_plan *p) {
   if (!p) return;
   free(p->w);
   free(p->R);
   free(p->g);
-  free(p->series);
   free(p->rk);
   free(p->sk);
   free(p->ck);
   free(p->Linv);
   free(p->z);
+  bl_sum_free(p->fast);
   free(p);
 }
 
@@ -75,6 +79,12 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
                              const gfi_opts *opts) {
   if (!plan || !k) return GFI_EINVAL;
   *plan = NULL;
+  double tol;
+  gfi_method method;
+  int ost = bl_check_opts(opts, &tol, &method);
+  if (ost) return ost;
+  if (method == GFI_METHOD_FAST && (k->kind != GFI_PHI_POW || D > BL_MAX_DIM))
+    return GFI_EUNSUPPORTED;
   if (k->kind == GFI_PHI_POW) {
     int st = gfi_check_order(k->l);
     if (st) return st;
@@ -99,11 +109,10 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   size_t Np = p->lay.Np;
   p->R = malloc(D * sizeof *p->R);
   p->g = malloc(D * sizeof *p->g);
-  p->series = malloc(5 * D * sizeof *p->series);
   p->rk = malloc(D * Np * sizeof *p->rk);
   p->sk = malloc(D * Np * sizeof *p->sk);
   p->ck = malloc(D * Np * sizeof *p->ck);
-  if (!p->R || !p->g || !p->series || !p->rk || !p->sk || !p->ck) {
+  if (!p->R || !p->g || !p->rk || !p->sk || !p->ck) {
     plan_free(p);
     return GFI_ENOMEM;
   }
@@ -112,16 +121,28 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
     /* Fold the normalisation R_j/A into each factor so that products over
      * many axes stay in range: for z^l the l-th root goes into the sinc. */
     p->g[j] = k->kind == GFI_PHI_POW ? pow(R[j] / k->A, 1.0 / k->l) : R[j] / k->A;
-    /* custom phi applies phi to the plain sinc: its factors use g = 1 */
-    double gs = k->kind == GFI_PHI_POW ? p->g[j] : 1.0;
-    const double coef[5] = {1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880};
-    for (int c = 0; c < 5; c++) p->series[5 * j + c] = gs * coef[c];
   }
   /* padding: u = rx - rk is huge (u^2 still finite) and sin(u) = 0, so the factor is 0 */
   st = engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->sk, p->ck);
   if (st) {
     plan_free(p);
     return st;
+  }
+  p->method = method;
+  p->tol = tol;
+  if (k->kind == GFI_PHI_POW && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
+    double *c = malloc(N * sizeof *c);
+    if (!c) {
+      plan_free(p);
+      return GFI_ENOMEM;
+    }
+    for (size_t i = 0; i < N; i++) c[i] = p->w ? p->w[i] : p->uniform_w;
+    st = bl_sum_make(&p->fast, (int)D, k->l, N, data, 1, c, R, opts, direct_pair_cost(D));
+    free(c);
+    if (st) {
+      plan_free(p);
+      return st;
+    }
   }
   *plan = p;
   return GFI_OK;
@@ -131,8 +152,12 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
                            const double *weights, const double *H, const gfi_opts *opts) {
   if (!plan) return GFI_EINVAL;
   *plan = NULL;
+  gfi_method method;
+  int st = bl_check_opts(opts, NULL, &method);
+  if (st) return st;
+  if (method == GFI_METHOD_FAST) return GFI_EUNSUPPORTED;
   if (!H) return GFI_EINVAL;
-  int st = gfi_check_dim(D);
+  st = gfi_check_dim(D);
   if (st) return st;
   double *Linv = malloc(D * D * sizeof *Linv), logdet_half = 0;
   if (!Linv) return GFI_ENOMEM;
@@ -176,16 +201,9 @@ static void fill_zero(double *dst, size_t nq, size_t W) {
   for (size_t q = 0; q < nq * W; q++) dst[q] = 0;
 }
 
-int gfi_density_eval(const gfi_density_plan *p, size_t M, const double *queries, double *out) {
-  if (!p) return GFI_EINVAL;
-  if (M == 0) return GFI_OK;
-  if (!queries || !out) return GFI_EINVAL;
-  if (M > ((size_t)1 << 52) / p->D) return GFI_EDIM;
-  int st = gfi_check_finite(queries, M * p->D, NULL);
-  if (st) return st;
-  if (p->type == DENSITY_FOURIER)
-    for (size_t i = 0; i < M * p->D; i++)
-      if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
+/* The direct sum (queries already checked). */
+static int eval_direct(const gfi_density_plan *p, size_t M, const double *queries, double *out) {
+  int st;
   size_t ns = p->lay.nsuper;
   double *part = malloc(M * ns * sizeof *part);
   if (!part) return GFI_ENOMEM;
@@ -203,6 +221,131 @@ int gfi_density_eval(const gfi_density_plan *p, size_t M, const double *queries,
     out[q] = s * scale;
   }
   free(part);
+  return GFI_OK;
+}
+
+
+static void info_direct(const gfi_density_plan *p, int reason, gfi_fast_info *info) {
+  memset(info, 0, sizeof *info);
+  info->route = GFI_METHOD_DIRECT;
+  info->reason = reason;
+  info->dim = p->D;
+  info->tol = p->type == DENSITY_FOURIER && p->tol > 0 ? p->tol : GFI_FAST_TOL_DEFAULT;
+}
+
+/* Why a plan has no fast route. */
+static int no_fast_reason(const gfi_density_plan *p) {
+  if (p->type != DENSITY_FOURIER || p->kernel.kind != GFI_PHI_POW) return GFI_ROUTE_KERNEL;
+  if (p->D > BL_MAX_DIM) return GFI_ROUTE_DIM;
+  return GFI_ROUTE_REQUESTED;
+}
+
+static double max_abs(const double *v, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (fabs(v[i]) > m) m = fabs(v[i]);
+  return m;
+}
+
+int gfi_density_eval_info(const gfi_density_plan *p, size_t M, const double *queries, double *out,
+                          gfi_fast_info *info) {
+  if (!p) return GFI_EINVAL;
+  gfi_fast_info dummy;
+  if (!info) info = &dummy;
+  if (!p->fast) info_direct(p, no_fast_reason(p), info);
+  if (M == 0) return GFI_OK;
+  if (!queries || !out) return GFI_EINVAL;
+  if (M > ((size_t)1 << 52) / p->D) return GFI_EDIM;
+  int st = gfi_check_finite(queries, M * p->D, NULL);
+  if (st) return st;
+  if (p->type == DENSITY_FOURIER)
+    for (size_t i = 0; i < M * p->D; i++)
+      if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
+  if (!p->fast) return eval_direct(p, M, queries, out);
+  const size_t D = p->D;
+  double lo[BL_MAX_DIM], hi[BL_MAX_DIM];
+  for (size_t j = 0; j < D; j++) lo[j] = hi[j] = queries[j];
+  for (size_t m = 0; m < M; m++)
+    for (size_t j = 0; j < D; j++) {
+      double v = queries[m * D + j];
+      if (v < lo[j]) lo[j] = v;
+      if (v > hi[j]) hi[j] = v;
+    }
+  bl_choice ch;
+  st = bl_choose(p->fast, M, lo, hi, NULL, direct_pair_cost(D), &ch);
+  if (st) return st;
+  bl_info_fill(p->fast, &ch, D, info);
+  if (ch.route == GFI_METHOD_FAST) {
+    st = bl_points(p->fast, &ch, M, queries, out);
+    if (!st) {
+      info->bound_abs = bl_bound_abs(p->fast, &ch, 0);
+      double m = max_abs(out, M);
+      info->bound = m > 0 ? info->bound_abs / m : INFINITY;
+    }
+  } else {
+    st = eval_direct(p, M, queries, out);
+  }
+  bl_choice_free(&ch);
+  return st;
+}
+
+int gfi_density_eval(const gfi_density_plan *p, size_t M, const double *queries, double *out) {
+  return gfi_density_eval_info(p, M, queries, out, NULL);
+}
+
+int gfi_density_eval_grid(const gfi_density_plan *p, const double *lo, const double *hi,
+                          const size_t *n, double *out, gfi_fast_info *info) {
+  if (!p || !out) return GFI_EINVAL;
+  gfi_fast_info dummy;
+  if (!info) info = &dummy;
+  size_t G;
+  int st = bl_grid_check(p->D, p->type == DENSITY_FOURIER ? p->R : NULL, lo, hi, n, &G);
+  if (st) return st;
+  bl_choice ch;
+  memset(&ch, 0, sizeof ch);
+  ch.route = GFI_METHOD_DIRECT;
+  if (p->fast) {
+    double qlo[BL_MAX_DIM], qhi[BL_MAX_DIM];
+    for (size_t j = 0; j < p->D; j++) {
+      qlo[j] = fmin(lo[j], hi[j]);
+      qhi[j] = fmax(lo[j], hi[j]);
+    }
+    st = bl_choose(p->fast, G, qlo, qhi, n, direct_pair_cost(p->D), &ch);
+    if (st) return st;
+    bl_info_fill(p->fast, &ch, p->D, info);
+  } else {
+    info_direct(p, no_fast_reason(p), info);
+  }
+  if (ch.route == GFI_METHOD_FAST) {
+    st = bl_grid(p->fast, &ch, lo, hi, n, out);
+    if (!st) {
+      info->bound_abs = bl_bound_abs(p->fast, &ch, 0);
+      double m = max_abs(out, G);
+      info->bound = m > 0 ? info->bound_abs / m : INFINITY;
+    }
+  } else {
+    double *q = bl_grid_points(p->D, lo, hi, n, G);
+    st = q ? eval_direct(p, G, q, out) : GFI_ENOMEM;
+    free(q);
+  }
+  bl_choice_free(&ch);
+  return st;
+}
+
+int gfi_density_fast_info(const gfi_density_plan *p, gfi_fast_info *info) {
+  if (!p || !info) return GFI_EINVAL;
+  if (!p->fast) {
+    info_direct(p, no_fast_reason(p), info);
+    return GFI_OK;
+  }
+  bl_choice ch;
+  memset(&ch, 0, sizeof ch);
+  ch.route = p->fast->have0 ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+  ch.reason = p->fast->reason0;
+  ch.reuse = 1;
+  ch.grid = 1;
+  bl_info_fill(p->fast, &ch, p->D, info);
+  if (p->fast->have0) info->bound_abs = bl_bound_abs(p->fast, &ch, 0);
   return GFI_OK;
 }
 

@@ -20,8 +20,12 @@ static void plan_free(gfi_nw_plan *p) {
   free(p->ck);
   free(p->Linv);
   free(p->z);
+  bl_sum_free(p->fast);
   free(p);
 }
+
+/* The cost model's direct cost per (query, data point) pair. */
+static double direct_pair_cost(size_t D, size_t V) { return 1.2 * (double)D + 0.5 * (double)V + 1.0; }
 
 void gfi_nw_destroy(gfi_nw_plan *plan) { plan_free(plan); }
 size_t gfi_nw_dim(const gfi_nw_plan *p) { return p ? p->D : 0; }
@@ -78,6 +82,12 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
                         const double *x, const double *y, const double *R, const gfi_opts *opts) {
   if (!plan || !k) return GFI_EINVAL;
   *plan = NULL;
+  double tol;
+  gfi_method method;
+  int ost = bl_check_opts(opts, &tol, &method);
+  if (ost) return ost;
+  if (method == GFI_METHOD_FAST && (k->kind != GFI_PHI_POW || D > BL_MAX_DIM))
+    return GFI_EUNSUPPORTED;
   if (k->kind == GFI_PHI_POW) {
     int st = gfi_check_order(k->l);
     if (st) return st;
@@ -108,6 +118,26 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
     plan_free(p);
     return st;
   }
+  p->method = method;
+  p->tol = tol;
+  for (size_t i = 0; i < N * V; i++) p->ymax = fmax(p->ymax, fabs(y[i]));
+  if (k->kind == GFI_PHI_POW && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
+    double *c = malloc((V + 1) * N * sizeof *c);
+    if (!c) {
+      plan_free(p);
+      return GFI_ENOMEM;
+    }
+    for (size_t i = 0; i < N; i++) {
+      c[i] = 1.0;
+      for (size_t v = 0; v < V; v++) c[(v + 1) * N + i] = y[i * V + v];
+    }
+    st = bl_sum_make(&p->fast, (int)D, k->l, N, x, V + 1, c, R, opts, direct_pair_cost(D, V));
+    free(c);
+    if (st) {
+      plan_free(p);
+      return st;
+    }
+  }
   *plan = p;
   return GFI_OK;
 }
@@ -116,8 +146,12 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
                       const double *y, const double *H, const gfi_opts *opts) {
   if (!plan) return GFI_EINVAL;
   *plan = NULL;
+  gfi_method method;
+  int st = bl_check_opts(opts, NULL, &method);
+  if (st) return st;
+  if (method == GFI_METHOD_FAST) return GFI_EUNSUPPORTED;
   if (!H) return GFI_EINVAL;
-  int st = gfi_check_dim(D);
+  st = gfi_check_dim(D);
   if (st) return st;
   double *Linv = malloc(D * D * sizeof *Linv), logdet_half = 0;
   if (!Linv) return GFI_ENOMEM;
@@ -205,8 +239,9 @@ static int run_pass(const gfi_nw_plan *p, size_t M, const double *queries, int s
   return GFI_OK;
 }
 
-int gfi_nw_eval_flags(const gfi_nw_plan *p, size_t M, const double *queries, double *out,
-                      size_t *nflagged, unsigned char *flags, double *denom) {
+/* The direct route: every row by the plain/scaled sums. */
+static int eval_direct(const gfi_nw_plan *p, size_t M, const double *queries, double *out,
+                       size_t *nflagged, unsigned char *flags, double *denom) {
   if (nflagged) *nflagged = 0;
   if (!p) return GFI_EINVAL;
   if (M == 0) return GFI_OK;
@@ -289,6 +324,197 @@ int gfi_nw_eval_flags(const gfi_nw_plan *p, size_t M, const double *queries, dou
   return nf ? GFI_EDENOM : GFI_OK;
 }
 
+static void info_direct(const gfi_nw_plan *p, gfi_fast_info *info) {
+  memset(info, 0, sizeof *info);
+  info->route = GFI_METHOD_DIRECT;
+  info->dim = p->D;
+  info->tol = p->type == NW_FOURIER && p->tol > 0 ? p->tol : GFI_FAST_TOL_DEFAULT;
+  if (p->type != NW_FOURIER || p->kernel.kind != GFI_PHI_POW) info->reason = GFI_ROUTE_KERNEL;
+  else if (p->D > BL_MAX_DIM) info->reason = GFI_ROUTE_DIM;
+  else info->reason = GFI_ROUTE_REQUESTED;
+}
+
+/* Rows of a fast evaluation (res: G x (V+1), column 0 the denominator):
+ * accept those whose flags and ratio the error bounds settle, evaluate the
+ * others by the direct sum (their points from pts, or from the grid). */
+static int finish_fast(const gfi_nw_plan *p, const bl_choice *ch, size_t G, const double *res,
+                       const double *pts, const double *glo, const double *ghi, const size_t *gn,
+                       double *out, size_t *nflagged, unsigned char *flags, double *denom,
+                       gfi_fast_info *info) {
+  const size_t V = p->V, D = p->D, nc = V + 1;
+  const int odd = p->kernel.l & 1;
+  double eS = bl_bound_abs(p->fast, ch, 0), eN = 0;
+  for (size_t v = 0; v < V; v++) eN = fmax(eN, bl_bound_abs(p->fast, ch, v + 1));
+  const double Aup = (double)p->N * p->fast->K0; /* sum_i |K_i| <= N K0 */
+  const double ys = p->ymax, lim = p->tol * ys;
+  unsigned char *redo = malloc(G ? G : 1);
+  if (!redo) return GFI_ENOMEM;
+  size_t nredo = 0, nf = 0;
+  double worst = 0;
+  for (size_t g = 0; g < G; g++) {
+    const double *r = res + g * nc;
+    double S = r[0], lo = S - eS;
+    double fmaxabs = 0;
+    for (size_t v = 0; v < V; v++) fmaxabs = fmax(fmaxabs, fabs(r[1 + v] / S));
+    double err = lo > 0 ? (eN + fmaxabs * eS) / lo : INFINITY;
+    int ok = lo > 0 && lo > p->denom_tol * (odd ? Aup : S + eS) && err <= lim && !(odd && denom);
+    redo[g] = !ok;
+    if (!ok) {
+      nredo++;
+      continue;
+    }
+    if (ys > 0 && err / ys > worst) worst = err / ys;
+    for (size_t v = 0; v < V; v++) out[g * V + v] = r[1 + v] / S;
+    if (flags) flags[g] = GFI_NW_FLAG_OK;
+    if (denom) denom[g] = 1.0; /* even l: S = sum |K_i| */
+  }
+  info->rows_direct = nredo;
+  info->bound_abs = fmax(eS, eN);
+  info->bound = worst;
+  int st = GFI_OK;
+  if (nredo) {
+    double *q = malloc(nredo * D * sizeof *q), *o = malloc(nredo * V * sizeof *o);
+    double *dn = denom ? malloc(nredo * sizeof *dn) : NULL;
+    unsigned char *fl = malloc(nredo);
+    if (!q || !o || !fl || (denom && !dn)) {
+      st = GFI_ENOMEM;
+    } else {
+      size_t a = 0;
+      for (size_t g = 0; g < G; g++) {
+        if (!redo[g]) continue;
+        if (pts) {
+          memcpy(q + a * D, pts + g * D, D * sizeof *q);
+        } else {
+          size_t rem = g;
+          for (size_t j = D; j-- > 0;) {
+            size_t k = rem % gn[j];
+            rem /= gn[j];
+            q[a * D + j] = gn[j] > 1 ? glo[j] + (ghi[j] - glo[j]) * (double)k / (double)(gn[j] - 1)
+                                     : glo[j];
+          }
+        }
+        a++;
+      }
+      st = eval_direct(p, nredo, q, o, &nf, fl, dn);
+      if (st == GFI_EDENOM) st = GFI_OK;
+      if (!st) {
+        a = 0;
+        for (size_t g = 0; g < G; g++) {
+          if (!redo[g]) continue;
+          memcpy(out + g * V, o + a * V, V * sizeof *out);
+          if (flags) flags[g] = fl[a];
+          if (denom) denom[g] = dn[a];
+          a++;
+        }
+      }
+    }
+    free(q);
+    free(o);
+    free(dn);
+    free(fl);
+  }
+  free(redo);
+  if (st) return st;
+  if (nflagged) *nflagged = nf;
+  return nf ? GFI_EDENOM : GFI_OK;
+}
+
+int gfi_nw_eval_ex(const gfi_nw_plan *p, size_t M, const double *queries, double *out,
+                   size_t *nflagged, unsigned char *flags, double *denom, gfi_fast_info *info) {
+  if (nflagged) *nflagged = 0;
+  if (!p) return GFI_EINVAL;
+  gfi_fast_info dummy;
+  if (!info) info = &dummy;
+  info_direct(p, info);
+  if (!p->fast || M == 0) return eval_direct(p, M, queries, out, nflagged, flags, denom);
+  if (!queries || !out) return GFI_EINVAL;
+  if (M > ((size_t)1 << 52) / (p->D + p->V)) return GFI_EDIM;
+  int st = gfi_check_finite(queries, M * p->D, NULL);
+  if (st) return st;
+  for (size_t i = 0; i < M * p->D; i++)
+    if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
+  const size_t D = p->D, nc = p->V + 1;
+  double lo[BL_MAX_DIM], hi[BL_MAX_DIM];
+  for (size_t j = 0; j < D; j++) lo[j] = hi[j] = queries[j];
+  for (size_t m = 0; m < M; m++)
+    for (size_t j = 0; j < D; j++) {
+      lo[j] = fmin(lo[j], queries[m * D + j]);
+      hi[j] = fmax(hi[j], queries[m * D + j]);
+    }
+  bl_choice ch;
+  st = bl_choose(p->fast, M, lo, hi, NULL, direct_pair_cost(D, p->V), &ch);
+  if (st) return st;
+  bl_info_fill(p->fast, &ch, D, info);
+  if (ch.route != GFI_METHOD_FAST) {
+    bl_choice_free(&ch);
+    return eval_direct(p, M, queries, out, nflagged, flags, denom);
+  }
+  double *res = malloc(M * nc * sizeof *res);
+  st = res ? bl_points(p->fast, &ch, M, queries, res) : GFI_ENOMEM;
+  if (!st)
+    st = finish_fast(p, &ch, M, res, queries, NULL, NULL, NULL, out, nflagged, flags, denom, info);
+  free(res);
+  bl_choice_free(&ch);
+  return st;
+}
+
+int gfi_nw_eval_flags(const gfi_nw_plan *p, size_t M, const double *queries, double *out,
+                      size_t *nflagged, unsigned char *flags, double *denom) {
+  return gfi_nw_eval_ex(p, M, queries, out, nflagged, flags, denom, NULL);
+}
+
 int gfi_nw_eval(const gfi_nw_plan *p, size_t M, const double *queries, double *out, size_t *nflagged) {
-  return gfi_nw_eval_flags(p, M, queries, out, nflagged, NULL, NULL);
+  return gfi_nw_eval_ex(p, M, queries, out, nflagged, NULL, NULL, NULL);
+}
+
+int gfi_nw_eval_grid(const gfi_nw_plan *p, const double *lo, const double *hi, const size_t *n,
+                     double *out, size_t *nflagged, gfi_fast_info *info) {
+  if (nflagged) *nflagged = 0;
+  if (!p || !out) return GFI_EINVAL;
+  gfi_fast_info dummy;
+  if (!info) info = &dummy;
+  info_direct(p, info);
+  size_t G;
+  int st = bl_grid_check(p->D, p->type == NW_FOURIER ? p->R : NULL, lo, hi, n, &G);
+  if (st) return st;
+  bl_choice ch;
+  memset(&ch, 0, sizeof ch);
+  ch.route = GFI_METHOD_DIRECT;
+  if (p->fast) {
+    double qlo[BL_MAX_DIM], qhi[BL_MAX_DIM];
+    for (size_t j = 0; j < p->D; j++) {
+      qlo[j] = fmin(lo[j], hi[j]);
+      qhi[j] = fmax(lo[j], hi[j]);
+    }
+    st = bl_choose(p->fast, G, qlo, qhi, n, direct_pair_cost(p->D, p->V), &ch);
+    if (st) return st;
+    bl_info_fill(p->fast, &ch, p->D, info);
+  }
+  if (ch.route == GFI_METHOD_FAST) {
+    double *res = malloc(G * (p->V + 1) * sizeof *res);
+    st = res ? bl_grid(p->fast, &ch, lo, hi, n, res) : GFI_ENOMEM;
+    if (!st) st = finish_fast(p, &ch, G, res, NULL, lo, hi, n, out, nflagged, NULL, NULL, info);
+    free(res);
+  } else {
+    double *q = bl_grid_points(p->D, lo, hi, n, G);
+    st = q ? eval_direct(p, G, q, out, nflagged, NULL, NULL) : GFI_ENOMEM;
+    free(q);
+  }
+  bl_choice_free(&ch);
+  return st;
+}
+
+int gfi_nw_fast_info(const gfi_nw_plan *p, gfi_fast_info *info) {
+  if (!p || !info) return GFI_EINVAL;
+  info_direct(p, info);
+  if (!p->fast) return GFI_OK;
+  bl_choice ch;
+  memset(&ch, 0, sizeof ch);
+  ch.route = p->fast->have0 ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+  ch.reason = p->fast->reason0;
+  ch.reuse = 1;
+  ch.grid = 1;
+  bl_info_fill(p->fast, &ch, p->D, info);
+  if (p->fast->have0) info->bound_abs = bl_bound_abs(p->fast, &ch, 0);
+  return GFI_OK;
 }

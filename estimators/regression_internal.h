@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include "gfi/regression.h"
 #include "engine.h"
+#include "bandlimited.h"
 
 typedef enum { NW_FOURIER = 1, NW_GAUSS = 2 } nw_type;
 
@@ -21,6 +22,10 @@ struct gfi_nw_plan {
   double *R;        /* D radii */
   double *rk;       /* D x Np: R_j k_ij */
   double *sk, *ck;  /* D x Np: sin and cos of R_j k_ij */
+  bl_sum *fast;     /* band-limited route: column 0 the denominator, 1..V the numerators */
+  gfi_method method;
+  double tol;
+  double ymax;      /* max |y_iv|: the scale of the fast route's accuracy */
 
   /* Gaussian */
   double *Linv;     /* D x D lower-triangular inverse Cholesky factor of H */

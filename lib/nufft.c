@@ -1,11 +1,20 @@
-/* Placeholder NUFFT: the interface of nufft.h computed by the direct sums of
- * nufft_direct.c (exact, O(N K)), so that the band-limited engine can be built
- * and tested against the interface while the spreading transforms land. */
+/* NUFFT of types 1, 2, 3 by spreading with the exponential of semicircle
+ * kernel onto an oversampled grid, FFTW, and deconvolution by the kernel's
+ * Fourier transform (Barnett, Magland & af Klinteberg 2019); type 3 as a
+ * spreading onto a rescaled grid followed by an inner type 2 (Lee & Greengard
+ * 2005). Conventions and accuracy in nufft.h. */
+#include <fftw3.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdint.h>
 #include "nufft.h"
+#include "nufft_internal.h"
 #include "gfi/status.h"
+
+#define CHUNK ((size_t)1 << 18) /* points per spreading pass (fixed: part of the summation order) */
+#define DEFAULT_MAX_GRID ((size_t)1 << 28)
 
 void nufft_default_opts(nufft_opts *o) {
   if (!o) return;
@@ -16,88 +25,513 @@ void nufft_default_opts(nufft_opts *o) {
 }
 
 static int nt_of(const nufft_opts *o) { return o ? o->nthreads : 0; }
+static size_t max_grid_of(const nufft_opts *o) {
+  return o && o->max_grid ? o->max_grid : DEFAULT_MAX_GRID;
+}
+
+static int all_finite(size_t n, const double *v) {
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(v[i])) return 0;
+  return 1;
+}
+
+/* Fine grid per axis for m modes: the next even 2,3,5-smooth size >= sigma m
+ * and >= 2 ns. */
+static int fine_size(const nufft_kernel *k, double m, size_t max_grid, size_t *nf) {
+  double want = ceil(k->sigma * m);
+  if (want < 2.0 * k->ns) want = 2.0 * k->ns;
+  if (!(want <= (double)max_grid) || want > (double)(INT_MAX / 2)) return GFI_ERANGE;
+  size_t n = nufft_next235even((size_t)want);
+  if (n == 0 || n > (size_t)INT_MAX) return GFI_ERANGE;
+  *nf = n;
+  return GFI_OK;
+}
+
+static int grid_total(int D, const size_t *nf, size_t max_grid, size_t *tot) {
+  size_t t = 1;
+  for (int d = 0; d < D; d++) {
+    if (t > SIZE_MAX / nf[d]) return GFI_ERANGE;
+    t *= nf[d];
+  }
+  if (t > max_grid) return GFI_ERANGE;
+  if (t > SIZE_MAX / (2 * sizeof(double))) return GFI_ENOMEM;
+  *tot = t;
+  return GFI_OK;
+}
+
+static double *grid_alloc(size_t tot) {
+  double *g = fftw_malloc(tot * 2 * sizeof(double));
+  if (g) memset(g, 0, tot * 2 * sizeof(double));
+  return g;
+}
+
+static int run_fft(int D, const size_t *nf, double *grid, int sign, int nthreads) {
+  nufft_fft f;
+  int st = nufft_fft_make(&f, D, nf, grid, sign);
+  if (st) return st;
+  nufft_fft_exec(&f, grid, nthreads);
+  nufft_fft_free(&f);
+  return GFI_OK;
+}
+
+/* Deconvolution factors 1/phihat(2 pi k / nf) for the modes k = -floor(m/2)
+ * .. of each axis (m[d] values per axis, concatenated). */
+static double *deconv_factors(const nufft_kernel *k, int D, const size_t *m, const size_t *nf) {
+  size_t tot = 0;
+  for (int d = 0; d < D; d++) tot += m[d];
+  double *w = malloc(tot * sizeof(double));
+  if (!w) return NULL;
+  double *p = w;
+  for (int d = 0; d < D; d++) {
+    for (size_t i = 0; i < m[d]; i++) {
+      double kk = (double)i - (double)(m[d] / 2);
+      p[i] = 1.0 / nufft_phihat(k, 2 * M_PI * kk / (double)nf[d]);
+    }
+    p += m[d];
+  }
+  return w;
+}
+
+/* Between modes (m per axis, last fastest, increasing k) and the fine grid
+ * (nf per axis, k at index k mod nf), times the deconvolution factors:
+ * dir = 1: modes[...] = grid[...] * w (type 1); dir = 2: grid[...] = modes[...] * w
+ * (type 2; the grid's other cells must be zero). */
+static void modes_grid(int D, const size_t *m, const size_t *nf, const double *w, double *modes,
+                       double *grid, int dir, int nthreads) {
+  size_t m0 = m[0], m1 = D > 1 ? m[1] : 1, m2 = D > 2 ? m[2] : 1;
+  size_t n1 = D > 1 ? nf[1] : 1, n2 = D > 2 ? nf[2] : 1;
+  const double *w0 = w, *w1 = D > 1 ? w + m0 : NULL, *w2 = D > 2 ? w + m0 + m1 : NULL;
+  int nt = nufft_threads(nthreads);
+  if (m0 * m1 * m2 < 16384) nt = 1;
+  (void)nt;
+#ifdef GFI_HAVE_OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#endif
+  for (size_t a = 0; a < m0; a++) {
+    long long k0 = (long long)a - (long long)(m0 / 2);
+    size_t g0 = k0 < 0 ? (size_t)(k0 + (long long)nf[0]) : (size_t)k0;
+    for (size_t b = 0; b < m1; b++) {
+      long long k1 = (long long)b - (long long)(m1 / 2);
+      size_t g1 = k1 < 0 ? (size_t)(k1 + (long long)n1) : (size_t)k1;
+      double wab = w0[a] * (D > 1 ? w1[b] : 1.0);
+      for (size_t cc = 0; cc < m2; cc++) {
+        long long k2 = (long long)cc - (long long)(m2 / 2);
+        size_t g2 = k2 < 0 ? (size_t)(k2 + (long long)n2) : (size_t)k2;
+        double ww = D > 2 ? wab * w2[cc] : wab;
+        size_t im = (a * m1 + b) * m2 + cc, ig = (g0 * n1 + g1) * n2 + g2;
+        if (dir == 1) {
+          modes[2 * im] = grid[2 * ig] * ww;
+          modes[2 * im + 1] = grid[2 * ig + 1] * ww;
+        } else {
+          grid[2 * ig] = modes[2 * im] * ww;
+          grid[2 * ig + 1] = modes[2 * im + 1] * ww;
+        }
+      }
+    }
+  }
+}
+
+/* Points x (periodic, period 2 pi) -> grid coordinates in [0, nf). */
+static void fold_coords(int D, const size_t *nf, size_t n, const double *x, double *t,
+                        int nthreads) {
+  int nt = nufft_threads(nthreads);
+  if (n < 16384) nt = 1;
+  (void)nt;
+#ifdef GFI_HAVE_OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#endif
+  for (size_t j = 0; j < n; j++)
+    for (int d = 0; d < D; d++) {
+      double N_ = (double)nf[d];
+      double u = x[j * D + d] * (N_ / (2 * M_PI));
+      u -= N_ * floor(u / N_);
+      if (!(u < N_) || u < 0) u = 0;
+      t[j * D + d] = u;
+    }
+}
+
+static int common_checks(int D, int sign, const size_t *ms, size_t N, const double *x,
+                         const void *c, const void *f) {
+  if (D < 1 || D > 3 || !ms || (sign != 1 && sign != -1) || (N && (!x || !c)) || !f)
+    return GFI_EINVAL;
+  for (int d = 0; d < D; d++)
+    if (ms[d] == 0) return GFI_EINVAL;
+  if (N > SIZE_MAX / (2 * sizeof(double)) / 3) return GFI_EINVAL;
+  return GFI_OK;
+}
+
+/* Kernel, fine grid and mode count of a type 1 or 2 transform. */
+static int setup12(int D, const size_t *ms, const nufft_opts *o, nufft_kernel *kp, size_t *nf,
+                   size_t *tot, size_t *mtot) {
+  int st = nufft_kernel_setup(o, kp);
+  if (st) return st;
+  size_t mt = 1;
+  for (int d = 0; d < D; d++) {
+    if (mt > SIZE_MAX / ms[d]) return GFI_ERANGE;
+    mt *= ms[d];
+    if ((st = fine_size(kp, (double)ms[d], max_grid_of(o), &nf[d]))) return st;
+  }
+  if (mt > SIZE_MAX / (2 * sizeof(double))) return GFI_ERANGE;
+  *mtot = mt;
+  return grid_total(D, nf, max_grid_of(o), tot);
+}
 
 int nufft1(int D, size_t N, const double *x, const double *c, int sign, const size_t *ms,
            double *f, const nufft_opts *o) {
-  return nufft1_direct(D, N, x, c, sign, ms, f, nt_of(o));
+  int st = common_checks(D, sign, ms, N, x, c, f);
+  if (st) return st;
+  nufft_kernel kp;
+  size_t nf[3], tot, mtot;
+  if ((st = setup12(D, ms, o, &kp, nf, &tot, &mtot))) return st;
+  if (!all_finite(N * D, x) || !all_finite(2 * N, c)) return GFI_ENONFINITE;
+  int nt = nt_of(o);
+  nufft_work wk = {0};
+  size_t nb = N < CHUNK ? N : CHUNK;
+  double *grid = grid_alloc(tot);
+  double *t = malloc((nb ? nb : 1) * D * sizeof(double));
+  double *w = deconv_factors(&kp, D, ms, nf);
+  if (!grid || !t || !w) {
+    st = GFI_ENOMEM;
+    goto out;
+  }
+  for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
+    size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
+    fold_coords(D, nf, n, x + j0 * D, t, nt);
+    if ((st = nufft_spread(&kp, D, nf, n, t, c + 2 * j0, grid, nt, &wk))) goto out;
+  }
+  if ((st = run_fft(D, nf, grid, sign, nt))) goto out;
+  modes_grid(D, ms, nf, w, f, grid, 1, nt);
+out:
+  fftw_free(grid);
+  free(t);
+  free(w);
+  nufft_work_free(&wk);
+  return st;
 }
+
 int nufft2(int D, size_t N, const double *x, double *c, int sign, const size_t *ms,
            const double *f, const nufft_opts *o) {
-  return nufft2_direct(D, N, x, c, sign, ms, f, nt_of(o));
+  int st = common_checks(D, sign, ms, N, x, c, f);
+  if (st) return st;
+  nufft_kernel kp;
+  size_t nf[3], tot, mtot;
+  if ((st = setup12(D, ms, o, &kp, nf, &tot, &mtot))) return st;
+  if (!all_finite(N * D, x) || !all_finite(2 * mtot, f)) return GFI_ENONFINITE;
+  if (N == 0) return GFI_OK;
+  int nt = nt_of(o);
+  nufft_work wk = {0};
+  size_t nb = N < CHUNK ? N : CHUNK;
+  double *grid = grid_alloc(tot);
+  double *t = malloc(nb * D * sizeof(double));
+  double *w = deconv_factors(&kp, D, ms, nf);
+  if (!grid || !t || !w) {
+    st = GFI_ENOMEM;
+    goto out;
+  }
+  modes_grid(D, ms, nf, w, (double *)f, grid, 2, nt);
+  if ((st = run_fft(D, nf, grid, sign, nt))) goto out;
+  for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
+    size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
+    fold_coords(D, nf, n, x + j0 * D, t, nt);
+    if ((st = nufft_interp(&kp, D, nf, n, t, c + 2 * j0, grid, nt, &wk))) goto out;
+  }
+out:
+  fftw_free(grid);
+  free(t);
+  free(w);
+  nufft_work_free(&wk);
+  return st;
 }
-int nufft3(int D, size_t N, const double *x, const double *c, int sign, size_t K,
-           const double *s, double *f, const nufft_opts *o) {
-  return nufft3_direct(D, N, x, c, sign, K, s, f, nt_of(o));
-}
+
+/* ------------------------------------------------------------------------ */
+/* Type 3. Sources x = C + y, |y_d| <= X_d; targets s = Dc + u, |u_d| <= S_d:
+ *   f(s) = e^{i sign u.C} sum_j [c_j e^{i sign Dc.x_j}] e^{i sign u.y_j}.
+ * With y' = y / gam (|y'| < pi) spread onto the grid1 of nf points of spacing
+ * h = 2 pi / nf (index i at y' = (i - nf/2) h), the inner sum is
+ *   B(u') = sum_i grid1[i] e^{i sign u' (i - nf/2) h},  u' = gam u,
+ * a type 2 with nf modes at the points u' h (|u' h| <= pi / sigma), and
+ *   f(s) = e^{i sign u.C} B(gam u) / phihat(h gam u).                      */
 
 struct nufft3_plan {
   int D, sign, nthreads;
-  double lo[3], hi[3];
+  nufft_kernel kp;
+  double lo[3], hi[3];     /* box of the sources */
+  double C[3], Dc[3];      /* centres of sources and targets */
+  double gam[3], h[3];
+  size_t nf[3], tot1;      /* grid1: spreading grid */
+  size_t nf2[3], tot2;     /* grid2: the inner type 2's fine grid */
   size_t K;
-  double *s, *acc, *tmp;
+  int shift_targets;       /* Dc != 0 */
+  double *grid1, *grid2;   /* fftw_malloc */
+  nufft_fft fft2;
+  double *w2;              /* inner deconvolution factors, nf[d] per axis */
+  double *t2;              /* targets as grid2 coordinates (K x D) */
+  double *corr;            /* per-target factor e^{i sign u.C} / phihat (complex) */
+  double *tbuf, *cbuf;     /* one chunk of sources */
+  nufft_work work;         /* the spreader's scratch */
 };
+
+/* Grid size, spacing and scale of one axis (FINUFFT's choice: X S >= 1 is
+ * enforced so that degenerate boxes still give a valid grid). */
+static int t3_axis(const nufft_kernel *k, double X, double S, size_t max_grid, size_t *nf,
+                   double *h, double *gam) {
+  double Xs = X, Ss = S;
+  if (X == 0) {
+    if (S == 0) {
+      Xs = 1;
+      Ss = 1;
+    } else if (Xs < 1 / S) {
+      Xs = 1 / S;
+    }
+  } else if (Ss < 1 / X) {
+    Ss = 1 / X;
+  }
+  double nfd = ceil(2 * k->sigma * Xs * Ss / M_PI + k->ns + 1);
+  if (nfd < 2.0 * k->ns) nfd = 2.0 * k->ns;
+  if (!isfinite(nfd) || nfd > (double)max_grid || nfd > (double)(INT_MAX / 8)) return GFI_ERANGE;
+  size_t n = nufft_next235even((size_t)nfd);
+  if (n == 0) return GFI_ERANGE;
+  *nf = n;
+  *h = 2 * M_PI / (double)n;
+  *gam = (double)n / (2 * k->sigma * Ss);
+  if (!isfinite(*gam) || *gam <= 0) return GFI_ERANGE;
+  return GFI_OK;
+}
+
+/* Both grids of a type-3 transform; GFI_ERANGE when the larger exceeds max_grid. */
+static int t3_grids(const nufft_kernel *k, int D, const double *X, const double *S,
+                    size_t max_grid, size_t *nf, double *h, double *gam, size_t *nf2,
+                    size_t *tot1, size_t *tot2) {
+  int st;
+  for (int d = 0; d < D; d++) {
+    if ((st = t3_axis(k, X[d], S[d], max_grid, &nf[d], &h[d], &gam[d]))) return st;
+    if ((st = fine_size(k, (double)nf[d], max_grid, &nf2[d]))) return st;
+  }
+  if ((st = grid_total(D, nf2, max_grid, tot2))) return st;
+  return grid_total(D, nf, max_grid, tot1);
+}
+
+size_t nufft3_grid_size(int D, const double *X, const double *S, const nufft_opts *o,
+                        size_t nf[3]) {
+  if (nf) nf[0] = nf[1] = nf[2] = 0;
+  if (D < 1 || D > 3 || !X || !S) return 0;
+  nufft_kernel kp;
+  if (nufft_kernel_setup(o, &kp)) return 0;
+  size_t n[3] = {0, 0, 0}, n2[3], t1, t2;
+  double h[3], g[3];
+  for (int d = 0; d < D; d++)
+    if (!(isfinite(X[d]) && isfinite(S[d]) && X[d] >= 0 && S[d] >= 0)) return 0;
+  if (t3_grids(&kp, D, X, S, max_grid_of(o), n, h, g, n2, &t1, &t2)) return 0;
+  if (nf)
+    for (int d = 0; d < D; d++) nf[d] = n[d];
+  return t1;
+}
+
+void nufft3_destroy(nufft3_plan *p) {
+  if (!p) return;
+  nufft_fft_free(&p->fft2);
+  fftw_free(p->grid1);
+  fftw_free(p->grid2);
+  free(p->w2);
+  free(p->t2);
+  free(p->corr);
+  free(p->tbuf);
+  free(p->cbuf);
+  nufft_work_free(&p->work);
+  free(p);
+}
 
 int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *xhi, int sign,
                      size_t K, const double *s, const nufft_opts *o) {
-  if (!pp || D < 1 || D > 3 || !xlo || !xhi || (K && !s)) return GFI_EINVAL;
+  if (!pp) return GFI_EINVAL;
   *pp = NULL;
-  if (K > SIZE_MAX / 16 / (size_t)D) return GFI_ENOMEM;
+  if (D < 1 || D > 3 || !xlo || !xhi || (sign != 1 && sign != -1) || (K && !s))
+    return GFI_EINVAL;
+  if (K > SIZE_MAX / (2 * sizeof(double)) / 3) return GFI_ENOMEM;
+  nufft_kernel kp;
+  int st = nufft_kernel_setup(o, &kp);
+  if (st) return st;
+  if (!all_finite((size_t)D, xlo) || !all_finite((size_t)D, xhi) || !all_finite(K * D, s))
+    return GFI_ENONFINITE;
+  for (int d = 0; d < D; d++)
+    if (!(xlo[d] <= xhi[d])) return GFI_EINVAL;
   nufft3_plan *p = calloc(1, sizeof *p);
   if (!p) return GFI_ENOMEM;
   p->D = D;
   p->sign = sign;
   p->nthreads = nt_of(o);
+  p->kp = kp;
   p->K = K;
-  for (int d = 0; d < D; d++) { p->lo[d] = xlo[d]; p->hi[d] = xhi[d]; }
-  p->s = malloc((K ? K : 1) * (size_t)D * sizeof(double));
-  p->acc = calloc(2 * (K ? K : 1), sizeof(double));
-  p->tmp = malloc(2 * (K ? K : 1) * sizeof(double));
-  if (!p->s || !p->acc || !p->tmp) { nufft3_destroy(p); return GFI_ENOMEM; }
-  if (K) memcpy(p->s, s, K * (size_t)D * sizeof(double));
+  double X[3] = {0, 0, 0}, S[3] = {0, 0, 0};
+  for (int d = 0; d < D; d++) {
+    p->lo[d] = xlo[d];
+    p->hi[d] = xhi[d];
+    p->C[d] = 0.5 * (xlo[d] + xhi[d]);
+    X[d] = fmax(xhi[d] - p->C[d], p->C[d] - xlo[d]);
+    double smin = K ? s[d] : 0, smax = smin;
+    for (size_t k = 1; k < K; k++) {
+      double v = s[k * D + d];
+      if (v < smin) smin = v;
+      if (v > smax) smax = v;
+    }
+    p->Dc[d] = 0.5 * (smin + smax);
+    S[d] = fmax(smax - p->Dc[d], p->Dc[d] - smin);
+    if (p->Dc[d] != 0) p->shift_targets = 1;
+  }
+  if (!all_finite((size_t)D, X) || !all_finite((size_t)D, S)) {
+    nufft3_destroy(p);
+    return GFI_ERANGE;
+  }
+  if ((st = t3_grids(&kp, D, X, S, max_grid_of(o), p->nf, p->h, p->gam, p->nf2, &p->tot1,
+                     &p->tot2))) {
+    nufft3_destroy(p);
+    return st;
+  }
+  size_t wtot = 0;
+  for (int d = 0; d < D; d++) wtot += p->nf[d];
+  p->grid1 = grid_alloc(p->tot1);
+  p->grid2 = grid_alloc(p->tot2);
+  p->w2 = malloc(wtot * sizeof(double));
+  p->t2 = malloc((K ? K : 1) * D * sizeof(double));
+  p->corr = malloc(2 * (K ? K : 1) * sizeof(double));
+  p->tbuf = malloc(CHUNK * D * sizeof(double));
+  p->cbuf = malloc(2 * CHUNK * sizeof(double));
+  if (!p->grid1 || !p->grid2 || !p->w2 || !p->t2 || !p->corr || !p->tbuf || !p->cbuf) {
+    nufft3_destroy(p);
+    return GFI_ENOMEM;
+  }
+  if ((st = nufft_fft_make(&p->fft2, D, p->nf2, p->grid2, sign))) {
+    nufft3_destroy(p);
+    return st;
+  }
+  double *w = p->w2;
+  for (int d = 0; d < D; d++) {
+    for (size_t i = 0; i < p->nf[d]; i++) {
+      double kk = (double)i - (double)(p->nf[d] / 2);
+      w[i] = 1.0 / nufft_phihat(&kp, 2 * M_PI * kk / (double)p->nf2[d]);
+    }
+    w += p->nf[d];
+  }
+  for (size_t k = 0; k < K; k++) {
+    double ph = 0, den = 1;
+    for (int d = 0; d < D; d++) {
+      double u = s[k * D + d] - p->Dc[d];
+      ph += u * p->C[d];
+      double up = p->gam[d] * u * p->h[d]; /* inner type-2 point, |up| <= pi / sigma */
+      den *= nufft_phihat(&kp, up);
+      double N2 = (double)p->nf2[d];
+      double t = up * (N2 / (2 * M_PI));
+      t -= N2 * floor(t / N2);
+      if (!(t < N2) || t < 0) t = 0;
+      p->t2[k * D + d] = t;
+    }
+    p->corr[2 * k] = cos(ph) / den;
+    p->corr[2 * k + 1] = sign * sin(ph) / den;
+  }
   *pp = p;
   return GFI_OK;
 }
 
 int nufft3_add(nufft3_plan *p, size_t N, const double *x, const double *c) {
   if (!p || (N && (!x || !c))) return GFI_EINVAL;
+  int D = p->D;
+  if (N > SIZE_MAX / (2 * sizeof(double)) / 3) return GFI_EINVAL;
+  if (!all_finite(N * D, x) || !all_finite(2 * N, c)) return GFI_ENONFINITE;
   for (size_t j = 0; j < N; j++)
-    for (int d = 0; d < p->D; d++) {
-      double v = x[j * (size_t)p->D + d];
-      if (!(v >= p->lo[d] && v <= p->hi[d])) return GFI_EINVAL;
+    for (int d = 0; d < D; d++) {
+      double v = x[j * D + d];
+      if (v < p->lo[d] || v > p->hi[d]) return GFI_EINVAL;
     }
-  int st = nufft3_direct(p->D, N, x, c, p->sign, p->K, p->s, p->tmp, p->nthreads);
-  if (st) return st;
-  for (size_t k = 0; k < 2 * p->K; k++) p->acc[k] += p->tmp[k];
+  int nt = p->nthreads;
+  for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
+    size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
+    const double *xc = x + j0 * D, *cc = c + 2 * j0;
+    int ntl = nufft_threads(nt);
+    if (n < 16384) ntl = 1;
+    (void)ntl;
+#ifdef GFI_HAVE_OPENMP
+#pragma omp parallel for schedule(static) num_threads(ntl) if (ntl > 1)
+#endif
+    for (size_t j = 0; j < n; j++) {
+      double ph = 0;
+      for (int d = 0; d < D; d++) {
+        double v = xc[j * D + d];
+        ph += p->Dc[d] * v;
+        double t = (v - p->C[d]) / (p->gam[d] * p->h[d]) + (double)(p->nf[d] / 2);
+        double N_ = (double)p->nf[d];
+        if (t < 0) t = 0;
+        if (!(t < N_)) t = N_ - 0.5;
+        p->tbuf[j * D + d] = t;
+      }
+      double cr = cc[2 * j], ci = cc[2 * j + 1];
+      if (p->shift_targets) {
+        double cs = cos(ph), sn = p->sign * sin(ph);
+        p->cbuf[2 * j] = cr * cs - ci * sn;
+        p->cbuf[2 * j + 1] = cr * sn + ci * cs;
+      } else {
+        p->cbuf[2 * j] = cr;
+        p->cbuf[2 * j + 1] = ci;
+      }
+    }
+    int st = nufft_spread(&p->kp, D, p->nf, n, p->tbuf, p->cbuf, p->grid1, nt, &p->work);
+    if (st) return st;
+  }
   return GFI_OK;
 }
 
 int nufft3_exec(nufft3_plan *p, double *f) {
   if (!p || (p->K && !f)) return GFI_EINVAL;
-  memcpy(f, p->acc, 2 * p->K * sizeof(double));
+  if (p->K == 0) return GFI_OK;
+  memset(p->grid2, 0, p->tot2 * 2 * sizeof(double));
+  modes_grid(p->D, p->nf, p->nf2, p->w2, p->grid1, p->grid2, 2, p->nthreads);
+  nufft_fft_exec(&p->fft2, p->grid2, p->nthreads);
+  int st = nufft_interp(&p->kp, p->D, p->nf2, p->K, p->t2, f, p->grid2, p->nthreads, &p->work);
+  if (st) return st;
+  for (size_t k = 0; k < p->K; k++) {
+    double br = f[2 * k], bi = f[2 * k + 1], ar = p->corr[2 * k], ai = p->corr[2 * k + 1];
+    f[2 * k] = br * ar - bi * ai;
+    f[2 * k + 1] = br * ai + bi * ar;
+  }
   return GFI_OK;
 }
 
 void nufft3_reset(nufft3_plan *p) {
-  if (p) memset(p->acc, 0, 2 * (p->K ? p->K : 1) * sizeof(double));
+  if (p) memset(p->grid1, 0, p->tot1 * 2 * sizeof(double));
 }
 
 void nufft3_info(const nufft3_plan *p, size_t nf[3], int *width) {
   if (nf) nf[0] = nf[1] = nf[2] = 0;
   if (width) *width = 0;
-  (void)p;
-}
-
-void nufft3_destroy(nufft3_plan *p) {
   if (!p) return;
-  free(p->s);
-  free(p->acc);
-  free(p->tmp);
-  free(p);
+  if (nf)
+    for (int d = 0; d < p->D; d++) nf[d] = p->nf[d];
+  if (width) *width = p->kp.ns;
 }
 
-size_t nufft3_grid_size(int D, const double *X, const double *S, const nufft_opts *o,
-                        size_t nf[3]) {
-  (void)D; (void)X; (void)S; (void)o;
-  if (nf) nf[0] = nf[1] = nf[2] = 1;
-  return 1;
+int nufft3(int D, size_t N, const double *x, const double *c, int sign, size_t K,
+           const double *s, double *f, const nufft_opts *o) {
+  if (D < 1 || D > 3 || (sign != 1 && sign != -1) || (N && (!x || !c)) || (K && (!s || !f)))
+    return GFI_EINVAL;
+  if (N > SIZE_MAX / (2 * sizeof(double)) / 3) return GFI_EINVAL;
+  nufft_kernel kp;
+  int st = nufft_kernel_setup(o, &kp);
+  if (st) return st;
+  if (!all_finite(N * D, x) || !all_finite(2 * N, c) || !all_finite(K * D, s))
+    return GFI_ENONFINITE;
+  if (K == 0) return GFI_OK;
+  double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  for (int d = 0; d < D; d++) {
+    if (N) lo[d] = hi[d] = x[d];
+    for (size_t j = 1; j < N; j++) {
+      double v = x[j * D + d];
+      if (v < lo[d]) lo[d] = v;
+      if (v > hi[d]) hi[d] = v;
+    }
+  }
+  nufft3_plan *p;
+  if ((st = nufft3_plan_make(&p, D, lo, hi, sign, K, s, o))) return st;
+  st = nufft3_add(p, N, x, c);
+  if (!st) st = nufft3_exec(p, f);
+  nufft3_destroy(p);
+  return st;
 }

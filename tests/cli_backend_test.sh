@@ -5,16 +5,7 @@
 # values are usage errors. GFI_TEST_EXPECT=gpu|nodev|nocuda (optional) names
 # the branch the run must take, so that a build that silently falls back
 # cannot pass as the other.
-set -u
-GFI=${1:?usage: cli_backend_test.sh path/to/gfi}
-EXPECT=${GFI_TEST_EXPECT:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-run() { "$@" >"$T/out" 2>"$T/err"; echo $?; }
-data() { grep -v '^#' "$1"; }
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 seq -3 0.25 3 >"$T/q1"
 "$GFI" regress-sample --model normal --truth 'poly:0,1,-0.5' --noise gauss:0.3 --dim 1 --n 3000 --seed 2 >"$T/pairs"
@@ -62,5 +53,4 @@ rc=$(run "$GFI" density --model mw:6 --n 100 --seed 1 --kernel gauss --bandwidth
 "$GFI" regress --help | grep -q -- '--backend' && ok || bad "regress --help lacks --backend"
 "$GFI" flt-error --help | grep -q -- '--backend' && ok || bad "flt-error --help lacks --backend"
 
-echo "cli-backend: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish "cli-backend"

@@ -1,25 +1,7 @@
 #!/usr/bin/env bash
 # Command-line contract: outputs, agreement with an independent computation
 # (awk), reproducibility, and every bad input reaching its message and exit code.
-set -u
-GFI=${1:?usage: cli_test.sh path/to/gfi}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-
-# expect CODE PATTERN -- command...: exit status and a stderr pattern
-expect() {
-  local code=$1 pat=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ]; then bad "'$*' exited $rc, expected $code; stderr: $(cat "$T/err")"; return; fi
-  if [ -n "$pat" ] && ! grep -q -- "$pat" "$T/err"; then bad "'$*' stderr lacks '$pat': $(cat "$T/err")"; return; fi
-  if [ "$code" -ne 0 ] && [ "$(wc -l <"$T/err")" -ne 1 ]; then bad "'$*' should print one line: $(cat "$T/err")"; return; fi
-  ok
-}
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 # --- help and version
 for c in sample pdf density; do
@@ -116,7 +98,12 @@ expect 1 "$T/nan:2:2" -- "$GFI" pdf --model normal --dim 2 --at "$T/nan"
 expect 2 "\-\-n: must be at least 1" -- "$GFI" sample --model normal --n 0 --seed 1
 expect 2 "\-\-n: must be at least 1" -- "$GFI" density --model normal --n 0 --seed 1 --phi pow:4 --R 1 --at "$T/q1"
 expect 2 "\-\-n: expected a non-negative integer" -- "$GFI" sample --model normal --n -5
-expect 2 "\-\-R: radius must be > 0" -- "$GFI" $D --data "$T/mw" --R 0 --at "$T/q1b"
+expect 2 "\-\-R: radius must be > 0" -- "$GFI" density --phi pow:4 --data "$T/mw" --R 0 --at "$T/q1b"
+# a repeated option is an error, not "the last one wins"
+expect 2 "\-\-R: given twice" -- "$GFI" $D --data "$T/mw" --R 0 --at "$T/q1b"
+expect 2 "\-\-seed: given twice" -- "$GFI" sample --model normal --n 3 --seed 1 --seed 2
+expect 2 "\-\-n: missing value" -- "$GFI" sample --model normal --n
+expect 2 "\-\-dat: unknown option" -- "$GFI" density --dat "$T/mw" --R 1 --at "$T/q1b"
 expect 2 "\-\-R: radius must be > 0" -- "$GFI" density --data "$T/mw" --R -1 --at "$T/q1b"
 expect 2 "\-\-R: entry 1 is not a number" -- "$GFI" density --data "$T/mw" --R abc --at "$T/q1b"
 expect 2 "\-\-R: entry 2 must be finite" -- "$GFI" density --data "$T/data2" --R 1,nan --at "$T/q2"
@@ -142,5 +129,4 @@ expect 2 "\-\-dim: must be at least 1" -- "$GFI" sample --model normal --dim 0 -
 expect 2 "\-\-seed" -- "$GFI" sample --model normal --n 3 --seed x
 expect 2 "unexpected argument" -- "$GFI" sample --model normal --n 3 extra
 
-echo "cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish "cli"

@@ -2,23 +2,7 @@
 # FLT command-line contract: output columns, agreement of 'gfi flt-error' with
 # an independent simulation in awk (its own random numbers, compared within
 # standard errors), flt-complexity against Theorem 4.2, and bad inputs.
-set -u
-GFI=${1:?usage: flt_cli_test.sh path/to/gfi}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-expect() {
-  local code=$1 pat=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ]; then bad "'$*' exited $rc, expected $code; stderr: $(cat "$T/err")"; return; fi
-  if [ -n "$pat" ] && ! grep -q -- "$pat" "$T/err"; then bad "'$*' stderr lacks '$pat': $(cat "$T/err")"; return; fi
-  if [ "$code" -ne 0 ] && [ "$(wc -l <"$T/err")" -ne 1 ]; then bad "'$*' should print one line: $(cat "$T/err")"; return; fi
-  ok
-}
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 for c in flt-error flt-complexity; do
   expect 0 "" -- "$GFI" "$c" --help
@@ -108,5 +92,4 @@ expect 1 "badmix:2:2" -- "$GFI" flt-error --rpe "mixture:$T/badmix" --proposal c
 expect 2 "--delta" -- "$GFI" flt-complexity --rpe gauss:s=1 --proposal optimal --L 8 --eps 0.1 --delta 1.5 --trials 2
 expect 2 "--eps" -- "$GFI" flt-complexity --rpe gauss:s=1 --proposal optimal --L 8 --delta 0.1 --trials 2
 
-echo "flt cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish "flt cli"

@@ -1,13 +1,8 @@
 #!/usr/bin/env bash
 # The FLT study in --quick mode: every table and the summary exist, and the
 # measured numbers are finite (c and Theorem 4.2's r may be inf by design).
-set -u
-STUDY=${1:?usage: flt_study_test.sh path/to/flt_study}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+STUDY=$GFI
 "$STUDY" --quick --out "$T" 2>"$T/log" || bad "flt_study --quick failed: $(cat "$T/log")"
 for f in flt_err_vs_r flt_rstar flt_err_vs_tau flt_moments flt_shapes_1d flt_shape2d_local_k2 flt_shape2d_paper_k3 \
          flt_attention_error flt_attention_scaling; do
@@ -35,5 +30,4 @@ awk '/^# case 0/ {b = 1} /^# case 1/ {b = 0} b && !/^#/ && NF { n++; if (!($4 < 
 # unbiasedness and Thm A.3 in the moments table (cases with finite c)
 awk '!/^#/ && NF { if ($2 > 4.5) bad = 1; if ($5 != "inf" && $3 > 1.2) bad = 1 } END { exit bad }' "$T/flt_moments.dat" &&
   ok || bad "moments: $(cat "$T/flt_moments.dat")"
-echo "flt study: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish "flt study"

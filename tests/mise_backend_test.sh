@@ -7,20 +7,7 @@
 # only) gives the no-device message. Without a GPU: cuda exits 1 (no device)
 # or 2 (built without CUDA), auto is the CPU bit for bit.
 # GFI_TEST_EXPECT=gpu|nodev|nocuda (optional) names the branch that must run.
-set -u
-GFI=${1:?usage: mise_backend_test.sh path/to/gfi}
-EXPECT=${GFI_TEST_EXPECT:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-run() { "$@" >"$T/out" 2>"$T/err"; echo $?; }
-data() { grep -v '^#' "$1"; }
-col() { awk -v c="$2" '/^#/ {n = split(substr($0, 3), h, " "); next} {for (i = 1; i <= n; i++) if (h[i] == c) print $i}' "$1"; }
-# |a - b| < 4 sqrt(sa^2 + sb^2), sa > 0
-within4() { awk -v a="$1" -v sa="$2" -v b="$3" -v sb="$4" 'BEGIN { s = sqrt(sa * sa + sb * sb); z = (a - b) / s;
-  printf "z = %.2f\n", z > "/dev/stderr"; exit !(sa > 0 && z < 4 && z > -4) }'; }
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 A1="--model mw:2 --phi pow:4 --R 3 --n 300"
 A2="--model normal:cov=1,0.6,0.6,0.8 --dim 2 --phi pow:2 --R 1.5 --n 150"
@@ -95,5 +82,4 @@ rc=$(run "$GFI" mise $A1 --exact --backend auto)
 [ "$rc" = 0 ] && ok || bad "--exact --backend auto: $rc"
 "$GFI" mise --help | grep -q -- '--backend' && ok || bad "mise --help lacks --backend"
 
-echo "mise-backend: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish "mise-backend"

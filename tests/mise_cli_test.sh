@@ -2,25 +2,7 @@
 # gfi mise / ropt / rates / sweep: the command-line contract, exact against
 # Monte Carlo, usage errors, and a sweep killed mid-way that resumes without
 # losing or duplicating a point and with the numbers of an uninterrupted run.
-set -u
-GFI=${1:?usage: mise_cli_test.sh path/to/gfi}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-expect() {
-  local code=$1 pat=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ]; then bad "'$*' exited $rc, expected $code; stderr: $(cat "$T/err")"; return; fi
-  if [ -n "$pat" ] && ! grep -q -- "$pat" "$T/err"; then bad "'$*' stderr lacks '$pat': $(cat "$T/err")"; return; fi
-  if [ "$code" -ne 0 ] && [ "$(wc -l <"$T/err")" -ne 1 ]; then bad "'$*' should print one line: $(cat "$T/err")"; return; fi
-  ok
-}
-# value of column NAME in the single data row of FILE (names from the last '#' line)
-col() { awk -v c="$2" '/^#/ {n = split(substr($0, 3), h, " "); next} {for (i = 1; i <= n; i++) if (h[i] == c) print $i}' "$1"; }
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 for c in mise ropt rates sweep; do
   expect 0 "" -- "$GFI" "$c" --help
@@ -105,5 +87,4 @@ diff "$T/full.dat" "$T/cut.dat" >/dev/null && ok || bad "cut-and-resume differs 
 "$GFI" sweep --out "$T/full.dat" "${SW[@]}" && [ "$(grep -vc '^#' "$T/full.dat")" -eq 48 ] && ok || bad "rerun of a finished sweep"
 expect 1 "different sweep" -- "$GFI" sweep --out "$T/full.dat" --model normal --dims 1 --phis 1 --ns 10 --Rs 1 --reps 0 --seed 9
 
-echo "mise cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish "mise cli"

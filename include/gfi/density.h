@@ -20,6 +20,7 @@
 #include "status.h"
 #include "kernel.h"
 #include "opts.h"
+#include "fast.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,14 +33,19 @@ typedef struct gfi_density_plan gfi_density_plan;
  * (GFI_EINFINITE_A otherwise). Errors: GFI_EINVAL, GFI_EEMPTY (N = 0),
  * GFI_EDIM, GFI_ENONFINITE, GFI_ERADIUS, GFI_EWEIGHT, GFI_ERANGE (the
  * estimator's peak prod_j R_j/A overflows double, or some |R_j k_ij| > 2^52,
- * where the phase R x is no longer resolved in double), GFI_ENOMEM. */
+ * where the phase R x is no longer resolved in double), GFI_ENOMEM.
+ * opts.method / opts.tol choose the route (gfi/fast.h): the band-limited
+ * route exists for phi = z^l and D <= 3; GFI_EUNSUPPORTED when FAST is asked
+ * for another kernel or D > 3, GFI_EINVAL for tol outside [0, 1) or an
+ * unknown method, GFI_ERANGE under FAST when the node count explodes. */
 GFI_EXPORT int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k,
                              size_t N, size_t D, const double *data,
                              const double *weights, const double *R,
                              const gfi_opts *opts);
 
 /* Gaussian KDE with bandwidth matrix H (D x D, symmetric positive definite,
- * row-major; the kernel's covariance). GFI_EBANDWIDTH when H is not SPD. */
+ * row-major; the kernel's covariance). GFI_EBANDWIDTH when H is not SPD.
+ * Always the direct sum: GFI_EUNSUPPORTED when opts.method is FAST. */
 GFI_EXPORT int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D,
                            const double *data, const double *weights,
                            const double *H, const gfi_opts *opts);
@@ -55,6 +61,41 @@ GFI_EXPORT int gfi_bandwidth_rule(const char *rule, size_t N, size_t D, const do
  * Gaussian kernel values below exp(-708) count as 0. */
 GFI_EXPORT int gfi_density_eval(const gfi_density_plan *plan, size_t M,
                      const double *queries, double *out);
+
+/* gfi_density_eval that also reports what ran (info may be NULL): the
+ * route, its frequency nodes, NUFFT grids and error bound (gfi/fast.h).
+ * With opts.method = FAST (or AUTO choosing it) the values are within
+ * info->bound_abs of the direct sum; info->bound relates it to the largest
+ * |value| of this call. Same errors as gfi_density_eval, and GFI_ERANGE
+ * under FAST when the queries widen the span so much that the node count
+ * or a NUFFT grid explodes. */
+GFI_EXPORT int gfi_density_eval_info(const gfi_density_plan *plan, size_t M, const double *queries,
+                          double *out, gfi_fast_info *info);
+
+/* Evaluate on the tensor grid with n[j] >= 1 points per axis,
+ * lo[j] + k (hi[j] - lo[j]) / (n[j] - 1), k = 0..n[j]-1 (lo[j] when n[j] = 1):
+ * out has prod_j n[j] values, last axis fastest. On the fast route the step
+ * from the frequency nodes to the grid is separable (one complex matrix
+ * product per axis), with no second NUFFT. info may be NULL. Errors as
+ * gfi_density_eval_info; GFI_EINVAL for n[j] = 0, GFI_ENONFINITE for a
+ * non-finite lo/hi, GFI_EDIM when the grid size overflows. */
+GFI_EXPORT int gfi_density_eval_grid(const gfi_density_plan *plan, const double *lo, const double *hi,
+                          const size_t *n, double *out, gfi_fast_info *info);
+
+/* What the plan prepared: route FAST with the nodes and the span of the
+ * precomputed transform (queries inside the data box widened by a quarter
+ * of its width per side reuse it), or DIRECT with the reason. */
+GFI_EXPORT int gfi_density_fast_info(const gfi_density_plan *plan, gfi_fast_info *info);
+
+/* Empirical characteristic function phi(t_k) = sum_i w_i exp(i t_k . x_i)
+ * at K frequencies (K x D row-major), weights normalised to sum 1 (NULL:
+ * 1/N), out: K complex values interleaved (re, im). opts.method: DIRECT
+ * (plain sums), FAST (one type-3 NUFFT; D <= 3 else GFI_EUNSUPPORTED) or
+ * AUTO (cost model); opts.tol bounds |error| (|phi| <= 1). info may be NULL.
+ * Errors: GFI_EINVAL, GFI_EEMPTY (N = 0), GFI_EDIM, GFI_ENONFINITE,
+ * GFI_EWEIGHT, GFI_ERANGE (FAST: NUFFT grid too large), GFI_ENOMEM. */
+GFI_EXPORT int gfi_ecf(size_t N, size_t D, const double *data, const double *weights, size_t K,
+            const double *freqs, const gfi_opts *opts, double *out, gfi_fast_info *info);
 
 GFI_EXPORT size_t gfi_density_dim(const gfi_density_plan *plan);
 GFI_EXPORT size_t gfi_density_size(const gfi_density_plan *plan);

@@ -10,6 +10,7 @@
 #include "model.h"
 #include "regfun.h"
 #include "table.h"
+#include "npy.h"
 #include "stats.h"
 #include "progress.h"
 #include "dat.h"

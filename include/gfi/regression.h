@@ -53,6 +53,7 @@
 #include "status.h"
 #include "kernel.h"
 #include "opts.h"
+#include "fast.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,13 +75,19 @@ enum { GFI_NW_SCALE_AUTO = 0, GFI_NW_SCALE_PLAIN = 1, GFI_NW_SCALE_ALWAYS = 2 };
  * infinite). Errors: GFI_EINVAL (NULL, V = 0, malformed kernel), GFI_EEMPTY
  * (N = 0), GFI_EDIM, GFI_ENONFINITE (x or y), GFI_ERADIUS, GFI_EORDER,
  * GFI_ERANGE (some |R_j x_ij| > 2^52: the phase is not resolved in double
- * precision, as for densities), GFI_ENOMEM. */
+ * precision, as for densities), GFI_ENOMEM.
+ * opts.method / opts.tol choose the route (gfi/fast.h): for phi = z^l and
+ * D <= 3 the numerators and the denominator are sums with the band-limited
+ * kernel, computed from the same frequency nodes; GFI_EUNSUPPORTED when FAST
+ * is asked for a custom phi or D > 3, GFI_EINVAL for a bad tol or method,
+ * GFI_ERANGE under FAST when the node count explodes. */
 GFI_EXPORT int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_t D, size_t V,
                         const double *x, const double *y, const double *R, const gfi_opts *opts);
 
 /* Gaussian NW with bandwidth matrix H (D x D symmetric positive definite,
  * row-major; a diagonal H = diag(h_j^2) is the per-axis bandwidth).
- * GFI_EBANDWIDTH when H is not SPD. */
+ * GFI_EBANDWIDTH when H is not SPD. Always the direct sum: GFI_EUNSUPPORTED
+ * when opts.method is FAST. */
 GFI_EXPORT int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const double *x,
                       const double *y, const double *H, const gfi_opts *opts);
 
@@ -97,6 +104,26 @@ GFI_EXPORT int gfi_nw_eval(const gfi_nw_plan *plan, size_t M, const double *quer
  * NaN for an empty row): how far the denominator is from cancelling. */
 GFI_EXPORT int gfi_nw_eval_flags(const gfi_nw_plan *plan, size_t M, const double *queries, double *out,
                       size_t *nflagged, unsigned char *flags, double *denom);
+
+/* gfi_nw_eval_flags that also reports what ran (info may be NULL; flags,
+ * denom, nflagged too). On the fast route a row is kept only when its
+ * denominator S, with the route's error bound e_S, is certainly positive and
+ * above the GFI_NW_FLAG_SMALL threshold (odd l: tol * N * prod R/A, an upper
+ * bound of sum |K_i|) and the ratio's error bound (e_num + |f| e_S) / (S - e_S)
+ * is within opts.tol * max |y|; every other row, and every row when denom is
+ * asked for with an odd l, is evaluated by the direct sum
+ * (info->rows_direct), so flags are those of the direct route. */
+GFI_EXPORT int gfi_nw_eval_ex(const gfi_nw_plan *plan, size_t M, const double *queries, double *out,
+                   size_t *nflagged, unsigned char *flags, double *denom, gfi_fast_info *info);
+
+/* Evaluate on the tensor grid lo:hi:n (as gfi_density_eval_grid): out has
+ * prod_j n[j] rows of V values, last axis fastest; flags as gfi_nw_eval.
+ * info may be NULL. */
+GFI_EXPORT int gfi_nw_eval_grid(const gfi_nw_plan *plan, const double *lo, const double *hi, const size_t *n,
+                     double *out, size_t *nflagged, gfi_fast_info *info);
+
+/* What the plan prepared (as gfi_density_fast_info). */
+GFI_EXPORT int gfi_nw_fast_info(const gfi_nw_plan *plan, gfi_fast_info *info);
 
 /* Threshold tol of GFI_NW_FLAG_SMALL (0 <= tol < 1; GFI_EINVAL otherwise). */
 GFI_EXPORT int gfi_nw_set_denom_tol(gfi_nw_plan *plan, double tol);

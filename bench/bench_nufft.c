@@ -1,0 +1,171 @@
+/* NUFFT benchmark, every number measured in this run:
+ *  1. type 3 in D = 1, 2 against the direct O(N K) sum (lib/nufft_direct.c)
+ *     at N = 1e5 sources, K = 1e3 and 1e4 targets, tol 1e-6 and 1e-12: times,
+ *     the ratio, and the error of the fast result against the direct one
+ *     (max |f - f_direct| / sum |c|). The direct sum is timed on the first
+ *     1000 targets and scaled by K / 1000 (its cost is linear in K);
+ *  2. spreading throughput at N = 1e7 (type 3 sources added to a plan; the
+ *     points per second include the phase and rescaling of each source) and
+ *     the time of the whole type-3 transform.
+ * usage: bench_nufft [--quick] [--threads T] */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "gfi/gfi.h"
+#include "gfi_version.h"
+#include "nufft.h"
+
+static void die(const char *what, int st) {
+  fprintf(stderr, "bench_nufft: %s: %s\n", what, gfi_strerror(st));
+  exit(1);
+}
+
+static uint64_t rs = 12345;
+static double unif(double a, double b) {
+  uint64_t z = (rs += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return a + (b - a) * ((double)(z >> 11) * 0x1.0p-53);
+}
+
+static void machine(int nt) {
+  char host[256] = "?", cpu[256] = "?", line[512];
+  gethostname(host, sizeof host);
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (f) {
+    while (fgets(line, sizeof line, f))
+      if (!strncmp(line, "model name", 10)) {
+        char *c = strchr(line, ':');
+        if (c) snprintf(cpu, sizeof cpu, "%s", c + 2);
+        cpu[strcspn(cpu, "\n")] = 0;
+        break;
+      }
+    fclose(f);
+  }
+  double la[3] = {0, 0, 0};
+  if (getloadavg(la, 3) < 0) la[0] = NAN;
+  printf("# bench_nufft (gfi %s, git %s)\n# machine: %s, %s, %d threads available (openmp %s), "
+         "running on %d, load average %.2f\n",
+         GFI_VERSION, GFI_GIT_REVISION, host, cpu, gfi_threads_available(),
+         gfi_have_openmp() ? "on" : "off", nt, la[0]);
+}
+
+int main(int argc, char **argv) {
+  int quick = 0, nt = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--quick"))
+      quick = 1;
+    else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+      nt = atoi(argv[++i]);
+    else {
+      fprintf(stderr, "usage: bench_nufft [--quick] [--threads T]\n");
+      return 2;
+    }
+  }
+  if (nt <= 0) nt = gfi_threads_available();
+  machine(nt);
+
+  /* 1. type 3 against the direct sum */
+  printf("# type 3 vs direct: sources uniform in [-1, 1]^D, targets uniform in [-S, S]^D\n");
+  printf("# D N K S tol nf width t_nufft_s t_direct_s ratio err_inf\n");
+  const size_t N = quick ? 20000 : 100000;
+  const size_t Ks[2] = {1000, 10000};
+  const double tols[2] = {1e-6, 1e-12};
+  for (int D = 1; D <= 2; D++) {
+    double S = D == 1 ? 300 : 40;
+    double *x = malloc(N * D * sizeof *x), *c = malloc(2 * N * sizeof *c);
+    double *s = malloc(Ks[1] * D * sizeof *s), *f = malloc(2 * Ks[1] * sizeof *f);
+    double *ref = malloc(2 * 1000 * sizeof *ref);
+    if (!x || !c || !s || !f || !ref) die("allocation", GFI_ENOMEM);
+    for (size_t j = 0; j < N * D; j++) x[j] = unif(-1, 1);
+    for (size_t j = 0; j < 2 * N; j++) c[j] = unif(-1, 1);
+    for (size_t k = 0; k < Ks[1] * D; k++) s[k] = unif(-S, S);
+    double sumc = 0;
+    for (size_t j = 0; j < N; j++) sumc += hypot(c[2 * j], c[2 * j + 1]);
+    for (int ki = 0; ki < 2; ki++) {
+      size_t K = Ks[ki], Kd = K < 1000 ? K : 1000;
+      double t0 = gfi_now();
+      int st = nufft3_direct(D, N, x, c, 1, Kd, s, ref, nt);
+      double td = (gfi_now() - t0) * (double)K / (double)Kd;
+      if (st) die("direct", st);
+      for (int ti = 0; ti < 2; ti++) {
+        nufft_opts o;
+        nufft_default_opts(&o);
+        o.tol = tols[ti];
+        o.nthreads = nt;
+        double best = INFINITY;
+        for (int rep = 0; rep < 3; rep++) {
+          t0 = gfi_now();
+          st = nufft3(D, N, x, c, 1, K, s, f, &o);
+          double t = gfi_now() - t0;
+          if (st) die("nufft3", st);
+          if (t < best) best = t;
+        }
+        double err = 0;
+        for (size_t k = 0; k < Kd; k++) {
+          double e = hypot(f[2 * k] - ref[2 * k], f[2 * k + 1] - ref[2 * k + 1]);
+          if (e > err) err = e;
+        }
+        double X[3] = {1, 1, 1}, Sv[3] = {S, S, S};
+        size_t nf[3];
+        nufft3_grid_size(D, X, Sv, &o, nf);
+        nufft3_plan *p;
+        int w = 0;
+        double lo[2] = {-1, -1}, hi[2] = {1, 1};
+        if (!nufft3_plan_make(&p, D, lo, hi, 1, 1, s, &o)) {
+          nufft3_info(p, NULL, &w);
+          nufft3_destroy(p);
+        }
+        printf("%d %zu %zu %g %.0e %zu %d %.4f %.4f %.1f %.2e\n", D, N, K, S, tols[ti], nf[0], w,
+               best, td, td / best, err / sumc);
+        fflush(stdout);
+      }
+    }
+    free(x); free(c); free(s); free(f); free(ref);
+  }
+
+  /* 2. spreading throughput */
+  const size_t NT = quick ? 1000000 : 10000000, K = 10000;
+  printf("# spreading throughput: N = %zu sources uniform in [-1, 1]^D added to a type-3 plan "
+         "(targets in [-S, S]^D, S = 300 / 40 / 12 for D = 1 / 2 / 3)\n", NT);
+  printf("# D N tol nf width t_add_s points_per_s t_exec_s t_total_s\n");
+  for (int D = 1; D <= 3; D++) {
+    double S = D == 1 ? 300 : D == 2 ? 40 : 12;
+    double *x = malloc(NT * D * sizeof *x), *c = malloc(2 * NT * sizeof *c);
+    double *s = malloc(K * D * sizeof *s), *f = malloc(2 * K * sizeof *f);
+    if (!x || !c || !s || !f) die("allocation", GFI_ENOMEM);
+    for (size_t j = 0; j < NT * D; j++) x[j] = unif(-1, 1);
+    for (size_t j = 0; j < 2 * NT; j++) c[j] = unif(-1, 1);
+    for (size_t k = 0; k < K * D; k++) s[k] = unif(-S, S);
+    double lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1};
+    for (int ti = 0; ti < 2; ti++) {
+      nufft_opts o;
+      nufft_default_opts(&o);
+      o.tol = tols[ti];
+      o.nthreads = nt;
+      nufft3_plan *p;
+      int st = nufft3_plan_make(&p, D, lo, hi, 1, K, s, &o);
+      if (st) die("plan", st);
+      double t0 = gfi_now();
+      st = nufft3_add(p, NT, x, c);
+      double ta = gfi_now() - t0;
+      if (st) die("add", st);
+      t0 = gfi_now();
+      st = nufft3_exec(p, f);
+      double te = gfi_now() - t0;
+      if (st) die("exec", st);
+      size_t nf[3];
+      int w;
+      nufft3_info(p, nf, &w);
+      nufft3_destroy(p);
+      printf("%d %zu %.0e %zu %d %.3f %.3g %.4f %.3f\n", D, NT, tols[ti], nf[0], w, ta,
+             (double)NT / ta, te, ta + te);
+      fflush(stdout);
+    }
+    free(x); free(c); free(s); free(f);
+  }
+  return 0;
+}

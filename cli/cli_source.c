@@ -1,0 +1,188 @@
+/* Data sources and query points shared by 'gfi density' and 'gfi regress'. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "cli_source.h"
+
+void cli_source_check(const cli_source *s) {
+  int n = cli_given("n"), seed = cli_given("seed");
+  if (s->data && s->model) cli_usage("--data", "give either --data or --model, not both");
+  if (!s->data && !s->model)
+    cli_usage("--data", "required (or --model SPEC%s --n N --seed S)", s->regress ? " --truth F" : "");
+  if (s->model && s->regress && !s->truth) cli_usage("--truth", "required with --model");
+  if (s->model && !n) cli_usage("--n", "required with --model");
+  if (s->model && !seed) cli_usage("--seed", "required with --model");
+  if (s->data && s->regress && (n || seed || s->truth || s->noise))
+    cli_usage("--n", "--n, --seed, --truth and --noise go with --model, not --data");
+  if (s->data && !s->regress && (n || seed)) cli_usage("--n", "--n and --seed go with --model, not --data");
+  if (!s->at && !s->grid) cli_usage("--at", "required (or --grid lo:hi:n)");
+  if (s->at && s->grid) cli_usage("--at", "give either --at or --grid, not both");
+}
+
+static const char *shown(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
+
+static void load_file(const cli_source *s, size_t *D, size_t *N, double **x, size_t *V, double **y) {
+  size_t nc;
+  if (!s->regress) {
+    *x = cli_read_table("data file", s->data, *D, N, &nc);
+    *D = nc;
+    return;
+  }
+  double *tab = cli_read_table("data file", s->data, 0, N, &nc);
+  if (!*D) *D = nc > 1 ? nc - 1 : 1;
+  if (nc <= *D)
+    cli_die(EXIT_RUNTIME, "data file %s:1: %zu columns, need D = %zu inputs and at least one response",
+            shown(s->data), nc, *D);
+  size_t d = *D, v = nc - d;
+  *V = v;
+  *x = cli_array(*N, d, sizeof **x);
+  *y = cli_array(*N, v, sizeof **y);
+  for (size_t i = 0; i < *N; i++) {
+    memcpy(*x + i * d, tab + i * nc, d * sizeof **x);
+    memcpy(*y + i * v, tab + i * nc + d, v * sizeof **y);
+  }
+  free(tab);
+}
+
+void cli_source_load(const cli_source *s, size_t *D, size_t *N, double **x, size_t *V, double **y) {
+  *D = s->dim;
+  if (s->data) {
+    load_file(s, D, N, x, V, y);
+    return;
+  }
+  if (!*D) *D = 1;
+  *N = s->n;
+  gfi_model *m = cli_model(s->model, *D);
+  gfi_regfun *f = NULL;
+  gfi_noise nz;
+  if (s->regress) {
+    gfi_errinfo err;
+    int st = gfi_regfun_parse(&f, s->truth, *D, &err);
+    if (st) cli_usage("--truth", "%s", err.msg[0] ? err.msg : gfi_strerror(st));
+    if (gfi_noise_parse(&nz, s->noise, &err)) cli_usage("--noise", "%s", err.msg);
+  }
+  *x = cli_array(*N, *D, sizeof **x);
+  if (s->regress) *y = cli_array(*N, 1, sizeof **y);
+  gsl_rng *r = gfi_rng_stream(s->seed, 0);
+  if (!r) cli_die(EXIT_RUNTIME, "out of memory");
+  if (s->regress) {
+    *V = 1;
+    cli_check(gfi_regress_sample(m, f, &nz, r, *N, *x, *y), "sampling");
+  } else {
+    cli_check(gfi_model_sample(m, r, *N, *x), "sampling");
+  }
+  gsl_rng_free(r);
+  gfi_model_free(m);
+  gfi_regfun_free(f);
+}
+
+/* One axis spec lo:hi:n. */
+static void grid_axis(const char *spec, double *lo, double *hi, size_t *n) {
+  char *copy = strdup(spec);
+  if (!copy) cli_die(EXIT_RUNTIME, "out of memory");
+  char *c1 = strchr(copy, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+  if (!c1 || !c2 || strchr(c2 + 1, ':')) cli_usage("--grid", "expected lo:hi:n, got '%s'", spec);
+  *c1 = *c2 = '\0';
+  char *end;
+  *lo = strtod(copy, &end);
+  if (end == copy || *end) cli_usage("--grid", "lo is not a number in '%s'", spec);
+  *hi = strtod(c1 + 1, &end);
+  if (end == c1 + 1 || *end) cli_usage("--grid", "hi is not a number in '%s'", spec);
+  if (!isfinite(*lo) || !isfinite(*hi)) cli_usage("--grid", "lo and hi must be finite in '%s'", spec);
+  if (c2[1] < '0' || c2[1] > '9') cli_usage("--grid", "n must be an integer >= 1 in '%s'", spec);
+  *n = cli_size("--grid", c2 + 1, 1);
+  free(copy);
+}
+
+static double *grid_points(size_t D, size_t *M, char *desc, size_t dn) {
+  size_t nv, na = 0;
+  const char *const *v = cli_values("grid", &nv);
+  char *all = NULL;
+  size_t len = 0;
+  for (size_t i = 0; i < nv; i++) len += strlen(v[i]) + 1;
+  all = cli_array(len + 1, 1, 1);
+  all[0] = '\0';
+  for (size_t i = 0; i < nv; i++) {
+    if (i) strcat(all, ",");
+    strcat(all, v[i]);
+  }
+  for (const char *c = all; *c; c++) na += *c == ',';
+  na++;
+  if (na != 1 && na != D) cli_usage("--grid", "expected 1 or D = %zu axis specs, got %zu", D, na);
+  double *lo = cli_array(D, 2, sizeof *lo), *hi = lo + D;
+  size_t *n = cli_array(D, 1, sizeof *n), total = 1;
+  char *tok = all;
+  size_t used = (size_t)snprintf(desc, dn, "grid");
+  for (size_t j = 0; j < na; j++) {
+    char *comma = strchr(tok, ',');
+    if (comma) *comma = '\0';
+    grid_axis(tok, &lo[j], &hi[j], &n[j]);
+    tok = comma ? comma + 1 : tok;
+  }
+  for (size_t j = na; j < D; j++) lo[j] = lo[0], hi[j] = hi[0], n[j] = n[0];
+  for (size_t j = 0; j < D; j++) {
+    if (total > SIZE_MAX / n[j]) cli_usage("--grid", "too many points");
+    total *= n[j];
+    if (used < dn) used += (size_t)snprintf(desc + used, dn - used, "%s%.17g:%.17g:%zu", j ? " x " : " ", lo[j], hi[j], n[j]);
+  }
+  if (used < dn) snprintf(desc + used, dn - used, " (%zu points, the last axis fastest)", total);
+  double *x = cli_array(total, D, sizeof *x);
+  for (size_t g = 0; g < total; g++) {
+    size_t r = g;
+    for (size_t j = D; j-- > 0;) {
+      size_t k = r % n[j];
+      r /= n[j];
+      x[g * D + j] = n[j] > 1 ? lo[j] + (hi[j] - lo[j]) * (double)k / (double)(n[j] - 1) : lo[j];
+    }
+  }
+  free(all);
+  free(lo);
+  free(n);
+  *M = total;
+  return x;
+}
+
+double *cli_source_queries(const cli_source *s, size_t D, size_t *M, char *desc, size_t n) {
+  if (s->grid) return grid_points(D, M, desc, n);
+  double *x = cli_read_table("query file", s->at, D, M, NULL);
+  snprintf(desc, n, "%s (%zu points)", s->at, *M);
+  return x;
+}
+
+void cli_method(const char *method, gfi_opts *o) {
+  if (strcmp(method, "auto") == 0)
+    o->method = GFI_METHOD_AUTO;
+  else if (strcmp(method, "direct") == 0)
+    o->method = GFI_METHOD_DIRECT;
+  else if (strcmp(method, "fast") == 0)
+    o->method = GFI_METHOD_FAST;
+  else
+    cli_usage("--method", "unknown method '%s' (expected direct, fast or auto)", method);
+}
+
+void cli_method_meta(FILE *f, const gfi_opts *o) {
+  static const char *names[] = {"auto", "direct", "fast"};
+  char tol[64];
+  if (o->tol > 0)
+    snprintf(tol, sizeof tol, "%.3g", o->tol);
+  else
+    snprintf(tol, sizeof tol, "default");
+  cli_meta(f, "method", "%s requested, tol %s", names[o->method], tol);
+}
+
+int cli_kernel_choice(const char *kernel, const char *R, const char *bandwidth) {
+  int gauss = 0;
+  if (strcmp(kernel, "gauss") == 0)
+    gauss = 1;
+  else if (strcmp(kernel, "fourier") != 0)
+    cli_usage("--kernel", "unknown kernel '%s' (expected fourier or gauss)", kernel);
+  if (!gauss) {
+    if (!R) cli_usage("--R", "required for the Fourier estimator");
+    if (bandwidth) cli_usage("--bandwidth", "only for --kernel gauss");
+  } else {
+    if (!bandwidth) cli_usage("--bandwidth", "required for --kernel gauss");
+    if (R) cli_usage("--R", "only for --kernel fourier");
+  }
+  return gauss;
+}

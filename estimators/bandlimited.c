@@ -1,0 +1,775 @@
+/* The band-limited route: frequency quadrature, NUFFTs, grid step, error
+ * bound and cost model (bandlimited.h; maths in gfi/fast.h, docs/fast.md).
+ *
+ * Quadrature. On a knot interval of kappa_R (length 2R, or R for the first
+ * half-interval of odd l) the integrand of one data point is a polynomial of
+ * degree l-1 (|p| <= 1) times e^{i w u}, |u| <= S. Mapped to [-1, 1] it is
+ * p(t) e^{i a t} with a = h S / 2, analytic everywhere; on the Bernstein
+ * ellipse E_rho, |p| <= rho^(l-1) (Bernstein's inequality) and
+ * |e^{i a t}| <= e^{a (rho - 1/rho) / 2}, so the n-point Gauss-Legendre
+ * error is at most (64/15) M rho^(-2n) / (rho^2 - 1) (Trefethen, Approximation
+ * Theory and Approximation Practice, Thm 19.3), minimised here over rho. The
+ * intervals are split so that a <= BL_ALPHA_SUB (cheap GL tables, small
+ * overhead), and n is the smallest count meeting the per-interval share of
+ * the target. The integrand is even in w up to conjugation (real c), so axis
+ * 0 is integrated over w_0 >= 0 with doubled weights and the real part is
+ * taken. For the product over axes, |prod I - prod Q| <= sum_j E_j prod_{k != j}
+ * (|I_k| + E_k) with |I_k| <= R_k / A_l: the bound qerr is relative to
+ * sum_i |c_i| prod_j R_j / A_l.
+ *
+ * NUFFT errors: each type-3 output is within ntol * sum |coefficients| of the
+ * exact sum; the node weights sum to prod R_j / A_l exactly (GL is exact for
+ * kappa), so the two transforms add 2 ntol to qerr. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef GFI_HAVE_OPENMP
+#include <omp.h>
+#endif
+#include "bandlimited.h"
+#include "nufft.h"
+#include "gfi/kernel.h"
+#include "gfi/status.h"
+#include "engine.h"
+
+/* Largest a = h S / 2 on one sub-interval. */
+#define BL_ALPHA_SUB 256.0
+/* Largest GL count on one sub-interval (far above what a <= 256 needs). */
+#define BL_N_SUB_MAX 2048
+/* Node-count limits: beyond them the route "explodes". */
+#define BL_AXIS_MAX ((size_t)1 << 20)
+#define BL_NODES_MAX ((size_t)1 << 24)
+/* Cost model (nanoseconds, roughly, on one core). */
+#define COST_SPREAD 1.0   /* per point per window cell */
+#define COST_FFT 1.5      /* per grid point per log2 of the grid */
+#define COST_NODE 4.0     /* per node per column (weights, products) */
+#define COST_MAC 1.0      /* per complex multiply-add of the grid step */
+#define COST_RULE 20.0    /* per node per axis to build the rule */
+#define COST_PLAN 2e4     /* fixed cost of one NUFFT (plans, allocation) */
+
+static int threads_of(int n) {
+#ifdef GFI_HAVE_OPENMP
+  return n > 0 ? n : omp_get_max_threads();
+#else
+  (void)n;
+  return 1;
+#endif
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+int bl_check_opts(const gfi_opts *opts, double *tol, gfi_method *method) {
+  gfi_opts o;
+  gfi_default_opts(&o);
+  if (opts) o = *opts;
+  if (!(o.tol >= 0 && o.tol < 1)) return GFI_EINVAL;
+  if (o.method != GFI_METHOD_AUTO && o.method != GFI_METHOD_DIRECT && o.method != GFI_METHOD_FAST)
+    return GFI_EINVAL;
+  if (tol) *tol = o.tol > 0 ? o.tol : GFI_FAST_TOL_DEFAULT;
+  if (method) *method = o.method;
+  return GFI_OK;
+}
+
+/* ---- quadrature --------------------------------------------------------- */
+
+/* log of the Gauss-Legendre error bound for int_{-1}^{1} p(t) e^{i a t} dt,
+ * deg p = deg, |p| <= 1 on [-1, 1], n nodes; minimised over rho. */
+static double gl_log_bound(size_t n, double a, int deg) {
+  double best = INFINITY;
+  for (double t = -4.0; t <= 3.0; t += 0.02) {
+    double rho = 1.0 + pow(10.0, t);
+    double lr = log(rho);
+    double v = log(64.0 / 15.0) + deg * lr + 0.5 * a * (rho - 1.0 / rho) - 2.0 * (double)n * lr -
+               log(rho * rho - 1.0);
+    if (v < best) best = v;
+  }
+  return best;
+}
+
+/* Smallest n with gl_log_bound <= logt (0 when none up to BL_N_SUB_MAX). */
+static size_t gl_count(double a, int deg, double logt, size_t nmin) {
+  size_t lo = nmin, hi = BL_N_SUB_MAX;
+  if (gl_log_bound(hi, a, deg) > logt) return 0;
+  if (gl_log_bound(lo, a, deg) <= logt) return lo;
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (gl_log_bound(mid, a, deg) <= logt) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
+/* n-point Gauss-Legendre nodes and weights on [-1, 1], by Newton's method on
+ * the three-term recurrence (GSL's tables lose digits for counts it does
+ * not store: about 1e-11 at n = 50). x increasing. */
+static void gauss_legendre(size_t n, double *x, double *w) {
+  const size_t m = (n + 1) / 2;
+  for (size_t i = 0; i < m; i++) {
+    /* Tricomi's initial guess of the i-th largest root */
+    double z = cos(M_PI * ((double)i + 0.75) / ((double)n + 0.5));
+    double dp = 1;
+    for (int it = 0; it < 100; it++) {
+      double p0 = 1, p1 = z;
+      for (size_t k = 2; k <= n; k++) {
+        double p2 = ((2.0 * (double)k - 1) * z * p1 - ((double)k - 1) * p0) / (double)k;
+        p0 = p1;
+        p1 = p2;
+      }
+      if (n == 1) p0 = 1;
+      /* P_n = p1, P_{n-1} = p0 */
+      dp = (double)n * (z * p1 - p0) / (z * z - 1);
+      double dz = p1 / dp;
+      z -= dz;
+      if (fabs(dz) < 1e-16) break;
+    }
+    {
+      double p0 = 1, p1 = z;
+      for (size_t k = 2; k <= n; k++) {
+        double p2 = ((2.0 * (double)k - 1) * z * p1 - ((double)k - 1) * p0) / (double)k;
+        p0 = p1;
+        p1 = p2;
+      }
+      dp = (double)n * (z * p1 - p0) / (z * z - 1);
+    }
+    double wi = 2.0 / ((1 - z * z) * dp * dp);
+    x[n - 1 - i] = z;
+    x[i] = -z;
+    w[i] = w[n - 1 - i] = wi;
+  }
+  if (n % 2) x[m - 1] = 0;
+}
+
+static void rule_free(bl_rule *r) {
+  for (int j = 0; j < 3; j++) {
+    free(r->w[j]);
+    free(r->wk[j]);
+    r->w[j] = r->wk[j] = NULL;
+  }
+}
+
+/* One axis. half: integrate over [0, lR] with doubled weights. etarget:
+ * this axis' share, relative to R/A. Returns GFI_ERANGE when too many nodes. */
+static int axis_build(int l, double R, double A, double S, int half, double etarget, size_t *n_out,
+                      double **w_out, double **wk_out, double *err_out) {
+  /* knots */
+  double knots[10];
+  int nk = 0;
+  if (!half) {
+    for (int j = 0; j <= l; j++) knots[nk++] = (-l + 2 * j) * R;
+  } else {
+    knots[nk++] = 0;
+    for (int j = (l % 2) ? 1 : 2; j <= l; j += 2) knots[nk++] = j * R;
+  }
+  const double mult = half ? 2.0 : 1.0;
+  /* sub-intervals */
+  size_t nsub_tot = 0, nsub[9];
+  for (int k = 0; k + 1 < nk; k++) {
+    double h = knots[k + 1] - knots[k];
+    double a = h * S / 2;
+    double m = ceil(a / BL_ALPHA_SUB);
+    if (!(m >= 1)) m = 1;
+    if (m > (double)BL_AXIS_MAX) return GFI_ERANGE;
+    nsub[k] = (size_t)m;
+    nsub_tot += nsub[k];
+  }
+  /* per sub-interval: (mult / 2pi) (h/2) GL <= etarget (R/A) / nsub_tot */
+  double total_err = 0;
+  size_t total = 0, ns_all[9];
+  for (int k = 0; k + 1 < nk; k++) {
+    double h = (knots[k + 1] - knots[k]) / (double)nsub[k];
+    double a = h * S / 2;
+    double logt = log(etarget * (R / A) / (double)nsub_tot) - log(mult / (2 * M_PI) * h / 2);
+    size_t nmin = (size_t)((l + 1) / 2);
+    if (nmin < 2) nmin = 2;
+    size_t n = gl_count(a, l - 1, logt, nmin);
+    if (n == 0) return GFI_ERANGE;
+    ns_all[k] = n;
+    if (nsub[k] > BL_AXIS_MAX / n || total > BL_AXIS_MAX - nsub[k] * n) return GFI_ERANGE;
+    total += nsub[k] * n;
+    total_err += (double)nsub[k] * mult / (2 * M_PI) * h / 2 * exp(gl_log_bound(n, a, l - 1));
+  }
+  double *w = malloc(total * sizeof *w), *wk = malloc(total * sizeof *wk);
+  if (!w || !wk) {
+    free(w);
+    free(wk);
+    return GFI_ENOMEM;
+  }
+  size_t at = 0, tab_n = 0;
+  double *gx = malloc(BL_N_SUB_MAX * sizeof *gx), *gw = malloc(BL_N_SUB_MAX * sizeof *gw);
+  if (!gx || !gw) {
+    free(gx);
+    free(gw);
+    free(w);
+    free(wk);
+    return GFI_ENOMEM;
+  }
+  for (int k = 0; k + 1 < nk; k++) {
+    size_t n = ns_all[k];
+    if (n != tab_n) {
+      gauss_legendre(n, gx, gw);
+      tab_n = n;
+    }
+    double h = (knots[k + 1] - knots[k]) / (double)nsub[k];
+    for (size_t m = 0; m < nsub[k]; m++) {
+      double a = knots[k] + (double)m * h, b = (m + 1 == nsub[k]) ? knots[k + 1] : a + h;
+      double c = 0.5 * (a + b), hw = 0.5 * (b - a);
+      for (size_t i = 0; i < n; i++) {
+        double xi = c + hw * gx[i];
+        w[at] = xi;
+        wk[at] = mult / (2 * M_PI) * hw * gw[i] * gfi_kappa(l, xi / R);
+        at++;
+      }
+    }
+  }
+  free(gx);
+  free(gw);
+  *n_out = total;
+  *w_out = w;
+  *wk_out = wk;
+  *err_out = total_err / (R / A);
+  return GFI_OK;
+}
+
+static int rule_make(bl_rule *r, int D, int l, const double *R, double A, const double *S,
+                     double eps) {
+  memset(r, 0, sizeof *r);
+  r->D = D;
+  r->l = l;
+  double e[3] = {0, 0, 0};
+  size_t Q = 1;
+  for (int j = 0; j < D; j++) {
+    r->span[j] = S[j];
+    int st = axis_build(l, R[j], A, S[j], j == 0, eps / D, &r->n[j], &r->w[j], &r->wk[j], &e[j]);
+    if (st) {
+      rule_free(r);
+      return st;
+    }
+    if (r->n[j] > BL_NODES_MAX / Q) {
+      rule_free(r);
+      return GFI_ERANGE;
+    }
+    Q *= r->n[j];
+    r->lo[j] = r->hi[j] = r->w[j][0];
+    for (size_t i = 0; i < r->n[j]; i++) {
+      if (r->w[j][i] < r->lo[j]) r->lo[j] = r->w[j][i];
+      if (r->w[j][i] > r->hi[j]) r->hi[j] = r->w[j][i];
+    }
+  }
+  r->Q = Q;
+  double q = 0;
+  for (int j = 0; j < D; j++) {
+    double t = e[j];
+    for (int k = 0; k < D; k++)
+      if (k != j) t *= 1 + e[k];
+    q += t;
+  }
+  r->qerr = q;
+  return GFI_OK;
+}
+
+/* Tensor nodes (Q x D, last axis fastest) and their weights. */
+static void rule_tensor(const bl_rule *r, double *nodes, double *wts) {
+  const int D = r->D;
+  for (size_t q = 0; q < r->Q; q++) {
+    size_t rem = q;
+    double wt = 1;
+    for (int j = D - 1; j >= 0; j--) {
+      size_t i = rem % r->n[j];
+      rem /= r->n[j];
+      if (nodes) nodes[q * (size_t)D + j] = r->w[j][i];
+      wt *= r->wk[j][i];
+    }
+    if (wts) wts[q] = wt;
+  }
+}
+
+/* ---- cost model --------------------------------------------------------- */
+
+static int window_width(double ntol) {
+  int w = (int)ceil(-log10(ntol)) + 1;
+  return w < 2 ? 2 : (w > 16 ? 16 : w);
+}
+
+double bl_nufft_cost(int D, size_t nsrc, size_t ntgt, const size_t *grid, double ntol) {
+  double wD = pow(window_width(ntol), D);
+  double G = 1;
+  for (int j = 0; j < D; j++) G *= (double)(grid[j] ? grid[j] : 1);
+  return COST_PLAN + COST_SPREAD * wD * ((double)nsrc + (double)ntgt) + COST_FFT * G * log2(G + 2);
+}
+
+static void nufft_opts_of(const bl_sum *s, nufft_opts *o) {
+  nufft_default_opts(o);
+  o->tol = s->ntol;
+  o->nthreads = s->nthreads;
+}
+
+/* Fine grids of the two transforms for a rule and a query box of
+ * half-widths qh; 0 when a grid exceeds the NUFFT's limit. */
+static int grids_of(const bl_sum *s, const bl_rule *r, const double *qh, size_t *gf, size_t *gb) {
+  nufft_opts o;
+  nufft_opts_of(s, &o);
+  double X[3], W[3];
+  for (int j = 0; j < s->D; j++) {
+    X[j] = 0.5 * (s->dhi[j] - s->dlo[j]);
+    W[j] = 0.5 * (r->hi[j] - r->lo[j]);
+  }
+  size_t t1 = nufft3_grid_size(s->D, X, W, &o, gf);
+  size_t t2 = qh ? nufft3_grid_size(s->D, W, qh, &o, gb) : 1;
+  if (!qh && gb) gb[0] = gb[1] = gb[2] = 0;
+  return t1 && t2;
+}
+
+/* ---- bl_sum ------------------------------------------------------------- */
+
+void bl_sum_free(bl_sum *s) {
+  if (!s) return;
+  free(s->x);
+  free(s->c);
+  free(s->c1);
+  free(s->F0);
+  rule_free(&s->r0);
+  free(s);
+}
+
+/* F_col(w_q) for every column, into F (ncol x Q complex). */
+static int forward(const bl_sum *s, const bl_rule *r, double *F) {
+  const size_t Q = r->Q;
+  double *nodes = malloc(Q * (size_t)s->D * sizeof *nodes);
+  if (!nodes) return GFI_ENOMEM;
+  rule_tensor(r, nodes, NULL);
+  nufft_opts o;
+  nufft_opts_of(s, &o);
+  nufft3_plan *p = NULL;
+  int st = nufft3_plan_make(&p, s->D, s->dlo, s->dhi, -1, Q, nodes, &o);
+  free(nodes);
+  for (size_t col = 0; !st && col < s->ncol; col++) {
+    nufft3_reset(p);
+    st = nufft3_add(p, s->N, s->x, s->c + 2 * col * s->N);
+    if (!st) st = nufft3_exec(p, F + 2 * col * Q);
+  }
+  nufft3_destroy(p);
+  return st;
+}
+
+int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t ncol,
+                const double *c, const double *R, const gfi_opts *opts, double direct_pair) {
+  *out = NULL;
+  if (D < 1 || D > BL_MAX_DIM || N == 0 || ncol == 0) return GFI_EINVAL;
+  double tol;
+  gfi_method method;
+  int st = bl_check_opts(opts, &tol, &method);
+  if (st) return st;
+  if (N > SIZE_MAX / 2 / (size_t)D / ncol / sizeof(double)) return GFI_ENOMEM;
+  bl_sum *s = calloc(1, sizeof *s);
+  if (!s) return GFI_ENOMEM;
+  s->D = D;
+  s->l = l;
+  s->N = N;
+  s->ncol = ncol;
+  s->A = gfi_pow_A(l);
+  s->K0 = 1;
+  for (int j = 0; j < D; j++) {
+    s->R[j] = R[j];
+    s->K0 *= R[j] / s->A;
+  }
+  s->tol = tol;
+  s->method = method;
+  s->nthreads = opts ? opts->nthreads : 0;
+  /* The largest |value| is at least about max_i |c_i| K0 >= c1 K0 / N: aim
+   * the bound of every part at a quarter of tol relative to that. */
+  s->eps = tol / (4.0 * (double)N);
+  if (s->eps < 1e-18) s->eps = 1e-18;
+  s->ntol = s->eps < 1e-15 ? 1e-15 : s->eps;
+  s->x = malloc(N * (size_t)D * sizeof *s->x);
+  s->c = malloc(2 * N * ncol * sizeof *s->c);
+  s->c1 = calloc(ncol, sizeof *s->c1);
+  if (!s->x || !s->c || !s->c1) {
+    bl_sum_free(s);
+    return GFI_ENOMEM;
+  }
+  for (int j = 0; j < D; j++) {
+    double lo = x[j], hi = x[j];
+    for (size_t i = 0; i < N; i++) {
+      double v = x[i * (size_t)D + j];
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+    s->ctr[j] = 0.5 * (lo + hi);
+    s->dlo[j] = lo - s->ctr[j];
+    s->dhi[j] = hi - s->ctr[j];
+  }
+  for (size_t i = 0; i < N; i++)
+    for (int j = 0; j < D; j++) {
+      double v = x[i * (size_t)D + j] - s->ctr[j];
+      s->x[i * (size_t)D + j] = v;
+      /* rounding of the subtraction: keep every point inside the box */
+      if (v < s->dlo[j]) s->dlo[j] = v;
+      if (v > s->dhi[j]) s->dhi[j] = v;
+    }
+  for (size_t col = 0; col < ncol; col++)
+    for (size_t i = 0; i < N; i++) {
+      double v = c[col * N + i];
+      s->c[2 * (col * N + i)] = v;
+      s->c[2 * (col * N + i) + 1] = 0;
+      s->c1[col] += fabs(v);
+    }
+  if (method == GFI_METHOD_DIRECT) {
+    s->reason0 = GFI_ROUTE_REQUESTED;
+    *out = s;
+    return GFI_OK;
+  }
+  /* Design span: the data box widened by a quarter of its width (at least a
+   * few kernel widths) on each side. */
+  double S0[3], qlo[3], qhi[3];
+  for (int j = 0; j < D; j++) {
+    double wdt = s->dhi[j] - s->dlo[j];
+    double m = fmax(0.25 * wdt, 4 * M_PI / R[j]);
+    qlo[j] = s->dlo[j] - m + s->ctr[j];
+    qhi[j] = s->dhi[j] + m + s->ctr[j];
+    S0[j] = wdt + 2 * m;
+  }
+  (void)S0;
+  bl_choice ch;
+  st = bl_choose(s, N, qlo, qhi, NULL, direct_pair, &ch);
+  if (st) {
+    bl_sum_free(s);
+    return st;
+  }
+  s->reason0 = ch.reason;
+  if (ch.route == GFI_METHOD_FAST) {
+    s->r0 = ch.rule; /* take ownership */
+    memset(&ch.rule, 0, sizeof ch.rule);
+    memcpy(s->gf0, ch.gf, sizeof s->gf0);
+    if (s->r0.Q > SIZE_MAX / 2 / ncol / sizeof(double)) st = GFI_ENOMEM;
+    if (!st) {
+      s->F0 = malloc(2 * s->r0.Q * ncol * sizeof *s->F0);
+      if (!s->F0) st = GFI_ENOMEM;
+    }
+    if (!st) st = forward(s, &s->r0, s->F0);
+    if (st) {
+      bl_choice_free(&ch);
+      bl_sum_free(s);
+      return st;
+    }
+    s->have0 = 1;
+  }
+  bl_choice_free(&ch);
+  *out = s;
+  return GFI_OK;
+}
+
+void bl_choice_free(bl_choice *ch) {
+  if (ch) rule_free(&ch->rule);
+}
+
+int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, const size_t *gn,
+              double direct_pair, bl_choice *ch) {
+  memset(ch, 0, sizeof *ch);
+  ch->grid = gn != NULL;
+  const int D = s->D;
+  double G = 1;
+  if (gn)
+    for (int j = 0; j < D; j++) G *= (double)gn[j];
+  double Mq = gn ? G : (double)M;
+  ch->cost_direct = direct_pair * (double)s->N * Mq;
+  if (s->method == GFI_METHOD_DIRECT) {
+    ch->route = GFI_METHOD_DIRECT;
+    ch->reason = GFI_ROUTE_REQUESTED;
+    return GFI_OK;
+  }
+  /* span of data and queries, and whether the design span covers it */
+  double S[3], qh[3];
+  int fits = s->have0;
+  for (int j = 0; j < D; j++) {
+    double lo = fmin(s->dlo[j], qlo[j] - s->ctr[j]), hi = fmax(s->dhi[j], qhi[j] - s->ctr[j]);
+    S[j] = hi - lo;
+    qh[j] = 0.5 * (qhi[j] - qlo[j]);
+    if (s->have0 && !(S[j] <= s->r0.span[j])) fits = 0;
+  }
+  const bl_rule *r;
+  int st = GFI_OK;
+  if (fits) {
+    ch->reuse = 1;
+    r = &s->r0;
+  } else {
+    st = rule_make(&ch->rule, D, s->l, s->R, s->A, S, s->eps);
+    r = &ch->rule;
+  }
+  int grid_ok = 0;
+  if (!st) grid_ok = grids_of(s, r, gn ? NULL : qh, ch->gf, ch->gb);
+  if (st == GFI_ENOMEM) return st;
+  if (st || !grid_ok) {
+    bl_choice_free(ch);
+    if (s->method == GFI_METHOD_FAST) return GFI_ERANGE;
+    ch->route = GFI_METHOD_DIRECT;
+    ch->reason = GFI_ROUTE_NODES;
+    return GFI_OK;
+  }
+  /* cost of the fast route */
+  double Q = (double)r->Q, nc = (double)s->ncol, cf = 0;
+  if (!ch->reuse) {
+    for (int j = 0; j < D; j++) cf += COST_RULE * (double)r->n[j];
+    cf += nc * bl_nufft_cost(D, s->N, r->Q, ch->gf, s->ntol);
+  }
+  cf += nc * COST_NODE * Q;
+  if (gn) {
+    /* separable step, axes D-1 .. 0: each shrinks/grows one axis */
+    double dims[3];
+    for (int j = 0; j < D; j++) dims[j] = (double)r->n[j];
+    for (int j = D - 1; j >= 0; j--) {
+      double rest = 1;
+      for (int k = 0; k < D; k++)
+        if (k != j) rest *= dims[k];
+      cf += nc * COST_MAC * rest * (double)r->n[j] * (double)gn[j];
+      dims[j] = (double)gn[j];
+    }
+  } else {
+    cf += nc * bl_nufft_cost(D, r->Q, M, ch->gb, s->ntol);
+  }
+  ch->cost_fast = cf;
+  if (s->method == GFI_METHOD_FAST) {
+    ch->route = GFI_METHOD_FAST;
+    ch->reason = GFI_ROUTE_REQUESTED;
+  } else if (cf < ch->cost_direct) {
+    ch->route = GFI_METHOD_FAST;
+    ch->reason = GFI_ROUTE_COST;
+  } else {
+    bl_choice_free(ch);
+    ch->route = GFI_METHOD_DIRECT;
+    ch->reason = GFI_ROUTE_COST;
+  }
+  return GFI_OK;
+}
+
+/* a = weight * F for every column (ncol x Q complex), from F0 or a fresh F. */
+static int node_coeffs(const bl_sum *s, const bl_choice *ch, const bl_rule **rp, double **ap) {
+  const bl_rule *r = ch->reuse ? &s->r0 : &ch->rule;
+  const size_t Q = r->Q, nc = s->ncol;
+  if (Q > SIZE_MAX / 2 / nc / sizeof(double)) return GFI_ENOMEM;
+  double *a = malloc(2 * Q * nc * sizeof *a), *wt = malloc(Q * sizeof *wt);
+  if (!a || !wt) {
+    free(a);
+    free(wt);
+    return GFI_ENOMEM;
+  }
+  int st = GFI_OK;
+  if (ch->reuse) memcpy(a, s->F0, 2 * Q * nc * sizeof *a);
+  else st = forward(s, r, a);
+  if (st) {
+    free(a);
+    free(wt);
+    return st;
+  }
+  rule_tensor(r, NULL, wt);
+  for (size_t col = 0; col < nc; col++)
+    for (size_t q = 0; q < Q; q++) {
+      a[2 * (col * Q + q)] *= wt[q];
+      a[2 * (col * Q + q) + 1] *= wt[q];
+    }
+  free(wt);
+  *rp = r;
+  *ap = a;
+  return GFI_OK;
+}
+
+int bl_points(const bl_sum *s, const bl_choice *ch, size_t M, const double *q, double *out) {
+  const int D = s->D;
+  const size_t nc = s->ncol;
+  if (M == 0) return GFI_OK;
+  if (M > SIZE_MAX / 2 / (size_t)D / sizeof(double)) return GFI_ENOMEM;
+  const bl_rule *r;
+  double *a;
+  int st = node_coeffs(s, ch, &r, &a);
+  if (st) return st;
+  double *qc = malloc(M * (size_t)D * sizeof *qc), *f = malloc(2 * M * sizeof *f);
+  double *nodes = malloc(r->Q * (size_t)D * sizeof *nodes);
+  if (!qc || !f || !nodes) {
+    st = GFI_ENOMEM;
+    goto out;
+  }
+  for (size_t m = 0; m < M; m++)
+    for (int j = 0; j < D; j++) qc[m * (size_t)D + j] = q[m * (size_t)D + j] - s->ctr[j];
+  rule_tensor(r, nodes, NULL);
+  nufft_opts o;
+  nufft_opts_of(s, &o);
+  nufft3_plan *p = NULL;
+  st = nufft3_plan_make(&p, D, r->lo, r->hi, +1, M, qc, &o);
+  for (size_t col = 0; !st && col < nc; col++) {
+    nufft3_reset(p);
+    st = nufft3_add(p, r->Q, nodes, a + 2 * col * r->Q);
+    if (!st) st = nufft3_exec(p, f);
+    if (!st)
+      for (size_t m = 0; m < M; m++) out[m * nc + col] = f[2 * m];
+  }
+  nufft3_destroy(p);
+out:
+  free(a);
+  free(qc);
+  free(f);
+  free(nodes);
+  return st;
+}
+
+/* out (pre x G x post complex) = E (G x Qj complex) applied to in (pre x Qj x post). */
+static void mode_product(size_t pre, size_t Qj, size_t post, size_t G, const double *E,
+                         const double *in, double *out, int nthreads) {
+  const long long total = (long long)(pre * G);
+  int nt = threads_of(nthreads);
+  (void)nt;
+#ifdef GFI_HAVE_OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt)
+#endif
+  for (long long pk = 0; pk < total; pk++) {
+    size_t p = (size_t)pk / G, k = (size_t)pk % G;
+    double *o = out + 2 * ((p * G + k) * post);
+    for (size_t t = 0; t < post; t++) o[2 * t] = o[2 * t + 1] = 0;
+    for (size_t qj = 0; qj < Qj; qj++) {
+      double er = E[2 * (k * Qj + qj)], ei = E[2 * (k * Qj + qj) + 1];
+      const double *v = in + 2 * ((p * Qj + qj) * post);
+      for (size_t t = 0; t < post; t++) {
+        double vr = v[2 * t], vi = v[2 * t + 1];
+        o[2 * t] += er * vr - ei * vi;
+        o[2 * t + 1] += er * vi + ei * vr;
+      }
+    }
+  }
+}
+
+int bl_grid(const bl_sum *s, const bl_choice *ch, const double *lo, const double *hi,
+            const size_t *n, double *out) {
+  const int D = s->D;
+  const size_t nc = s->ncol;
+  const bl_rule *r;
+  double *a;
+  int st = node_coeffs(s, ch, &r, &a);
+  if (st) return st;
+  /* largest intermediate tensor */
+  size_t dims[3], big = r->Q;
+  for (int j = 0; j < D; j++) dims[j] = r->n[j];
+  for (int j = D - 1; j >= 0; j--) {
+    dims[j] = n[j];
+    size_t t = 1;
+    for (int k = 0; k < D; k++) {
+      if (dims[k] && t > SIZE_MAX / 4 / sizeof(double) / dims[k]) {
+        free(a);
+        return GFI_ENOMEM;
+      }
+      t *= dims[k];
+    }
+    if (t > big) big = t;
+  }
+  double *b1 = malloc(2 * big * sizeof *b1), *b2 = malloc(2 * big * sizeof *b2);
+  double *E[3] = {NULL, NULL, NULL};
+  if (!b1 || !b2) {
+    st = GFI_ENOMEM;
+    goto out;
+  }
+  for (int j = 0; j < D; j++) {
+    if (n[j] > SIZE_MAX / 2 / sizeof(double) / r->n[j]) {
+      st = GFI_ENOMEM;
+      goto out;
+    }
+    E[j] = malloc(2 * n[j] * r->n[j] * sizeof *E[j]);
+    if (!E[j]) {
+      st = GFI_ENOMEM;
+      goto out;
+    }
+    for (size_t k = 0; k < n[j]; k++) {
+      double y = (n[j] > 1 ? lo[j] + (hi[j] - lo[j]) * (double)k / (double)(n[j] - 1) : lo[j]) -
+                 s->ctr[j];
+      for (size_t qj = 0; qj < r->n[j]; qj++) {
+        double ph = r->w[j][qj] * y;
+        E[j][2 * (k * r->n[j] + qj)] = cos(ph);
+        E[j][2 * (k * r->n[j] + qj) + 1] = sin(ph);
+      }
+    }
+  }
+  size_t Gtot = 1;
+  for (int j = 0; j < D; j++) Gtot *= n[j];
+  for (size_t col = 0; col < nc; col++) {
+    memcpy(b1, a + 2 * col * r->Q, 2 * r->Q * sizeof *b1);
+    for (int j = 0; j < D; j++) dims[j] = r->n[j];
+    double *src = b1, *dst = b2;
+    for (int j = D - 1; j >= 0; j--) {
+      size_t pre = 1, post = 1;
+      for (int k = 0; k < j; k++) pre *= dims[k];
+      for (int k = j + 1; k < D; k++) post *= dims[k];
+      mode_product(pre, r->n[j], post, n[j], E[j], src, dst, s->nthreads);
+      dims[j] = n[j];
+      double *t = src;
+      src = dst;
+      dst = t;
+    }
+    for (size_t g = 0; g < Gtot; g++) out[g * nc + col] = src[2 * g];
+  }
+out:
+  for (int j = 0; j < 3; j++) free(E[j]);
+  free(b1);
+  free(b2);
+  free(a);
+  return st;
+}
+
+double bl_bound_abs(const bl_sum *s, const bl_choice *ch, size_t col) {
+  if (ch->route != GFI_METHOD_FAST) return 0;
+  const bl_rule *r = ch->reuse ? &s->r0 : &ch->rule;
+  /* the grid step sums the nodes exactly: no second NUFFT there */
+  double e = r->qerr + s->ntol + (ch->grid ? 0 : s->ntol);
+  return e * s->c1[col] * s->K0;
+}
+
+void bl_info_fill(const bl_sum *s, const bl_choice *ch, size_t D, gfi_fast_info *info) {
+  memset(info, 0, sizeof *info);
+  info->route = ch->route;
+  info->reason = ch->reason;
+  info->dim = D;
+  info->tol = s ? s->tol : GFI_FAST_TOL_DEFAULT;
+  info->cost_direct = ch->cost_direct;
+  info->cost_fast = ch->cost_fast;
+  if (ch->route != GFI_METHOD_FAST || !s) return;
+  const bl_rule *r = ch->reuse ? &s->r0 : &ch->rule;
+  info->nodes_total = r->Q;
+  info->reused = ch->reuse;
+  for (int j = 0; j < s->D; j++) {
+    info->nodes[j] = r->n[j];
+    info->span[j] = r->span[j];
+    info->grid_fwd[j] = ch->reuse ? s->gf0[j] : ch->gf[j];
+    info->grid_bwd[j] = ch->gb[j];
+  }
+}
+
+/* ---- grids ---------------------------------------------------------------- */
+
+/* Grid checks of the density and NW grid evaluations. */
+int bl_grid_check(size_t D, const double *R, const double *lo, const double *hi,
+                      const size_t *n, size_t *total) {
+  if (!lo || !hi || !n) return GFI_EINVAL;
+  size_t t = 1;
+  for (size_t j = 0; j < D; j++) {
+    if (n[j] == 0) return GFI_EINVAL;
+    if (!isfinite(lo[j]) || !isfinite(hi[j])) return GFI_ENONFINITE;
+    if (R && (fabs(R[j] * lo[j]) > ENGINE_PHASE_MAX || fabs(R[j] * hi[j]) > ENGINE_PHASE_MAX))
+      return GFI_ERANGE;
+    if (t > (((size_t)1 << 52) / D) / n[j]) return GFI_EDIM;
+    t *= n[j];
+  }
+  *total = t;
+  return GFI_OK;
+}
+
+/* The grid's points (G x D), last axis fastest. */
+double *bl_grid_points(size_t D, const double *lo, const double *hi, const size_t *n, size_t G) {
+  double *q = malloc(G * D * sizeof *q);
+  if (!q) return NULL;
+  for (size_t g = 0; g < G; g++) {
+    size_t rem = g;
+    for (size_t j = D; j-- > 0;) {
+      size_t k = rem % n[j];
+      rem /= n[j];
+      q[g * D + j] = n[j] > 1 ? lo[j] + (hi[j] - lo[j]) * (double)k / (double)(n[j] - 1) : lo[j];
+    }
+  }
+  return q;
+}
+

@@ -1,0 +1,112 @@
+/* The band-limited route of sums over data (see gfi/fast.h for the maths):
+ * the frequency quadrature, the two type-3 NUFFTs, the separable grid step,
+ * the error bound and the cost model that 'auto' decides with. Private to
+ * the estimators: density.c and regression.c put it behind their plans.
+ *
+ * A bl_sum holds the data once (centred at the middle of their box) and
+ * ncol real coefficient columns c_col,i; it evaluates
+ *
+ *   s_col(y) = sum_i c_col,i prod_j (R_j / A_l) sinc(R_j (y_j - x_ij))^l
+ *
+ * at scattered points or on a tensor grid. The plan may precompute F(w) at
+ * the nodes of a design span (the data box widened by a margin); queries
+ * inside it reuse F, queries outside get a wider rule and their own F in
+ * call-local memory, so evaluation on a const bl_sum is thread-safe. */
+#ifndef GFI_BANDLIMITED_H
+#define GFI_BANDLIMITED_H
+
+#include <stddef.h>
+#include "gfi/fast.h"
+#include "gfi/opts.h"
+
+/* Tensor Gauss-Legendre rule in frequency for a span S per axis. */
+typedef struct bl_rule {
+  int D, l;
+  size_t n[3];    /* nodes per axis */
+  double *w[3];   /* node frequencies (axis 0 on the half axis w >= 0) */
+  double *wk[3];  /* GL weight * kappa_l(w / R) / (2 pi), axis 0 doubled */
+  double lo[3], hi[3]; /* smallest and largest node per axis */
+  size_t Q;       /* prod n[] */
+  double span[3];
+  double qerr;    /* quadrature bound relative to sum_i |c_i| * prod_j R_j / A_l */
+} bl_rule;
+
+typedef struct bl_sum {
+  int D, l;
+  size_t N, ncol;
+  double R[3], A, K0;  /* K0 = prod_j R_j / A_l, the kernel's peak */
+  double ctr[3];       /* data centre (subtracted from data and queries) */
+  double dlo[3], dhi[3]; /* centred data box */
+  double *x;           /* N x D centred data */
+  double *c;           /* ncol x N complex coefficients (interleaved, imaginary 0) */
+  double *c1;          /* ncol: sum_i |c_col,i| */
+  double tol;          /* requested accuracy, relative to the largest |value| */
+  double eps;          /* internal target: quadrature, relative to c1 * K0 */
+  double ntol;         /* tolerance handed to each NUFFT */
+  int nthreads;
+  gfi_method method;
+  int have0;           /* precomputed F at the design span */
+  int reason0;         /* why it was (not) precomputed: GFI_ROUTE_* */
+  bl_rule r0;
+  double *F0;          /* ncol x Q complex */
+  size_t gf0[3];
+} bl_sum;
+
+/* What one evaluation will do. */
+typedef struct bl_choice {
+  gfi_method route;
+  int reason;          /* GFI_ROUTE_* */
+  int reuse;           /* the bl_sum's F0 serves these queries */
+  int grid;            /* for a tensor grid (separable step, no second NUFFT) */
+  bl_rule rule;        /* built here when the route is fast and !reuse */
+  double cost_direct, cost_fast;
+  size_t gf[3], gb[3];
+} bl_choice;
+
+/* Largest D with a fast route (the NUFFTs are D <= 3). */
+#define BL_MAX_DIM 3
+
+/* Accuracy from opts: GFI_EINVAL unless 0 <= tol < 1 (0: default) and the
+ * method is one of GFI_METHOD_*. */
+int bl_check_opts(const gfi_opts *opts, double *tol, gfi_method *method);
+
+/* Build the data side. c: ncol x N real coefficients (column-major by
+ * column: c[col N + i]). R: D radii. Under GFI_METHOD_FAST the transform at
+ * the design span is computed here (GFI_ERANGE when its node count or NUFFT
+ * grid explodes); under AUTO when the cost model says a fast evaluation of
+ * about N queries would pay. direct_pair: the direct route's cost per
+ * (query, data point) pair in the cost model's units. */
+int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t ncol,
+                const double *c, const double *R, const gfi_opts *opts, double direct_pair);
+void bl_sum_free(bl_sum *s);
+
+/* Decide the route for M queries in the box [qlo, qhi] (uncentred) or, when
+ * gn != NULL, for the tensor grid with gn[j] points per axis on that box.
+ * GFI_ERANGE / GFI_ENOMEM under FAST when the rule cannot be built. */
+int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, const size_t *gn,
+              double direct_pair, bl_choice *ch);
+void bl_choice_free(bl_choice *ch);
+
+/* The fast route (ch->route must be FAST). out: M x ncol (row-major). */
+int bl_points(const bl_sum *s, const bl_choice *ch, size_t M, const double *q, double *out);
+/* The same on the grid lo:hi:n (last axis fastest), out: prod n x ncol. */
+int bl_grid(const bl_sum *s, const bl_choice *ch, const double *lo, const double *hi,
+            const size_t *n, double *out);
+
+/* Absolute error bound of column col of a fast evaluation with this choice. */
+double bl_bound_abs(const bl_sum *s, const bl_choice *ch, size_t col);
+/* Fill the common fields of info from a choice (bound fields left to the caller). */
+void bl_info_fill(const bl_sum *s, const bl_choice *ch, size_t D, gfi_fast_info *info);
+
+/* Grid lo:hi:n checks (GFI_EINVAL for n[j] = 0 or NULL, GFI_ENONFINITE,
+ * GFI_ERANGE when |R_j lo_j| or |R_j hi_j| > 2^52 (R may be NULL), GFI_EDIM
+ * when the point count overflows); *total = prod n. */
+int bl_grid_check(size_t D, const double *R, const double *lo, const double *hi, const size_t *n,
+                  size_t *total);
+/* The grid's G points (G x D, last axis fastest), or NULL (no memory). */
+double *bl_grid_points(size_t D, const double *lo, const double *hi, const size_t *n, size_t G);
+
+/* Cost-model helpers shared with the ecf. */
+double bl_nufft_cost(int D, size_t nsrc, size_t ntgt, const size_t *grid, double ntol);
+
+#endif

@@ -1,0 +1,69 @@
+/* The band-limited ("fast") route of the sums over data, and what it reports.
+ *
+ * The kernel prod_j (R_j/A_l) sinc(R_j u_j)^l has the Fourier transform
+ * kappa_R(w) = prod_j kappa_l(w_j / R_j): a B-spline supported on
+ * |w_j| <= l R_j, a polynomial between knots at multiples of R_j. So
+ *
+ *   s(y) = sum_i c_i K_R(y - x_i) = (2 pi)^-D int kappa_R(w) F(w) e^{i w.y} dw,
+ *   F(w) = sum_i c_i e^{-i w.x_i},
+ *
+ * and a Gauss-Legendre rule on every knot interval (exact for the polynomial,
+ * spectrally accurate for e^{i w u} with |u| <= S, S the span of data and
+ * queries on that axis) turns the sum into two type-3 NUFFTs: F at the tensor
+ * nodes from the data, then the node sum at the queries. The node count per
+ * axis grows like l R S: the route is cheap when the kernel is wide compared
+ * with the span, and the direct sum is cheaper when it is not.
+ *
+ * gfi_opts.method chooses the route (GFI_METHOD_AUTO: by a cost model, with
+ * the direct sum whenever the node count explodes), gfi_opts.tol the accuracy
+ * (0: 1e-10). Only phi = z^l kernels have this route; custom phi and Gaussian
+ * kernels always take the direct sum (GFI_EUNSUPPORTED when FAST is forced).
+ * See docs/fast.md. */
+#ifndef GFI_FAST_H
+#define GFI_FAST_H
+
+#include <stddef.h>
+#include "opts.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Default accuracy of the fast route (gfi_opts.tol = 0). */
+#define GFI_FAST_TOL_DEFAULT 1e-10
+
+/* Why a route was taken (gfi_fast_info.reason). */
+enum {
+  GFI_ROUTE_REQUESTED = 0, /* gfi_opts.method asked for it */
+  GFI_ROUTE_COST = 1,      /* auto: the cost model preferred it */
+  GFI_ROUTE_NODES = 2,     /* auto: too many frequency nodes or too large a NUFFT grid */
+  GFI_ROUTE_KERNEL = 3,    /* the kernel is not band-limited (custom phi, Gaussian) */
+  GFI_ROUTE_DIM = 4        /* D > 3: the fast route exists for D = 1, 2, 3 */
+};
+
+/* What an evaluation ran and the accuracy it was built for. */
+typedef struct gfi_fast_info {
+  gfi_method route;       /* GFI_METHOD_DIRECT or GFI_METHOD_FAST */
+  int reason;             /* GFI_ROUTE_* */
+  size_t dim;             /* D */
+  size_t nodes[3];        /* frequency nodes per axis (axis 0: half axis w_0 >= 0) */
+  size_t nodes_total;     /* product of nodes[] (0 on the direct route) */
+  size_t grid_fwd[3];     /* NUFFT fine grid per axis, data -> nodes (0: not run here) */
+  size_t grid_bwd[3];     /* NUFFT fine grid per axis, nodes -> queries (0: not run or grid route) */
+  double span[3];         /* S_j the nodes were built for */
+  double tol;             /* the accuracy asked for (default resolved) */
+  double bound_abs;       /* bound on |fast - exact| of every value (density units;
+                             NW: of the sums before the ratio); 0 on the direct route */
+  double bound;           /* density, ecf: bound_abs / largest |value| of this call;
+                             NW: largest per-row bound on the ratio's error relative
+                             to max |y| over the rows accepted from the fast route */
+  double cost_direct;     /* the cost model's estimates (nanoseconds, roughly) */
+  double cost_fast;
+  size_t rows_direct;     /* NW: rows re-evaluated by the direct sum (flags, conditioning) */
+  int reused;             /* 1 when the plan's precomputed F(w) served this call */
+} gfi_fast_info;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,86 @@
+/* Internals of the NUFFT (lib/nufft.c, lib/nufft_spread.c): the exponential of
+ * semicircle (ES) spreading kernel, its Fourier transform, and deterministic
+ * parallel spreading/interpolation on a periodic fine grid. Not installed. */
+#ifndef GFI_NUFFT_INTERNAL_H
+#define GFI_NUFFT_INTERNAL_H
+
+#include <stddef.h>
+#include <fftw3.h>
+#include "nufft.h"
+
+#define NUFFT_MAX_WIDTH 16
+#define NUFFT_GL_NODES 40 /* Gauss-Legendre nodes on [0, 1] for the kernel's transform */
+#define NUFFT_MAX_DEG 30  /* largest degree of the kernel's piecewise polynomial */
+
+/* The ES kernel phi(z) = exp(beta (sqrt(1 - z^2) - 1)), |z| < 1, scaled to
+ * a support of ns grid cells: a point at grid coordinate t gives weight
+ * phi(2 (i - t) / ns) to grid index i. */
+typedef struct nufft_kernel {
+  int ns;          /* width in grid cells, 2..16 */
+  double beta;     /* ES shape parameter */
+  double sigma;    /* upsampling factor of the fine grid */
+  int q;           /* quadrature nodes for phihat */
+  double a[NUFFT_GL_NODES], b[NUFFT_GL_NODES]; /* phihat(xi) = sum a_i cos(b_i xi) */
+  /* The kernel's values at the ns cells a point reaches, as polynomials of
+   * degree deg in the point's offset: cell m gets sum_k pc[k][m] u^k, u in
+   * [-1, 1] the point's position inside its cell. deg = 0: no polynomial met
+   * the accuracy bound, exp is evaluated instead. */
+  int deg;
+  double pc[NUFFT_MAX_DEG + 1][NUFFT_MAX_WIDTH];
+} nufft_kernel;
+
+/* Width and shape from the options (NULL = defaults). GFI_EINVAL when tol is
+ * outside [1e-15, 1) or upsampfac (when non-zero) outside [1.25, 4]. */
+int nufft_kernel_setup(const nufft_opts *o, nufft_kernel *k);
+
+/* Fourier transform of the kernel in grid units:
+ * phihat(xi) = int phi(2 u / ns) cos(xi u) du over |u| < ns/2, xi in radians
+ * per grid cell. */
+double nufft_phihat(const nufft_kernel *k, double xi);
+
+/* Smallest even n >= m whose only prime factors are 2, 3 and 5 (0 when none
+ * fits in size_t). */
+size_t nufft_next235even(size_t m);
+
+/* nthreads option -> thread count (0 = all). */
+int nufft_threads(int nthreads);
+
+/* Scratch of the spreader (the points' sort), kept between calls; zero-
+ * initialise, free with nufft_work_free. */
+typedef struct nufft_work {
+  size_t n, nb;
+  size_t *key, *perm, *start;
+} nufft_work;
+void nufft_work_free(nufft_work *w);
+
+/* Spread N values c (complex, interleaved) at grid coordinates t (N x D,
+ * t[j D + d] in [0, nf[d]), any value is wrapped) onto the periodic grid
+ * (complex, last axis fastest), adding to it. The summation order at every
+ * grid cell is fixed (points sorted stably by bin), so the result does not
+ * depend on nthreads. Needs nf[d] >= ns. GFI_ENOMEM on allocation failure
+ * (the grid is then unchanged). w: scratch reused between calls, or NULL. */
+int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
+                 const double *c, double *grid, int nthreads, nufft_work *w);
+
+/* The adjoint: c[j] = sum_i phi(...) grid[i] over the ns^D cells near t_j. */
+int nufft_interp(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
+                 double *c, const double *grid, int nthreads, nufft_work *w);
+
+/* In-place FFT of a D-dimensional grid (last axis fastest), deterministic for
+ * any thread count (lib/nufft_fft.c). Plans are made on grid; exec may be
+ * given any grid of the same shape. */
+typedef struct nufft_fft {
+  int D;
+  size_t n[3], tot;
+  fftw_plan whole, row, col[2], rem[2];
+  size_t cols[2];
+} nufft_fft;
+int nufft_fft_make(nufft_fft *f, int D, const size_t *n, double *grid, int sign);
+void nufft_fft_exec(const nufft_fft *f, double *grid, int nthreads);
+void nufft_fft_free(nufft_fft *f);
+
+/* Serialises FFTW's planner (not thread-safe) across the library. */
+void nufft_fftw_lock(void);
+void nufft_fftw_unlock(void);
+
+#endif

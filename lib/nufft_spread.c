@@ -1,0 +1,490 @@
+/* The ES kernel, its Fourier transform by Gauss-Legendre quadrature, and
+ * deterministic parallel spreading and interpolation on a periodic grid.
+ *
+ * Determinism: the points are sorted stably into bins (tiles of the grid,
+ * row-major, independent of the thread count); the grid is split into slabs of
+ * the first (slowest) axis, each written by one thread only, and every thread
+ * visits the points that reach its slab in the sorted order. So each grid cell
+ * receives its contributions in the sorted order whatever the number of
+ * threads or slabs. Interpolation computes each point's sum in a fixed order. */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "nufft_internal.h"
+#include "gfi/status.h"
+#ifdef GFI_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+static pthread_mutex_t fftw_mutex = PTHREAD_MUTEX_INITIALIZER;
+void nufft_fftw_lock(void) { pthread_mutex_lock(&fftw_mutex); }
+void nufft_fftw_unlock(void) { pthread_mutex_unlock(&fftw_mutex); }
+
+int nufft_threads(int n) {
+#ifdef GFI_HAVE_OPENMP
+  return n > 0 ? n : omp_get_max_threads();
+#else
+  (void)n;
+  return 1;
+#endif
+}
+
+/* Gauss-Legendre nodes and weights of order 2q on [-1, 1]: the q positive
+ * nodes (Newton on the three-term recurrence). */
+static void gauss_legendre_half(int q, double *z, double *w) {
+  int n = 2 * q;
+  for (int i = 0; i < q; i++) {
+    double x = cos(M_PI * (i + 0.75) / (n + 0.5)), dp = 1;
+    for (int it = 0; it < 100; it++) {
+      double p1 = 1, p2 = 0;
+      for (int j = 1; j <= n; j++) {
+        double p3 = p2;
+        p2 = p1;
+        p1 = ((2.0 * j - 1) * x * p2 - (j - 1.0) * p3) / j;
+      }
+      dp = n * (x * p1 - p2) / (x * x - 1);
+      double dx = p1 / dp;
+      x -= dx;
+      if (fabs(dx) < 1e-16) break;
+    }
+    double p1 = 1, p2 = 0;
+    for (int j = 1; j <= n; j++) {
+      double p3 = p2;
+      p2 = p1;
+      p1 = ((2.0 * j - 1) * x * p2 - (j - 1.0) * p3) / j;
+    }
+    dp = n * (x * p1 - p2) / (x * x - 1);
+    z[i] = x;
+    w[i] = 2 / ((1 - x * x) * dp * dp);
+  }
+}
+
+static double es(const nufft_kernel *k, double z) {
+  double s = 1 - z * z;
+  return s > 0 ? exp(k->beta * (sqrt(s) - 1)) : 0.0;
+}
+
+/* Chebyshev expansion of the kernel on each cell offset, truncated where the
+ * tail is below max(tol / 100, 1e-16) (relative to the kernel's peak 1), and
+ * converted to monomials in u (computed in long double). */
+static void kernel_poly(nufft_kernel *k, double tol) {
+  enum { P = NUFFT_MAX_DEG };
+  int ns = k->ns;
+  long double ch[NUFFT_MAX_WIDTH][P + 1];
+  const long double pi = 3.141592653589793238462643383279502884L;
+  for (int m = 0; m < ns; m++) {
+    long double f[P + 1];
+    for (int j = 0; j <= P; j++) {
+      long double u = cosl(pi * (j + 0.5L) / (P + 1));
+      long double r = 0.5L * (u + 1); /* offset of the point inside its cell */
+      long double z = 2 * (r - 0.5L * ns + m) / ns, s = 1 - z * z;
+      f[j] = s > 0 ? expl((long double)k->beta * (sqrtl(s) - 1)) : 0;
+    }
+    for (int q = 0; q <= P; q++) {
+      long double c = 0;
+      for (int j = 0; j <= P; j++) c += f[j] * cosl(pi * q * (j + 0.5L) / (P + 1));
+      ch[m][q] = c * 2 / (P + 1);
+    }
+    ch[m][0] *= 0.5L;
+  }
+  double thr = fmax(tol / 100, 1e-16);
+  int deg = 0;
+  for (int d = 1; d <= P && !deg; d++) {
+    long double tail = 0;
+    for (int m = 0; m < ns; m++) {
+      long double t = 0;
+      for (int q = d + 1; q <= P; q++) t += fabsl(ch[m][q]);
+      if (t > tail) tail = t;
+    }
+    if (tail <= thr) deg = d;
+  }
+  k->deg = deg;
+  memset(k->pc, 0, sizeof k->pc);
+  if (!deg) return;
+  /* monomial coefficients: T_0 = 1, T_1 = u, T_{q+1} = 2 u T_q - T_{q-1} */
+  long double T0[P + 2], T1[P + 2], T2[P + 2], a[NUFFT_MAX_WIDTH][P + 1];
+  memset(a, 0, sizeof a);
+  memset(T0, 0, sizeof T0);
+  memset(T1, 0, sizeof T1);
+  T0[0] = 1;
+  T1[1] = 1;
+  for (int q = 0; q <= deg; q++) {
+    const long double *T = q == 0 ? T0 : T1;
+    for (int m = 0; m < ns; m++)
+      for (int i = 0; i <= q; i++) a[m][i] += ch[m][q] * T[i];
+    if (q >= 1) {
+      for (int i = 0; i <= P; i++) T2[i] = (i ? 2 * T1[i - 1] : 0) - T0[i];
+      memcpy(T0, T1, sizeof T0);
+      memcpy(T1, T2, sizeof T1);
+    }
+  }
+  for (int q = 0; q <= deg; q++)
+    for (int m = 0; m < ns; m++) k->pc[q][m] = (double)a[m][q];
+}
+
+int nufft_kernel_setup(const nufft_opts *o, nufft_kernel *k) {
+  nufft_opts d;
+  if (!o) {
+    nufft_default_opts(&d);
+    o = &d;
+  }
+  double tol = o->tol, sigma = o->upsampfac == 0 ? 2.0 : o->upsampfac;
+  if (!(tol >= 1e-15 && tol < 1)) return GFI_EINVAL;
+  if (!(sigma >= 1.25 && sigma <= 4)) return GFI_EINVAL;
+  int ns;
+  double beta;
+  if (sigma == 2.0) {
+    ns = (int)ceil(-log10(tol / 10));
+    if (ns < 2) ns = 2;
+    if (ns > NUFFT_MAX_WIDTH) ns = NUFFT_MAX_WIDTH;
+    double bos = ns == 2 ? 2.20 : ns == 3 ? 2.26 : ns == 4 ? 2.38 : 2.30;
+    beta = bos * ns;
+  } else {
+    ns = (int)ceil(-log(tol) / (M_PI * sqrt(1 - 1 / sigma)));
+    if (ns < 2) ns = 2;
+    if (ns > NUFFT_MAX_WIDTH) ns = NUFFT_MAX_WIDTH;
+    beta = 0.97 * M_PI * (1 - 1 / (2 * sigma)) * ns;
+  }
+  k->ns = ns;
+  k->beta = beta;
+  k->sigma = sigma;
+  k->q = NUFFT_GL_NODES;
+  double z[NUFFT_GL_NODES], w[NUFFT_GL_NODES];
+  gauss_legendre_half(k->q, z, w);
+  /* phihat(xi) = (ns/2) int_{-1}^{1} phi(z) cos(xi ns z / 2) dz */
+  for (int i = 0; i < k->q; i++) {
+    k->a[i] = ns * w[i] * es(k, z[i]);
+    k->b[i] = 0.5 * ns * z[i];
+  }
+  kernel_poly(k, tol);
+  return GFI_OK;
+}
+
+double nufft_phihat(const nufft_kernel *k, double xi) {
+  double s = 0;
+  for (int i = 0; i < k->q; i++) s += k->a[i] * cos(k->b[i] * xi);
+  return s;
+}
+
+size_t nufft_next235even(size_t m) {
+  if (m <= 2) return 2;
+  if (m % 2) m++;
+  for (size_t n = m; n >= m && n < SIZE_MAX - 2; n += 2) {
+    size_t r = n;
+    while (r % 2 == 0) r /= 2;
+    while (r % 3 == 0) r /= 3;
+    while (r % 5 == 0) r /= 5;
+    if (r == 1) return n;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* One complex grid value as a vector of two doubles (GCC/Clang vector
+ * extension): the fine grid comes from fftw_malloc, 16-byte aligned. */
+typedef double cplx __attribute__((vector_size(16), may_alias));
+
+/* The kernel's ns values by Horner's rule on W >= ns lanes (W a constant at
+ * each call, so the lanes vectorise); ker must hold W values. */
+static inline __attribute__((always_inline)) void horner(const nufft_kernel *k, double u,
+                                                         double *ker, const int W) {
+  double v[NUFFT_MAX_WIDTH];
+  for (int m = 0; m < W; m++) v[m] = k->pc[k->deg][m];
+  for (int q = k->deg - 1; q >= 0; q--)
+    for (int m = 0; m < W; m++) v[m] = v[m] * u + k->pc[q][m];
+  for (int m = 0; m < W; m++) ker[m] = v[m];
+}
+
+/* Kernel values and wrapped grid indices of one point on one axis. */
+static inline void axis_weights(const nufft_kernel *k, double t, size_t n, double *ker,
+                                size_t *idx) {
+  int ns = k->ns;
+  double half = 0.5 * ns, sc = 2.0 / ns;
+  double i1 = ceil(t - half);
+  double x1 = i1 - t; /* in [-ns/2, -ns/2 + 1) */
+  long long n_ = (long long)n, i = (long long)i1;
+  if (i < 0 || i >= n_) { /* t is in [0, n) for every caller; this is the safe path */
+    i %= n_;
+    if (i < 0) i += n_;
+  }
+  if (k->deg) {
+    double u = 2 * (x1 + half) - 1; /* in [-1, 1] */
+    if (ns <= 4)
+      horner(k, u, ker, 4);
+    else if (ns <= 8)
+      horner(k, u, ker, 8);
+    else if (ns <= 12)
+      horner(k, u, ker, 12);
+    else
+      horner(k, u, ker, 16);
+  } else {
+    for (int m = 0; m < ns; m++) ker[m] = es(k, (x1 + m) * sc);
+  }
+  for (int m = 0; m < ns; m++) {
+    idx[m] = (size_t)i;
+    if (++i == n_) i = 0;
+  }
+}
+
+/* Bin tiles per axis, by dimension (a bin is a tile of the grid). */
+static size_t bin_width(int D) { return D == 1 ? 256 : D == 2 ? 32 : 16; }
+
+typedef struct binning {
+  size_t nb[3], nbins, bw;
+  const size_t *perm;  /* sorted order of the points */
+  const size_t *start; /* nbins + 1: start of each bin in perm */
+} binning;
+
+void nufft_work_free(nufft_work *w) {
+  if (!w) return;
+  free(w->key);
+  free(w->perm);
+  free(w->start);
+  memset(w, 0, sizeof *w);
+}
+
+static size_t wrap_index(double t, size_t n) {
+  /* floor of t wrapped into [0, n) */
+  if (t >= 0 && t < (double)n) return (size_t)t;
+  double f = floor(t);
+  double m = fmod(f, (double)n);
+  if (m < 0) m += (double)n;
+  size_t i = (size_t)m;
+  return i >= n ? 0 : i;
+}
+
+/* Stable counting sort of the points by bin (the order is unique, so it
+ * does not depend on how the bin keys were computed in parallel). */
+static int binning_make(binning *b, nufft_work *w, int D, const size_t *nf, size_t N,
+                        const double *t, int nt) {
+  memset(b, 0, sizeof *b);
+  b->bw = bin_width(D);
+  b->nbins = 1;
+  for (int d = 0; d < D; d++) {
+    b->nb[d] = (nf[d] + b->bw - 1) / b->bw;
+    b->nbins *= b->nb[d]; /* <= total grid size: no overflow */
+  }
+  if (N > SIZE_MAX / sizeof(size_t) || b->nbins > SIZE_MAX / sizeof(size_t) - 1)
+    return GFI_ENOMEM;
+  if (w->n < N) {
+    free(w->key);
+    free(w->perm);
+    w->key = malloc(N * sizeof(size_t));
+    w->perm = malloc(N * sizeof(size_t));
+    w->n = w->key && w->perm ? N : 0;
+    if (!w->n) return GFI_ENOMEM;
+  }
+  if (w->nb < b->nbins + 1) {
+    free(w->start);
+    w->start = malloc((b->nbins + 1) * sizeof(size_t));
+    w->nb = w->start ? b->nbins + 1 : 0;
+    if (!w->nb) return GFI_ENOMEM;
+  }
+  size_t *key = w->key, *perm = w->perm, *start = w->start;
+  const size_t *nb = b->nb, bw = b->bw;
+  (void)nt;
+#ifdef GFI_HAVE_OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && N >= 16384)
+#endif
+  for (size_t j = 0; j < N; j++) {
+    size_t bi = 0;
+    for (int d = 0; d < D; d++) bi = bi * nb[d] + wrap_index(t[j * D + d], nf[d]) / bw;
+    key[j] = bi;
+  }
+  memset(start, 0, (b->nbins + 1) * sizeof(size_t));
+  for (size_t j = 0; j < N; j++) start[key[j] + 1]++;
+  for (size_t i = 0; i < b->nbins; i++) start[i + 1] += start[i];
+  /* stable scatter, with start[] as running offsets, then shifted back */
+  for (size_t j = 0; j < N; j++) perm[start[key[j]]++] = j;
+  memmove(start + 1, start, b->nbins * sizeof(size_t));
+  start[0] = 0;
+  b->perm = perm;
+  b->start = start;
+  return GFI_OK;
+}
+
+/* Spread the sorted points of one row of bins (axis-0 bin b0) into the rows
+ * [r0, r1) of the grid. */
+static void spread_bins(const nufft_kernel *k, int D, const size_t *nf, const binning *b,
+                        size_t b0, const double *t, const double *c, double *grid, size_t r0,
+                        size_t r1) {
+  int ns = k->ns;
+  size_t per0 = b->nbins / b->nb[0];
+  size_t lo = b->start[b0 * per0], hi = b->start[(b0 + 1) * per0];
+  double k0[NUFFT_MAX_WIDTH], k1[NUFFT_MAX_WIDTH], k2[NUFFT_MAX_WIDTH];
+  size_t i0[NUFFT_MAX_WIDTH], i1[NUFFT_MAX_WIDTH], i2[NUFFT_MAX_WIDTH];
+  for (size_t p = lo; p < hi; p++) {
+    size_t j = b->perm[p];
+    const double *tj = t + j * (size_t)D;
+    double cr = c[2 * j], ci = c[2 * j + 1];
+    axis_weights(k, tj[0], nf[0], k0, i0);
+    int any = 0;
+    for (int m = 0; m < ns; m++) any |= (i0[m] >= r0 && i0[m] < r1);
+    if (!any) continue;
+    if (D == 1) {
+      for (int m = 0; m < ns; m++) {
+        if (i0[m] < r0 || i0[m] >= r1) continue;
+        double *g = grid + 2 * i0[m];
+        g[0] += cr * k0[m];
+        g[1] += ci * k0[m];
+      }
+      continue;
+    }
+    axis_weights(k, tj[1], nf[1], k1, i1);
+    if (D == 2) {
+      for (int m = 0; m < ns; m++) {
+        if (i0[m] < r0 || i0[m] >= r1) continue;
+        double vr = cr * k0[m], vi = ci * k0[m];
+        cplx *row = (cplx *)grid + i0[m] * nf[1], v = {vr, vi};
+        for (int m1 = 0; m1 < ns; m1++) row[i1[m1]] += v * k1[m1];
+      }
+      continue;
+    }
+    axis_weights(k, tj[2], nf[2], k2, i2);
+    int c2 = i2[0] + (size_t)ns <= nf[2];
+    for (int m = 0; m < ns; m++) {
+      if (i0[m] < r0 || i0[m] >= r1) continue;
+      double vr = cr * k0[m], vi = ci * k0[m];
+      for (int m1 = 0; m1 < ns; m1++) {
+        double wr = vr * k1[m1], wi = vi * k1[m1];
+        cplx *row = (cplx *)grid + (i0[m] * nf[1] + i1[m1]) * nf[2], v = {wr, wi};
+        if (c2) {
+          cplx *g = row + i2[0];
+          for (int m2 = 0; m2 < ns; m2++) g[m2] += v * k2[m2];
+        } else {
+          for (int m2 = 0; m2 < ns; m2++) row[i2[m2]] += v * k2[m2];
+        }
+      }
+    }
+  }
+}
+
+/* Does a bin row b0 (its points' kernels reach rows b0*bw - ns .. (b0+1)*bw + ns,
+ * cyclically) touch the slab [r0, r1)? */
+static int bin_touches(size_t b0, size_t bw, int ns, size_t n, size_t r0, size_t r1) {
+  long long lo = (long long)(b0 * bw) - ns - 1, hi = (long long)((b0 + 1) * bw) + ns + 1;
+  long long n_ = (long long)n;
+  if (hi - lo >= n_) return 1;
+  for (long long s = -n_; s <= n_; s += n_)
+    if (lo + s < (long long)r1 && hi + s > (long long)r0) return 1;
+  return 0;
+}
+
+int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
+                 const double *c, double *grid, int nthreads, nufft_work *w) {
+  if (N == 0) return GFI_OK;
+  int nt = nufft_threads(nthreads);
+  if (N < 4096) nt = 1;
+  nufft_work own = {0};
+  binning b;
+  int st = binning_make(&b, w ? w : &own, D, nf, N, t, nt);
+  if (st) {
+    nufft_work_free(&own);
+    return st;
+  }
+  size_t nb0 = b.nb[0], per0 = b.nbins / nb0, bw = b.bw;
+  size_t nslab = (size_t)nt < nb0 ? (size_t)nt : nb0;
+  if (nslab < 1) nslab = 1;
+  /* slab s owns the bin rows [sb[s], sb[s+1]), balanced by point count; the
+   * partition changes only who writes, never the order of the sums */
+  size_t sb[1025];
+  if (nslab > 1024) nslab = 1024;
+  sb[0] = 0;
+  size_t r = 0;
+  for (size_t s = 1; s < nslab; s++) {
+    size_t target = N / nslab * s;
+    while (r < nb0 && b.start[(r + 1) * per0] <= target) r++;
+    if (r < sb[s - 1]) r = sb[s - 1];
+    sb[s] = r;
+  }
+  sb[nslab] = nb0;
+#ifdef GFI_HAVE_OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nslab > 1)
+#endif
+  for (size_t s = 0; s < nslab; s++) {
+    size_t r0 = sb[s] * bw, r1 = sb[s + 1] * bw;
+    if (r1 > nf[0]) r1 = nf[0];
+    if (r0 >= r1) continue;
+    for (size_t b0 = 0; b0 < nb0; b0++)
+      if (bin_touches(b0, bw, k->ns, nf[0], r0, r1))
+        spread_bins(k, D, nf, &b, b0, t, c, grid, r0, r1);
+  }
+  nufft_work_free(&own);
+  return GFI_OK;
+}
+
+static void interp_point(const nufft_kernel *k, int D, const size_t *nf, const double *tj,
+                         double *cj, const double *grid) {
+  int ns = k->ns;
+  double k0[NUFFT_MAX_WIDTH], k1[NUFFT_MAX_WIDTH], k2[NUFFT_MAX_WIDTH];
+  size_t i0[NUFFT_MAX_WIDTH], i1[NUFFT_MAX_WIDTH], i2[NUFFT_MAX_WIDTH];
+  double re = 0, im = 0;
+  axis_weights(k, tj[0], nf[0], k0, i0);
+  if (D == 1) {
+    for (int m = 0; m < ns; m++) {
+      const double *g = grid + 2 * i0[m];
+      re += g[0] * k0[m];
+      im += g[1] * k0[m];
+    }
+  } else if (D == 2) {
+    axis_weights(k, tj[1], nf[1], k1, i1);
+    for (int m = 0; m < ns; m++) {
+      const double *row = grid + 2 * i0[m] * nf[1];
+      double sr = 0, si = 0;
+      for (int m1 = 0; m1 < ns; m1++) {
+        const double *g = row + 2 * i1[m1];
+        sr += g[0] * k1[m1];
+        si += g[1] * k1[m1];
+      }
+      re += sr * k0[m];
+      im += si * k0[m];
+    }
+  } else {
+    axis_weights(k, tj[1], nf[1], k1, i1);
+    axis_weights(k, tj[2], nf[2], k2, i2);
+    for (int m = 0; m < ns; m++) {
+      double sr = 0, si = 0;
+      for (int m1 = 0; m1 < ns; m1++) {
+        const double *row = grid + 2 * (i0[m] * nf[1] + i1[m1]) * nf[2];
+        double ur = 0, ui = 0;
+        for (int m2 = 0; m2 < ns; m2++) {
+          const double *g = row + 2 * i2[m2];
+          ur += g[0] * k2[m2];
+          ui += g[1] * k2[m2];
+        }
+        sr += ur * k1[m1];
+        si += ui * k1[m1];
+      }
+      re += sr * k0[m];
+      im += si * k0[m];
+    }
+  }
+  cj[0] = re;
+  cj[1] = im;
+}
+
+int nufft_interp(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
+                 double *c, const double *grid, int nthreads, nufft_work *w) {
+  if (N == 0) return GFI_OK;
+  int nt = nufft_threads(nthreads);
+  if (N < 4096) nt = 1;
+  nufft_work own = {0};
+  binning b;
+  int st = binning_make(&b, w ? w : &own, D, nf, N, t, nt);
+  if (st) {
+    nufft_work_free(&own);
+    return st;
+  }
+#ifdef GFI_HAVE_OPENMP
+#pragma omp parallel for schedule(static, 1024) num_threads(nt) if (nt > 1)
+#endif
+  for (size_t p = 0; p < N; p++) {
+    size_t j = b.perm[p];
+    interp_point(k, D, nf, t + j * (size_t)D, c + 2 * j, grid);
+  }
+  nufft_work_free(&own);
+  return GFI_OK;
+}

@@ -1,0 +1,486 @@
+/* The NUFFT (lib/nufft.c) against the direct sums (lib/nufft_direct.c):
+ * accuracy for types 1, 2, 3 in D = 1, 2, 3 at tolerances 1e-3 .. 1e-13,
+ * streaming type 3 against one-shot, identical bits for any thread count,
+ * wildly different source/target spans, edge cases and error paths. */
+#include <stdint.h>
+#include <string.h>
+#include "check.h"
+#include "nufft.h"
+#include "gfi/status.h"
+
+/* splitmix64: fixed-seed uniforms */
+static uint64_t rng_state;
+static double unif(double a, double b) {
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return a + (b - a) * ((double)(z >> 11) * 0x1.0p-53);
+}
+static void fill(double *v, size_t n, double a, double b) {
+  for (size_t i = 0; i < n; i++) v[i] = unif(a, b);
+}
+
+static double l1c(const double *c, size_t n) {
+  double s = 0;
+  for (size_t i = 0; i < n; i++) s += hypot(c[2 * i], c[2 * i + 1]);
+  return s;
+}
+
+/* max |f - g| / sum|c| and ||f - g||_2 / ||g||_2 */
+static void errs(const double *f, const double *g, size_t n, double sumc, double *einf,
+                 double *e2) {
+  double m = 0, num = 0, den = 0;
+  for (size_t i = 0; i < n; i++) {
+    double dr = f[2 * i] - g[2 * i], di = f[2 * i + 1] - g[2 * i + 1];
+    double a = hypot(dr, di);
+    if (a > m || a != a) m = a;
+    num += dr * dr + di * di;
+    den += g[2 * i] * g[2 * i] + g[2 * i + 1] * g[2 * i + 1];
+  }
+  *einf = m / sumc;
+  *e2 = sqrt(num / den);
+}
+
+/* The tolerance factor this implementation is held to (measured: worst
+ * e_inf/tol and e_2/tol are printed by the sweep). */
+#define FAC 10.0
+
+static const double tols[] = {1e-3, 1e-6, 1e-9, 1e-11, 1e-13};
+#define NTOL 5
+
+static double worst_ratio = 0;
+
+static void sweep(int type, int D) {
+  size_t ms[3] = {D == 1 ? 97 : D == 2 ? 24 : 12, D == 1 ? 1 : 19, 10};
+  size_t N = 5000, K = D == 3 ? 300 : 500; /* N >= 4096: the parallel spreader */
+  size_t mt = 1;
+  for (int d = 0; d < D; d++) mt *= ms[d];
+  size_t nout = type == 2 ? N : type == 1 ? mt : K;
+  double *x = malloc(N * D * sizeof(double)), *c = malloc(2 * N * sizeof(double));
+  double *s = malloc(K * D * sizeof(double)), *fm = malloc(2 * mt * sizeof(double));
+  double *out = malloc(2 * nout * sizeof(double)), *ref = malloc(2 * nout * sizeof(double));
+  rng_state = 1000 + 10 * type + D;
+  if (type == 3) {
+    /* sources in [2, 5] per axis, targets in [-7, 13]: X S = 1.5 * 10 */
+    fill(x, N * D, 2, 5);
+    fill(s, K * D, -7, 13);
+  } else {
+    fill(x, N * D, -3 * M_PI, 3 * M_PI);
+  }
+  fill(c, 2 * N, -1, 1);
+  fill(fm, 2 * mt, -1, 1);
+  int sign = type == 2 ? -1 : 1;
+  double sumc = type == 2 ? l1c(fm, mt) : l1c(c, N);
+  if (type == 1) nufft1_direct(D, N, x, c, sign, ms, ref, 1);
+  if (type == 2) nufft2_direct(D, N, x, ref, sign, ms, fm, 1);
+  if (type == 3) nufft3_direct(D, N, x, c, sign, K, s, ref, 1);
+  double prev_inf = 1, prev_2 = 1;
+  for (int it = 0; it < NTOL; it++) {
+    nufft_opts o;
+    nufft_default_opts(&o);
+    o.tol = tols[it];
+    o.nthreads = 2;
+    int st = type == 1   ? nufft1(D, N, x, c, sign, ms, out, &o)
+             : type == 2 ? nufft2(D, N, x, out, sign, ms, fm, &o)
+                         : nufft3(D, N, x, c, sign, K, s, out, &o);
+    CHECK_STATUS(st, GFI_OK);
+    double einf, e2;
+    errs(out, ref, nout, sumc, &einf, &e2);
+    printf("type %d D %d tol %.0e: e_inf %.2e (%.2f tol)  e_2 %.2e (%.2f tol)\n", type, D,
+           tols[it], einf, einf / tols[it], e2, e2 / tols[it]);
+    if (einf / tols[it] > worst_ratio) worst_ratio = einf / tols[it];
+    if (e2 / tols[it] > worst_ratio) worst_ratio = e2 / tols[it];
+    CHECK(einf <= FAC * tols[it], "type %d D %d tol %g: e_inf %g", type, D, tols[it], einf);
+    CHECK(e2 <= FAC * tols[it], "type %d D %d tol %g: e_2 %g", type, D, tols[it], e2);
+    if (it > 0) {
+      CHECK(einf < prev_inf, "type %d D %d: e_inf does not decrease at tol %g", type, D,
+            tols[it]);
+      CHECK(e2 < prev_2, "type %d D %d: e_2 does not decrease at tol %g", type, D, tols[it]);
+    }
+    prev_inf = einf;
+    prev_2 = e2;
+  }
+  free(x); free(c); free(s); free(fm); free(out); free(ref);
+}
+
+/* Streaming (blocks) against one-shot, reset, and the box semantics. */
+static void streaming(int D) {
+  size_t N = 3000, K = 200;
+  double *x = malloc(N * D * sizeof(double)), *c = malloc(2 * N * sizeof(double));
+  double *s = malloc(K * D * sizeof(double));
+  double *f1 = malloc(2 * K * sizeof(double)), *f2 = malloc(2 * K * sizeof(double));
+  double *f3 = malloc(2 * K * sizeof(double)), *ref = malloc(2 * K * sizeof(double));
+  rng_state = 77 + D;
+  fill(x, N * D, -1, 3);
+  fill(s, K * D, -4, 9);
+  fill(c, 2 * N, -1, 1);
+  nufft_opts o;
+  nufft_default_opts(&o);
+  o.tol = 1e-10;
+  CHECK_STATUS(nufft3(D, N, x, c, 1, K, s, f1, &o), GFI_OK);
+  double lo[3], hi[3];
+  for (int d = 0; d < D; d++) {
+    lo[d] = hi[d] = x[d];
+    for (size_t j = 0; j < N; j++) {
+      if (x[j * D + d] < lo[d]) lo[d] = x[j * D + d];
+      if (x[j * D + d] > hi[d]) hi[d] = x[j * D + d];
+    }
+  }
+  nufft3_plan *p = NULL;
+  CHECK_STATUS(nufft3_plan_make(&p, D, lo, hi, 1, K, s, &o), GFI_OK);
+  if (!p) return;
+  size_t blocks[] = {1, 999, 0, 1500, 500};
+  size_t j0 = 0;
+  for (int b = 0; b < 5; b++) {
+    CHECK_STATUS(nufft3_add(p, blocks[b], x + j0 * D, c + 2 * j0), GFI_OK);
+    j0 += blocks[b];
+  }
+  CHECK(j0 == N, "blocks");
+  CHECK_STATUS(nufft3_exec(p, f2), GFI_OK);
+  double sumc = l1c(c, N), einf, e2;
+  errs(f2, f1, K, sumc, &einf, &e2);
+  printf("streaming D %d, same box: max |stream - oneshot| / sum|c| = %.2e\n", D, einf);
+  CHECK(einf <= 1e-14, "streaming D %d: %g", D, einf);
+  /* exec again gives the same bits; reset + add all = one block */
+  CHECK_STATUS(nufft3_exec(p, f3), GFI_OK);
+  CHECK(memcmp(f2, f3, 2 * K * sizeof(double)) == 0, "exec twice");
+  nufft3_reset(p);
+  CHECK_STATUS(nufft3_add(p, N, x, c), GFI_OK);
+  CHECK_STATUS(nufft3_exec(p, f3), GFI_OK);
+  CHECK(memcmp(f1, f3, 2 * K * sizeof(double)) == 0, "reset + one block = one-shot bits");
+  size_t nf[3];
+  int w;
+  nufft3_info(p, nf, &w);
+  CHECK(w == 11 && nf[0] >= 2 * 11, "info: width %d nf %zu", w, nf[0]);
+  nufft3_destroy(p);
+  /* a wider box than the data: a different grid, same result to tol */
+  for (int d = 0; d < D; d++) {
+    lo[d] -= 1.5;
+    hi[d] += 0.25;
+  }
+  CHECK_STATUS(nufft3_plan_make(&p, D, lo, hi, 1, K, s, &o), GFI_OK);
+  if (!p) return;
+  for (j0 = 0; j0 < N; j0 += 700)
+    CHECK_STATUS(nufft3_add(p, N - j0 < 700 ? N - j0 : 700, x + j0 * D, c + 2 * j0), GFI_OK);
+  CHECK_STATUS(nufft3_exec(p, f2), GFI_OK);
+  nufft3_direct(D, N, x, c, 1, K, s, ref, 1);
+  errs(f2, ref, K, sumc, &einf, &e2);
+  printf("streaming D %d, wider box: e_inf %.2e e_2 %.2e\n", D, einf, e2);
+  CHECK(einf <= FAC * o.tol && e2 <= FAC * o.tol, "wider box D %d: %g %g", D, einf, e2);
+  nufft3_destroy(p);
+  free(x); free(c); free(s); free(f1); free(f2); free(f3); free(ref);
+}
+
+/* Identical bits for nthreads 1, 2, 3, 8 (enough points for every parallel
+ * path to engage). */
+static void threads(int D) {
+  size_t N = 70000, K = 5000;
+  size_t ms[3] = {D == 1 ? 3000 : D == 2 ? 60 : 20, 50, 16};
+  size_t mt = 1;
+  for (int d = 0; d < D; d++) mt *= ms[d];
+  double *x = malloc(N * D * sizeof(double)), *c = malloc(2 * N * sizeof(double));
+  double *s = malloc(K * D * sizeof(double)), *fm = malloc(2 * mt * sizeof(double));
+  size_t nmax = N > mt ? N : mt;
+  double *a = malloc(2 * nmax * sizeof(double)), *b = malloc(2 * nmax * sizeof(double));
+  rng_state = 5 + D;
+  /* clustered sources: unequal slabs */
+  for (size_t j = 0; j < N * D; j++) x[j] = j % 3 ? unif(-3, 3) : unif(0.5, 0.7);
+  fill(s, K * D, -30, 30);
+  fill(c, 2 * N, -1, 1);
+  fill(fm, 2 * mt, -1, 1);
+  const int nts[] = {1, 2, 3, 8};
+  for (int type = 1; type <= 3; type++) {
+    size_t nout = type == 1 ? mt : type == 2 ? N : K;
+    for (int i = 0; i < 4; i++) {
+      nufft_opts o;
+      nufft_default_opts(&o);
+      o.tol = 1e-9;
+      o.nthreads = nts[i];
+      double *out = i ? b : a;
+      int st = type == 1   ? nufft1(D, N, x, c, -1, ms, out, &o)
+               : type == 2 ? nufft2(D, N, x, out, 1, ms, fm, &o)
+                           : nufft3(D, N, x, c, -1, K, s, out, &o);
+      CHECK_STATUS(st, GFI_OK);
+      if (i)
+        CHECK(memcmp(a, b, 2 * nout * sizeof(double)) == 0,
+              "type %d D %d: bits differ between 1 and %d threads", type, D, nts[i]);
+    }
+  }
+  free(x); free(c); free(s); free(fm); free(a); free(b);
+}
+
+/* Type 3 with X S from 1 to 1e4 (and S X split very unevenly). */
+static void spans(void) {
+  struct { int D; double X, S; } cases[] = {
+      {1, 1, 1},     {1, 1e-3, 1e3},  {1, 100, 0.1},  {1, 10, 100},   {1, 1e4, 0.1},
+      {1, 0.01, 1e5}, {1, 100, 100},  {1, 1, 1e4},    {2, 1, 1},      {2, 30, 10},
+      {2, 0.1, 3000}, {3, 2, 5},      {3, 1e-2, 3e3},
+  };
+  size_t N = 1000, K = 300;
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    int D = cases[ci].D;
+    double X = cases[ci].X, S = cases[ci].S;
+    double *x = malloc(N * D * sizeof(double)), *c = malloc(2 * N * sizeof(double));
+    double *s = malloc(K * D * sizeof(double));
+    double *f = malloc(2 * K * sizeof(double)), *ref = malloc(2 * K * sizeof(double));
+    rng_state = 900 + ci;
+    for (size_t j = 0; j < N * D; j++) x[j] = unif(-X, X) + 3 * X;
+    for (size_t k = 0; k < K * D; k++) s[k] = unif(-S, S) - 0.5 * S;
+    fill(c, 2 * N, -1, 1);
+    nufft3_direct(D, N, x, c, 1, K, s, ref, 1);
+    for (int it = 1; it < 4; it++) {
+      nufft_opts o;
+      nufft_default_opts(&o);
+      o.tol = tols[it];
+      CHECK_STATUS(nufft3(D, N, x, c, 1, K, s, f, &o), GFI_OK);
+      double einf, e2;
+      errs(f, ref, K, l1c(c, N), &einf, &e2);
+      /* the direct sum itself carries phase rounding ~ 1e-16 |s||x| */
+      double floor_ = 1e-16 * (4 * X) * (1.5 * S) * D * 10;
+      if (it == 3)
+        printf("span D %d X %g S %g (XS %g) tol %.0e: e_inf %.2e e_2 %.2e\n", D, X, S, X * S,
+               tols[it], einf, e2);
+      CHECK(einf <= FAC * tols[it] + floor_, "span D %d X %g S %g tol %g: e_inf %g", D, X, S,
+            tols[it], einf);
+    }
+    free(x); free(c); free(s); free(f); free(ref);
+  }
+}
+
+/* More points than one spreading pass holds (2^18): the passes chain. */
+static void many_points(void) {
+  size_t N = 600000, K = 40, ms[1] = {41};
+  double *x = malloc(N * sizeof(double)), *c = malloc(2 * N * sizeof(double));
+  double *c2 = malloc(2 * N * sizeof(double)), *r2 = malloc(2 * N * sizeof(double));
+  double s[40], f[82], ref[82], fm[82];
+  rng_state = 4242;
+  fill(x, N, -3 * M_PI, 3 * M_PI);
+  fill(c, 2 * N, -1, 1);
+  fill(s, K, -20, 20);
+  fill(fm, 82, -1, 1);
+  nufft_opts o;
+  nufft_default_opts(&o);
+  o.tol = 1e-9;
+  double einf, e2, sumc = l1c(c, N);
+  CHECK_STATUS(nufft1(1, N, x, c, 1, ms, f, &o), GFI_OK);
+  nufft1_direct(1, N, x, c, 1, ms, ref, 0);
+  errs(f, ref, 41, sumc, &einf, &e2);
+  CHECK(einf <= FAC * o.tol, "type 1, N = %zu: %g", N, einf);
+  CHECK_STATUS(nufft2(1, N, x, c2, 1, ms, fm, &o), GFI_OK);
+  nufft2_direct(1, N, x, r2, 1, ms, fm, 0);
+  errs(c2, r2, N, l1c(fm, 41), &einf, &e2);
+  CHECK(einf <= FAC * o.tol, "type 2, N = %zu: %g", N, einf);
+  CHECK_STATUS(nufft3(1, N, x, c, 1, K, s, f, &o), GFI_OK);
+  nufft3_direct(1, N, x, c, 1, K, s, ref, 0);
+  errs(f, ref, K, sumc, &einf, &e2);
+  CHECK(einf <= FAC * o.tol, "type 3, N = %zu: %g", N, einf);
+  free(x); free(c); free(c2); free(r2);
+}
+
+static void edges(void) {
+  nufft_opts o;
+  nufft_default_opts(&o);
+  o.tol = 1e-9;
+  size_t ms[3] = {8, 5, 3};
+  double f[2 * 120], g[2 * 120];
+  double x[3 * 6], c[2 * 6];
+  /* N = 0: type 1 and 3 give zeros, type 2 does nothing */
+  for (int i = 0; i < 240; i++) f[i] = 1;
+  CHECK_STATUS(nufft1(3, 0, NULL, NULL, 1, ms, f, &o), GFI_OK);
+  int zero = 1;
+  for (int i = 0; i < 2 * 120; i++) zero &= f[i] == 0;
+  CHECK(zero, "type 1 with N = 0 gives zeros");
+  double s[6] = {0.5, -2, 7, 1, 2, 3};
+  for (int i = 0; i < 6; i++) f[i] = 1;
+  CHECK_STATUS(nufft3(3, 0, NULL, NULL, 1, 2, s, f, &o), GFI_OK);
+  CHECK(f[0] == 0 && f[1] == 0 && f[2] == 0 && f[3] == 0, "type 3 with N = 0");
+  CHECK_STATUS(nufft2(2, 0, NULL, NULL, 1, ms, f, &o), GFI_OK);
+  CHECK_STATUS(nufft3(2, 5, x, c, 1, 0, NULL, NULL, &o), GFI_OK);
+  /* points on the edges of [-3 pi, 3 pi) and of the period, all equal points */
+  double ex[6] = {-3 * M_PI, 3 * M_PI, -M_PI, M_PI, 0, 3 * M_PI - 1e-15};
+  rng_state = 3;
+  fill(c, 12, -1, 1);
+  for (int D = 1; D <= 3; D++) {
+    for (int j = 0; j < 6; j++)
+      for (int d = 0; d < D; d++) x[j * D + d] = ex[(j + d) % 6];
+    size_t mt = 1;
+    for (int d = 0; d < D; d++) mt *= ms[d];
+    CHECK_STATUS(nufft1(D, 6, x, c, 1, ms, f, &o), GFI_OK);
+    nufft1_direct(D, 6, x, c, 1, ms, g, 1);
+    double einf, e2;
+    errs(f, g, mt, l1c(c, 6), &einf, &e2);
+    CHECK(einf <= FAC * o.tol, "edges type 1 D %d: %g", D, einf);
+    double cc[12];
+    CHECK_STATUS(nufft2(D, 6, x, cc, -1, ms, g, &o), GFI_OK);
+    double ref[12];
+    nufft2_direct(D, 6, x, ref, -1, ms, g, 1);
+    errs(cc, ref, 6, l1c(g, mt), &einf, &e2);
+    CHECK(einf <= FAC * o.tol, "edges type 2 D %d: %g", D, einf);
+    /* all sources equal, one target (X = 0, S = 0) and two targets */
+    for (int j = 0; j < 6 * D; j++) x[j] = 1.25;
+    double t3[4], r3[4];
+    CHECK_STATUS(nufft3(D, 6, x, c, 1, 1, s, t3, &o), GFI_OK);
+    nufft3_direct(D, 6, x, c, 1, 1, s, r3, 1);
+    errs(t3, r3, 1, l1c(c, 6), &einf, &e2);
+    CHECK(einf <= FAC * o.tol, "type 3 X = S = 0 D %d: %g", D, einf);
+    double s2[6] = {3, -1, 2, 0.5, 4, -9};
+    CHECK_STATUS(nufft3(D, 6, x, c, -1, 2, s2, t3, &o), GFI_OK);
+    nufft3_direct(D, 6, x, c, -1, 2, s2, r3, 1);
+    errs(t3, r3, 2, l1c(c, 6), &einf, &e2);
+    CHECK(einf <= FAC * o.tol, "type 3 X = 0 D %d: %g", D, einf);
+    /* sources on the edges of the streaming box */
+    double lo[3] = {-1, -1, -1}, hi[3] = {2, 2, 2};
+    for (int j = 0; j < 6; j++)
+      for (int d = 0; d < D; d++) x[j * D + d] = (j + d) % 2 ? lo[d] : hi[d];
+    nufft3_plan *p = NULL;
+    CHECK_STATUS(nufft3_plan_make(&p, D, lo, hi, 1, 2, s2, &o), GFI_OK);
+    CHECK_STATUS(nufft3_add(p, 6, x, c), GFI_OK);
+    CHECK_STATUS(nufft3_exec(p, t3), GFI_OK);
+    nufft3_direct(D, 6, x, c, 1, 2, s2, r3, 1);
+    errs(t3, r3, 2, l1c(c, 6), &einf, &e2);
+    CHECK(einf <= FAC * o.tol, "type 3 box edges D %d: %g", D, einf);
+    nufft3_destroy(p);
+  }
+  /* one mode, and the extreme tolerances */
+  size_t one[3] = {1, 1, 1};
+  x[0] = 0.3;
+  CHECK_STATUS(nufft1(1, 1, x, c, 1, one, f, &o), GFI_OK);
+  CHECK(fabs(f[0] - c[0]) < 1e-8 && fabs(f[1] - c[1]) < 1e-8, "one mode: %g %g", f[0], f[1]);
+  double tl[] = {0.5, 0.1, 1e-15};
+  rng_state = 11;
+  double xx[2 * 200], c2[2 * 200], ff[2 * 30 * 30], rr[2 * 30 * 30];
+  size_t m2[2] = {30, 30};
+  fill(xx, 400, -M_PI, M_PI);
+  fill(c2, 400, -1, 1);
+  nufft1_direct(2, 200, xx, c2, 1, m2, rr, 1);
+  for (int i = 0; i < 3; i++) {
+    o.tol = tl[i];
+    CHECK_STATUS(nufft1(2, 200, xx, c2, 1, m2, ff, &o), GFI_OK);
+    double einf, e2;
+    errs(ff, rr, 900, l1c(c2, 200), &einf, &e2);
+    printf("tol %g: e_inf %.2e e_2 %.2e\n", tl[i], einf, e2);
+    CHECK(einf <= (i == 2 ? 1e-13 : FAC * tl[i]), "tol %g: %g", tl[i], einf);
+  }
+  /* other upsampling factors */
+  double us[] = {1.25, 1.5, 3};
+  for (int i = 0; i < 3; i++) {
+    o.tol = 1e-8;
+    o.upsampfac = us[i];
+    CHECK_STATUS(nufft1(2, 200, xx, c2, 1, m2, ff, &o), GFI_OK);
+    double einf, e2;
+    errs(ff, rr, 900, l1c(c2, 200), &einf, &e2);
+    printf("upsampfac %g tol 1e-8: e_inf %.2e\n", us[i], einf);
+    CHECK(einf <= FAC * o.tol, "upsampfac %g: %g", us[i], einf);
+  }
+}
+
+static void error_paths(void) {
+  nufft_opts o;
+  nufft_default_opts(&o);
+  double x[6] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6}, c[6] = {1, 0, 1, 0, 1, 0}, f[2 * 64];
+  size_t ms[3] = {4, 4, 4};
+  double s[3] = {1, 2, 3};
+  CHECK_STATUS(nufft1(0, 3, x, c, 1, ms, f, &o), GFI_EINVAL);
+  CHECK_STATUS(nufft1(4, 1, x, c, 1, ms, f, &o), GFI_EINVAL);
+  CHECK_STATUS(nufft1(1, 3, x, c, 0, ms, f, &o), GFI_EINVAL);
+  CHECK_STATUS(nufft1(1, 3, NULL, c, 1, ms, f, &o), GFI_EINVAL);
+  CHECK_STATUS(nufft1(1, 3, x, c, 1, NULL, f, &o), GFI_EINVAL);
+  CHECK_STATUS(nufft2(1, 3, x, NULL, 1, ms, f, &o), GFI_EINVAL);
+  CHECK_STATUS(nufft3(1, 3, x, c, 1, 2, NULL, f, &o), GFI_EINVAL);
+  CHECK_STATUS(nufft3(1, 3, x, c, 2, 2, s, f, &o), GFI_EINVAL);
+  size_t m0[1] = {0};
+  CHECK_STATUS(nufft1(1, 3, x, c, 1, m0, f, &o), GFI_EINVAL);
+  double badtol[] = {0, 1, 1e-16, -1e-3, NAN, 2};
+  for (int i = 0; i < 6; i++) {
+    o.tol = badtol[i];
+    CHECK_STATUS(nufft1(1, 3, x, c, 1, ms, f, &o), GFI_EINVAL);
+    CHECK_STATUS(nufft3(1, 3, x, c, 1, 2, s, f, &o), GFI_EINVAL);
+  }
+  nufft_default_opts(&o);
+  o.upsampfac = 1.0;
+  CHECK_STATUS(nufft2(1, 3, x, c, 1, ms, f, &o), GFI_EINVAL);
+  nufft_default_opts(&o);
+  /* non-finite data */
+  double xn[3] = {0.1, NAN, 0.3}, cn[6] = {1, 0, INFINITY, 0, 1, 0}, sn[2] = {1, -INFINITY};
+  CHECK_STATUS(nufft1(1, 3, xn, c, 1, ms, f, &o), GFI_ENONFINITE);
+  CHECK_STATUS(nufft1(1, 3, x, cn, 1, ms, f, &o), GFI_ENONFINITE);
+  CHECK_STATUS(nufft2(1, 3, xn, c, 1, ms, f, &o), GFI_ENONFINITE);
+  double fn[8] = {0, 0, NAN, 0, 0, 0, 0, 0};
+  CHECK_STATUS(nufft2(1, 3, x, c, 1, ms, fn, &o), GFI_ENONFINITE);
+  CHECK_STATUS(nufft3(1, 3, xn, c, 1, 1, s, f, &o), GFI_ENONFINITE);
+  CHECK_STATUS(nufft3(1, 3, x, cn, 1, 1, s, f, &o), GFI_ENONFINITE);
+  CHECK_STATUS(nufft3(1, 3, x, c, 1, 2, sn, f, &o), GFI_ENONFINITE);
+  /* grids too large */
+  o.max_grid = 1000;
+  size_t big[3] = {600, 1, 1};
+  CHECK_STATUS(nufft1(1, 3, x, c, 1, big, f, &o), GFI_ERANGE);
+  size_t big2[3] = {20, 20, 1};
+  CHECK_STATUS(nufft2(2, 3, x, c, 1, big2, f, &o), GFI_ERANGE);
+  double sx[2] = {0, 1e6};
+  CHECK_STATUS(nufft3(1, 3, x, c, 1, 2, sx, f, &o), GFI_ERANGE);
+  nufft_default_opts(&o);
+  size_t huge[3] = {SIZE_MAX / 2, SIZE_MAX / 2, 3};
+  CHECK_STATUS(nufft1(3, 3, x, c, 1, huge, f, &o), GFI_ERANGE);
+  o.max_grid = SIZE_MAX;
+  CHECK_STATUS(nufft1(3, 3, x, c, 1, huge, f, &o), GFI_ERANGE);
+  double sh[2] = {-1e300, 1e300};
+  CHECK_STATUS(nufft3(1, 3, x, c, 1, 2, sh, f, &o), GFI_ERANGE);
+  nufft_default_opts(&o);
+  /* streaming plan */
+  nufft3_plan *p = (nufft3_plan *)&o;
+  double lo[1] = {0}, hi[1] = {1}, lo2[1] = {2};
+  CHECK_STATUS(nufft3_plan_make(&p, 1, lo2, hi, 1, 1, s, &o), GFI_EINVAL);
+  CHECK(p == NULL, "failed plan sets NULL");
+  CHECK_STATUS(nufft3_plan_make(NULL, 1, lo, hi, 1, 1, s, &o), GFI_EINVAL);
+  CHECK_STATUS(nufft3_plan_make(&p, 0, lo, hi, 1, 1, s, &o), GFI_EINVAL);
+  double lon[1] = {NAN};
+  CHECK_STATUS(nufft3_plan_make(&p, 1, lon, hi, 1, 1, s, &o), GFI_ENONFINITE);
+  CHECK_STATUS(nufft3_plan_make(&p, 1, lo, hi, 1, 2, sn, &o), GFI_ENONFINITE);
+  CHECK_STATUS(nufft3_plan_make(&p, 1, lo, hi, 1, 2, s, &o), GFI_OK);
+  double out[1] = {1.5};
+  CHECK_STATUS(nufft3_add(p, 1, out, c), GFI_EINVAL);
+  CHECK_STATUS(nufft3_add(p, 3, xn, c), GFI_ENONFINITE);
+  CHECK_STATUS(nufft3_add(p, 1, x, cn + 2), GFI_ENONFINITE);
+  CHECK_STATUS(nufft3_add(NULL, 1, x, c), GFI_EINVAL);
+  CHECK_STATUS(nufft3_exec(p, NULL), GFI_EINVAL);
+  CHECK_STATUS(nufft3_exec(NULL, f), GFI_EINVAL);
+  CHECK_STATUS(nufft3_exec(p, f), GFI_OK);
+  CHECK(f[0] == 0 && f[3] == 0, "rejected blocks add nothing");
+  nufft3_destroy(p);
+  nufft3_destroy(NULL);
+  nufft3_info(NULL, NULL, NULL);
+  size_t nf[3];
+  int w = 1;
+  nufft3_info(NULL, nf, &w);
+  CHECK(w == 0 && nf[0] == 0, "info of NULL");
+  /* the grid-size predictor */
+  double X[3] = {1, 2, 0}, S[3] = {10, 0, 0};
+  size_t tot = nufft3_grid_size(3, X, S, &o, nf);
+  CHECK(tot == nf[0] * nf[1] * nf[2] && nf[0] >= 2 * 1 * 10 * 2 / M_PI, "grid size %zu", tot);
+  CHECK(nf[0] % 2 == 0 && nf[1] % 2 == 0, "even grids");
+  double Xb[1] = {1e5}, Sb[1] = {1e5};
+  CHECK(nufft3_grid_size(1, Xb, Sb, &o, nf) == 0, "too large -> 0");
+  CHECK(nufft3_grid_size(0, X, S, &o, nf) == 0, "D = 0 -> 0");
+  /* the plan's grid is the predicted one */
+  double xl[2] = {-1, -2}, xh[2] = {1, 2}, st[4] = {-10, 0, 10, 0};
+  CHECK_STATUS(nufft3_plan_make(&p, 2, xl, xh, 1, 2, st, &o), GFI_OK);
+  size_t pn[3];
+  nufft3_info(p, pn, &w);
+  size_t tot2 = nufft3_grid_size(2, X, S, &o, nf);
+  CHECK(pn[0] == nf[0] && pn[1] == nf[1] && tot2 == nf[0] * nf[1], "plan vs predictor");
+  nufft3_destroy(p);
+}
+
+int main(void) {
+  for (int type = 1; type <= 3; type++)
+    for (int D = 1; D <= 3; D++) sweep(type, D);
+  printf("worst error / tol over the sweep: %.2f (held to %.0f)\n", worst_ratio, FAC);
+  for (int D = 1; D <= 3; D++) streaming(D);
+  for (int D = 1; D <= 3; D++) threads(D);
+  spans();
+  many_points();
+  edges();
+  error_paths();
+  return check_summary("nufft");
+}
