@@ -161,22 +161,99 @@ gfi_model *cli_model(const char *spec, size_t D) {
   return m;
 }
 
+/* .npy: chosen by the suffix or the magic; on stdin by the magic's first
+ * byte (0x93, which no text table starts with). */
+static int is_npy(const char *path) {
+  if (strcmp(path, "-") != 0) return gfi_npy_sniff(path);
+  int c = getc(stdin);
+  if (c == EOF) return 0;
+  ungetc(c, stdin);
+  return c == 0x93;
+}
+
 double *cli_read_table(const char *what, const char *path, size_t cols, size_t *rows, size_t *ncols) {
   gfi_errinfo err;
   double *data = NULL;
   size_t nc = 0;
-  int st = gfi_table_read(path, cols, rows, &nc, &data, &err);
-  if (st) {
-    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    if (err.line && err.column)
-      cli_die(EXIT_RUNTIME, "%s %s:%zu:%zu: %s", what, name, err.line, err.column, err.msg);
-    else if (err.line && st != GFI_EEMPTY)
-      cli_die(EXIT_RUNTIME, "%s %s:%zu: %s", what, name, err.line, err.msg);
-    else
-      cli_die(EXIT_RUNTIME, "%s %s: %s", what, name, err.msg[0] ? err.msg : gfi_strerror(st));
+  const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+  if (is_npy(path)) {
+    int st = gfi_npy_read(path, cols, rows, &nc, &data, &err);
+    if (st) cli_die(EXIT_RUNTIME, "%s %s: %s", what, name, err.msg[0] ? err.msg : gfi_strerror(st));
+    if (*rows == 0) cli_die(EXIT_RUNTIME, "%s %s: no data rows (shape (0, %zu))", what, name, nc);
+    for (size_t i = 0; i < *rows * nc; i++)
+      if (!isfinite(data[i]))
+        cli_die(EXIT_RUNTIME, "%s %s: row %zu, column %zu: value is NaN or infinite", what, name, i / nc + 1,
+                i % nc + 1);
+  } else {
+    int st = gfi_table_read(path, cols, rows, &nc, &data, &err);
+    if (st) {
+      if (err.line && err.column)
+        cli_die(EXIT_RUNTIME, "%s %s:%zu:%zu: %s", what, name, err.line, err.column, err.msg);
+      else if (err.line && st != GFI_EEMPTY)
+        cli_die(EXIT_RUNTIME, "%s %s:%zu: %s", what, name, err.line, err.msg);
+      else
+        cli_die(EXIT_RUNTIME, "%s %s: %s", what, name, err.msg[0] ? err.msg : gfi_strerror(st));
+    }
   }
   if (ncols) *ncols = nc;
   return data;
+}
+
+int cli_is_npy_path(const char *path) {
+  size_t n = path ? strlen(path) : 0;
+  return n >= 4 && strcmp(path + n - 4, ".npy") == 0;
+}
+
+void cli_output_open(cli_output *o, const char *path) {
+  o->path = path && strcmp(path, "-") != 0 ? path : NULL;
+  o->npy = cli_is_npy_path(o->path);
+  o->f = stdout;
+  if (o->path && !o->npy) {
+    o->f = fopen(o->path, "w");
+    if (!o->f) cli_die(EXIT_RUNTIME, "cannot write %s: %s", o->path, strerror(errno));
+  }
+}
+
+void cli_output_rows(cli_output *o, size_t M, size_t D, const double *x, size_t k, const double *v, int points) {
+  if (!o->npy) {
+    for (size_t i = 0; i < M; i++) {
+      for (size_t j = 0; j < D + k; j++) {
+        if (j) fputc(' ', o->f);
+        gfi_table_put(o->f, j < D ? x[i * D + j] : v[i * k + j - D]);
+      }
+      fputc('\n', o->f);
+    }
+    return;
+  }
+  gfi_errinfo err;
+  int st;
+  if (!points && k) {
+    st = gfi_npy_write(o->path, M, k, k == 1 ? 1 : 2, v, &err);
+  } else {
+    size_t c = D + k;
+    double *t = cli_array(M, c, sizeof *t);
+    for (size_t i = 0; i < M; i++)
+      for (size_t j = 0; j < c; j++) t[i * c + j] = j < D ? x[i * D + j] : v[i * k + j - D];
+    st = gfi_npy_write(o->path, M, c, 2, t, &err);
+    free(t);
+  }
+  if (st) cli_die(EXIT_RUNTIME, "--out %s: %s", o->path, err.msg[0] ? err.msg : gfi_strerror(st));
+}
+
+void cli_output_meta(cli_output *o, size_t M, size_t D, size_t k, int points) {
+  if (!o->npy) return;
+  char shape[64];
+  if (!points && k == 1)
+    snprintf(shape, sizeof shape, "(%zu,)", M);
+  else
+    snprintf(shape, sizeof shape, "(%zu, %zu)", M, !points && k ? k : D + k);
+  cli_meta(o->f, "out", "%s: float64 array of shape %s, %s", o->path, shape,
+           !points && k ? "the value columns named below (without the x columns)" : "the columns named below");
+}
+
+void cli_output_close(cli_output *o) {
+  if (o->f != stdout) cli_finish_output(o->f, o->path);
+  cli_finish_output(stdout, "standard output");
 }
 
 /* ---- declarative options ---- */
@@ -363,6 +440,11 @@ void *cli_array(size_t a, size_t b, size_t size) {
   return p;
 }
 
+void cli_flush(FILE *f, const char *what) {
+  errno = 0;
+  if (fflush(f) != 0) cli_die(EXIT_RUNTIME, "writing %s: %s", what, strerror(errno ? errno : EIO));
+}
+
 void cli_finish_output(FILE *f, const char *what) {
   errno = 0;
   int bad = fflush(f) != 0;
@@ -372,7 +454,8 @@ void cli_finish_output(FILE *f, const char *what) {
     bad = 1;
     err = errno;
   }
-  if (bad) cli_die(EXIT_RUNTIME, "writing %s: %s", what, strerror(err ? err : EIO));
+  if (bad && err) cli_die(EXIT_RUNTIME, "writing %s: %s", what, strerror(err));
+  if (bad) cli_die(EXIT_RUNTIME, "writing %s: a write failed", what);
 }
 
 void cli_columns(FILE *f, size_t D, const char *extra) {
@@ -382,19 +465,18 @@ void cli_columns(FILE *f, size_t D, const char *extra) {
   fputc('\n', f);
 }
 
-void cli_check(int status, const char *what) {
-  if (status != GFI_OK) cli_die(EXIT_RUNTIME, "%s: %s", what, gfi_strerror(status));
+void cli_meta_values(FILE *f, const char *key, const char *prefix, size_t n, const double *v) {
+  fprintf(f, "# %s:%s%s", key, *prefix ? " " : "", prefix);
+  for (size_t j = 0; j < n; j++) fprintf(f, " %.17g", v[j]);
+  fputc('\n', f);
 }
 
-void cli_write_points(FILE *f, size_t M, size_t D, const double *x, const double *v) {
-  for (size_t i = 0; i < M; i++) {
-    for (size_t j = 0; j < D; j++) {
-      gfi_table_put(f, x[i * D + j]);
-      fputc(' ', f);
-    }
-    gfi_table_put(f, v[i]);
-    fputc('\n', f);
-  }
+void cli_check_tol(const char *opt, const char *arg, void *dst) {
+  if (!(*(double *)dst < 1)) cli_usage(opt, "must be in (0, 1), got '%s'", arg);
+}
+
+void cli_check(int status, const char *what) {
+  if (status != GFI_OK) cli_die(EXIT_RUNTIME, "%s: %s", what, gfi_strerror(status));
 }
 
 int cli_is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }

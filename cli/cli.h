@@ -114,8 +114,11 @@ void cli_phi(const char *opt, const char *s, gfi_kernel *k);
 /* Model spec for dimension D; usage error (naming --model) when malformed. */
 gfi_model *cli_model(const char *spec, size_t D);
 
-/* Read a numeric table with `cols` columns (0 = any); runtime error naming
- * the file, line and column on failure. */
+/* Read a numeric table with `cols` columns (0 = any): a text table, or a
+ * NumPy .npy array (float64, shape (N, cols) or (N,)) when the name ends in
+ * .npy or the file starts with the .npy magic ('-' = stdin, either kind).
+ * Runtime error naming the file (and line and column for text) on failure;
+ * NaN and infinite values are errors in both kinds. */
 double *cli_read_table(const char *what, const char *path, size_t cols, size_t *rows, size_t *ncols);
 
 /* Metadata: "# gfi CMD", version, git revision, command line, threads,
@@ -126,11 +129,43 @@ void cli_header(FILE *f);
 /* "# x1 x2 ... xD" followed by extra names. */
 void cli_columns(FILE *f, size_t D, const char *extra);
 
+/* "# key: prefix v1 v2 ..." with 17 significant digits (prefix may be ""). */
+void cli_meta_values(FILE *f, const char *key, const char *prefix, size_t n, const double *v);
+
+/* --tol: a check for CLI_POSITIVE entries, the value must be < 1. */
+void cli_check_tol(const char *opt, const char *arg, void *dst);
+
 /* Library status -> runtime error with context. */
 void cli_check(int status, const char *what);
 
-/* Write x1..xD and value columns for M points. */
-void cli_write_points(FILE *f, size_t M, size_t D, const double *x, const double *v);
+/* --out FILE: where a command's rows go. No FILE (or '-'): standard
+ * output, text. FILE ending in .npy: a NumPy float64 array there, and the
+ * '#' metadata on standard output. Any other FILE: the whole text output
+ * there. Commands write their '#' lines to o.f. */
+typedef struct {
+  const char *path; /* NULL = standard output */
+  int npy;          /* 1: .npy */
+  FILE *f;          /* text output and metadata */
+} cli_output;
+/* The table entries of --out and --npy-table. */
+#define CLI_OUT_OPT(path)                                                                     \
+  {"out", CLI_STR, &(path), .arg = "FILE",                                                    \
+   .help = "write the rows to FILE instead of standard output: text, or a NumPy\n"            \
+           "float64 array when FILE ends in .npy (the '#' lines stay on standard output)"}
+#define CLI_NPY_TABLE_OPT(flag)                                                               \
+  {"npy-table", CLI_FLAG, &(flag),                                                            \
+   .help = "with --out FILE.npy: the whole table, shape (M, D + k) with the x columns,\n"     \
+           "instead of the values alone, shape (M,) (or (M, k) for k value columns)"}
+int cli_is_npy_path(const char *path);
+void cli_output_open(cli_output *o, const char *path);
+/* M rows of x1..xD (x: M x D) then k values (v: M x k). Text: all columns.
+ * .npy: the values only, shape (M,) for k = 1 and (M, k) otherwise, or with
+ * points = 1 (or k = 0) the whole table, shape (M, D + k). */
+void cli_output_rows(cli_output *o, size_t M, size_t D, const double *x, size_t k, const double *v, int points);
+/* .npy: a "# out:" line saying what the file holds (nothing for text). */
+void cli_output_meta(cli_output *o, size_t M, size_t D, size_t k, int points);
+/* Check and close the output and standard output (cli_finish_output). */
+void cli_output_close(cli_output *o);
 
 /* malloc(a * b * size) with the product checked: on overflow or failure a
  * runtime error "out of memory for a x b values". Never NULL; a zero size
@@ -141,6 +176,8 @@ void *cli_array(size_t a, size_t b, size_t size);
  * write: a failed one (a full disk) is a runtime error (exit 1) naming
  * `what`. Every subcommand ends its output with this. */
 void cli_finish_output(FILE *f, const char *what);
+/* fflush with the same check, for output that goes out as it is made. */
+void cli_flush(FILE *f, const char *what);
 
 /* 1 if `arg` is --help or -h. */
 int cli_is_help(const char *arg);

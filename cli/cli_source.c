@@ -1,4 +1,5 @@
 /* Data sources and query points shared by 'gfi density' and 'gfi regress'. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
@@ -15,7 +16,8 @@ void cli_source_check(const cli_source *s) {
   if (s->data && s->regress && (n || seed || s->truth || s->noise))
     cli_usage("--n", "--n, --seed, --truth and --noise go with --model, not --data");
   if (s->data && !s->regress && (n || seed)) cli_usage("--n", "--n and --seed go with --model, not --data");
-  if (!s->at) cli_usage("--at", "required");
+  if (!s->at && !s->grid) cli_usage("--at", "required (or --grid lo:hi:n)");
+  if (s->at && s->grid) cli_usage("--at", "give either --at or --grid, not both");
 }
 
 static const char *shown(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
@@ -75,8 +77,98 @@ void cli_source_load(const cli_source *s, size_t *D, size_t *N, double **x, size
   gfi_regfun_free(f);
 }
 
-double *cli_source_queries(const cli_source *s, size_t D, size_t *M) {
-  return cli_read_table("query file", s->at, D, M, NULL);
+/* One axis spec lo:hi:n. */
+static void grid_axis(const char *spec, double *lo, double *hi, size_t *n) {
+  char *copy = strdup(spec);
+  if (!copy) cli_die(EXIT_RUNTIME, "out of memory");
+  char *c1 = strchr(copy, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+  if (!c1 || !c2 || strchr(c2 + 1, ':')) cli_usage("--grid", "expected lo:hi:n, got '%s'", spec);
+  *c1 = *c2 = '\0';
+  char *end;
+  *lo = strtod(copy, &end);
+  if (end == copy || *end) cli_usage("--grid", "lo is not a number in '%s'", spec);
+  *hi = strtod(c1 + 1, &end);
+  if (end == c1 + 1 || *end) cli_usage("--grid", "hi is not a number in '%s'", spec);
+  if (!isfinite(*lo) || !isfinite(*hi)) cli_usage("--grid", "lo and hi must be finite in '%s'", spec);
+  if (c2[1] < '0' || c2[1] > '9') cli_usage("--grid", "n must be an integer >= 1 in '%s'", spec);
+  *n = cli_size("--grid", c2 + 1, 1);
+  free(copy);
+}
+
+static double *grid_points(size_t D, size_t *M, char *desc, size_t dn) {
+  size_t nv, na = 0;
+  const char *const *v = cli_values("grid", &nv);
+  char *all = NULL;
+  size_t len = 0;
+  for (size_t i = 0; i < nv; i++) len += strlen(v[i]) + 1;
+  all = cli_array(len + 1, 1, 1);
+  all[0] = '\0';
+  for (size_t i = 0; i < nv; i++) {
+    if (i) strcat(all, ",");
+    strcat(all, v[i]);
+  }
+  for (const char *c = all; *c; c++) na += *c == ',';
+  na++;
+  if (na != 1 && na != D) cli_usage("--grid", "expected 1 or D = %zu axis specs, got %zu", D, na);
+  double *lo = cli_array(D, 2, sizeof *lo), *hi = lo + D;
+  size_t *n = cli_array(D, 1, sizeof *n), total = 1;
+  char *tok = all;
+  size_t used = (size_t)snprintf(desc, dn, "grid");
+  for (size_t j = 0; j < na; j++) {
+    char *comma = strchr(tok, ',');
+    if (comma) *comma = '\0';
+    grid_axis(tok, &lo[j], &hi[j], &n[j]);
+    tok = comma ? comma + 1 : tok;
+  }
+  for (size_t j = na; j < D; j++) lo[j] = lo[0], hi[j] = hi[0], n[j] = n[0];
+  for (size_t j = 0; j < D; j++) {
+    if (total > SIZE_MAX / n[j]) cli_usage("--grid", "too many points");
+    total *= n[j];
+    if (used < dn) used += (size_t)snprintf(desc + used, dn - used, "%s%.17g:%.17g:%zu", j ? " x " : " ", lo[j], hi[j], n[j]);
+  }
+  if (used < dn) snprintf(desc + used, dn - used, " (%zu points, the last axis fastest)", total);
+  double *x = cli_array(total, D, sizeof *x);
+  for (size_t g = 0; g < total; g++) {
+    size_t r = g;
+    for (size_t j = D; j-- > 0;) {
+      size_t k = r % n[j];
+      r /= n[j];
+      x[g * D + j] = n[j] > 1 ? lo[j] + (hi[j] - lo[j]) * (double)k / (double)(n[j] - 1) : lo[j];
+    }
+  }
+  free(all);
+  free(lo);
+  free(n);
+  *M = total;
+  return x;
+}
+
+double *cli_source_queries(const cli_source *s, size_t D, size_t *M, char *desc, size_t n) {
+  if (s->grid) return grid_points(D, M, desc, n);
+  double *x = cli_read_table("query file", s->at, D, M, NULL);
+  snprintf(desc, n, "%s (%zu points)", s->at, *M);
+  return x;
+}
+
+void cli_method(const char *method, gfi_opts *o) {
+  if (strcmp(method, "auto") == 0)
+    o->method = GFI_METHOD_AUTO;
+  else if (strcmp(method, "direct") == 0)
+    o->method = GFI_METHOD_DIRECT;
+  else if (strcmp(method, "fast") == 0)
+    o->method = GFI_METHOD_FAST;
+  else
+    cli_usage("--method", "unknown method '%s' (expected direct, fast or auto)", method);
+}
+
+void cli_method_meta(FILE *f, const gfi_opts *o) {
+  static const char *names[] = {"auto", "direct", "fast"};
+  char tol[64];
+  if (o->tol > 0)
+    snprintf(tol, sizeof tol, "%.3g", o->tol);
+  else
+    snprintf(tol, sizeof tol, "default");
+  cli_meta(f, "method", "%s requested, tol %s", names[o->method], tol);
 }
 
 int cli_kernel_choice(const char *kernel, const char *R, const char *bandwidth) {

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include "gfi/gfi.h"
 
 typedef struct {
   const char *data;  /* --data FILE */
@@ -14,11 +16,22 @@ typedef struct {
   const char *truth; /* --truth F (regression) */
   const char *noise; /* --noise N (regression; NULL = none) */
   const char *at;    /* --at FILE */
+  int grid;          /* 1 when --grid was given (cli_values("grid") holds the specs) */
   size_t n;          /* --n */
   size_t dim;        /* --dim, 0 = from the data */
   uint64_t seed;     /* --seed */
   int regress;       /* 1: (x, y) pairs; --truth and --noise belong to the table */
 } cli_source;
+
+/* Table entries for --at and --grid (the query points). */
+#define CLI_SOURCE_QUERIES(s, heading)                                                                    \
+  {"at", CLI_STR, &(s).at, .arg = "FILE", .section = heading,                                            \
+   .help = "query points, D numbers per line, or a .npy array of shape (M, D)"},                         \
+  {"grid", CLI_STR, NULL, .arg = "lo:hi:n", .flags = CLI_MULTI,                                          \
+   .help = "query points on a grid instead: n points from lo to hi (lo alone for\n"                       \
+           "n = 1); one spec for every axis or one per axis, comma-separated\n"                           \
+           "(--grid -3:3:61,-2:2:41) or one --grid per axis in axis order; rows\n"                        \
+           "in row-major order, the last axis fastest"}
 
 /* Table entries for --n and --seed (the model draw). */
 #define CLI_SOURCE_DRAW(s)                                                                     \
@@ -26,7 +39,8 @@ typedef struct {
   {"seed", CLI_U64, &(s).seed, .arg = "S", .help = "seed of the draw, random stream (S, 0) (with --model)"}
 
 /* After cli_parse: one of --data and --model, --n and --seed (and --truth)
- * exactly with --model, --at given; usage errors naming the option. */
+ * exactly with --model, one of --at and --grid; usage errors naming the
+ * option. */
 void cli_source_check(const cli_source *s);
 
 /* The data: density (regress = 0) fills x (N x D); regression fills x
@@ -35,8 +49,15 @@ void cli_source_check(const cli_source *s);
  * File errors are runtime errors naming file, line and column. */
 void cli_source_load(const cli_source *s, size_t *D, size_t *N, double **x, size_t *V, double **y);
 
-/* The query points of --at (M x D, malloc'ed). */
-double *cli_source_queries(const cli_source *s, size_t D, size_t *M);
+/* The query points of --at or --grid (M x D, malloc'ed); desc (n bytes)
+ * gets their description for the "# at:" line. */
+double *cli_source_queries(const cli_source *s, size_t D, size_t *M, char *desc, size_t n);
+
+/* --method direct|fast|auto and --tol EPS into o (usage errors naming the
+ * option); the GPU backend has the direct route only. */
+void cli_method(const char *method, gfi_opts *o);
+/* "# method:" line: the route asked for and its tolerance. */
+void cli_method_meta(FILE *f, const gfi_opts *o);
 
 /* --kernel fourier|gauss with --R (Fourier) or --bandwidth (Gaussian), each
  * only with its kernel; returns 1 for gauss. */

@@ -12,10 +12,13 @@
 int cmd_density(int argc, char **argv) {
   cli_source src = {0};
   const char *phi = NULL, *Rs = NULL, *kname = NULL, *bw = NULL, *wpath = NULL, *backend = NULL;
-  int nthreads = 0;
+  const char *method = NULL, *out = NULL;
+  double tol = 0;
+  int nthreads = 0, npy_table = 0;
   const cli_opt opts[] = {
     {"data", CLI_STR, &src.data, .arg = "FILE", .section = "data (one of)",
-     .help = "N points, D numbers per line ('#' lines ignored, '-' = stdin)"},
+     .help = "N points, D numbers per line ('#' lines ignored, '-' = stdin), or a\n"
+             ".npy array of shape (N, D) or (N,) (float64; by the suffix or the magic)"},
     {"model", CLI_STR, &src.model, .arg = "SPEC",
      .help = "draw N points from a truth model (see 'gfi sample --help'), with --n, --seed;\n"
              "stream (S, 0), so 'gfi sample' with the same S gives the same data"},
@@ -31,12 +34,20 @@ int cmd_density(int argc, char **argv) {
      .help = "Gaussian bandwidth: scott | silverman (rule times the data covariance,\n"
              "as scipy's gaussian_kde) | h (H = h^2 I) | h1,..,hD (H = diag h_j^2)\n"
              "| D*D numbers, the full bandwidth matrix H (row-major, D > 1)"},
-    {"at", CLI_STR, &src.at, .arg = "FILE", .section = "evaluation", .help = "query points, D numbers per line"},
-    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T",
+    CLI_SOURCE_QUERIES(src, "evaluation"),
+    {"method", CLI_STR, &method, .def = "auto", .arg = "M",
+     .help = "direct (the plain sum over the data), fast (the band-limited route:\n"
+             "quadrature in frequency and NUFFTs; Fourier kernels with phi = pow:L)\n"
+             "or auto (the cheaper of the two by the library's cost model)"},
+    {"tol", CLI_POSITIVE, &tol, .arg = "EPS", .parse = cli_check_tol,
+     .help = "fast route: error bound relative to the largest |value| (default: the\n"
+             "library's, 1e-10)"},    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T",
      .help = "threads (0 = all cores); results are identical for any T"},
     {"backend", CLI_STR, &backend, .def = "cpu", .arg = "B",
      .help = "cpu, cuda (the GPU engine, float64; Fourier kernels with\n"
              "phi = pow:L) or auto (the GPU when gfi has CUDA and a GPU is present)"},
+    CLI_OUT_OPT(out),
+    CLI_NPY_TABLE_OPT(npy_table),
     {0}};
   const cli_spec spec = {
     "usage: gfi density (--data FILE | --model SPEC --n N --seed S) --dim D\n"
@@ -46,10 +57,17 @@ int cmd_density(int argc, char **argv) {
     "at every point of the query file; prints columns x1 .. xD density.\n",
     opts, NULL};
   if (cli_parse(&spec, argc, argv)) return 0;
+  src.grid = cli_given("grid") > 0;
   cli_source_check(&src);
   int gauss = cli_kernel_choice(kname, Rs, bw);
   gfi_kernel k;
   if (!gauss) cli_phi("--phi", phi, &k);
+  gfi_opts o;
+  gfi_default_opts(&o);
+  o.nthreads = nthreads;
+  o.tol = tol;
+  cli_method(method, &o);
+  if (o.method == GFI_METHOD_FAST && gauss) cli_usage("--method", "fast needs --kernel fourier");
 
   double *data;
   size_t D, N, V;
@@ -72,12 +90,10 @@ int cmd_density(int argc, char **argv) {
     H = cli_bandwidth("--bandwidth", bw, D, N, data, w);
 
   size_t M;
-  double *x = cli_source_queries(&src, D, &M);
-  gfi_opts o;
-  gfi_default_opts(&o);
-  o.nthreads = nthreads;
-  cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW,
-                                       "--kernel gauss");
+  char atdesc[512];
+  double *x = cli_source_queries(&src, D, &M, atdesc, sizeof atdesc);
+  cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST,
+                                       gauss ? "--kernel gauss" : "--method fast (a CPU route)");
   gfi_density_plan *plan = NULL;
   double *p = cli_array(M, 1, sizeof *p);
   if (be == CLI_BACKEND_CUDA) {
@@ -95,30 +111,32 @@ int cmd_density(int argc, char **argv) {
     cli_check(gfi_density_eval(plan, M, x, p), "evaluating the estimator");
   }
 
-  cli_header(stdout);
+  cli_output out_;
+  cli_output_open(&out_, out);
+  FILE *f = out_.f;
+  cli_header(f);
   if (src.data)
-    cli_meta(stdout, "data", "%s (N = %zu)", src.data, N);
+    cli_meta(f, "data", "%s (N = %zu)", src.data, N);
   else
-    cli_meta(stdout, "data", "model %s, N = %zu, seed %llu (stream 0)", src.model, N,
-             (unsigned long long)src.seed);
-  if (wpath) cli_meta(stdout, "weights", "%s", wpath);
-  cli_meta(stdout, "dim", "%zu", D);
+    cli_meta(f, "data", "model %s, N = %zu, seed %llu (stream 0)", src.model, N, (unsigned long long)src.seed);
+  if (wpath) cli_meta(f, "weights", "%s", wpath);
+  cli_meta(f, "dim", "%zu", D);
   if (!gauss) {
-    cli_meta(stdout, "kernel", "fourier, phi %s, A = %.17g", phi, k.A);
-    fprintf(stdout, "# R:");
-    for (size_t j = 0; j < D; j++) fprintf(stdout, " %.17g", R[j]);
-    fputc('\n', stdout);
+    cli_meta(f, "kernel", "fourier, phi %s, A = %.17g", phi, k.A);
+    cli_meta_values(f, "R", "", D, R);
   } else {
-    fprintf(stdout, "# kernel: gauss, bandwidth %s, H =", bw);
-    for (size_t j = 0; j < D * D; j++) fprintf(stdout, " %.17g", H[j]);
-    fputc('\n', stdout);
+    char key[96];
+    snprintf(key, sizeof key, "gauss, bandwidth %s, H =", bw);
+    cli_meta_values(f, "kernel", key, D * D, H);
   }
-  cli_meta(stdout, "at", "%s (%zu points)", src.at, M);
-  cli_meta(stdout, "eval-threads", "%d", gfi_threads_resolve(&o));
-  cli_backend_meta(stdout, be);
-  cli_columns(stdout, D, "density");
-  cli_write_points(stdout, M, D, x, p);
-  cli_finish_output(stdout, "standard output");
+  cli_meta(f, "at", "%s", atdesc);
+  if (be == CLI_BACKEND_CPU) cli_method_meta(f, &o);
+  cli_meta(f, "eval-threads", "%d", gfi_threads_resolve(&o));
+  cli_backend_meta(f, be);
+  cli_output_meta(&out_, M, D, 1, npy_table);
+  cli_columns(f, D, "density");
+  cli_output_rows(&out_, M, D, x, 1, p, npy_table);
+  cli_output_close(&out_);
   gfi_density_destroy(plan);
   free(p);
   free(x);

@@ -366,7 +366,7 @@ int cmd_flt_complexity(int argc, char **argv) {
         }
         putchar('\n');
       }
-    fflush(stdout);
+    cli_flush(stdout, "standard output");
     gfi_flt_positions_free(pos);
   }
   cli_finish_output(stdout, "standard output");

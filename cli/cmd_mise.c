@@ -17,11 +17,11 @@ void mise_cli_check_model(const gfi_model *m, const char *spec) {
 }
 
 int cmd_mise(int argc, char **argv) {
-  const char *spec = NULL, *phi = NULL, *Rs = NULL, *ise = NULL, *backend = NULL;
+  const char *spec = NULL, *phi = NULL, *Rs = NULL, *ise = NULL, *backend = NULL, *method = NULL;
   size_t D = 1, N = 0, reps = 0;
   uint64_t seed = 0;
   int exact = 0, nthreads = 0, noparts = 0;
-  double res = 1;
+  double res = 1, tol = 0;
   const cli_opt opts[] = {
     {"model", CLI_STR, &spec, .arg = "SPEC", .help = "truth model (see 'gfi sample --help')"},
     {"dim", CLI_SIZE, &D, .def = "1", .arg = "D", .min = 1, .help = "dimension"},
@@ -38,7 +38,15 @@ int cmd_mise(int argc, char **argv) {
     {"seed", CLI_U64, &seed, .arg = "S", .help = "seed of the replications (required with --mc)"},
     {"ise", CLI_STR, &ise, .arg = "METHOD",
      .help = "how each replication's ISE is measured: plancherel (exact,\n"
-             "D <= 2, the default there) or grid (cubature on a box, D = 3)"},
+             "the default where --exact works) or grid (cubature on a box)"},
+    {"method", CLI_STR, &method, .def = "auto", .arg = "M",
+     .help = "Plancherel ISE: how the empirical cf at the nodes is summed:\n"
+             "direct (every point at every node, all N points in memory:\n"
+             "the reference), fast (a type-3 NUFFT; points streamed from\n"
+             "each replication's RNG stream, memory independent of N) or\n"
+             "auto (streamed, NUFFT or direct sums by cost)"},
+    {"tol", CLI_POSITIVE, &tol, .def = "1e-12", .arg = "X",
+     .help = "fast route: error of the empirical cf at each node"},
     {"no-parts", CLI_FLAG, &noparts,
      .help = "Monte Carlo: skip the pooled-sample pass that splits the MISE\n"
              "into bias^2 and variance (about halves the time)"},
@@ -71,7 +79,6 @@ int cmd_mise(int argc, char **argv) {
   gfi_kernel k;
   cli_phi("--phi", phi, &k);
   gfi_model *m = cli_model(spec, D);
-  double *R = cli_radii("--R", Rs, D);
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
   o.base.nthreads = nthreads;
@@ -82,9 +89,16 @@ int cmd_mise(int argc, char **argv) {
     if (!strcmp(ise, "plancherel")) o.ise = GFI_ISE_PLANCHEREL;
     else if (!strcmp(ise, "grid")) o.ise = GFI_ISE_GRID;
     else cli_usage("--ise", "unknown method '%s' (expected plancherel or grid)", ise);
-    if (o.ise == GFI_ISE_PLANCHEREL && D > 2) cli_usage("--ise", "plancherel needs D <= 2");
+    if (o.ise == GFI_ISE_PLANCHEREL && D > 3) cli_usage("--ise", "plancherel needs D <= 3");
   }
+  if (!strcmp(method, "direct")) o.base.method = GFI_METHOD_DIRECT;
+  else if (!strcmp(method, "fast")) o.base.method = GFI_METHOD_FAST;
+  else if (strcmp(method, "auto")) cli_usage("--method", "unknown method '%s' (expected direct, fast or auto)", method);
+  if (exact && cli_given("method")) cli_usage("--method", "goes with --mc, not --exact");
+  if (!(tol < 1)) cli_usage("--tol", "must be in (0, 1), got %g", tol);
+  o.base.tol = tol;
   if (exact || o.ise != GFI_ISE_GRID) mise_cli_check_model(m, spec);
+  double *R = cli_radii("--R", Rs, D);
   if (exact && backend && strcmp(backend, "cpu") && strcmp(backend, "auto"))
     cli_backend_resolve(backend, 0, "--exact"); /* an unknown name or cuda: usage error */
   int gpu_ok = 0;
@@ -120,7 +134,8 @@ int cmd_mise(int argc, char **argv) {
     cli_meta(stdout, "bias2-inside-box", "%.17g", r.bias2_in);
     cli_meta(stdout, "bias2-outside-box", "%.17g", r.bias2_out);
   } else {
-    int grid = o.ise == GFI_ISE_GRID || (o.ise == GFI_ISE_AUTO && D > 2);
+    int grid = be == CLI_BACKEND_CUDA ? o.ise == GFI_ISE_GRID || (o.ise == GFI_ISE_AUTO && D > 2)
+                                      : r.method == 0;
     if (be == CLI_BACKEND_CUDA)
       cli_meta(stdout, "method", "monte carlo on the GPU, %zu replications, seed %llu (replication k: "
                "Philox stream (seed, k) sampled on the GPU, not the CPU backend's points), ISE by %s%s",
@@ -132,6 +147,20 @@ int cmd_mise(int argc, char **argv) {
       cli_meta(stdout, "method", "monte carlo, %zu replications, seed %llu (replication k on stream (seed, k)), "
                "ISE by %s%s", reps, (unsigned long long)seed, grid ? "grid cubature" : "Plancherel",
                parts ? ", parts from the pooled sample" : "");
+  }
+  if (!exact && be != CLI_BACKEND_CUDA && r.method) {
+    char nodes[96];
+    if (r.nodes[0])
+      snprintf(nodes, sizeof nodes, "%zu%s%.0zu%s%.0zu nodes (axis 0 on t >= 0), one rule for all", r.nodes[0],
+               D > 1 ? " x " : "", D > 1 ? r.nodes[1] : 0, D > 2 ? " x " : "", D > 2 ? r.nodes[2] : 0);
+    else
+      snprintf(nodes, sizeof nodes, "nodes per replication from its extent");
+    if (r.method == GFI_METHOD_FAST)
+      cli_meta(stdout, "ecf", "fast: type-3 NUFFT, tol %g, streamed (memory independent of N); %s; "
+               "|ISE error| <= %.3g from the tolerance", tol, nodes, r.ise_err_bound);
+    else
+      cli_meta(stdout, "ecf", "direct sums, %s; %s", o.base.method == GFI_METHOD_DIRECT ? "all points in memory"
+               : "streamed (memory independent of N)", nodes);
   }
   if (!exact) cli_backend_meta(stdout, be);
   cli_meta(stdout, "eval-threads", "%d", gfi_threads_resolve(&(gfi_opts){.nthreads = nthreads}));

@@ -6,10 +6,16 @@
 int cmd_pdf(int argc, char **argv) {
   const char *spec = NULL, *at = NULL;
   size_t D = 1;
+  const char *out = NULL;
+  int npy_table = 0;
   const cli_opt opts[] = {
     {"model", CLI_STR, &spec, .arg = "SPEC", .help = "the model, as in 'gfi sample --help'"},
     {"dim", CLI_SIZE, &D, .def = "1", .arg = "D", .min = 1, .help = "dimension"},
-    {"at", CLI_STR, &at, .arg = "FILE", .help = "the points, D numbers per line ('#' lines ignored, '-' = stdin)"},
+    {"at", CLI_STR, &at, .arg = "FILE",
+     .help = "the points, D numbers per line ('#' lines ignored, '-' = stdin),\n"
+             "or a .npy array of shape (M, D)"},
+    CLI_OUT_OPT(out),
+    CLI_NPY_TABLE_OPT(npy_table),
     {0}};
   const cli_spec cs = {
     "usage: gfi pdf --model SPEC --dim D --at FILE\n\n"
@@ -24,12 +30,15 @@ int cmd_pdf(int argc, char **argv) {
   double *x = cli_read_table("query file", at, D, &M, NULL);
   double *p = cli_array(M, 1, sizeof *p);
   cli_check(gfi_model_pdf(m, M, x, p), "pdf");
-  cli_header(stdout);
-  cli_meta(stdout, "model", "%s (%s)", spec, gfi_model_describe(m));
-  cli_meta(stdout, "at", "%s (%zu points)", at, M);
-  cli_columns(stdout, D, "pdf");
-  cli_write_points(stdout, M, D, x, p);
-  cli_finish_output(stdout, "standard output");
+  cli_output o;
+  cli_output_open(&o, out);
+  cli_header(o.f);
+  cli_meta(o.f, "model", "%s (%s)", spec, gfi_model_describe(m));
+  cli_meta(o.f, "at", "%s (%zu points)", at, M);
+  cli_output_meta(&o, M, D, 1, npy_table);
+  cli_columns(o.f, D, "pdf");
+  cli_output_rows(&o, M, D, x, 1, p, npy_table);
+  cli_output_close(&o);
   free(p);
   free(x);
   gfi_model_free(m);

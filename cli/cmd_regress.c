@@ -39,12 +39,13 @@ static void check_denom_tol(const char *opt, const char *arg, void *dst) {
 int cmd_regress(int argc, char **argv) {
   cli_source src = {.regress = 1};
   const char *phi = NULL, *Rs = NULL, *kname = NULL, *bw = NULL, *backend = NULL;
-  double tol = GFI_NW_DENOM_TOL;
-  int nthreads = 0;
+  const char *method = NULL, *outpath = NULL;
+  double tol = GFI_NW_DENOM_TOL, ftol = 0;
+  int nthreads = 0, npy_table = 0;
   const cli_opt opts[] = {
     {"data", CLI_STR, &src.data, .arg = "FILE", .section = "data (one of)",
      .help = "one pair per line: D inputs, then V responses (V = row length - D;\n"
-             "'#' lines ignored, '-' = stdin)"},
+             "'#' lines ignored, '-' = stdin), or a .npy array of shape (N, D + V)"},
     {"model", CLI_STR, &src.model, .arg = "SPEC",
      .help = "x_i from a design model (see 'gfi sample --help'), y_i = F(x_i) + noise,\n"
              "with --truth, --noise, --n, --seed: random stream (S, 0), as 'gfi regress-sample'"},
@@ -67,12 +68,20 @@ int cmd_regress(int argc, char **argv) {
              "(the full matrix H, row-major) | scott | silverman (rules on the inputs)"},
     {"denom-tol", CLI_DOUBLE, &tol, .def = "1e-8", .arg = "T", .parse = check_denom_tol,
      .help = "flag a row when 0 <= S <= T * sum|K_i|"},
-    {"at", CLI_STR, &src.at, .arg = "FILE", .section = "evaluation", .help = "query points, D numbers per line"},
-    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T",
+    CLI_SOURCE_QUERIES(src, "evaluation"),
+    {"method", CLI_STR, &method, .def = "auto", .arg = "M",
+     .help = "direct (the plain sums over the data), fast (the band-limited route\n"
+             "for the numerator and denominator sums; phi = pow:L only) or auto\n"
+             "(the cheaper of the two by the library's cost model)"},
+    {"tol", CLI_POSITIVE, &ftol, .arg = "EPS", .parse = cli_check_tol,
+     .help = "fast route: error bound relative to the largest |value| (default: the\n"
+             "library's, 1e-10)"},    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T",
      .help = "threads (0 = all cores); results are identical for any T"},
     {"backend", CLI_STR, &backend, .def = "cpu", .arg = "B",
      .help = "cpu, cuda (the GPU engine, float64; phi = pow:L only) or\n"
              "auto (the GPU when gfi has CUDA and a GPU is present)"},
+    CLI_OUT_OPT(outpath),
+    CLI_NPY_TABLE_OPT(npy_table),
     {0}};
   const cli_spec spec = {
     "usage: gfi regress (--data FILE | --model SPEC --truth F [--noise N] --n N --seed S)\n"
@@ -86,10 +95,18 @@ int cmd_regress(int argc, char **argv) {
     "negative values), the row's responses are printed as nan and counted in '# flagged:'.\n"
     "Rows are flagged, not failed: the exit status stays 0.\n"};
   if (cli_parse(&spec, argc, argv)) return 0;
+  src.grid = cli_given("grid") > 0;
   cli_source_check(&src);
   int gauss = cli_kernel_choice(kname, Rs, bw);
   gfi_kernel k;
   if (!gauss) parse_phi(phi, &k);
+  gfi_opts o;
+  gfi_default_opts(&o);
+  o.nthreads = nthreads;
+  o.tol = ftol;
+  cli_method(method, &o);
+  if (o.method == GFI_METHOD_FAST && (gauss || k.kind != GFI_PHI_POW))
+    cli_usage("--method", "fast needs --kernel fourier with phi = pow:L");
 
   /* data: x (N x D), y (N x V) */
   double *x, *y;
@@ -103,12 +120,11 @@ int cmd_regress(int argc, char **argv) {
     H = cli_bandwidth("--bandwidth", bw, D, N, x, NULL);
 
   size_t M;
-  double *q = cli_source_queries(&src, D, &M);
-  gfi_opts o;
-  gfi_default_opts(&o);
-  o.nthreads = nthreads;
-  cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW,
-                                       gauss ? "--kernel gauss" : "a custom phi");
+  char atdesc[512];
+  double *q = cli_source_queries(&src, D, &M, atdesc, sizeof atdesc);
+  cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST,
+                                       gauss ? "--kernel gauss" : k.kind != GFI_PHI_POW ? "a custom phi"
+                                                                                        : "--method fast (a CPU route)");
   gfi_nw_plan *plan = NULL;
   double *out = cli_array(M, V, sizeof *out);
   unsigned char *flags = cli_array(M, 1, 1);
@@ -134,43 +150,37 @@ int cmd_regress(int argc, char **argv) {
   size_t nf[4] = {0, 0, 0, 0};
   for (size_t i = 0; i < M; i++) nf[flags[i] & 3]++;
 
-  cli_header(stdout);
+  cli_output oo;
+  cli_output_open(&oo, outpath);
+  FILE *f = oo.f;
+  cli_header(f);
   if (src.data)
-    cli_meta(stdout, "data", "%s (N = %zu, D = %zu inputs, V = %zu responses)", src.data, N, D, V);
+    cli_meta(f, "data", "%s (N = %zu, D = %zu inputs, V = %zu responses)", src.data, N, D, V);
   else
-    cli_meta(stdout, "data", "design %s, truth %s, noise %s, N = %zu, seed %llu (stream 0)", src.model,
-             src.truth, src.noise ? src.noise : "none", N, (unsigned long long)src.seed);
-  cli_meta(stdout, "dim", "%zu", D);
+    cli_meta(f, "data", "design %s, truth %s, noise %s, N = %zu, seed %llu (stream 0)", src.model, src.truth,
+             src.noise ? src.noise : "none", N, (unsigned long long)src.seed);
+  cli_meta(f, "dim", "%zu", D);
   if (!gauss) {
-    cli_meta(stdout, "kernel", "fourier nadaraya-watson, phi %s", phi);
-    fprintf(stdout, "# R:");
-    for (size_t j = 0; j < D; j++) fprintf(stdout, " %.17g", R[j]);
-    fputc('\n', stdout);
+    cli_meta(f, "kernel", "fourier nadaraya-watson, phi %s", phi);
+    cli_meta_values(f, "R", "", D, R);
   } else {
-    fprintf(stdout, "# kernel: gauss nadaraya-watson, bandwidth %s, H =", bw);
-    for (size_t j = 0; j < D * D; j++) fprintf(stdout, " %.17g", H[j]);
-    fputc('\n', stdout);
+    char key[96];
+    snprintf(key, sizeof key, "gauss nadaraya-watson, bandwidth %s, H =", bw);
+    cli_meta_values(f, "kernel", key, D * D, H);
   }
-  cli_meta(stdout, "at", "%s (%zu points)", src.at, M);
-  cli_meta(stdout, "denom-tol", "%.17g", tol);
-  cli_meta(stdout, "flagged", "%zu (empty %zu, negative %zu, small %zu)", nflag, nf[1], nf[2], nf[3]);
-  cli_meta(stdout, "eval-threads", "%d", gfi_threads_resolve(&o));
-  cli_backend_meta(stdout, be);
-  fputc('#', stdout);
-  for (size_t j = 0; j < D; j++) fprintf(stdout, " x%zu", j + 1);
-  for (size_t v = 0; v < V; v++) fprintf(stdout, " y%zu", v + 1);
-  fputc('\n', stdout);
-  for (size_t i = 0; i < M; i++) {
-    for (size_t j = 0; j < D; j++) {
-      gfi_table_put(stdout, q[i * D + j]);
-      fputc(' ', stdout);
-    }
-    for (size_t v = 0; v < V; v++) {
-      gfi_table_put(stdout, out[i * V + v]);
-      fputc(v + 1 < V ? ' ' : '\n', stdout);
-    }
-  }
-  cli_finish_output(stdout, "standard output");
+  cli_meta(f, "at", "%s", atdesc);
+  cli_meta(f, "denom-tol", "%.17g", tol);
+  cli_meta(f, "flagged", "%zu (empty %zu, negative %zu, small %zu)", nflag, nf[1], nf[2], nf[3]);
+  if (be == CLI_BACKEND_CPU) cli_method_meta(f, &o);
+  cli_meta(f, "eval-threads", "%d", gfi_threads_resolve(&o));
+  cli_backend_meta(f, be);
+  cli_output_meta(&oo, M, D, V, npy_table);
+  fputc('#', f);
+  for (size_t j = 0; j < D; j++) fprintf(f, " x%zu", j + 1);
+  for (size_t v = 0; v < V; v++) fprintf(f, " y%zu", v + 1);
+  fputc('\n', f);
+  cli_output_rows(&oo, M, D, q, V, out, npy_table);
+  cli_output_close(&oo);
   gfi_nw_destroy(plan);
   free(out);
   free(flags);

@@ -7,6 +7,7 @@ int cmd_regress_sample(int argc, char **argv) {
   const char *spec = NULL, *truth = NULL, *noise_spec = NULL;
   size_t D = 1, N = 0;
   uint64_t seed = 1;
+  const char *out = NULL;
   const cli_opt opts[] = {
     {"model", CLI_STR, &spec, .arg = "SPEC", .help = "design model (see 'gfi sample --help')"},
     {"truth", CLI_STR, &truth, .arg = "F",
@@ -19,6 +20,7 @@ int cmd_regress_sample(int argc, char **argv) {
     {"dim", CLI_SIZE, &D, .def = "1", .arg = "D", .min = 1, .help = "dimension"},
     {"n", CLI_SIZE, &N, .arg = "N", .min = 1, .help = "number of pairs (>= 1)"},
     {"seed", CLI_U64, &seed, .def = "1", .arg = "S", .help = "random seed"},
+    CLI_OUT_OPT(out),
     {0}};
   const cli_spec cs = {
     "usage: gfi regress-sample --model SPEC --truth F [--noise N] --dim D --n N --seed S\n\n"
@@ -43,16 +45,19 @@ int cmd_regress_sample(int argc, char **argv) {
   cli_check(gfi_regress_sample(m, f, &nz, r, N, x, y), "sampling");
   char nd[128];
   gfi_noise_describe(&nz, nd, sizeof nd);
-  cli_header(stdout);
-  cli_meta(stdout, "model", "%s (%s)", spec, gfi_model_describe(m));
-  cli_meta(stdout, "truth", "%s (%s)", truth, gfi_regfun_describe(f));
-  cli_meta(stdout, "noise", "%s", nd);
-  cli_meta(stdout, "n", "%zu", N);
-  cli_meta(stdout, "dim", "%zu", D);
-  cli_meta(stdout, "seed", "%llu (stream 0)", (unsigned long long)seed);
-  cli_columns(stdout, D, "y");
-  cli_write_points(stdout, N, D, x, y);
-  cli_finish_output(stdout, "standard output");
+  cli_output o;
+  cli_output_open(&o, out);
+  cli_header(o.f);
+  cli_meta(o.f, "model", "%s (%s)", spec, gfi_model_describe(m));
+  cli_meta(o.f, "truth", "%s (%s)", truth, gfi_regfun_describe(f));
+  cli_meta(o.f, "noise", "%s", nd);
+  cli_meta(o.f, "n", "%zu", N);
+  cli_meta(o.f, "dim", "%zu", D);
+  cli_meta(o.f, "seed", "%llu (stream 0)", (unsigned long long)seed);
+  cli_output_meta(&o, N, D, 1, 1);
+  cli_columns(o.f, D, "y");
+  cli_output_rows(&o, N, D, x, 1, y, 1);
+  cli_output_close(&o);
   gsl_rng_free(r);
   free(x);
   free(y);

@@ -7,6 +7,7 @@ int cmd_sample(int argc, char **argv) {
   const char *spec = NULL;
   size_t D = 1, N = 0;
   uint64_t seed = 1;
+  const char *out = NULL;
   const cli_opt opts[] = {
     {"model", CLI_STR, &spec, .arg = "SPEC",
      .help = "normal | normal:cov=c11,c12,... (row-major D x D)\n"
@@ -16,6 +17,7 @@ int cmd_sample(int argc, char **argv) {
     {"dim", CLI_SIZE, &D, .def = "1", .arg = "D", .min = 1, .help = "dimension"},
     {"n", CLI_SIZE, &N, .arg = "N", .min = 1, .help = "number of points (>= 1)"},
     {"seed", CLI_U64, &seed, .def = "1", .arg = "S", .help = "random seed"},
+    CLI_OUT_OPT(out),
     {0}};
   const cli_spec cs = {
     "usage: gfi sample --model SPEC --dim D --n N --seed S\n\n"
@@ -30,14 +32,17 @@ int cmd_sample(int argc, char **argv) {
   gsl_rng *r = gfi_rng_stream(seed, 0);
   if (!r) cli_die(EXIT_RUNTIME, "out of memory");
   cli_check(gfi_model_sample(m, r, N, x), "sampling");
-  cli_header(stdout);
-  cli_meta(stdout, "model", "%s (%s)", spec, gfi_model_describe(m));
-  cli_meta(stdout, "n", "%zu", N);
-  cli_meta(stdout, "dim", "%zu", D);
-  cli_meta(stdout, "seed", "%llu (stream 0)", (unsigned long long)seed);
-  cli_columns(stdout, D, "");
-  gfi_table_write_rows(stdout, N, D, x);
-  cli_finish_output(stdout, "standard output");
+  cli_output o;
+  cli_output_open(&o, out);
+  cli_header(o.f);
+  cli_meta(o.f, "model", "%s (%s)", spec, gfi_model_describe(m));
+  cli_meta(o.f, "n", "%zu", N);
+  cli_meta(o.f, "dim", "%zu", D);
+  cli_meta(o.f, "seed", "%llu (stream 0)", (unsigned long long)seed);
+  cli_output_meta(&o, N, D, 0, 1);
+  cli_columns(o.f, D, "");
+  cli_output_rows(&o, N, D, x, 0, NULL, 1);
+  cli_output_close(&o);
   gsl_rng_free(r);
   free(x);
   gfi_model_free(m);

@@ -48,15 +48,15 @@ typedef struct gfi_cuda_opts {
   gfi_cuda_precision precision; /* default GFI_CUDA_F64 */
 } gfi_cuda_opts;
 
-void gfi_cuda_default_opts(gfi_cuda_opts *o);
+GFI_EXPORT void gfi_cuda_default_opts(gfi_cuda_opts *o);
 
 /* Number of usable CUDA devices into *n (0 when the driver or a device is
  * missing: then GFI_ENODEV is returned and *n = 0). */
-int gfi_cuda_device_count(int *n);
+GFI_EXPORT int gfi_cuda_device_count(int *n);
 /* 1 when at least one device is usable. */
-int gfi_cuda_available(void);
+GFI_EXPORT int gfi_cuda_available(void);
 /* Name and compute capability of a device (name: at least 256 bytes). */
-int gfi_cuda_device_info(int device, char *name, size_t len, int *major, int *minor,
+GFI_EXPORT int gfi_cuda_device_info(int device, char *name, size_t len, int *major, int *minor,
                          int *sm_count, int *clock_khz);
 
 /* ---------------------------------------------------------- density */
@@ -65,20 +65,20 @@ typedef struct gfi_cuda_density_plan gfi_cuda_density_plan;
 /* The Fourier density estimator of gfi_density_plan_fourier for phi = z^l
  * (custom phi: GFI_EUNSUPPORTED). Same arguments and errors; data, weights
  * and R may be host or device arrays (R: host only). */
-int gfi_cuda_density_plan_fourier(gfi_cuda_density_plan **plan, const gfi_kernel *k, size_t N,
+GFI_EXPORT int gfi_cuda_density_plan_fourier(gfi_cuda_density_plan **plan, const gfi_kernel *k, size_t N,
                                   size_t D, const double *data, const double *weights,
                                   const double *R, const gfi_cuda_opts *opts);
 /* p(x) at M queries (M x D) into out[M]; queries and out host or device. */
-int gfi_cuda_density_eval(gfi_cuda_density_plan *plan, size_t M, const double *queries,
+GFI_EXPORT int gfi_cuda_density_eval(gfi_cuda_density_plan *plan, size_t M, const double *queries,
                           double *out);
-void gfi_cuda_density_destroy(gfi_cuda_density_plan *plan);
+GFI_EXPORT void gfi_cuda_density_destroy(gfi_cuda_density_plan *plan);
 
 /* ------------------------------------------------ Nadaraya-Watson */
 typedef struct gfi_cuda_nw_plan gfi_cuda_nw_plan;
 
 /* gfi_nw_plan_fourier for phi = z^l. The plan also keeps a CPU plan of the
  * same data (host memory O(N (D + V))) for the rows the GPU cannot resolve. */
-int gfi_cuda_nw_plan_fourier(gfi_cuda_nw_plan **plan, const gfi_kernel *k, size_t N, size_t D,
+GFI_EXPORT int gfi_cuda_nw_plan_fourier(gfi_cuda_nw_plan **plan, const gfi_kernel *k, size_t N, size_t D,
                              size_t V, const double *x, const double *y, const double *R,
                              const gfi_cuda_opts *opts);
 /* As gfi_nw_eval_flags (flags and denom may be NULL): the same flag rules
@@ -86,10 +86,10 @@ int gfi_cuda_nw_plan_fourier(gfi_cuda_nw_plan **plan, const gfi_kernel *k, size_
  * sum underflows the GPU's plain product (below 2^-600 in double, 2^-60 in
  * float) are re-evaluated by the CPU plan, as the CPU engine re-evaluates
  * them on its scaled path. */
-int gfi_cuda_nw_eval(gfi_cuda_nw_plan *plan, size_t M, const double *queries, double *out,
+GFI_EXPORT int gfi_cuda_nw_eval(gfi_cuda_nw_plan *plan, size_t M, const double *queries, double *out,
                      size_t *nflagged, unsigned char *flags, double *denom);
-int gfi_cuda_nw_set_denom_tol(gfi_cuda_nw_plan *plan, double tol);
-void gfi_cuda_nw_destroy(gfi_cuda_nw_plan *plan);
+GFI_EXPORT int gfi_cuda_nw_set_denom_tol(gfi_cuda_nw_plan *plan, double tol);
+GFI_EXPORT void gfi_cuda_nw_destroy(gfi_cuda_nw_plan *plan);
 
 /* -------------------------------------------------------- attention */
 
@@ -101,11 +101,11 @@ void gfi_cuda_nw_destroy(gfi_cuda_nw_plan *plan);
  * The backward differentiates the product over axes with the full product
  * divided by the factor (gfi_cu_attn_grad in gfi_cuda_math.h) instead of
  * prefix/suffix products. */
-int gfi_cuda_attn_forward(const gfi_attn_spec *spec, size_t L, size_t D, size_t Dv,
+GFI_EXPORT int gfi_cuda_attn_forward(const gfi_attn_spec *spec, size_t L, size_t D, size_t Dv,
                           const double *Q, const double *K, const double *V, const double *R,
                           double *H, double *saved, gfi_attn_info *info,
                           const gfi_cuda_opts *opts);
-int gfi_cuda_attn_backward(const gfi_attn_spec *spec, size_t L, size_t D, size_t Dv,
+GFI_EXPORT int gfi_cuda_attn_backward(const gfi_attn_spec *spec, size_t L, size_t D, size_t Dv,
                            const double *Q, const double *K, const double *V, const double *R,
                            const double *H, const double *saved, const double *dH, double *dQ,
                            double *dK, double *dV, double *dR, gfi_attn_info *info,
@@ -114,13 +114,13 @@ int gfi_cuda_attn_backward(const gfi_attn_spec *spec, size_t L, size_t D, size_t
 /* -------------------------------------------------------------- FLT */
 
 /* gfi_flt_factors on the GPU (same layout; all arrays host or device). */
-int gfi_cuda_flt_factors(gfi_flt_features kind, size_t L, size_t ell, const double *pos, size_t r,
+GFI_EXPORT int gfi_cuda_flt_factors(gfi_flt_features kind, size_t L, size_t ell, const double *pos, size_t r,
                          const double *xi, const double *w, double *N1, double *N2,
                          const gfi_cuda_opts *opts);
 /* Error of one draw of r features (xi: r x ell, w: r; host or device) over
  * the distinct differences of P against the exact f of rpe: the metrics of
  * gfi_flt_err, as gfi_flt_error_trials reports them for one trial. */
-int gfi_cuda_flt_error(const gfi_rpe *rpe, const gfi_flt_positions *P, gfi_flt_features kind,
+GFI_EXPORT int gfi_cuda_flt_error(const gfi_rpe *rpe, const gfi_flt_positions *P, gfi_flt_features kind,
                        size_t r, const double *xi, const double *w, gfi_flt_err *err,
                        const gfi_cuda_opts *opts);
 
@@ -129,7 +129,7 @@ int gfi_cuda_flt_error(const gfi_rpe *rpe, const gfi_flt_positions *P, gfi_flt_f
  * nested r), the same metrics in the same layout (ntrials x nr x
  * GFI_FLT_NMETRICS), equal to the CPU's up to rounding (sums in another
  * order, phases through sincospi). fo->base.nthreads is not used. */
-int gfi_cuda_flt_error_trials(const gfi_rpe *rpe, const gfi_proposal *p, const gfi_flt_positions *P,
+GFI_EXPORT int gfi_cuda_flt_error_trials(const gfi_rpe *rpe, const gfi_proposal *p, const gfi_flt_positions *P,
                               size_t nr, const size_t *rs, size_t ntrials, const gfi_flt_opts *fo,
                               double *out, const gfi_cuda_opts *opts);
 
@@ -145,7 +145,7 @@ int gfi_cuda_flt_error_trials(const gfi_rpe *rpe, const gfi_proposal *p, const g
  * Cholesky factor). The words, hence the points, do not depend on the launch
  * shape; the points are NOT those gfi_model_sample draws on the CPU from the
  * same stream (GSL's samplers use the words differently). */
-int gfi_cuda_mixture_sample(const gfi_model *m, uint64_t seed, uint64_t stream, size_t N,
+GFI_EXPORT int gfi_cuda_mixture_sample(const gfi_model *m, uint64_t seed, uint64_t stream, size_t N,
                             double *x, const gfi_cuda_opts *opts);
 
 /* Integrated squared error of the Fourier density estimator (phi = z^l,
@@ -159,7 +159,7 @@ int gfi_cuda_mixture_sample(const gfi_model *m, uint64_t seed, uint64_t stream, 
  * (docs/theory.md section 3). Everything stays on the GPU between replications;
  * memory O(N D + G D). The building block of a Monte-Carlo MISE: the mean of
  * ise over replications. */
-int gfi_cuda_mc_ise(const gfi_model *m, const gfi_kernel *k, const double *R, size_t N,
+GFI_EXPORT int gfi_cuda_mc_ise(const gfi_model *m, const gfi_kernel *k, const double *R, size_t N,
                     uint64_t seed, uint64_t first_rep, size_t nrep, size_t G, const double *at,
                     const double *qw, double *ise, const gfi_cuda_opts *opts);
 
@@ -172,14 +172,14 @@ int gfi_cuda_mc_ise(const gfi_model *m, const gfi_kernel *k, const double *R, si
  * rounding (the sums are added in another order). The work limit is 2^48
  * (node, point) products instead of the CPU's 2^32 (GFI_EUNSUPPORTED
  * beyond). */
-int gfi_cuda_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data,
+GFI_EXPORT int gfi_cuda_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data,
                             const double *R, const gfi_mise_opts *mopts, double *ise,
                             const gfi_cuda_opts *opts);
 
 /* 1 when gfi_cuda_mise_mc supports the model with mopts->ise (NULL:
  * automatic): normal mixtures (D <= 16) with Plancherel for D <= 2 or the
  * grid rule for D <= 3. */
-int gfi_cuda_mise_mc_supported(const gfi_model *m, const gfi_mise_opts *mopts);
+GFI_EXPORT int gfi_cuda_mise_mc_supported(const gfi_model *m, const gfi_mise_opts *mopts);
 
 /* gfi_mise_mc on the GPU, with the CPU's contract and summary: replication
  * k draws its N points with gfi_cuda_mixture_sample(m, seed, k) (so NOT the
@@ -196,7 +196,7 @@ int gfi_cuda_mise_mc_supported(const gfi_model *m, const gfi_mise_opts *mopts);
  * Device memory O(N D + nodes); per replication only the D extents and the
  * ISE come back to the host. Other truths: GFI_EUNSUPPORTED; no device:
  * GFI_ENODEV. ise_out (nreps values, may be NULL) receives each ISE. */
-int gfi_cuda_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
+GFI_EXPORT int gfi_cuda_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
                      const gfi_mise_opts *mopts, gfi_mise_result *res, double *ise_out,
                      const gfi_cuda_opts *opts);
 

@@ -19,13 +19,15 @@
  *
  * Everything is static inline; the real-valued part is instantiated for
  * double (suffix _d) and float (suffix _f) by including
- * gfi_cuda_math_real.h twice. */
+ * gfi_cuda_math_real.h twice. The sinc series is lib/sinc_series.h, the one
+ * the CPU engines use. */
 #ifndef GFI_CUDA_MATH_H
 #define GFI_CUDA_MATH_H
 
 #include <stdint.h>
 #include <math.h>
 #include <string.h>
+#include "sinc_series.h"
 
 #ifdef __CUDACC__
 #define GFI_HD static inline __host__ __device__
@@ -240,22 +242,18 @@ GFI_HD float gfi_cu_pow2_f(double k) {
 /* ------------------------------------------------ real-valued parts */
 #define GFI_CU_T double
 #define GFI_CU_N(name) name##_d
-#define GFI_CU_SERIES_CUT 0.1
 #define GFI_CU_IS_DOUBLE 1
 #include "gfi_cuda_math_real.h"
 #undef GFI_CU_T
 #undef GFI_CU_N
-#undef GFI_CU_SERIES_CUT
 #undef GFI_CU_IS_DOUBLE
 
 #define GFI_CU_T float
 #define GFI_CU_N(name) name##_f
-#define GFI_CU_SERIES_CUT 0.5f
 #define GFI_CU_IS_DOUBLE 0
 #include "gfi_cuda_math_real.h"
 #undef GFI_CU_T
 #undef GFI_CU_N
-#undef GFI_CU_SERIES_CUT
 #undef GFI_CU_IS_DOUBLE
 
 /* ------------------------------------------------------------- FLT */

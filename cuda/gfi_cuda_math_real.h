@@ -1,5 +1,5 @@
 /* Real-valued per-pair terms, instantiated for double and float by
- * gfi_cuda_math.h (GFI_CU_T, GFI_CU_N(name), GFI_CU_SERIES_CUT). No include
+ * gfi_cuda_math.h (GFI_CU_T, GFI_CU_N(name)). No include
  * guard on purpose. */
 
 /* a / b. The float path on the device uses __fdividef (reciprocal and
@@ -37,18 +37,15 @@ GFI_HD GFI_CU_T GFI_CU_N(gfi_cu_ipow0)(GFI_CU_T x, int n) {
 /* ---- density and Nadaraya-Watson ----
  * One axis of one pair: numerator and denominator of sinc(u), u = rx - rk,
  * sin(u) = sx ck - cx sk from the precomputed sines and cosines of R x and
- * R k; for |u| < GFI_CU_SERIES_CUT (0.1 in double, as the CPU engine; 0.5 in
- * float, where the identity's absolute error ~6e-8 would otherwise be
- * divided by a small u) the series 1 - u^2/6 + u^4/120 - u^6/5040 +
- * u^8/362880 over 1 (truncation < 3e-11 relative at u = 0.5). */
+ * R k; for |u| < GFI_SINC_CUT (0.5, as the CPU engines) the series of
+ * sinc_series.h over 1. */
 GFI_HD void GFI_CU_N(gfi_cu_sinc_parts)(GFI_CU_T rx, GFI_CU_T sx, GFI_CU_T cx, GFI_CU_T rk,
                                         GFI_CU_T sk, GFI_CU_T ck, GFI_CU_T *num, GFI_CU_T *den) {
   GFI_CU_T u = rx - rk;
   GFI_CU_T sn = sx * ck - cx * sk;
   GFI_CU_T u2 = u * u;
-  GFI_CU_T ser = (GFI_CU_T)1 + u2 * ((GFI_CU_T)(-1.0 / 6) + u2 * ((GFI_CU_T)(1.0 / 120) +
-                 u2 * ((GFI_CU_T)(-1.0 / 5040) + u2 * (GFI_CU_T)(1.0 / 362880))));
-  int small = u2 < GFI_CU_SERIES_CUT * GFI_CU_SERIES_CUT;
+  GFI_CU_T ser = GFI_SINC_SERIES(GFI_CU_T, u2);
+  int small = u2 < (GFI_CU_T)(GFI_SINC_CUT * GFI_SINC_CUT);
   *num = small ? ser : sn;
   *den = small ? (GFI_CU_T)1 : u;
 }
@@ -57,7 +54,7 @@ GFI_HD void GFI_CU_N(gfi_cu_sinc_parts)(GFI_CU_T rx, GFI_CU_T sx, GFI_CU_T cx, G
  * normalisation prod_j R_j / A (applied once per query in double).
  * q and k hold (R x, sin R x, cos R x) per axis, 3 D values each. Numerators
  * and denominators are multiplied over groups of 4 axes and divided once per
- * group (denominators stay >= cut^4 in magnitude). */
+ * group (denominators stay >= 0.5^4 in magnitude). */
 GFI_HD GFI_CU_T GFI_CU_N(gfi_cu_pair_fourier)(int D, int l, const GFI_CU_T *q, const GFI_CU_T *k) {
   GFI_CU_T prod = 1, num = 1, den = 1;
   for (int j = 0; j < D; j++) {
@@ -76,20 +73,16 @@ GFI_HD GFI_CU_T GFI_CU_N(gfi_cu_pair_fourier)(int D, int l, const GFI_CU_T *q, c
 
 /* ---- attention ----
  * sinc and its derivative from the identity, as the CPU attention engine:
- * Taylor series (8 terms) for |u| < 0.5, |sinc| < 2^-64 flushed to 0. */
-#define GFI_CU_ATTN_CUT 0.5
+ * the series of sinc_series.h for |u| < 0.5, |sinc| < 2^-64 flushed to 0. */
+#define GFI_CU_ATTN_CUT GFI_SINC_CUT
 #define GFI_CU_ATTN_FLUSH 5.421010862427522e-20 /* 2^-64 */
 
 GFI_HD void GFI_CU_N(gfi_cu_sinc_both)(GFI_CU_T u, GFI_CU_T sn, GFI_CU_T cs, GFI_CU_T *s,
                                        GFI_CU_T *ds) {
   typedef GFI_CU_T T;
   T u2 = u * u;
-  T ser = (T)1 + u2 * ((T)(-1.0 / 6) + u2 * ((T)(1.0 / 120) + u2 * ((T)(-1.0 / 5040) +
-          u2 * ((T)(1.0 / 362880) + u2 * ((T)(-1.0 / 39916800) + u2 * ((T)(1.0 / 6227020800.0) +
-          u2 * (T)(-1.0 / 1307674368000.0)))))));
-  T dser = u * ((T)(-2.0 / 6) + u2 * ((T)(4.0 / 120) + u2 * ((T)(-6.0 / 5040) +
-           u2 * ((T)(8.0 / 362880) + u2 * ((T)(-10.0 / 39916800) + u2 * ((T)(12.0 / 6227020800.0) +
-           u2 * (T)(-14.0 / 1307674368000.0)))))));
+  T ser = GFI_SINC_SERIES(T, u2);
+  T dser = GFI_SINC_DSERIES(T, u, u2);
   int small = u < (T)GFI_CU_ATTN_CUT && u > -(T)GFI_CU_ATTN_CUT;
   T iu = small ? (T)0 : (T)1 / u;
   T sv = small ? ser : sn * iu;

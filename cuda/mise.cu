@@ -329,7 +329,7 @@ static int pl_ise_dev(ws *w, const gfi_model *m, const ise_pl_rule *r, size_t N,
   if (st) return st;
   for (size_t j = 0; j < r->D; j++)
     if (!isfinite(xabs[j])) return GFI_ENONFINITE;
-  axis_nodes ax[2];
+  axis_nodes ax[MISE_MAXD];
   st = ise_pl_axes(r, N, xabs, res, ISE_GPU_MAX_WORK, ax);
   if (st) return st;
   rule_dev d;
@@ -338,7 +338,7 @@ static int pl_ise_dev(ws *w, const gfi_model *m, const ise_pl_rule *r, size_t N,
   if (!st) st = ecf_measure(w, N, r->D, x, &d, NULL, &sum, s);
   if (!st) st = ise_pl_finish(r, sum, ise);
   cudaFree(d.buf);
-  for (int j = 0; j < 2; j++) axis_free(ax + j);
+  for (int j = 0; j < MISE_MAXD; j++) axis_free(ax + j);
   return st;
 }
 
@@ -434,7 +434,7 @@ extern "C" int gfi_cuda_mise_mc(const gfi_model *m, int l, size_t N, const doubl
   size_t K;
   double *par = NULL, *x = NULL, *acc = NULL, *xabs = NULL;
   rule_dev pool = {0, 0, 0, NULL};
-  axis_nodes pax[2] = {{0, NULL, NULL}, {0, NULL, NULL}};
+  axis_nodes pax[MISE_MAXD] = {{0, NULL, NULL}, {0, NULL, NULL}, {0, NULL, NULL}};
   int have_pool = 0;
   ws w;
   memset(&w, 0, sizeof w);
@@ -489,7 +489,7 @@ done:
   cudaFree(x);
   cudaFree(acc);
   cudaFree(pool.buf);
-  for (int j = 0; j < 2; j++) axis_free(pax + j);
+  for (int j = 0; j < MISE_MAXD; j++) axis_free(pax + j);
   free(xabs);
   free(ise);
   return st;

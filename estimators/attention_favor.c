@@ -3,9 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <gsl/gsl_randist.h>
-#ifdef GFI_HAVE_OPENMP
-#include <omp.h>
-#endif
+#include "par.h"
 #include "gfi/attention.h"
 
 int gfi_favor_draw(gsl_rng *rng, size_t m, size_t dim, int orthogonal, double *W) {
@@ -51,107 +49,113 @@ static int nthreads_of(int nthreads) {
 
 #define NCHUNK 16 /* fixed reduction chunks: identical results for any thread count */
 
+typedef struct {
+  size_t L, dim, dv, m, chunk;
+  const double *Q, *K, *V, *W, *KV;
+  double *PK, *part, *cmax, *out;
+  double gmax;
+} favor_ctx;
+
+/* Key logits w_l.k_j - |k_j|^2/2 of the rows of chunk q, and their maximum. */
+static int favor_logits(void *vc, size_t q, void *ws) {
+  favor_ctx *c = vc;
+  (void)ws;
+  const size_t dim = c->dim, m = c->m;
+  size_t j1 = (q + 1) * c->chunk < c->L ? (q + 1) * c->chunk : c->L;
+  double mx = -INFINITY;
+  for (size_t j = q * c->chunk; j < j1; j++) {
+    const double *k = c->K + j * dim;
+    double h = 0;
+    for (size_t a = 0; a < dim; a++) h += k[a] * k[a];
+    h /= 2;
+    for (size_t l = 0; l < m; l++) {
+      const double *w = c->W + l * dim;
+      double t = 0;
+#pragma omp simd reduction(+ : t)
+      for (size_t a = 0; a < dim; a++) t += w[a] * k[a];
+      c->PK[j * m + l] = t - h;
+      if (t - h > mx) mx = t - h;
+    }
+  }
+  c->cmax[q] = mx;
+  return GFI_OK;
+}
+
+/* Chunk q's share of K'^T [V 1]. */
+static int favor_kv(void *vc, size_t q, void *ws) {
+  favor_ctx *c = vc;
+  (void)ws;
+  const size_t m = c->m, dv = c->dv;
+  double *P = c->part + q * m * (dv + 1);
+  for (size_t i = 0; i < m * (dv + 1); i++) P[i] = 0;
+  size_t j1 = (q + 1) * c->chunk < c->L ? (q + 1) * c->chunk : c->L;
+  for (size_t j = q * c->chunk; j < j1; j++) {
+    const double *v = c->V + j * dv;
+    for (size_t l = 0; l < m; l++) {
+      double phi = exp(c->PK[j * m + l] - c->gmax);
+      double *row = P + l * (dv + 1);
+#pragma omp simd
+      for (size_t a = 0; a < dv; a++) row[a] += phi * v[a];
+      row[dv] += phi;
+    }
+  }
+  return GFI_OK;
+}
+
+/* Output row i; ws: m doubles. */
+static int favor_row(void *vc, size_t i, void *ws) {
+  favor_ctx *c = vc;
+  const size_t dim = c->dim, dv = c->dv, m = c->m;
+  double *phi = ws;
+  const double *q = c->Q + i * dim;
+  double mx = -INFINITY;
+  for (size_t l = 0; l < m; l++) {
+    const double *w = c->W + l * dim;
+    double t = 0;
+#pragma omp simd reduction(+ : t)
+    for (size_t a = 0; a < dim; a++) t += w[a] * q[a];
+    phi[l] = t;
+    if (t > mx) mx = t;
+  }
+  double *o = c->out + i * dv, den = 0;
+  for (size_t a = 0; a < dv; a++) o[a] = 0;
+  for (size_t l = 0; l < m; l++) {
+    double p = exp(phi[l] - mx); /* |q|^2/2 and 1/sqrt(m) cancel row-wise */
+    const double *row = c->KV + l * (dv + 1);
+#pragma omp simd
+    for (size_t a = 0; a < dv; a++) o[a] += p * row[a];
+    den += p * row[dv];
+  }
+  if (!(den > 0)) return GFI_EDENOM;
+  for (size_t a = 0; a < dv; a++) o[a] /= den;
+  return GFI_OK;
+}
+
 int gfi_favor_attention(size_t L, size_t dim, const double *Q, const double *K, size_t dv,
                         const double *V, size_t m, const double *W, int nthreads, double *out,
                         size_t *bytes) {
   if (!Q || !K || !V || !W || !out || dim == 0 || dv == 0 || m == 0) return GFI_EINVAL;
   if (L == 0) return GFI_EEMPTY;
   int nt = nthreads_of(nthreads);
-  (void)nt;
   size_t nbytes = (L * m + NCHUNK * m * (dv + 1) + m * (dv + 1)) * sizeof(double);
   double *PK = malloc(L * m * sizeof *PK);                       /* key logits, then features */
-  double *part = calloc(NCHUNK * m * (dv + 1), sizeof *part);    /* per-chunk K'^T [V 1] */
-  double *KV = calloc(m * (dv + 1), sizeof *KV);
+  double *part = malloc(NCHUNK * m * (dv + 1) * sizeof *part);   /* per-chunk K'^T [V 1] */
+  double *KV = malloc(m * (dv + 1) * sizeof *KV);
   if (!PK || !part || !KV) {
     free(PK); free(part); free(KV);
     return GFI_ENOMEM;
   }
-  double gmax = -INFINITY;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(max : gmax)
-#endif
-  for (size_t j = 0; j < L; j++) {
-    const double *k = K + j * dim;
-    double h = 0;
-    for (size_t a = 0; a < dim; a++) h += k[a] * k[a];
-    h /= 2;
-    for (size_t l = 0; l < m; l++) {
-      const double *w = W + l * dim;
-      double t = 0;
-#pragma omp simd reduction(+ : t)
-      for (size_t a = 0; a < dim; a++) t += w[a] * k[a];
-      PK[j * m + l] = t - h;
-      if (t - h > gmax) gmax = t - h;
-    }
-  }
+  double cmax[NCHUNK];
+  favor_ctx c = {L, dim, dv, m, (L + NCHUNK - 1) / NCHUNK, Q, K, V, W, KV, PK, part, cmax, out,
+                 -INFINITY};
+  int status = par_for(NCHUNK, nt, 0, favor_logits, &c);
   /* Phi_K = exp(logit - global max) (the constant cancels in the ratio) */
-  size_t chunk = (L + NCHUNK - 1) / NCHUNK;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-#endif
-  for (size_t q = 0; q < NCHUNK; q++) {
-    double *P = part + q * m * (dv + 1);
-    size_t j1 = (q + 1) * chunk < L ? (q + 1) * chunk : L;
-    for (size_t j = q * chunk; j < j1; j++) {
-      const double *v = V + j * dv;
-      for (size_t l = 0; l < m; l++) {
-        double phi = exp(PK[j * m + l] - gmax);
-        double *row = P + l * (dv + 1);
-#pragma omp simd
-        for (size_t a = 0; a < dv; a++) row[a] += phi * v[a];
-        row[dv] += phi;
-      }
-    }
-  }
   for (size_t q = 0; q < NCHUNK; q++)
-    for (size_t i = 0; i < m * (dv + 1); i++) KV[i] += part[q * m * (dv + 1) + i];
-  int status = GFI_OK;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel num_threads(nt)
-#endif
-  {
-    double *phi = malloc(m * sizeof *phi);
-    if (!phi) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp atomic write
-#endif
-      status = GFI_ENOMEM;
-    }
-#ifdef GFI_HAVE_OPENMP
-#pragma omp for schedule(static)
-#endif
-    for (size_t i = 0; i < L; i++) {
-      if (!phi) continue;
-      const double *q = Q + i * dim;
-      double mx = -INFINITY;
-      for (size_t l = 0; l < m; l++) {
-        const double *w = W + l * dim;
-        double t = 0;
-#pragma omp simd reduction(+ : t)
-        for (size_t a = 0; a < dim; a++) t += w[a] * q[a];
-        phi[l] = t;
-        if (t > mx) mx = t;
-      }
-      double *o = out + i * dv, den = 0;
-      for (size_t a = 0; a < dv; a++) o[a] = 0;
-      for (size_t l = 0; l < m; l++) {
-        double p = exp(phi[l] - mx); /* |q|^2/2 and 1/sqrt(m) cancel row-wise */
-        const double *row = KV + l * (dv + 1);
-#pragma omp simd
-        for (size_t a = 0; a < dv; a++) o[a] += p * row[a];
-        den += p * row[dv];
-      }
-      if (!(den > 0)) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp atomic write
-#endif
-        status = GFI_EDENOM;
-        continue;
-      }
-      for (size_t a = 0; a < dv; a++) o[a] /= den;
-    }
-    free(phi);
-  }
+    if (cmax[q] > c.gmax) c.gmax = cmax[q];
+  if (!status) status = par_for(NCHUNK, nt, 1, favor_kv, &c);
+  if (!status) par_sum(part, NCHUNK, m * (dv + 1), KV);
+  par_spec rows = {L, nt, m * sizeof(double), 0, NULL, NULL};
+  if (!status) status = par_run(&rows, favor_row, &c);
   free(PK);
   free(part);
   free(KV);

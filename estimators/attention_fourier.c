@@ -4,7 +4,7 @@
  * One factor: u = a - b with a = R_d q_id, b = R_d k_jd and
  *     sin u = sin a cos b - cos a sin b,   cos u = cos a cos b + sin a sin b,
  *     s = sinc u = sin u / u,   s' = (cos u - s) / u,
- * both from their Taylor series for |u| < 0.5 (truncation < 1e-18 relative),
+ * both from their Taylor series for |u| < 0.5 (sinc_series.h),
  * so no sin is evaluated per pair. |s| < 2^-64 (5e-20) is set to 0: s carries
  * an absolute error ~2e-16 from the identity, so such a value is rounding
  * noise around a zero of sinc, and the flush bounds every nonzero factor
@@ -34,11 +34,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "attention_internal.h"
+#include "par.h"
+#include "sinc_series.h"
 
 #define FWD_BLOCK 64  /* keys per block in the forward */
 #define BWD_BLOCK 16  /* lanes (keys or queries) per block in the backward */
 #define CHUNK 4       /* axes between renormalisations of a running product */
-#define SERIES_CUT 0.5
+#define SERIES_CUT GFI_SINC_CUT
 #define FLUSH 0x1p-64
 #define ZERO_EXP (-1.0e6) /* exponent of an exact zero product: below every other */
 #define MAGIC 4503599627370496.0 /* 2^52 */
@@ -84,8 +86,7 @@ static inline double ipow(double t, int l) {
 
 static inline double sinc_of(double u, double sn) {
   double u2 = u * u;
-  double ser = 1.0 + u2 * (-1.0 / 6 + u2 * (1.0 / 120 + u2 * (-1.0 / 5040 + u2 * (1.0 / 362880 +
-               u2 * (-1.0 / 39916800 + u2 * (1.0 / 6227020800.0 + u2 * (-1.0 / 1307674368000.0)))))));
+  double ser = GFI_SINC_SERIES(double, u2);
   double q = sn * (1.0 / u);
   double s = fabs(u) < SERIES_CUT ? ser : q;
   return fabs(s) < FLUSH ? 0.0 : s;
@@ -94,10 +95,8 @@ static inline double sinc_of(double u, double sn) {
 /* sinc and its derivative together, one division. */
 static inline void sinc_both(double u, double sn, double cs, double *s, double *ds) {
   double u2 = u * u;
-  double ser = 1.0 + u2 * (-1.0 / 6 + u2 * (1.0 / 120 + u2 * (-1.0 / 5040 + u2 * (1.0 / 362880 +
-               u2 * (-1.0 / 39916800 + u2 * (1.0 / 6227020800.0 + u2 * (-1.0 / 1307674368000.0)))))));
-  double dser = u * (-2.0 / 6 + u2 * (4.0 / 120 + u2 * (-6.0 / 5040 + u2 * (8.0 / 362880 +
-                u2 * (-10.0 / 39916800 + u2 * (12.0 / 6227020800.0 + u2 * (-14.0 / 1307674368000.0)))))));
+  double ser = GFI_SINC_SERIES(double, u2);
+  double dser = GFI_SINC_DSERIES(double, u, u2);
   double iu = 1.0 / u;
   double q = sn * iu; /* as sinc_of: forward and backward form the same factors */
   double sv = fabs(u) < SERIES_CUT ? ser : q;
@@ -124,97 +123,97 @@ static void fill_tables(const gfi_attn_plan *p, const double *X, const double *R
 
 /* ---------------------------------------------------------------- forward */
 
+typedef struct {
+  const gfi_attn_plan *p;
+  const double *Q, *K, *V, *Rd, *H, *stat, *dH, *P, *invS;
+  const double *rq, *sq, *cq, *rk, *sk, *ck;
+  double *Hout, *statout, *ratio, *dQ, *dK, *dV, *dRrow;
+} fctx;
+
+/* Forward, query row i; ws: 3 D (query row) + 3 FWD_BLOCK (block) + Dv (numerator). */
+static int fwd_row(void *vc, size_t i, void *vws) {
+  const fctx *f = vc;
+  const gfi_attn_plan *p = f->p;
+  const size_t D = p->D, Dv = p->Dv, Lp = p->Lp;
+  const int l = p->spec.l;
+  const double *Q = f->Q, *V = f->V, *Rd = f->Rd, *rk = f->rk, *sk = f->sk, *ck = f->ck;
+  double *ws = vws;
+  double *qr = ws, *qs = ws + D, *qc = ws + 2 * D;
+  double *m = ws + 3 * D, *e = m + FWD_BLOCK, *w = e + FWD_BLOCK, *N = w + FWD_BLOCK;
+  for (size_t d = 0; d < D; d++) {
+    double a = Rd[d] * Q[i * D + d];
+    qr[d] = a;
+    qs[d] = sin(a);
+    qc[d] = cos(a);
+  }
+  for (size_t c = 0; c < Dv; c++) N[c] = 0;
+  double E = -INFINITY, S = 0, A = 0;
+  const size_t jend = attn_key_end(p, i);
+  for (size_t j0 = 0; j0 < jend; j0 += FWD_BLOCK) {
+    const size_t nb = jend - j0 < FWD_BLOCK ? jend - j0 : FWD_BLOCK;
+    for (size_t b = 0; b < nb; b++) {
+      m[b] = 1.0;
+      e[b] = 0.0;
+    }
+    for (size_t d = 0; d < D; d++) {
+      const double *restrict kr = rk + d * Lp + j0, *restrict ks = sk + d * Lp + j0,
+                             *restrict kc = ck + d * Lp + j0;
+      const double a = qr[d], sa = qs[d], ca = qc[d];
+#pragma omp simd
+      for (size_t b = 0; b < nb; b++) m[b] *= sinc_of(a - kr[b], sa * kc[b] - ca * ks[b]);
+      if ((d + 1) % CHUNK == 0 || d + 1 == D) {
+#pragma omp simd
+        for (size_t b = 0; b < nb; b++) {
+          e[b] += expo(m[b]);
+          m[b] = mant(m[b]);
+        }
+      }
+    }
+    double emax = ZERO_EXP;
+    for (size_t b = 0; b < nb; b++) {
+      if (m[b] == 0) e[b] = ZERO_EXP;
+      if (e[b] > emax) emax = e[b];
+    }
+    if (emax > E) {
+      double sc = pow2(l * (E - emax)); /* 0 on the first block (E = -inf) */
+      S *= sc;
+      A *= sc;
+      for (size_t c = 0; c < Dv; c++) N[c] *= sc;
+      E = emax;
+    }
+    double bs = 0, ba = 0;
+#pragma omp simd reduction(+ : bs, ba)
+    for (size_t b = 0; b < nb; b++) {
+      double t = ipow(m[b] * pow2(e[b] - E), l);
+      w[b] = t;
+      bs += t;
+      ba += fabs(t);
+    }
+    S += bs;
+    A += ba;
+    for (size_t b = 0; b < nb; b++) {
+      const double wb = w[b], *restrict v = V + (j0 + b) * Dv;
+#pragma omp simd
+      for (size_t c = 0; c < Dv; c++) N[c] += wb * v[c];
+    }
+  }
+  attn_finish_row(p, i, E, S, A, N, f->Hout, f->statout, f->ratio);
+  return GFI_OK;
+}
+
 int attn_fourier_forward(const gfi_attn_plan *p, const double *Q, const double *K, const double *V,
                          const double *Rd, double *H, double *stat, double *ratio) {
   const size_t L = p->L, D = p->D, Dv = p->Dv, Lp = p->Lp;
-  const int l = p->spec.l;
   double *tab = malloc(3 * D * Lp * sizeof *tab);
   if (!tab) return GFI_ENOMEM;
   double *rk = tab, *sk = tab + D * Lp, *ck = tab + 2 * D * Lp;
   fill_tables(p, K, Rd, rk, sk, ck);
-  int failed = 0;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel num_threads(p->nthreads)
-#endif
-  {
-    /* per thread: 3 D (query row) + 3 B (block) + Dv (numerator) */
-    double *ws = malloc((3 * D + 3 * FWD_BLOCK + Dv) * sizeof *ws);
-    if (!ws) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp atomic write
-#endif
-      failed = 1;
-    }
-#ifdef GFI_HAVE_OPENMP
-#pragma omp for schedule(dynamic, 4)
-#endif
-    for (size_t i = 0; i < L; i++) {
-      if (!ws) continue;
-      double *qr = ws, *qs = ws + D, *qc = ws + 2 * D;
-      double *m = ws + 3 * D, *e = m + FWD_BLOCK, *w = e + FWD_BLOCK, *N = w + FWD_BLOCK;
-      for (size_t d = 0; d < D; d++) {
-        double a = Rd[d] * Q[i * D + d];
-        qr[d] = a;
-        qs[d] = sin(a);
-        qc[d] = cos(a);
-      }
-      for (size_t c = 0; c < Dv; c++) N[c] = 0;
-      double E = -INFINITY, S = 0, A = 0;
-      const size_t jend = attn_key_end(p, i);
-      for (size_t j0 = 0; j0 < jend; j0 += FWD_BLOCK) {
-        const size_t nb = jend - j0 < FWD_BLOCK ? jend - j0 : FWD_BLOCK;
-        for (size_t b = 0; b < nb; b++) {
-          m[b] = 1.0;
-          e[b] = 0.0;
-        }
-        for (size_t d = 0; d < D; d++) {
-          const double *restrict kr = rk + d * Lp + j0, *restrict ks = sk + d * Lp + j0,
-                                 *restrict kc = ck + d * Lp + j0;
-          const double a = qr[d], sa = qs[d], ca = qc[d];
-#pragma omp simd
-          for (size_t b = 0; b < nb; b++) m[b] *= sinc_of(a - kr[b], sa * kc[b] - ca * ks[b]);
-          if ((d + 1) % CHUNK == 0 || d + 1 == D) {
-#pragma omp simd
-            for (size_t b = 0; b < nb; b++) {
-              e[b] += expo(m[b]);
-              m[b] = mant(m[b]);
-            }
-          }
-        }
-        double emax = ZERO_EXP;
-        for (size_t b = 0; b < nb; b++) {
-          if (m[b] == 0) e[b] = ZERO_EXP;
-          if (e[b] > emax) emax = e[b];
-        }
-        if (emax > E) {
-          double sc = pow2(l * (E - emax)); /* 0 on the first block (E = -inf) */
-          S *= sc;
-          A *= sc;
-          for (size_t c = 0; c < Dv; c++) N[c] *= sc;
-          E = emax;
-        }
-        double bs = 0, ba = 0;
-#pragma omp simd reduction(+ : bs, ba)
-        for (size_t b = 0; b < nb; b++) {
-          double t = ipow(m[b] * pow2(e[b] - E), l);
-          w[b] = t;
-          bs += t;
-          ba += fabs(t);
-        }
-        S += bs;
-        A += ba;
-        for (size_t b = 0; b < nb; b++) {
-          const double wb = w[b], *restrict v = V + (j0 + b) * Dv;
-#pragma omp simd
-          for (size_t c = 0; c < Dv; c++) N[c] += wb * v[c];
-        }
-      }
-      attn_finish_row(p, i, E, S, A, N, H, stat, ratio);
-    }
-    free(ws);
-  }
+  fctx f = {.p = p, .Q = Q, .V = V, .Rd = Rd, .rk = rk, .sk = sk, .ck = ck, .Hout = H,
+            .statout = stat, .ratio = ratio};
+  par_spec sp = {L, p->nthreads, (3 * D + 3 * FWD_BLOCK + Dv) * sizeof(double), 4, NULL, NULL};
+  int st = par_run(&sp, fwd_row, &f);
   free(tab);
-  return failed ? GFI_ENOMEM : GFI_OK;
+  return st;
 }
 
 /* --------------------------------------------------------------- backward */
@@ -290,22 +289,147 @@ static void grad_block(size_t D, int l, size_t nb, const double *Eb, gblock *g, 
   }
 }
 
-static int gblock_alloc(gblock *g, size_t D) {
-  size_t nc = (D + CHUNK - 1) / CHUNK;
-  g->s = malloc((4 * D + nc) * BWD_BLOCK * sizeof *g->s);
-  if (!g->s) return 0;
+/* Doubles of a gblock's arrays, and their place at the start of `base`. */
+static size_t gblock_doubles(size_t D) {
+  return (4 * D + (D + CHUNK - 1) / CHUNK) * BWD_BLOCK;
+}
+static void gblock_carve(gblock *g, size_t D, double *base) {
+  g->s = base;
   g->ds = g->s + D * BWD_BLOCK;
   g->u = g->ds + D * BWD_BLOCK;
   g->G = g->u + D * BWD_BLOCK;
   g->pe = g->G + D * BWD_BLOCK;
-  return 1;
+}
+/* Per-thread scratch of a backward pass: the gblock first, then `extra`
+ * doubles (BWD_BLOCK is a multiple of 8, so both start on a cache line). */
+#define BWD_WS(D, extra) ((gblock_doubles(D) + (extra)) * sizeof(double))
+
+/* Backward pass 1, query row i: dQ and the row's dR partials; ws: gblock,
+ * then 3 B + 2 D doubles. */
+static int bwd_row(void *vc, size_t i, void *vws) {
+  const fctx *f = vc;
+  const gfi_attn_plan *p = f->p;
+  const size_t D = p->D, Dv = p->Dv, Lp = p->Lp, B = BWD_BLOCK;
+  const int l = p->spec.l, per_axis = p->spec.per_axis_R;
+  const double *V = f->V, *Rd = f->Rd, *stat = f->stat, *dH = f->dH, *P = f->P, *invS = f->invS;
+  const double *rq = f->rq, *sq = f->sq, *cq = f->cq, *rk = f->rk, *sk = f->sk, *ck = f->ck;
+  double *dQ = f->dQ, *dRrow = f->dRrow;
+  gblock g;
+  gblock_carve(&g, D, vws);
+  double *ws = (double *)vws + gblock_doubles(D);
+  double *coef = ws, *wt = ws + B, *Eb = ws + 2 * B, *dq = ws + 3 * B, *dr = dq + D;
+  if (invS[i] == 0) { /* flagged row */
+    for (size_t d = 0; d < D; d++) dQ[i * D + d] = NAN;
+    for (size_t k = 0; k < p->nparam; k++) dRrow[i * p->nparam + k] = 0;
+    return GFI_OK;
+  }
+  for (size_t d = 0; d < D; d++) dq[d] = dr[d] = 0;
+  for (size_t b = 0; b < B; b++) Eb[b] = stat[2 * i];
+  const double *dh = dH + i * Dv;
+  const size_t jend = attn_key_end(p, i);
+  for (size_t j0 = 0; j0 < jend; j0 += B) {
+    const size_t nb = jend - j0 < B ? jend - j0 : B;
+    for (size_t b = 0; b < nb; b++)
+      coef[b] = (attn_dot(dh, V + (j0 + b) * Dv, Dv) - P[i]) * invS[i];
+    for (size_t d = 0; d < D; d++) {
+      const double *restrict kr = rk + d * Lp + j0, *restrict ks = sk + d * Lp + j0,
+                             *restrict kc = ck + d * Lp + j0;
+      const double a = rq[d * Lp + i], sa = sq[d * Lp + i], ca = cq[d * Lp + i];
+      double *restrict s = g.s + d * B, *restrict ds = g.ds + d * B, *restrict u = g.u + d * B;
+#pragma omp simd
+      for (size_t b = 0; b < nb; b++) {
+        double uu = a - kr[b];
+        sinc_both(uu, sa * kc[b] - ca * ks[b], ca * kc[b] + sa * ks[b], &s[b], &ds[b]);
+        u[b] = uu;
+      }
+    }
+    grad_block(D, l, nb, Eb, &g, wt);
+    for (size_t d = 0; d < D; d++) {
+      const double *restrict G = g.G + d * B, *restrict u = g.u + d * B;
+      double acc = 0, accr = 0;
+#pragma omp simd reduction(+ : acc, accr)
+      for (size_t b = 0; b < nb; b++) {
+        double t = coef[b] * G[b];
+        acc += t;
+        accr += t * u[b];
+      }
+      dq[d] += acc;
+      dr[d] += accr;
+    }
+  }
+  double rs = 0;
+  for (size_t d = 0; d < D; d++) {
+    dQ[i * D + d] = Rd[d] * dq[d];
+    double t = dr[d] / Rd[d]; /* du_d/dR_d = q_id - k_jd = u_d / R_d */
+    if (per_axis)
+      dRrow[i * D + d] = t;
+    else
+      rs += t;
+  }
+  if (!per_axis) dRrow[i] = rs;
+  return GFI_OK;
+}
+
+/* Backward pass 2, key j: dK and dV over query lanes i in [begin, L); ws:
+ * gblock, then 4 B + D doubles. */
+static int bwd_key(void *vc, size_t j, void *vws) {
+  const fctx *f = vc;
+  const gfi_attn_plan *p = f->p;
+  const size_t L = p->L, D = p->D, Dv = p->Dv, Lp = p->Lp, B = BWD_BLOCK;
+  const int l = p->spec.l;
+  const double *V = f->V, *Rd = f->Rd, *stat = f->stat, *dH = f->dH, *P = f->P, *invS = f->invS;
+  const double *rq = f->rq, *sq = f->sq, *cq = f->cq, *rk = f->rk, *sk = f->sk, *ck = f->ck;
+  gblock g;
+  gblock_carve(&g, D, vws);
+  double *ws = (double *)vws + gblock_doubles(D);
+  double *coef = ws, *wt = ws + B, *Eb = ws + 2 * B, *dk = ws + 4 * B;
+  double *dv = f->dV + j * Dv;
+  for (size_t d = 0; d < D; d++) dk[d] = 0;
+  for (size_t c = 0; c < Dv; c++) dv[c] = 0;
+  const double *vj = V + j * Dv;
+  for (size_t i0 = attn_query_begin(p, j); i0 < L; i0 += B) {
+    const size_t nb = L - i0 < B ? L - i0 : B;
+    for (size_t b = 0; b < nb; b++) {
+      size_t i = i0 + b;
+      int ok = invS[i] != 0;
+      /* a flagged lane gets scale 1 and zero coefficients */
+      Eb[b] = ok ? stat[2 * i] : 0.0;
+      coef[b] = ok ? (attn_dot(dH + i * Dv, vj, Dv) - P[i]) * invS[i] : 0.0;
+    }
+    for (size_t d = 0; d < D; d++) {
+      const double *restrict qr = rq + d * Lp + i0, *restrict qs = sq + d * Lp + i0,
+                             *restrict qc = cq + d * Lp + i0;
+      const double bk = rk[d * Lp + j], sb = sk[d * Lp + j], cb = ck[d * Lp + j];
+      double *restrict s = g.s + d * B, *restrict ds = g.ds + d * B;
+#pragma omp simd
+      for (size_t b = 0; b < nb; b++) {
+        sinc_both(qr[b] - bk, qs[b] * cb - qc[b] * sb, qc[b] * cb + qs[b] * sb, &s[b], &ds[b]);
+      }
+    }
+    grad_block(D, l, nb, Eb, &g, wt);
+    for (size_t d = 0; d < D; d++) {
+      const double *restrict G = g.G + d * B;
+      double acc = 0;
+#pragma omp simd reduction(+ : acc)
+      for (size_t b = 0; b < nb; b++) acc += coef[b] * G[b];
+      dk[d] -= acc;
+    }
+    for (size_t b = 0; b < nb; b++) {
+      size_t i = i0 + b;
+      const double a = wt[b] * invS[i], *restrict dh = dH + i * Dv;
+      if (a == 0) continue;
+#pragma omp simd
+      for (size_t c = 0; c < Dv; c++) dv[c] += a * dh[c];
+    }
+  }
+  for (size_t d = 0; d < D; d++) f->dK[j * D + d] = Rd[d] * dk[d];
+  return GFI_OK;
 }
 
 int attn_fourier_backward(const gfi_attn_plan *p, const double *Q, const double *K,
                           const double *V, const double *Rd, const double *H, const double *stat,
                           const double *dH, double *dQ, double *dK, double *dV, double *dRrow) {
   const size_t L = p->L, D = p->D, Dv = p->Dv, Lp = p->Lp, B = BWD_BLOCK;
-  const int l = p->spec.l, per_axis = p->spec.per_axis_R;
   double *tab = malloc((6 * D * Lp + 2 * L) * sizeof *tab);
   if (!tab) return GFI_ENOMEM;
   double *rq = tab, *sq = rq + D * Lp, *cq = sq + D * Lp;
@@ -319,146 +443,15 @@ int attn_fourier_backward(const gfi_attn_plan *p, const double *Q, const double 
     P[i] = ok ? attn_dot(dH + i * Dv, H + i * Dv, Dv) : 0.0;
     invS[i] = ok ? 1.0 / S : 0.0;
   }
-  int failed = 0;
-
+  fctx f = {.p = p, .V = V, .Rd = Rd, .stat = stat, .dH = dH, .P = P, .invS = invS, .rq = rq,
+            .sq = sq, .cq = cq, .rk = rk, .sk = sk, .ck = ck, .dQ = dQ, .dK = dK, .dV = dV,
+            .dRrow = dRrow};
   /* Pass 1, over query rows: dQ and the per-row dR partials. */
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel num_threads(p->nthreads)
-#endif
-  {
-    gblock g;
-    double *ws = malloc((3 * B + 2 * D) * sizeof *ws);
-    int have = ws && gblock_alloc(&g, D);
-    if (!have) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp atomic write
-#endif
-      failed = 1;
-    }
-#ifdef GFI_HAVE_OPENMP
-#pragma omp for schedule(dynamic, 4)
-#endif
-    for (size_t i = 0; i < L; i++) {
-      if (!have) continue;
-      double *coef = ws, *wt = ws + B, *Eb = ws + 2 * B, *dq = ws + 3 * B, *dr = dq + D;
-      if (invS[i] == 0) { /* flagged row */
-        for (size_t d = 0; d < D; d++) dQ[i * D + d] = NAN;
-        for (size_t k = 0; k < p->nparam; k++) dRrow[i * p->nparam + k] = 0;
-        continue;
-      }
-      for (size_t d = 0; d < D; d++) dq[d] = dr[d] = 0;
-      for (size_t b = 0; b < B; b++) Eb[b] = stat[2 * i];
-      const double *dh = dH + i * Dv;
-      const size_t jend = attn_key_end(p, i);
-      for (size_t j0 = 0; j0 < jend; j0 += B) {
-        const size_t nb = jend - j0 < B ? jend - j0 : B;
-        for (size_t b = 0; b < nb; b++)
-          coef[b] = (attn_dot(dh, V + (j0 + b) * Dv, Dv) - P[i]) * invS[i];
-        for (size_t d = 0; d < D; d++) {
-          const double *restrict kr = rk + d * Lp + j0, *restrict ks = sk + d * Lp + j0,
-                                 *restrict kc = ck + d * Lp + j0;
-          const double a = rq[d * Lp + i], sa = sq[d * Lp + i], ca = cq[d * Lp + i];
-          double *restrict s = g.s + d * B, *restrict ds = g.ds + d * B, *restrict u = g.u + d * B;
-#pragma omp simd
-          for (size_t b = 0; b < nb; b++) {
-            double uu = a - kr[b];
-            sinc_both(uu, sa * kc[b] - ca * ks[b], ca * kc[b] + sa * ks[b], &s[b], &ds[b]);
-            u[b] = uu;
-          }
-        }
-        grad_block(D, l, nb, Eb, &g, wt);
-        for (size_t d = 0; d < D; d++) {
-          const double *restrict G = g.G + d * B, *restrict u = g.u + d * B;
-          double acc = 0, accr = 0;
-#pragma omp simd reduction(+ : acc, accr)
-          for (size_t b = 0; b < nb; b++) {
-            double t = coef[b] * G[b];
-            acc += t;
-            accr += t * u[b];
-          }
-          dq[d] += acc;
-          dr[d] += accr;
-        }
-      }
-      double rs = 0;
-      for (size_t d = 0; d < D; d++) {
-        dQ[i * D + d] = Rd[d] * dq[d];
-        double t = dr[d] / Rd[d]; /* du_d/dR_d = q_id - k_jd = u_d / R_d */
-        if (per_axis)
-          dRrow[i * D + d] = t;
-        else
-          rs += t;
-      }
-      if (!per_axis) dRrow[i] = rs;
-    }
-    free(ws);
-    if (have) free(g.s);
-  }
-
-  /* Pass 2, over keys: dK and dV, query lanes i in [begin, L). */
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel num_threads(p->nthreads)
-#endif
-  {
-    gblock g;
-    double *ws = malloc((4 * B + D) * sizeof *ws);
-    int have = ws && gblock_alloc(&g, D);
-    if (!have) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp atomic write
-#endif
-      failed = 1;
-    }
-#ifdef GFI_HAVE_OPENMP
-#pragma omp for schedule(dynamic, 4)
-#endif
-    for (size_t j = 0; j < L; j++) {
-      if (!have) continue;
-      double *coef = ws, *wt = ws + B, *Eb = ws + 2 * B, *dk = ws + 4 * B;
-      double *dv = dV + j * Dv;
-      for (size_t d = 0; d < D; d++) dk[d] = 0;
-      for (size_t c = 0; c < Dv; c++) dv[c] = 0;
-      const double *vj = V + j * Dv;
-      for (size_t i0 = attn_query_begin(p, j); i0 < L; i0 += B) {
-        const size_t nb = L - i0 < B ? L - i0 : B;
-        for (size_t b = 0; b < nb; b++) {
-          size_t i = i0 + b;
-          int ok = invS[i] != 0;
-          /* a flagged lane gets scale 1 and zero coefficients */
-          Eb[b] = ok ? stat[2 * i] : 0.0;
-          coef[b] = ok ? (attn_dot(dH + i * Dv, vj, Dv) - P[i]) * invS[i] : 0.0;
-        }
-        for (size_t d = 0; d < D; d++) {
-          const double *restrict qr = rq + d * Lp + i0, *restrict qs = sq + d * Lp + i0,
-                                 *restrict qc = cq + d * Lp + i0;
-          const double bk = rk[d * Lp + j], sb = sk[d * Lp + j], cb = ck[d * Lp + j];
-          double *restrict s = g.s + d * B, *restrict ds = g.ds + d * B;
-#pragma omp simd
-          for (size_t b = 0; b < nb; b++) {
-            sinc_both(qr[b] - bk, qs[b] * cb - qc[b] * sb, qc[b] * cb + qs[b] * sb, &s[b], &ds[b]);
-          }
-        }
-        grad_block(D, l, nb, Eb, &g, wt);
-        for (size_t d = 0; d < D; d++) {
-          const double *restrict G = g.G + d * B;
-          double acc = 0;
-#pragma omp simd reduction(+ : acc)
-          for (size_t b = 0; b < nb; b++) acc += coef[b] * G[b];
-          dk[d] -= acc;
-        }
-        for (size_t b = 0; b < nb; b++) {
-          size_t i = i0 + b;
-          const double a = wt[b] * invS[i], *restrict dh = dH + i * Dv;
-          if (a == 0) continue;
-#pragma omp simd
-          for (size_t c = 0; c < Dv; c++) dv[c] += a * dh[c];
-        }
-      }
-      for (size_t d = 0; d < D; d++) dK[j * D + d] = Rd[d] * dk[d];
-    }
-    free(ws);
-    if (have) free(g.s);
-  }
+  par_spec sp1 = {L, p->nthreads, BWD_WS(D, 3 * B + 2 * D), 4, NULL, NULL};
+  int st = par_run(&sp1, bwd_row, &f);
+  /* Pass 2, over keys: dK and dV. */
+  par_spec sp2 = {L, p->nthreads, BWD_WS(D, 4 * B + D), 4, NULL, NULL};
+  if (!st) st = par_run(&sp2, bwd_key, &f);
   free(tab);
-  return failed ? GFI_ENOMEM : GFI_OK;
+  return st;
 }

@@ -1,5 +1,5 @@
 /* The band-limited route: frequency quadrature, NUFFTs, grid step, error
- * bound and cost model (bandlimited.h; maths in gfi/fast.h, docs/fast.md).
+ * bound and cost model (bandlimited.h; maths in gfi/fast.h, docs/fast-route.md).
  *
  * Quadrature. On a knot interval of kappa_R (length 2R, or R for the first
  * half-interval of odd l) the integrand of one data point is a polynomial of
@@ -44,7 +44,7 @@
 /* Node-count limits: beyond them the route "explodes". */
 #define BL_AXIS_MAX ((size_t)1 << 20)
 #define BL_NODES_MAX ((size_t)1 << 24)
-/* Cost model: nanoseconds on one core, fitted to bench_fast (x86-64, AVX2,
+/* Cost model: nanoseconds on one core, fitted to bench_routes (x86-64, AVX2,
  * the NUFFT of lib/nufft.c as of this writing: its type-3 transforms spend
  * about half a microsecond per point outside the spreading). */
 #define COST_POINT 500.0  /* per source or target point of a NUFFT */

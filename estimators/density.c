@@ -12,7 +12,7 @@
 #define PAD_COORD 1e100
 
 /* The cost model's direct cost per (query, data point) pair, nanoseconds on
- * one core (bench_fast: 0.43, 0.76, 0.99 ns for D = 1, 2, 3, l = 2..4). */
+ * one core (bench_routes: 0.43, 0.76, 0.99 ns for D = 1, 2, 3, l = 2..4). */
 static double direct_pair_cost(size_t D) { return 0.3 * (double)D + 0.15; }
 
 static void plan_free(gfi_density_plan *p) {
@@ -20,7 +20,6 @@ static void plan_free(gfi_density_plan *p) {
   free(p->w);
   free(p->R);
   free(p->g);
-  free(p->series);
   free(p->rk);
   free(p->sk);
   free(p->ck);
@@ -110,11 +109,10 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   size_t Np = p->lay.Np;
   p->R = malloc(D * sizeof *p->R);
   p->g = malloc(D * sizeof *p->g);
-  p->series = malloc(5 * D * sizeof *p->series);
   p->rk = malloc(D * Np * sizeof *p->rk);
   p->sk = malloc(D * Np * sizeof *p->sk);
   p->ck = malloc(D * Np * sizeof *p->ck);
-  if (!p->R || !p->g || !p->series || !p->rk || !p->sk || !p->ck) {
+  if (!p->R || !p->g || !p->rk || !p->sk || !p->ck) {
     plan_free(p);
     return GFI_ENOMEM;
   }
@@ -123,10 +121,6 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
     /* Fold the normalisation R_j/A into each factor so that products over
      * many axes stay in range: for z^l the l-th root goes into the sinc. */
     p->g[j] = k->kind == GFI_PHI_POW ? pow(R[j] / k->A, 1.0 / k->l) : R[j] / k->A;
-    /* custom phi applies phi to the plain sinc: its factors use g = 1 */
-    double gs = k->kind == GFI_PHI_POW ? p->g[j] : 1.0;
-    const double coef[5] = {1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880};
-    for (int c = 0; c < 5; c++) p->series[5 * j + c] = gs * coef[c];
   }
   /* padding: u = rx - rk is huge (u^2 still finite) and sin(u) = 0, so the factor is 0 */
   st = engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->sk, p->ck);

@@ -4,40 +4,45 @@
  * u_j = R_j x_j - R_j k_j. No sin is evaluated in the loop: with the sines and
  * cosines of R_j x_j (per query) and R_j k_j (per plan),
  *     sin(u) = sin(R x) cos(R k) - cos(R x) sin(R k),
- * and sinc = sin(u)/u, switching to the Taylor series for |u| < 0.1 where the
+ * and sinc = sin(u)/u, switching to the Taylor series for |u| < 0.5 where the
  * identity would lose relative accuracy. Both branches are computed and one
  * selected, so the loop vectorises. Factors are kept as numerator and
  * denominator over groups of up to 4 axes, so a division is paid once per
- * group (the denominator stays >= 0.1^4 in magnitude: never 0/0). For phi = z^l the scale (R_j/A)^(1/l) is
+ * group (each denominator is |u| >= 0.5 or 1/g > 0: never 0/0). For phi = z^l the scale (R_j/A)^(1/l) is
  * folded into every factor: the running product over axes is the l-th root of
  * the true term, which cannot underflow or overflow for any realistic D. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math") /* as in attention_fourier.c: selects, not branches */
+#endif
 #include <math.h>
 #include "density_internal.h"
 #include "simd_math.h"
+#include "sinc_series.h"
 
-#define SERIES_CUT 0.1
+#define SERIES_CUT GFI_SINC_CUT
 
-/* Numerator and denominator of g sinc(u): (g sin u, u), or (g series(u), 1)
- * for |u| < SERIES_CUT. Both are computed and blended as x + m (y - x) with
- * a 0/1 mask m (exact for m = 0, within 2 ulp for m = 1): gcc turns a ?:
- * select or m y + (1-m) x here into branches, and the loop stops
- * vectorising. c[0..4] are g times the series coefficients. */
+/* Numerator and denominator of g sinc(u): (g sin u, u), or (series(u), 1/g)
+ * for |u| < SERIES_CUT, so that g enters the series branch without a
+ * multiplication. Both are computed and one selected (vectorised with
+ * -fno-trapping-math, above). The series' coefficients are constants shared
+ * by every axis (sinc_series.h); a table of g times them per axis would not
+ * fit in the vector registers for a group of 4 axes. ig = 1/g. */
 static inline void sinc_parts(double rx, double sx, double cx, double rk, double sk, double ck,
-                              const double *c, double *num, double *den) {
+                              double ig, double *num, double *den) {
   double u = rx - rk;
   double sn = sx * ck - cx * sk; /* g sin(u) */
   double u2 = u * u;
-  double ser = c[0] + u2 * (c[1] + u2 * (c[2] + u2 * (c[3] + u2 * c[4])));
-  double m = u2 < SERIES_CUT * SERIES_CUT ? 1.0 : 0.0;
-  *num = sn + m * (ser - sn);
-  *den = u + m * (1.0 - u);
+  double ser = GFI_SINC_SERIES(double, u2);
+  int small = u2 < SERIES_CUT * SERIES_CUT;
+  *num = small ? ser : sn;
+  *den = small ? ig : u; /* series / (1 / g): g sinc(u) without a multiplication */
 }
 
 /* Single factor g sinc(u) (custom phi path, g = 1 there). */
 static inline double sinc_factor(double rx, double sx, double cx, double rk, double sk,
-                                 double ck, const double *c) {
+                                 double ck, double ig) {
   double n, d;
-  sinc_parts(rx, sx, cx, rk, sk, ck, c, &n, &d);
+  sinc_parts(rx, sx, cx, rk, sk, ck, ig, &n, &d);
   return n / d;
 }
 
@@ -45,18 +50,17 @@ static inline double sinc_factor(double rx, double sx, double cx, double rk, dou
 typedef struct {
   const double *rk, *sk, *ck;
   double rx, sx, cx;
-  double c[5]; /* by value: loop-invariant for the vectoriser */
+  double ig; /* 1/g_j, by value: loop-invariant for the vectoriser */
 } axis_view;
 
 static inline axis_view view(const gfi_density_plan *p, const double *qrx, const double *qsx,
                              const double *qcx, size_t j, size_t b) {
-  const double *c = p->series + 5 * j;
   axis_view v = {p->rk + j * p->lay.Np + b, p->sk + j * p->lay.Np + b, p->ck + j * p->lay.Np + b,
-                 qrx[j], qsx[j], qcx[j], {c[0], c[1], c[2], c[3], c[4]}};
+                 qrx[j], qsx[j], qcx[j], 1.0 / p->g[j]};
   return v;
 }
 
-#define PART(v, i, n, d) sinc_parts(v.rx, v.sx, v.cx, v.rk[i], v.sk[i], v.ck[i], v.c, &n, &d)
+#define PART(v, i, n, d) sinc_parts(v.rx, v.sx, v.cx, v.rk[i], v.sk[i], v.ck[i], v.ig, &n, &d)
 
 /* prod[i] = (or *=) the product of g_j sinc(u_ij) over a group of 1, 2 or 4
  * axes, one division per group. Written out per group size: an inner loop
@@ -178,14 +182,13 @@ static double block_custom(const gfi_density_plan *p, const double *qrx, const d
                            const double *qcx, size_t b, const double *w) {
   const size_t D = p->D, Np = p->lay.Np, B = p->lay.dblock;
   const gfi_kernel *k = &p->kernel;
-  static const double unit_series[5] = {1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880};
   double s = 0;
   for (size_t i = 0; i < B; i++) {
     if (b + i >= p->N) break;
     double t = 1;
     for (size_t j = 0; j < D && t != 0; j++) {
       size_t at = j * Np + b + i;
-      double sinc = sinc_factor(qrx[j], qsx[j], qcx[j], p->rk[at], p->sk[at], p->ck[at], unit_series);
+      double sinc = sinc_factor(qrx[j], qsx[j], qcx[j], p->rk[at], p->sk[at], p->ck[at], 1.0);
       t *= p->g[j] * k->fn(sinc, k->ctx);
     }
     s += (w ? w[i] : 1.0) * t;

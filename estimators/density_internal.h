@@ -20,7 +20,6 @@ struct gfi_density_plan {
   gfi_kernel kernel;
   double *R;        /* D radii */
   double *g;        /* per-axis factor scale: (R_j/A)^(1/l) (powers) or R_j/A (custom) */
-  double *series;   /* D x 5: g_j times the sinc series coefficients 1, -1/6, 1/120, -1/5040, 1/362880 */
   double *rk;       /* D x Np: R_j k_ij (structure of arrays) */
   double *sk, *ck;  /* D x Np: sin and cos of R_j k_ij */
   bl_sum *fast;     /* band-limited route (phi = z^l, D <= 3, method not DIRECT) or NULL */

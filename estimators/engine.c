@@ -1,12 +1,12 @@
 /* Shared layout, tables and task driver of the density and NW engines. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
-#ifdef GFI_HAVE_OPENMP
-#include <omp.h>
-#endif
+#include "chol.h"
 #include "engine.h"
+#include "par.h"
 #include "gfi/status.h"
 
 /* Points per inner block (SIMD loops run over a block held in L1). */
@@ -61,17 +61,19 @@ int engine_whiten(size_t D, const double *H, double *Linv, double *logdet_half) 
     for (size_t b = 0; b < a; b++)
       if (fabs(H[a * D + b] - H[b * D + a]) > 1e-12 * (fabs(H[a * D + b]) + fabs(H[b * D + a])))
         return GFI_EBANDWIDTH;
-  gsl_set_error_handler_off();
-  gsl_matrix *L = gsl_matrix_alloc(D, D);
-  if (!L) return GFI_ENOMEM;
-  for (size_t a = 0; a < D; a++)
-    for (size_t b = 0; b < D; b++) gsl_matrix_set(L, a, b, H[a * D + b]);
+  if (D > SIZE_MAX / sizeof(double) / D) return GFI_ENOMEM;
+  double *Lbuf = malloc(D * D * sizeof *Lbuf);
+  if (!Lbuf) return GFI_ENOMEM;
+  /* The factor without GSL, whose Cholesky reports a matrix that is not
+   * positive definite through GSL's error handler (chol.h). */
+  if (chol_lower(D, H, Lbuf) != 0) {
+    free(Lbuf);
+    return GFI_EBANDWIDTH;
+  }
+  gsl_matrix_view Lv = gsl_matrix_view_array(Lbuf, D, D);
+  gsl_matrix *L = &Lv.matrix;
   int st = GFI_OK;
   double ld = 0;
-  if (gsl_linalg_cholesky_decomp1(L) != GSL_SUCCESS) {
-    st = GFI_EBANDWIDTH;
-    goto out;
-  }
   for (size_t a = 0; a < D; a++) {
     double d = gsl_matrix_get(L, a, a);
     if (!(d > 0)) {
@@ -80,6 +82,7 @@ int engine_whiten(size_t D, const double *H, double *Linv, double *logdet_half) 
     }
     ld += log(d);
   }
+  /* Cannot fail: the diagonal is positive (GSL reports only a zero one). */
   if (gsl_linalg_tri_invert(CblasLower, CblasNonUnit, L) != GSL_SUCCESS) {
     st = GFI_EBANDWIDTH;
     goto out;
@@ -88,7 +91,7 @@ int engine_whiten(size_t D, const double *H, double *Linv, double *logdet_half) 
     for (size_t b = 0; b < D; b++) Linv[a * D + b] = b <= a ? gsl_matrix_get(L, a, b) : 0.0;
   *logdet_half = ld;
 out:
-  gsl_matrix_free(L);
+  free(Lbuf);
   return st;
 }
 
@@ -106,43 +109,38 @@ void engine_whitened_table(const engine_layout *L, size_t D, const double *Linv,
   }
 }
 
+typedef struct {
+  const engine_layout *L;
+  size_t M, W, ns, bps, nblocks;
+  engine_task task;
+  const void *ctx;
+  engine_fill fill;
+  double *part;
+} run_ctx;
+
+/* Task t: query tile t / ns against data super-chunk t % ns. */
+static int run_task(void *vc, size_t t, void *ws) {
+  const run_ctx *c = vc;
+  const engine_layout *L = c->L;
+  size_t qt = t / c->ns, s = t % c->ns;
+  size_t q0 = qt * L->qtile, q1 = q0 + L->qtile < c->M ? q0 + L->qtile : c->M;
+  size_t b0 = s * c->bps, b1 = b0 + c->bps;
+  if (b1 > c->nblocks) b1 = c->nblocks;
+  double *dst = c->part + (s * c->M + q0) * c->W;
+  if (b0 >= b1)
+    c->fill(dst, q1 - q0, c->W);
+  else
+    c->task(c->ctx, q0, q1, b0 * L->dblock, b1 * L->dblock, dst, ws);
+  return GFI_OK;
+}
+
 int engine_run(const engine_layout *L, size_t M, size_t W, size_t ws_doubles, engine_task task,
                const void *ctx, engine_fill fill, double *part) {
   const size_t ns = L->nsuper;
   const size_t nblocks = L->Np / L->dblock;
-  const size_t bps = (nblocks + ns - 1) / ns;
+  run_ctx c = {L, M, W, ns, (nblocks + ns - 1) / ns, nblocks, task, ctx, fill, part};
   const size_t nqt = (M + L->qtile - 1) / L->qtile;
-  const size_t ntask = nqt * ns;
-  int failed = 0;
-#ifdef GFI_HAVE_OPENMP
-  int nt = L->nthreads;
-  if ((size_t)nt > ntask) nt = (int)ntask;
-#pragma omp parallel num_threads(nt)
-#endif
-  {
-    double *ws = malloc(ws_doubles * sizeof *ws);
-    if (!ws) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp atomic write
-#endif
-      failed = 1;
-    }
-#ifdef GFI_HAVE_OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-    for (size_t t = 0; t < ntask; t++) {
-      if (!ws) continue;
-      size_t qt = t / ns, s = t % ns;
-      size_t q0 = qt * L->qtile, q1 = q0 + L->qtile < M ? q0 + L->qtile : M;
-      size_t b0 = s * bps, b1 = b0 + bps;
-      if (b1 > nblocks) b1 = nblocks;
-      double *dst = part + (s * M + q0) * W;
-      if (b0 >= b1)
-        fill(dst, q1 - q0, W);
-      else
-        task(ctx, q0, q1, b0 * L->dblock, b1 * L->dblock, dst, ws);
-    }
-    free(ws);
-  }
-  return failed ? GFI_ENOMEM : GFI_OK;
+  if (ws_doubles > SIZE_MAX / sizeof(double)) return GFI_ENOMEM;
+  par_spec sp = {nqt * ns, L->nthreads, ws_doubles * sizeof(double), 1, NULL, NULL};
+  return par_run(&sp, run_task, &c);
 }

@@ -4,9 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_randist.h>
-#ifdef GFI_HAVE_OPENMP
-#include <omp.h>
-#endif
+#include "par.h"
 #include "gfi/flt.h"
 #include "gfi/validate.h"
 
@@ -54,6 +52,72 @@ int gfi_flt_attention(const gfi_rpe *rpe, const gfi_proposal *p, size_t L, size_
   return st;
 }
 
+typedef struct {
+  const gfi_rpe *rpe;
+  size_t L, ell, d, dv;
+  const double *pos, *Q, *K, *V;
+  double sc;
+  double *A, *out;
+} exact_ctx;
+
+/* Row i of the attention (softmax of the scores plus the RPE term); ws:
+ * diff (L max(ell, 1)), fr (L) and, unless materialised, the row (L). */
+static int exact_row(void *vc, size_t i, void *ws) {
+  const exact_ctx *c = vc;
+  const size_t L = c->L, ell = c->ell, d = c->d, dv = c->dv;
+  const double *pos = c->pos;
+  double *diff = ws, *fr = diff + L * (ell ? ell : 1);
+  double *a = c->A ? c->A + i * L : fr + L;
+  if (c->rpe) {
+    for (size_t j = 0; j < L; j++)
+      for (size_t b = 0; b < ell; b++) diff[j * ell + b] = pos[i * ell + b] - pos[j * ell + b];
+    gfi_rpe_f(c->rpe, L, diff, fr, NULL);
+  }
+  const double *q = c->Q + i * d;
+  double mx = -INFINITY;
+  for (size_t j = 0; j < L; j++) {
+    const double *k = c->K + j * d;
+    double t = 0;
+#pragma omp simd reduction(+ : t)
+    for (size_t b = 0; b < d; b++) t += q[b] * k[b];
+    a[j] = t * c->sc + (c->rpe ? fr[j] : 0.0);
+    if (a[j] > mx) mx = a[j];
+  }
+  if (!c->A) {
+    double *o = c->out + i * dv, den = 0;
+    for (size_t b = 0; b < dv; b++) o[b] = 0;
+    for (size_t j = 0; j < L; j++) {
+      double e = exp(a[j] - mx);
+      den += e;
+      const double *v = c->V + j * dv;
+#pragma omp simd
+      for (size_t b = 0; b < dv; b++) o[b] += e * v[b];
+    }
+    for (size_t b = 0; b < dv; b++) o[b] /= den;
+  } else {
+    double den = 0;
+    for (size_t j = 0; j < L; j++) den += (a[j] = exp(a[j] - mx));
+    for (size_t j = 0; j < L; j++) a[j] /= den;
+  }
+  return GFI_OK;
+}
+
+/* out row i = A row i times V (row-normalised A). */
+static int exact_av(void *vc, size_t i, void *ws) {
+  const exact_ctx *c = vc;
+  (void)ws;
+  const size_t L = c->L, dv = c->dv;
+  double *o = c->out + i * dv;
+  for (size_t b = 0; b < dv; b++) o[b] = 0;
+  for (size_t j = 0; j < L; j++) {
+    double e = c->A[i * L + j];
+    const double *v = c->V + j * dv;
+#pragma omp simd
+    for (size_t b = 0; b < dv; b++) o[b] += e * v[b];
+  }
+  return GFI_OK;
+}
+
 int gfi_rpe_attention_exact(const gfi_rpe *rpe, size_t L, size_t ell, const double *pos, size_t d,
                             const double *Q, const double *K, size_t dv, const double *V, int materialise,
                             int nthreads, double *out, size_t *bytes) {
@@ -61,7 +125,6 @@ int gfi_rpe_attention_exact(const gfi_rpe *rpe, size_t L, size_t ell, const doub
   if (L == 0) return GFI_EEMPTY;
   if (rpe && gfi_rpe_dim(rpe) != ell) return GFI_EDIM;
   int nt = nthreads_of(nthreads);
-  double sc = 1 / sqrt((double)d);
   double *A = NULL;
   size_t nbytes = (size_t)nt * L * (ell + 3) * sizeof(double);
   if (materialise) {
@@ -70,78 +133,16 @@ int gfi_rpe_attention_exact(const gfi_rpe *rpe, size_t L, size_t ell, const doub
     if (!A) return GFI_ENOMEM;
     nbytes += L * L * sizeof *A;
   }
-  int status = GFI_OK;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel num_threads(nt)
-#endif
-  {
-    double *row = materialise ? NULL : malloc(L * sizeof *row);
-    double *diff = malloc(L * (ell ? ell : 1) * sizeof *diff), *fr = malloc(L * sizeof *fr);
-    int ok = (materialise || row) && diff && fr;
-    if (!ok) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp atomic write
-#endif
-      status = GFI_ENOMEM;
-    }
-#ifdef GFI_HAVE_OPENMP
-#pragma omp for schedule(static)
-#endif
-    for (size_t i = 0; i < L; i++) {
-      if (!ok) continue;
-      double *a = materialise ? A + i * L : row;
-      if (rpe) {
-        for (size_t j = 0; j < L; j++)
-          for (size_t b = 0; b < ell; b++) diff[j * ell + b] = pos[i * ell + b] - pos[j * ell + b];
-        gfi_rpe_f(rpe, L, diff, fr, NULL);
-      }
-      const double *q = Q + i * d;
-      double mx = -INFINITY;
-      for (size_t j = 0; j < L; j++) {
-        const double *k = K + j * d;
-        double t = 0;
-#pragma omp simd reduction(+ : t)
-        for (size_t b = 0; b < d; b++) t += q[b] * k[b];
-        a[j] = t * sc + (rpe ? fr[j] : 0.0);
-        if (a[j] > mx) mx = a[j];
-      }
-      if (!materialise) {
-        double *o = out + i * dv, den = 0;
-        for (size_t b = 0; b < dv; b++) o[b] = 0;
-        for (size_t j = 0; j < L; j++) {
-          double e = exp(a[j] - mx);
-          den += e;
-          const double *v = V + j * dv;
-#pragma omp simd
-          for (size_t b = 0; b < dv; b++) o[b] += e * v[b];
-        }
-        for (size_t b = 0; b < dv; b++) o[b] /= den;
-      } else {
-        double den = 0;
-        for (size_t j = 0; j < L; j++) den += (a[j] = exp(a[j] - mx));
-        for (size_t j = 0; j < L; j++) a[j] /= den;
-      }
-    }
-    free(row);
-    free(diff);
-    free(fr);
+  /* per thread: diff, fr and (unless materialised) the row */
+  size_t wsd = (ell ? ell : 1) + 1 + (materialise ? 0 : 1);
+  if (L > SIZE_MAX / sizeof(double) / wsd) {
+    free(A);
+    return GFI_ENOMEM;
   }
-  if (materialise && status == GFI_OK) {
-    /* out = A V (row-normalised A) */
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static)
-#endif
-    for (size_t i = 0; i < L; i++) {
-      double *o = out + i * dv;
-      for (size_t b = 0; b < dv; b++) o[b] = 0;
-      for (size_t j = 0; j < L; j++) {
-        double e = A[i * L + j];
-        const double *v = V + j * dv;
-#pragma omp simd
-        for (size_t b = 0; b < dv; b++) o[b] += e * v[b];
-      }
-    }
-  }
+  exact_ctx c = {rpe, L, ell, d, dv, pos, Q, K, V, 1 / sqrt((double)d), A, out};
+  par_spec sp = {L, nt, L * wsd * sizeof(double), 0, NULL, NULL};
+  int status = par_run(&sp, exact_row, &c);
+  if (materialise && status == GFI_OK) status = par_for(L, nt, 0, exact_av, &c);
   free(A);
   if (bytes) *bytes = nbytes;
   return status;

@@ -2,6 +2,7 @@
  * (docs/theory.md section 3), the Gaussian-KDE exact MISE of Marron & Wand, and
  * the MISE-optimal radius and bandwidth. See gfi/mise.h for the method. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_blas.h>
@@ -12,18 +13,13 @@
 #ifdef GFI_HAVE_OPENMP
 #include <omp.h>
 #endif
+#include "chol.h"
 #include "mise_internal.h"
+#include "par.h"
+#include "../lib/gsl_quiet.h"
 #include "gfi/validate.h"
 
-/* |psi|^2 of a Gaussian pair term is below e^-LOG_CUT of its peak beyond T. */
-#define LOG_CUT 45.0
-/* Graded cells grow like GRADE * |t|. */
-#define GRADE 0.25
-/* Geometric refinement towards t = 0 on graded axes (endpoint behaviour
- * like |t|^nu of Student-t cfs). */
-#define NGEOM 20
-/* Largest tensor grid accepted (nodes). */
-#define MAX_NODES ((size_t)1 << 31)
+#define MAX_NODES PL_MAX_NODES
 
 void gfi_mise_default_opts(gfi_mise_opts *o) {
   if (!o) return;
@@ -60,294 +56,114 @@ double gfi_kappa_sq_integral(int l) {
   return mise_bspline0(2 * l) / (m * m);
 }
 
-/* ---- small dense linear algebra (D <= 3) -------------------------------- */
-
-/* Diagonal of the inverse of a symmetric positive-definite D x D matrix. */
-static int inv_diag(size_t D, const double *P, double *d) {
-  if (D == 1) {
-    if (!(P[0] > 0)) return GFI_ENOTPD;
-    d[0] = 1.0 / P[0];
-    return GFI_OK;
-  }
-  if (D == 2) {
-    double det = P[0] * P[3] - P[1] * P[2];
-    if (!(det > 0)) return GFI_ENOTPD;
-    d[0] = P[3] / det;
-    d[1] = P[0] / det;
-    return GFI_OK;
-  }
-  double a = P[0], b = P[1], c = P[2], e = P[4], f = P[5], i = P[8];
-  double c00 = e * i - f * f, c11 = a * i - c * c, c22 = a * e - b * b;
-  double det = a * c00 - b * (b * i - f * c) + c * (b * f - e * c);
-  if (!(det > 0)) return GFI_ENOTPD;
-  d[0] = c00 / det;
-  d[1] = c11 / det;
-  d[2] = c22 / det;
-  return GFI_OK;
-}
-
-/* ---- what the quadrature knows about |psi|^2 ----------------------------- */
-
-static double amp2_1d(const gfi_model *f, double t) {
-  double re, im;
-  if (gfi_model_cf(f, 1, &t, &re, &im) != GFI_OK) return NAN;
-  return re * re + im * im;
-}
-
-/* Scales of |psi|^2 for a set of Gaussian components on one axis or jointly. */
-static int mixture_scales(size_t D, size_t K, const double *w, const double *mu, const double *S,
-                          double *h, double *osc, double *T, double *centre, double *scale) {
-  (void)w;
-  double P[MISE_MAXD * MISE_MAXD], dg[MISE_MAXD];
-  for (size_t j = 0; j < D; j++) {
-    h[j] = INFINITY;
-    osc[j] = INFINITY;
-    T[j] = 0;
-  }
-  for (size_t a = 0; a < K; a++)
-    for (size_t b = 0; b <= a; b++) {
-      for (size_t q = 0; q < D * D; q++) P[q] = S[a * D * D + q] + S[b * D * D + q];
-      int st = inv_diag(D, P, dg);
-      if (st) return st;
-      for (size_t j = 0; j < D; j++) {
-        h[j] = fmin(h[j], 1.0 / sqrt(P[j * D + j]));
-        T[j] = fmax(T[j], sqrt(2 * LOG_CUT * dg[j]));
-        double dm = fabs(mu[a * D + j] - mu[b * D + j]);
-        if (dm > 0) osc[j] = fmin(osc[j], 3.0 / dm);
-      }
-    }
-  for (size_t j = 0; j < D; j++) {
-    double c = 0, v = 0;
-    for (size_t a = 0; a < K; a++) c += w[a] * mu[a * D + j];
-    for (size_t a = 0; a < K; a++) {
-      double d = mu[a * D + j] - c;
-      v += w[a] * (S[a * D * D + j * D + j] + d * d);
-    }
-    centre[j] = c;
-    scale[j] = sqrt(v);
-  }
-  return GFI_OK;
-}
-
-/* A 1-D factor of a product (or a 1-D model) on axis j. */
-static int factor_init(const gfi_model *f, psi_info *pi, size_t j) {
-  if (gfi_model_dim(f) != 1) return GFI_EUNSUPPORTED;
-  gfi_model_kind k = gfi_model_get_kind(f);
-  pi->fac[j] = f;
-  if (k == GFI_MODEL_MIXTURE) {
-    size_t K;
-    const double *w, *mu, *S;
-    int st = gfi_model_mixture_parts(f, &K, &w, &mu, &S);
-    if (st) return st;
-    pi->graded[j] = 0;
-    return mixture_scales(1, K, w, mu, S, pi->h + j, pi->osc + j, pi->T + j, pi->centre + j,
-                          pi->scale + j);
-  }
-  if (k != GFI_MODEL_LAPLACE && k != GFI_MODEL_CAUCHY && k != GFI_MODEL_STUDENT_T)
-    return GFI_EUNSUPPORTED;
-  /* |psi|^2 decreases monotonically: bisect for where it halves. */
-  double lo = 1e-12, hi = 1e12;
-  for (int it = 0; it < 200 && hi / lo > 1 + 1e-6; it++) {
-    double mid = sqrt(lo * hi);
-    double a = amp2_1d(f, mid);
-    if (!isfinite(a)) return GFI_EQUAD;
-    if (a > 0.5) lo = mid; else hi = mid;
-  }
-  double th = sqrt(lo * hi);
-  pi->h[j] = th;
-  pi->osc[j] = INFINITY;
-  pi->T[j] = INFINITY;
-  pi->graded[j] = 1;
-  /* location from the phase of psi at a small frequency */
-  double t0 = 1e-3 * th, re, im;
-  int st = gfi_model_cf(f, 1, &t0, &re, &im);
-  if (st) return st;
-  pi->centre[j] = atan2(im, re) / t0;
-  pi->scale[j] = 1.0 / th;
-  return GFI_OK;
-}
-
-int psi_info_init(const gfi_model *m, psi_info *pi) {
-  if (!m || !pi) return GFI_EINVAL;
-  memset(pi, 0, sizeof *pi);
-  size_t D = gfi_model_dim(m);
-  if (D < 1 || D > MISE_MAXD) return GFI_EUNSUPPORTED;
-  pi->D = D;
-  gfi_model_kind kind = gfi_model_get_kind(m);
-  if (kind == GFI_MODEL_MIXTURE) {
-    int st = gfi_model_mixture_parts(m, &pi->K, &pi->w, &pi->mu, &pi->S);
-    if (st) return st;
-    pi->route = PSI_MIXTURE;
-    return mixture_scales(D, pi->K, pi->w, pi->mu, pi->S, pi->h, pi->osc, pi->T, pi->centre,
-                          pi->scale);
-  }
-  pi->route = PSI_PRODUCT;
-  if (kind == GFI_MODEL_PRODUCT) {
-    size_t Df;
-    const gfi_model *const *f;
-    int st = gfi_model_product_factors(m, &Df, &f);
-    if (st) return st;
-    if (Df != D) return GFI_EDIM;
-    for (size_t j = 0; j < D; j++) {
-      st = factor_init(f[j], pi, j);
-      if (st) return st;
-    }
-    return GFI_OK;
-  }
-  return factor_init(m, pi, 0);
-}
-
 int gfi_mise_exact_supported(const gfi_model *m) {
   psi_info pi;
   return m && psi_info_init(m, &pi) == GFI_OK;
 }
 
-void psi_mixture_eval(const psi_info *pi, const double *t, double *re, double *im) {
-  const size_t D = pi->D;
-  double sr = 0, si = 0;
-  for (size_t a = 0; a < pi->K; a++) {
-    const double *S = pi->S + a * D * D, *mu = pi->mu + a * D;
-    double q = 0, ph = 0;
-    for (size_t i = 0; i < D; i++) {
-      double r = 0;
-      for (size_t j = 0; j < D; j++) r += S[i * D + j] * t[j];
-      q += t[i] * r;
-      ph += t[i] * mu[i];
-    }
-    double e = pi->w[a] * exp(-0.5 * q);
-    sr += e * cos(ph);
-    si += e * sin(ph);
-  }
-  *re = sr;
-  *im = si;
-}
-
-/* ---- axis node lists ----------------------------------------------------- */
-
-void axis_free(axis_nodes *ax) {
-  if (!ax) return;
-  free(ax->t);
-  free(ax->w);
-  ax->t = ax->w = NULL;
-  ax->n = 0;
-}
-
-typedef struct {
-  double *c;
-  size_t n, cap;
-} cells;
-
-static int cell_add(cells *c, double x) {
-  if (c->n == c->cap) {
-    size_t nc = c->cap ? 2 * c->cap : 64;
-    double *p = realloc(c->c, nc * sizeof *p);
-    if (!p) return GFI_ENOMEM;
-    c->c = p;
-    c->cap = nc;
-  }
-  c->c[c->n++] = x;
-  return GFI_OK;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-int axis_build(double a, double b, int l, double R, double h, double osc, int graded, double res,
-               axis_nodes *ax) {
-  memset(ax, 0, sizeof *ax);
-  if (!(b > a)) return GFI_EINVAL;
-  double bp[24];
-  size_t nb = 0;
-  bp[nb++] = a;
-  for (int k = -l; k <= l; k += 2) {
-    double x = k * R;
-    if (x > a && x < b) bp[nb++] = x;
-  }
-  if (graded && a == 0) {
-    double x = fmin(h, b);
-    for (int g = 0; g < NGEOM; g++) {
-      x *= 0.5;
-      if (x > a && x < b) bp[nb++] = x;
-    }
-  }
-  bp[nb++] = b;
-  qsort(bp, nb, sizeof *bp, cmp_double);
-  double wmax = fmin(h, osc) / res;
-  cells c = {0};
-  int st = GFI_OK;
-  for (size_t i = 0; i + 1 < nb && !st; i++) {
-    double u = bp[i], v = bp[i + 1];
-    if (!(v > u)) continue;
-    if (graded) {
-      double x = u;
-      while (x < v && !st) {
-        double w = fmax(h, GRADE * fabs(x));
-        if (osc < w) w = osc;
-        w /= res;
-        double nx = x + w;
-        if (nx > v || v - nx < 0.25 * w) nx = v;
-        st = cell_add(&c, x);
-        x = nx;
-        if (c.n > MAX_NODES / MISE_GL) st = GFI_EUNSUPPORTED;
-      }
-    } else {
-      double m = ceil((v - u) / wmax);
-      if (m > (double)(MAX_NODES / MISE_GL)) {
-        st = GFI_EUNSUPPORTED;
-        break;
-      }
-      size_t mm = (size_t)m;
-      if (mm < 1) mm = 1;
-      for (size_t q = 0; q < mm && !st; q++) st = cell_add(&c, u + (v - u) * (double)q / (double)mm);
-    }
-  }
-  if (!st) st = cell_add(&c, b);
-  if (st) {
-    free(c.c);
-    return st;
-  }
-  /* c.c holds the cell edges (sorted, b last) */
-  size_t ncell = c.n - 1;
-  ax->n = ncell * MISE_GL;
-  ax->t = malloc(ax->n * sizeof *ax->t);
-  ax->w = malloc(ax->n * sizeof *ax->w);
-  gsl_integration_glfixed_table *tab = gsl_integration_glfixed_table_alloc(MISE_GL);
-  if (!ax->t || !ax->w || !tab) {
-    free(c.c);
-    axis_free(ax);
-    if (tab) gsl_integration_glfixed_table_free(tab);
-    return GFI_ENOMEM;
-  }
-  for (size_t q = 0; q < ncell; q++)
-    for (size_t i = 0; i < MISE_GL; i++)
-      gsl_integration_glfixed_point(c.c[q], c.c[q + 1], i, ax->t + q * MISE_GL + i,
-                                    ax->w + q * MISE_GL + i, tab);
-  gsl_integration_glfixed_table_free(tab);
-  free(c.c);
-  return GFI_OK;
-}
-
 /* ---- the exact route's integrals ------------------------------------------ */
 
-static double tail_integrand(double t, void *p) { return amp2_1d((const gfi_model *)p, t); }
+static double tail_integrand(double t, void *p) { return psi_amp2_1d((const gfi_model *)p, t); }
 
 /* 2 int_L^inf |psi_f|^2 dt */
 static int tail_1d(const gfi_model *f, double L, double *out) {
-  gsl_set_error_handler_off();
+  /* qagiu reports rounding (accepted below) through GSL's error handler. */
+  gfi_gsl_quiet_enter();
   gsl_integration_workspace *ws = gsl_integration_workspace_alloc(500);
-  if (!ws) return GFI_ENOMEM;
+  if (!ws) {
+    gfi_gsl_quiet_leave();
+    return GFI_ENOMEM;
+  }
   gsl_function F = {tail_integrand, (void *)f};
   double r, e;
   int gs = gsl_integration_qagiu(&F, L, 1e-300, 1e-12, 500, ws, &r, &e);
   gsl_integration_workspace_free(ws);
+  gfi_gsl_quiet_leave();
   if (gs != GSL_SUCCESS && gs != GSL_EROUND) {
     /* accept a result whose error is negligible in absolute terms */
     if (!(isfinite(r) && e < 1e-14)) return GFI_EQUAD;
   }
   if (!isfinite(r)) return GFI_EQUAD;
   *out = 2 * r;
+  return GFI_OK;
+}
+
+/* The integrals' outer axis as tasks of the driver: node i0 of axis 0 sums
+ * over the other axes into its own slot, reduced afterwards in node order. */
+typedef struct {
+  const psi_info *pi;
+  size_t D, n1, n2;
+  const axis_nodes *ax;
+  double *const *kap, *const *wp;
+  unsigned char *const *inb;
+  double *part;
+} integrals_ctx;
+
+static int mixture_node(void *vc, size_t i0, void *ws) {
+  const integrals_ctx *c = vc;
+  (void)ws;
+  const size_t D = c->D, n1 = c->n1, n2 = c->n2;
+  const axis_nodes *ax = c->ax;
+  double *const *kap = c->kap;
+  unsigned char *const *inb = c->inb;
+  double t[MISE_MAXD], s_in = 0, s_out = 0, s_k2 = 0, s_box = 0;
+  t[0] = ax[0].t[i0];
+  for (size_t i1 = 0; i1 < n1; i1++) {
+    double w01 = ax[0].w[i0];
+    double k01 = kap[0][i0];
+    int b01 = inb[0][i0];
+    if (D > 1) {
+      t[1] = ax[1].t[i1];
+      w01 *= ax[1].w[i1];
+      k01 *= kap[1][i1];
+      b01 = b01 && inb[1][i1];
+    }
+    for (size_t i2 = 0; i2 < n2; i2++) {
+      double W = w01, K = k01;
+      int in = b01;
+      if (D > 2) {
+        t[2] = ax[2].t[i2];
+        W *= ax[2].w[i2];
+        K *= kap[2][i2];
+        in = in && inb[2][i2];
+      }
+      double re, im;
+      psi_mixture_eval(c->pi, t, &re, &im);
+      double p2 = W * (re * re + im * im);
+      if (in) {
+        double omk = 1.0 - K;
+        s_in += p2 * omk * omk;
+        s_k2 += p2 * K * K;
+        s_box += p2;
+      } else {
+        s_out += p2;
+      }
+    }
+  }
+  c->part[4 * i0] = s_in;
+  c->part[4 * i0 + 1] = s_out;
+  c->part[4 * i0 + 2] = s_k2;
+  c->part[4 * i0 + 3] = s_box;
+  return GFI_OK;
+}
+
+static int product_node(void *vc, size_t i0, void *ws) {
+  const integrals_ctx *c = vc;
+  (void)ws;
+  const size_t D = c->D, n1 = c->n1, n2 = c->n2;
+  double *const *kap = c->kap, *const *wp = c->wp;
+  double s = 0;
+  for (size_t i1 = 0; i1 < n1; i1++) {
+    double w01 = wp[0][i0] * (D > 1 ? wp[1][i1] : 1.0);
+    double k01 = kap[0][i0] * (D > 1 ? kap[1][i1] : 1.0);
+    for (size_t i2 = 0; i2 < n2; i2++) {
+      double W = w01 * (D > 2 ? wp[2][i2] : 1.0);
+      double K = k01 * (D > 2 ? kap[2][i2] : 1.0);
+      double omk = 1.0 - K;
+      s += W * omk * omk;
+    }
+  }
+  c->part[i0] = s;
   return GFI_OK;
 }
 
@@ -385,55 +201,10 @@ static int integrals_mixture(const psi_info *pi, int l, const double *R, double 
   }
   if (!st) {
     size_t n1 = D > 1 ? ax[1].n : 1, n2 = D > 2 ? ax[2].n : 1;
-#ifdef GFI_HAVE_OPENMP
-    int nt = nthreads > 0 ? nthreads : 1;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-#else
-    (void)nthreads;
-#endif
-    for (size_t i0 = 0; i0 < n0; i0++) {
-      double t[MISE_MAXD], s_in = 0, s_out = 0, s_k2 = 0, s_box = 0;
-      t[0] = ax[0].t[i0];
-      for (size_t i1 = 0; i1 < n1; i1++) {
-        double w01 = ax[0].w[i0];
-        double k01 = kap[0][i0];
-        int b01 = inb[0][i0];
-        if (D > 1) {
-          t[1] = ax[1].t[i1];
-          w01 *= ax[1].w[i1];
-          k01 *= kap[1][i1];
-          b01 = b01 && inb[1][i1];
-        }
-        for (size_t i2 = 0; i2 < n2; i2++) {
-          double W = w01, K = k01;
-          int in = b01;
-          if (D > 2) {
-            t[2] = ax[2].t[i2];
-            W *= ax[2].w[i2];
-            K *= kap[2][i2];
-            in = in && inb[2][i2];
-          }
-          double re, im;
-          psi_mixture_eval(pi, t, &re, &im);
-          double p2 = W * (re * re + im * im);
-          if (in) {
-            double omk = 1.0 - K;
-            s_in += p2 * omk * omk;
-            s_k2 += p2 * K * K;
-            s_box += p2;
-          } else {
-            s_out += p2;
-          }
-        }
-      }
-      part[4 * i0] = s_in;
-      part[4 * i0 + 1] = s_out;
-      part[4 * i0 + 2] = s_k2;
-      part[4 * i0 + 3] = s_box;
-    }
-    double s[4] = {0, 0, 0, 0};
-    for (size_t i0 = 0; i0 < n0; i0++)
-      for (int q = 0; q < 4; q++) s[q] += part[4 * i0 + q];
+    integrals_ctx c = {pi, D, n1, n2, ax, kap, NULL, inb, part};
+    par_for(n0, nthreads, 1, mixture_node, &c);
+    double s[4];
+    par_sum(part, n0, 4, s);
     /* the half-space t_1 >= 0 counts twice (|psi(-t)| = |psi(t)|, Kbar even) */
     I->bias_in = 2 * s[0];
     I->bias_out = 2 * s[1];
@@ -501,26 +272,8 @@ static int integrals_product(const psi_info *pi, int l, const double *R, double 
   }
   if (!st) {
     size_t n1 = D > 1 ? ax[1].n : 1, n2 = D > 2 ? ax[2].n : 1;
-#ifdef GFI_HAVE_OPENMP
-    int nt = nthreads > 0 ? nthreads : 1;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-#else
-    (void)nthreads;
-#endif
-    for (size_t i0 = 0; i0 < n0; i0++) {
-      double s = 0;
-      for (size_t i1 = 0; i1 < n1; i1++) {
-        double w01 = wp[0][i0] * (D > 1 ? wp[1][i1] : 1.0);
-        double k01 = kap[0][i0] * (D > 1 ? kap[1][i1] : 1.0);
-        for (size_t i2 = 0; i2 < n2; i2++) {
-          double W = w01 * (D > 2 ? wp[2][i2] : 1.0);
-          double K = k01 * (D > 2 ? kap[2][i2] : 1.0);
-          double omk = 1.0 - K;
-          s += W * omk * omk;
-        }
-      }
-      part[i0] = s;
-    }
+    integrals_ctx c = {pi, D, n1, n2, ax, kap, wp, NULL, part};
+    par_for(n0, nthreads, 1, product_node, &c);
     double s = 0;
     for (size_t i0 = 0; i0 < n0; i0++) s += part[i0];
     I->bias_in = ldexp(s, (int)D); /* all axes on t_j >= 0: 2^D orthants */
@@ -600,31 +353,27 @@ int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R, const g
 
 /* log N(x; 0, S) for a D x D SPD S; GFI_ENOTPD otherwise. */
 static int log_normal_density(size_t D, const double *x, const double *S, double *out) {
-  gsl_set_error_handler_off();
-  gsl_matrix *L = gsl_matrix_alloc(D, D);
-  gsl_vector *v = gsl_vector_alloc(D);
-  if (!L || !v) {
-    if (L) gsl_matrix_free(L);
-    if (v) gsl_vector_free(v);
-    return GFI_ENOMEM;
-  }
-  for (size_t a = 0; a < D; a++) {
-    for (size_t b = 0; b < D; b++) gsl_matrix_set(L, a, b, S[a * D + b]);
-    gsl_vector_set(v, a, x[a]);
-  }
+  if (D > SIZE_MAX / sizeof(double) / (D + 1)) return GFI_ENOMEM;
+  double *buf = malloc(D * (D + 1) * sizeof *buf);
+  if (!buf) return GFI_ENOMEM;
+  double *Lbuf = buf, *vbuf = buf + D * D;
   int st = GFI_OK;
-  if (gsl_linalg_cholesky_decomp1(L) != GSL_SUCCESS) {
+  /* The factor without GSL, whose Cholesky reports a matrix that is not
+   * positive definite through GSL's error handler (chol.h). */
+  if (chol_lower(D, S, Lbuf) != 0) {
     st = GFI_ENOTPD;
   } else {
+    for (size_t a = 0; a < D; a++) vbuf[a] = x[a];
+    gsl_matrix_view L = gsl_matrix_view_array(Lbuf, D, D);
+    gsl_vector_view v = gsl_vector_view_array(vbuf, D);
     double ld = 0;
-    for (size_t a = 0; a < D; a++) ld += log(gsl_matrix_get(L, a, a));
-    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, L, v);
+    for (size_t a = 0; a < D; a++) ld += log(gsl_matrix_get(&L.matrix, a, a));
+    gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, &L.matrix, &v.vector);
     double q = 0;
-    for (size_t a = 0; a < D; a++) q += gsl_vector_get(v, a) * gsl_vector_get(v, a);
+    for (size_t a = 0; a < D; a++) q += gsl_vector_get(&v.vector, a) * gsl_vector_get(&v.vector, a);
     *out = -0.5 * q - ld - 0.5 * (double)D * log(2 * M_PI);
   }
-  gsl_matrix_free(L);
-  gsl_vector_free(v);
+  free(buf);
   return st;
 }
 
@@ -729,12 +478,18 @@ static int minimise_log(logfun f, void *ctx, double x0, double xlo, double xhi, 
     }
     if (c.status) return c.status;
   }
-  gsl_set_error_handler_off();
+  /* Brent's iteration reports a non-finite value (min_eval's INFINITY on
+   * error) through GSL's error handler. */
+  gfi_gsl_quiet_enter();
   gsl_min_fminimizer *s = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
-  if (!s) return GFI_ENOMEM;
+  if (!s) {
+    gfi_gsl_quiet_leave();
+    return GFI_ENOMEM;
+  }
   gsl_function F = {min_eval, &c};
   if (gsl_min_fminimizer_set_with_values(s, &F, b, fb, a, fa, cc, fc) != GSL_SUCCESS) {
     gsl_min_fminimizer_free(s);
+    gfi_gsl_quiet_leave();
     return GFI_EQUAD;
   }
   int st = GFI_OK;
@@ -749,6 +504,7 @@ static int minimise_log(logfun f, void *ctx, double x0, double xlo, double xhi, 
   }
   double x = gsl_min_fminimizer_x_minimum(s);
   gsl_min_fminimizer_free(s);
+  gfi_gsl_quiet_leave();
   if (c.status) return c.status;
   if (st) return st;
   *xopt = x;

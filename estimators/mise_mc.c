@@ -8,14 +8,11 @@
 #ifdef GFI_HAVE_OPENMP
 #include <omp.h>
 #endif
-#include "ise_rule.h"
+#include "mise_fast.h"
 #include "gfi/density.h"
 #include "gfi/rng.h"
 #include "gfi/stats.h"
 #include "gfi/validate.h"
-
-/* Data points per block in the 2-D empirical cf. */
-#define PBLOCK 256
 
 static int nthreads_of(const gfi_mise_opts *o) {
   gfi_opts g;
@@ -35,150 +32,6 @@ static int check_common(const gfi_model *m, size_t N, const double *data, const 
 
 /* ---- exact ISE through the empirical characteristic function ------------- */
 
-/* The empirical cf (1/N) sum_i exp(i t.x_i) on the tensor grid ax[0] x ax[1]
- * (D = 2) or ax[0] (D = 1), into pr, pi (n0 x n1). Deterministic: every
- * entry sums the data in a fixed order. */
-static int ecf_grid(size_t D, size_t N, const double *x, const axis_nodes *ax, int nt, double *pr,
-                    double *pim) {
-  size_t n0 = ax[0].n;
-  if (D == 1) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt)
-#else
-    (void)nt;
-#endif
-    for (size_t i0 = 0; i0 < n0; i0++) {
-      double t = ax[0].t[i0], sr = 0, si = 0;
-      for (size_t i = 0; i < N; i++) {
-        double a = t * x[i];
-        sr += cos(a);
-        si += sin(a);
-      }
-      pr[i0] = sr / (double)N;
-      pim[i0] = si / (double)N;
-    }
-    return GFI_OK;
-  }
-  size_t n1 = ax[1].n;
-  double *e1r = malloc(n1 * PBLOCK * sizeof *e1r), *e1i = malloc(n1 * PBLOCK * sizeof *e1i);
-  if (!e1r || !e1i) {
-    free(e1r);
-    free(e1i);
-    return GFI_ENOMEM;
-  }
-  memset(pr, 0, n0 * n1 * sizeof *pr);
-  memset(pim, 0, n0 * n1 * sizeof *pim);
-  for (size_t b0 = 0; b0 < N; b0 += PBLOCK) {
-    size_t B = N - b0 < PBLOCK ? N - b0 : PBLOCK;
-    for (size_t i1 = 0; i1 < n1; i1++)
-      for (size_t i = 0; i < B; i++) {
-        double a = ax[1].t[i1] * x[(b0 + i) * 2 + 1];
-        e1r[i1 * PBLOCK + i] = cos(a);
-        e1i[i1 * PBLOCK + i] = sin(a);
-      }
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt)
-#endif
-    for (size_t i0 = 0; i0 < n0; i0++) {
-      double c0[PBLOCK], s0[PBLOCK];
-      for (size_t i = 0; i < B; i++) {
-        double a = ax[0].t[i0] * x[(b0 + i) * 2];
-        c0[i] = cos(a);
-        s0[i] = sin(a);
-      }
-      for (size_t i1 = 0; i1 < n1; i1++) {
-        const double *cr = e1r + i1 * PBLOCK, *ci = e1i + i1 * PBLOCK;
-        double sr = 0, si = 0;
-#pragma omp simd reduction(+ : sr, si)
-        for (size_t i = 0; i < B; i++) {
-          sr += c0[i] * cr[i] - s0[i] * ci[i];
-          si += s0[i] * cr[i] + c0[i] * ci[i];
-        }
-        pr[i0 * n1 + i1] += sr;
-        pim[i0 * n1 + i1] += si;
-      }
-    }
-  }
-  free(e1r);
-  free(e1i);
-  for (size_t q = 0; q < n0 * n1; q++) {
-    pr[q] /= (double)N;
-    pim[q] /= (double)N;
-  }
-  return GFI_OK;
-}
-
-int ise_pl_init(const gfi_model *m, int l, const double *R, double res, int nthreads,
-                ise_pl_rule *r) {
-  memset(r, 0, sizeof *r);
-  size_t D = gfi_model_dim(m);
-  if (D > 2) return GFI_EUNSUPPORTED;
-  r->D = D;
-  r->l = l;
-  for (size_t j = 0; j < D; j++) r->R[j] = R[j];
-  int st = psi_info_init(m, &r->pi);
-  if (st) return st;
-  mise_integrals I;
-  st = mise_integrals_compute(&r->pi, l, R, res, nthreads, &I);
-  if (st) return st;
-  r->bias_out = I.bias_out;
-  return GFI_OK;
-}
-
-int ise_pl_axes(const ise_pl_rule *r, size_t N, const double *xabs, double res, double max_work,
-                axis_nodes ax[2]) {
-  /* highest frequency of |phi_N Kbar - psi|^2 on each axis */
-  memset(ax, 0, 2 * sizeof *ax);
-  const psi_info *pi = &r->pi;
-  double work = (double)N;
-  int st = GFI_OK;
-  for (size_t j = 0; j < r->D && !st; j++) {
-    double xm = fmax(fabs(pi->centre[j]), xabs[j]);
-    if (pi->route == PSI_MIXTURE)
-      for (size_t a = 0; a < pi->K; a++) xm = fmax(xm, fabs(pi->mu[a * r->D + j]));
-    double F = 2 * xm;
-    double wmax = fmin(pi->h[j], pi->osc[j]);
-    if (F > 0) wmax = fmin(wmax, 3.0 / F);
-    double L = r->l * r->R[j];
-    if (L / wmax * MISE_GL * work > max_work) {
-      st = GFI_EUNSUPPORTED;
-      break;
-    }
-    st = axis_build(j == 0 ? 0.0 : -L, L, r->l, r->R[j], wmax, INFINITY, 0, res, ax + j);
-    if (!st) work *= (double)ax[j].n;
-  }
-  if (!st && work > max_work) st = GFI_EUNSUPPORTED;
-  if (st)
-    for (size_t j = 0; j < 2; j++) axis_free(ax + j);
-  return st;
-}
-
-int ise_pl_cf_row(const gfi_model *m, const ise_pl_rule *r, const axis_nodes *ax, size_t i0,
-                  double *t, double *re, double *im) {
-  size_t D = r->D, n1 = D > 1 ? ax[1].n : 1;
-  for (size_t i1 = 0; i1 < n1; i1++) {
-    t[i1 * D] = ax[0].t[i0];
-    if (D > 1) t[i1 * D + 1] = ax[1].t[i1];
-  }
-  return gfi_model_cf(m, n1, t, re, im);
-}
-
-void ise_pl_axis_factors(const ise_pl_rule *r, const axis_nodes *ax, size_t j, double *k, double *w) {
-  if (j >= r->D) {
-    k[0] = w[0] = 1.0;
-    return;
-  }
-  for (size_t i = 0; i < ax[j].n; i++) {
-    k[i] = gfi_kappa(r->l, ax[j].t[i] / r->R[j]);
-    w[i] = ax[j].w[i];
-  }
-}
-
-int ise_pl_finish(const ise_pl_rule *r, double s, double *ise) {
-  *ise = pow(2 * M_PI, -(double)r->D) * (2 * s + r->bias_out);
-  return isfinite(*ise) ? GFI_OK : GFI_EQUAD;
-}
-
 int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, const double *R,
                        const gfi_mise_opts *opts, double *ise) {
   if (!ise) return GFI_EINVAL;
@@ -187,7 +40,7 @@ int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, 
   st = gfi_check_order(l);
   if (st) return st;
   size_t D = gfi_model_dim(m);
-  if (D > 2) return GFI_EUNSUPPORTED;
+  if (D > MISE_MAXD) return GFI_EUNSUPPORTED;
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
   if (opts) o = *opts;
@@ -195,21 +48,42 @@ int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, 
   ise_pl_rule rule;
   st = ise_pl_init(m, l, R, o.resolution, nt, &rule);
   if (st) return st;
-  double xabs[2] = {0, 0};
-  for (size_t j = 0; j < D; j++)
-    for (size_t i = 0; i < N; i++) xabs[j] = fmax(xabs[j], fabs(data[i * D + j]));
-  axis_nodes ax[2];
-  st = ise_pl_axes(&rule, N, xabs, o.resolution, ISE_PL_MAX_WORK_CPU, ax);
+  double xabs[MISE_MAXD] = {0, 0, 0}, xlo[MISE_MAXD], xhi[MISE_MAXD], xhalf[MISE_MAXD];
+  for (size_t j = 0; j < D; j++) {
+    xlo[j] = INFINITY;
+    xhi[j] = -INFINITY;
+    for (size_t i = 0; i < N; i++) {
+      xabs[j] = fmax(xabs[j], fabs(data[i * D + j]));
+      xlo[j] = fmin(xlo[j], data[i * D + j]);
+      xhi[j] = fmax(xhi[j], data[i * D + j]);
+    }
+    xhalf[j] = 0.5 * (xhi[j] - xlo[j]);
+  }
+  /* the rule does not depend on N; only the direct sums' work is capped */
+  axis_nodes ax[MISE_MAXD];
+  st = ise_pl_axes(&rule, 1, xabs, o.resolution, (double)ISE_STREAM_MAX_NODES, ax);
   if (st) return st;
-  size_t n0 = ax[0].n, n1 = D < 2 ? 1 : ax[1].n;
-  double *pr = malloc(n0 * n1 * sizeof *pr), *pim = malloc(n0 * n1 * sizeof *pim);
+  size_t n0 = ax[0].n, n1 = ise_pl_row(&rule, ax);
+  gfi_method engine = ise_pl_engine(o.base.method, &rule, ax, (double)N, xhalf, o.base.tol);
+  if (engine == GFI_METHOD_DIRECT && (double)N * (double)(n0 * n1) > ISE_PL_MAX_WORK_CPU) {
+    if (o.base.method == GFI_METHOD_AUTO) engine = GFI_METHOD_FAST;
+    else st = GFI_EUNSUPPORTED;
+  }
+  double *pr = calloc(n0 * n1, sizeof *pr), *pim = calloc(n0 * n1, sizeof *pim);
   double *part = malloc(n0 * sizeof *part), *k0 = malloc(n0 * sizeof *k0), *w0 = malloc(n0 * sizeof *w0);
   double *k1 = malloc(n1 * sizeof *k1), *w1 = malloc(n1 * sizeof *w1);
-  if (!pr || !pim || !part || !k0 || !w0 || !k1 || !w1) st = GFI_ENOMEM;
-  if (!st) st = ecf_grid(D, N, data, ax, nt, pr, pim);
+  if (!st && (!pr || !pim || !part || !k0 || !w0 || !k1 || !w1)) st = GFI_ENOMEM;
+  if (!st)
+    st = engine == GFI_METHOD_FAST ? ise_pl_ecf_nufft(&rule, ax, N, data, o.base.tol, nt, pr, pim)
+                                   : ise_pl_ecf_accum(&rule, ax, N, data, nt, pr, pim);
+  if (!st)
+    for (size_t q = 0; q < n0 * n1; q++) {
+      pr[q] /= (double)N;
+      pim[q] /= (double)N;
+    }
   if (!st) {
     ise_pl_axis_factors(&rule, ax, 0, k0, w0);
-    ise_pl_axis_factors(&rule, ax, 1, k1, w1);
+    ise_pl_row_factors(&rule, ax, k1, w1);
     int bad = 0;
 #ifdef GFI_HAVE_OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
@@ -251,7 +125,7 @@ int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, 
   free(w0);
   free(k1);
   free(w1);
-  for (size_t j = 0; j < 2; j++) axis_free(ax + j);
+  for (size_t j = 0; j < MISE_MAXD; j++) axis_free(ax + j);
   return st;
 }
 
@@ -578,9 +452,20 @@ int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nre
   gfi_mise_default_opts(&o);
   if (opts) o = *opts;
   mc_ctx c = {m, l, N, D, R, o.ise, o, NULL, NULL};
-  if (c.method == GFI_ISE_AUTO) c.method = D <= 2 ? GFI_ISE_PLANCHEREL : GFI_ISE_GRID;
-  if (c.method == GFI_ISE_PLANCHEREL && D > 2) return GFI_EUNSUPPORTED;
+  if (c.method == GFI_ISE_AUTO)
+    c.method = D <= 2 || (D <= MISE_MAXD && gfi_mise_exact_supported(m)) ? GFI_ISE_PLANCHEREL
+                                                                       : GFI_ISE_GRID;
+  if (c.method == GFI_ISE_PLANCHEREL && D > MISE_MAXD) return GFI_EUNSUPPORTED;
+  if (c.method == GFI_ISE_PLANCHEREL && o.base.method != GFI_METHOD_DIRECT) {
+    /* streamed: memory independent of N (mise_fast.h) */
+    st = mise_mc_stream(m, l, N, R, nreps, &o, nthreads_of(&o), res, ise_out);
+    if (st != GFI_EUNSUPPORTED || o.base.method == GFI_METHOD_FAST) return st;
+    /* the rule would be too large for one shared node set: per-replication
+     * rules by direct sums below */
+  }
+  o.base.method = GFI_METHOD_DIRECT;
   c.inner.base.nthreads = 1;
+  c.inner.base.method = GFI_METHOD_DIRECT;
   double lo[MISE_MAXD], hi[MISE_MAXD];
   if (c.method == GFI_ISE_GRID) {
     if (D > MISE_MAXD) return GFI_EUNSUPPORTED;
@@ -617,6 +502,7 @@ int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nre
     free(x);
     if (r) gsl_rng_free(r);
   }
+  if (!st && c.method == GFI_ISE_PLANCHEREL) res->method = GFI_METHOD_DIRECT;
   free(ise);
   return st;
 }

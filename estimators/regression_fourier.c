@@ -2,7 +2,7 @@
  *
  * As for the density (density_fourier.c) no sin is evaluated in the loop:
  * sin(R x - R k) = sin(R x) cos(R k) - cos(R x) sin(R k) from precomputed
- * sines and cosines, with the Taylor series of sinc for |u| < 0.1. Both
+ * sines and cosines, with the Taylor series of sinc for |u| < 0.5. Both
  * branches are computed and one selected, so the loops vectorise.
  *
  * Plain path: K_i = (prod_j sinc(u_ij))^l, every factor in [-0.22, 1], so
@@ -16,14 +16,18 @@
  * and the block's terms are summed relative to the largest exponent seen so
  * far for that query. Per data point this costs O(1) beyond the O(D)
  * product, so for large D the overhead is small (measured in bench_regress). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math") /* as in attention_fourier.c: selects, not branches */
+#endif
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include "regression_internal.h"
 #include "simd_math.h"
+#include "sinc_series.h"
 
-#define SERIES_CUT 0.1
+#define SERIES_CUT GFI_SINC_CUT
 
 #define RENORM_LO 0x1p-500
 #define RENORM_UP 0x1p+500
@@ -33,7 +37,7 @@ static inline double sinc_factor(double rx, double sx, double cx, double rk, dou
   double sn = sx * ck - cx * sk; /* sin(u) */
   double q = sn / u;
   double u2 = u * u;
-  double ser = 1.0 + u2 * (-1.0 / 6 + u2 * (1.0 / 120 + u2 * (-1.0 / 5040 + u2 * (1.0 / 362880))));
+  double ser = GFI_SINC_SERIES(double, u2);
   return fabs(u) < SERIES_CUT ? ser : q;
 }
 
@@ -52,13 +56,13 @@ static void setup_queries(const gfi_nw_plan *p, const double *queries, size_t q0
 }
 
 /* Numerator and denominator of one factor: (sin u, u), or (series, 1) for
- * |u| < 0.1, so that a product over axes needs one division. */
+ * |u| < 0.5, so that a product over axes needs one division. */
 static inline void sinc_parts(double rx, double sx, double cx, double rk, double sk, double ck,
                               double *num, double *den) {
   double u = rx - rk;
   double sn = sx * ck - cx * sk;
   double u2 = u * u;
-  double ser = 1.0 + u2 * (-1.0 / 6 + u2 * (1.0 / 120 + u2 * (-1.0 / 5040 + u2 * (1.0 / 362880))));
+  double ser = GFI_SINC_SERIES(double, u2);
   int small = fabs(u) < SERIES_CUT;
   *num = small ? ser : sn;
   *den = small ? 1.0 : u;
@@ -66,7 +70,7 @@ static inline void sinc_parts(double rx, double sx, double cx, double rk, double
 
 /* prod[0..B) = prod_j sinc(u_ij) for one query, data block starting at b,
  * as (prod_j sin u_ij) / (prod_j u_ij) with one division (plain path only:
- * |u| >= 0.1 in the denominator, so it cannot underflow for D*l <= 64, and
+ * |u| >= 0.5 in the denominator, so it cannot underflow for D*l <= 64, and
  * an overflow to infinity means a term below 2^-1022, which the plain path
  * may drop). den is workspace. */
 static void block_product(const gfi_nw_plan *p, const double *qrx, const double *qsx,
@@ -102,7 +106,7 @@ static void block_product(const gfi_nw_plan *p, const double *qrx, const double 
 /* The same with renormalisation, again as numerator and denominator:
  * (num / den) * 2^(-500 cnt) is the true product. The numerator (|num| <= 1)
  * is scaled up by 2^500 when it falls below 2^-500; the denominator (each
- * factor 1 or |u| >= 0.1) is scaled back into [2^-500, 2^500] either way. */
+ * factor 1 or |u| >= 0.5) is scaled back into [2^-500, 2^500] either way. */
 static void block_product_scaled(const gfi_nw_plan *p, const double *qrx, const double *qsx,
                                  const double *qcx, size_t b, double *restrict num,
                                  double *restrict den, double *restrict cnt) {

@@ -5,28 +5,18 @@
 #include <gsl/gsl_integration.h>
 #include <gsl/gsl_sum.h>
 #include "gfi/kernel.h"
+#include "sinc_series.h"
 #include "gfi/validate.h"
+#include "gsl_quiet.h"
 
+/* Both by their Taylor series below GFI_SINC_CUT (sinc_series.h). */
 double gfi_sinc(double x) {
-  double ax = fabs(x);
-  if (ax < 0.1) {
-    /* truncation error < 0.1^10/11! ~ 2.5e-18 */
-    double x2 = x * x;
-    return 1.0 + x2 * (-1.0 / 6 + x2 * (1.0 / 120 + x2 * (-1.0 / 5040 + x2 * (1.0 / 362880))));
-  }
+  if (fabs(x) < GFI_SINC_CUT) return gfi_sinc_series(x);
   return sin(x) / x;
 }
 
 double gfi_sinc_deriv(double x) {
-  double ax = fabs(x);
-  if (ax < 0.5) {
-    /* sum_{k>=1} (-1)^k 2k x^(2k-1) / (2k+1)!, k = 1..8: error < 1e-17 */
-    double x2 = x * x;
-    double p = -2.0 / 6 + x2 * (4.0 / 120 + x2 * (-6.0 / 5040 + x2 * (8.0 / 362880 +
-               x2 * (-10.0 / 39916800 + x2 * (12.0 / 6227020800.0 + x2 * (-14.0 / 1307674368000.0 +
-               x2 * (16.0 / 355687428096000.0)))))));
-    return x * p;
-  }
+  if (fabs(x) < GFI_SINC_CUT) return gfi_sinc_dseries(x);
   return (cos(x) - sin(x) / x) / x;
 }
 
@@ -120,9 +110,19 @@ static double integrand(double z, void *vp) {
 /* Terms handed to the Levin-u transform. */
 #define NLEVIN 40
 
+static int phi_integral(gfi_phi_fn fn, void *ctx, double *A, double *abserr);
+
 int gfi_phi_integral(gfi_phi_fn fn, void *ctx, double *A, double *abserr) {
   if (!fn) return GFI_EINVAL;
-  gsl_set_error_handler_off();
+  /* qag reports rounding (accepted) and failures (GFI_EQUAD) through GSL's
+   * error handler. */
+  gfi_gsl_quiet_enter();
+  int st = phi_integral(fn, ctx, A, abserr);
+  gfi_gsl_quiet_leave();
+  return st;
+}
+
+static int phi_integral(gfi_phi_fn fn, void *ctx, double *A, double *abserr) {
   phi_ctx c = {fn, ctx, 0};
   gsl_function F = {integrand, &c};
   gsl_integration_workspace *ws = gsl_integration_workspace_alloc(64);

@@ -26,6 +26,7 @@
 #include <gsl/gsl_sf_bessel.h>
 #include <gsl/gsl_sf_gamma.h>
 
+#include "gfi/kernel.h"
 #include "gfi/model.h"
 #include "gfi/validate.h"
 #include "model_internal.h"
@@ -473,17 +474,11 @@ static double student_t_cf1(const gfi_model *m, double t) {
 }
 
 /* Uniform(a, b): psi(t) = e^{i t c} sin(t h)/(t h), c = (a+b)/2, h = (b-a)/2.
- * This is (e^{itb} - e^{ita})/(it(b-a)) without its cancellation near t = 0;
- * below |th| = 1e-3 the sinc uses its Taylor series (error < 1e-21). */
+ * This is (e^{itb} - e^{ita})/(it(b-a)) without its cancellation near t = 0
+ * (gfi_sinc switches to the Taylor series there). */
 static void uniform_cf1(const gfi_model *m, double t, double *re, double *im) {
   const double c = 0.5 * m->p1 + 0.5 * m->p2, h = 0.5 * m->p2 - 0.5 * m->p1;
-  double x = t * h, s;
-  if (fabs(x) < 1e-3) {
-    double x2 = x * x;
-    s = 1 - x2 / 6 * (1 - x2 / 20 * (1 - x2 / 42));
-  } else {
-    s = sin(x) / x;
-  }
+  double s = gfi_sinc(t * h);
   *re = s * cos(t * c);
   *im = s * sin(t * c);
 }

@@ -65,28 +65,12 @@ static double *grid_alloc(size_t tot) {
   return g;
 }
 
-static fftw_plan plan_fft(int D, const size_t *nf, double *grid, int sign) {
-  int n[3];
-  for (int d = 0; d < D; d++) n[d] = (int)nf[d];
-  nufft_fftw_lock();
-  fftw_plan p = fftw_plan_dft(D, n, (fftw_complex *)grid, (fftw_complex *)grid,
-                              sign > 0 ? FFTW_BACKWARD : FFTW_FORWARD, FFTW_ESTIMATE);
-  nufft_fftw_unlock();
-  return p;
-}
-
-static void destroy_fft(fftw_plan p) {
-  if (!p) return;
-  nufft_fftw_lock();
-  fftw_destroy_plan(p);
-  nufft_fftw_unlock();
-}
-
-static int run_fft(int D, const size_t *nf, double *grid, int sign) {
-  fftw_plan p = plan_fft(D, nf, grid, sign);
-  if (!p) return GFI_ENOMEM;
-  fftw_execute(p);
-  destroy_fft(p);
+static int run_fft(int D, const size_t *nf, double *grid, int sign, int nthreads) {
+  nufft_fft f;
+  int st = nufft_fft_make(&f, D, nf, grid, sign);
+  if (st) return st;
+  nufft_fft_exec(&f, grid, nthreads);
+  nufft_fft_free(&f);
   return GFI_OK;
 }
 
@@ -201,6 +185,7 @@ int nufft1(int D, size_t N, const double *x, const double *c, int sign, const si
   if ((st = setup12(D, ms, o, &kp, nf, &tot, &mtot))) return st;
   if (!all_finite(N * D, x) || !all_finite(2 * N, c)) return GFI_ENONFINITE;
   int nt = nt_of(o);
+  nufft_work wk = {0};
   size_t nb = N < CHUNK ? N : CHUNK;
   double *grid = grid_alloc(tot);
   double *t = malloc((nb ? nb : 1) * D * sizeof(double));
@@ -212,14 +197,15 @@ int nufft1(int D, size_t N, const double *x, const double *c, int sign, const si
   for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
     size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
     fold_coords(D, nf, n, x + j0 * D, t, nt);
-    if ((st = nufft_spread(&kp, D, nf, n, t, c + 2 * j0, grid, nt))) goto out;
+    if ((st = nufft_spread(&kp, D, nf, n, t, c + 2 * j0, grid, nt, &wk))) goto out;
   }
-  if ((st = run_fft(D, nf, grid, sign))) goto out;
+  if ((st = run_fft(D, nf, grid, sign, nt))) goto out;
   modes_grid(D, ms, nf, w, f, grid, 1, nt);
 out:
   fftw_free(grid);
   free(t);
   free(w);
+  nufft_work_free(&wk);
   return st;
 }
 
@@ -233,6 +219,7 @@ int nufft2(int D, size_t N, const double *x, double *c, int sign, const size_t *
   if (!all_finite(N * D, x) || !all_finite(2 * mtot, f)) return GFI_ENONFINITE;
   if (N == 0) return GFI_OK;
   int nt = nt_of(o);
+  nufft_work wk = {0};
   size_t nb = N < CHUNK ? N : CHUNK;
   double *grid = grid_alloc(tot);
   double *t = malloc(nb * D * sizeof(double));
@@ -242,16 +229,17 @@ int nufft2(int D, size_t N, const double *x, double *c, int sign, const size_t *
     goto out;
   }
   modes_grid(D, ms, nf, w, (double *)f, grid, 2, nt);
-  if ((st = run_fft(D, nf, grid, sign))) goto out;
+  if ((st = run_fft(D, nf, grid, sign, nt))) goto out;
   for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
     size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
     fold_coords(D, nf, n, x + j0 * D, t, nt);
-    if ((st = nufft_interp(&kp, D, nf, n, t, c + 2 * j0, grid, nt))) goto out;
+    if ((st = nufft_interp(&kp, D, nf, n, t, c + 2 * j0, grid, nt, &wk))) goto out;
   }
 out:
   fftw_free(grid);
   free(t);
   free(w);
+  nufft_work_free(&wk);
   return st;
 }
 
@@ -275,11 +263,12 @@ struct nufft3_plan {
   size_t K;
   int shift_targets;       /* Dc != 0 */
   double *grid1, *grid2;   /* fftw_malloc */
-  fftw_plan fft2;
+  nufft_fft fft2;
   double *w2;              /* inner deconvolution factors, nf[d] per axis */
   double *t2;              /* targets as grid2 coordinates (K x D) */
   double *corr;            /* per-target factor e^{i sign u.C} / phihat (complex) */
   double *tbuf, *cbuf;     /* one chunk of sources */
+  nufft_work work;         /* the spreader's scratch */
 };
 
 /* Grid size, spacing and scale of one axis (FINUFFT's choice: X S >= 1 is
@@ -340,7 +329,7 @@ size_t nufft3_grid_size(int D, const double *X, const double *S, const nufft_opt
 
 void nufft3_destroy(nufft3_plan *p) {
   if (!p) return;
-  destroy_fft(p->fft2);
+  nufft_fft_free(&p->fft2);
   fftw_free(p->grid1);
   fftw_free(p->grid2);
   free(p->w2);
@@ -348,6 +337,7 @@ void nufft3_destroy(nufft3_plan *p) {
   free(p->corr);
   free(p->tbuf);
   free(p->cbuf);
+  nufft_work_free(&p->work);
   free(p);
 }
 
@@ -410,10 +400,9 @@ int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *x
     nufft3_destroy(p);
     return GFI_ENOMEM;
   }
-  p->fft2 = plan_fft(D, p->nf2, p->grid2, sign);
-  if (!p->fft2) {
+  if ((st = nufft_fft_make(&p->fft2, D, p->nf2, p->grid2, sign))) {
     nufft3_destroy(p);
-    return GFI_ENOMEM;
+    return st;
   }
   double *w = p->w2;
   for (int d = 0; d < D; d++) {
@@ -484,7 +473,7 @@ int nufft3_add(nufft3_plan *p, size_t N, const double *x, const double *c) {
         p->cbuf[2 * j + 1] = ci;
       }
     }
-    int st = nufft_spread(&p->kp, D, p->nf, n, p->tbuf, p->cbuf, p->grid1, nt);
+    int st = nufft_spread(&p->kp, D, p->nf, n, p->tbuf, p->cbuf, p->grid1, nt, &p->work);
     if (st) return st;
   }
   return GFI_OK;
@@ -495,8 +484,8 @@ int nufft3_exec(nufft3_plan *p, double *f) {
   if (p->K == 0) return GFI_OK;
   memset(p->grid2, 0, p->tot2 * 2 * sizeof(double));
   modes_grid(p->D, p->nf, p->nf2, p->w2, p->grid1, p->grid2, 2, p->nthreads);
-  fftw_execute(p->fft2);
-  int st = nufft_interp(&p->kp, p->D, p->nf2, p->K, p->t2, f, p->grid2, p->nthreads);
+  nufft_fft_exec(&p->fft2, p->grid2, p->nthreads);
+  int st = nufft_interp(&p->kp, p->D, p->nf2, p->K, p->t2, f, p->grid2, p->nthreads, &p->work);
   if (st) return st;
   for (size_t k = 0; k < p->K; k++) {
     double br = f[2 * k], bi = f[2 * k + 1], ar = p->corr[2 * k], ai = p->corr[2 * k + 1];

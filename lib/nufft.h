@@ -33,7 +33,7 @@
  * sums (tests/test_nufft.c: random points, types 1-3, D = 1-3, tol = 1e-3,
  * 1e-6, 1e-9, 1e-11, 1e-13, type-3 spans X S from 1 to 1e4):
  *   max_k |f_k - f_k,exact| / sum_j |c_j|  <= 0.8 tol   (worst seen), and
- *   ||f - f_exact||_2 / ||f_exact||_2        <= 4 tol     (worst seen);
+ *   ||f - f_exact||_2 / ||f_exact||_2        <= 4.3 tol   (worst seen);
  * the test holds both to 10 tol. (For type 2, sum_j |c_j| reads sum_k |f_k|.)
  * At tol = 1e-15 the error is a few 1e-15, rounding included; tol >= 0.1
  * gives the narrowest kernel (w = 2), about 3e-2. Accepted range

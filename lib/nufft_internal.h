@@ -5,6 +5,7 @@
 #define GFI_NUFFT_INTERNAL_H
 
 #include <stddef.h>
+#include <fftw3.h>
 #include "nufft.h"
 
 #define NUFFT_MAX_WIDTH 16
@@ -44,18 +45,39 @@ size_t nufft_next235even(size_t m);
 /* nthreads option -> thread count (0 = all). */
 int nufft_threads(int nthreads);
 
+/* Scratch of the spreader (the points' sort), kept between calls; zero-
+ * initialise, free with nufft_work_free. */
+typedef struct nufft_work {
+  size_t n, nb;
+  size_t *key, *perm, *start;
+} nufft_work;
+void nufft_work_free(nufft_work *w);
+
 /* Spread N values c (complex, interleaved) at grid coordinates t (N x D,
  * t[j D + d] in [0, nf[d]), any value is wrapped) onto the periodic grid
  * (complex, last axis fastest), adding to it. The summation order at every
  * grid cell is fixed (points sorted stably by bin), so the result does not
  * depend on nthreads. Needs nf[d] >= ns. GFI_ENOMEM on allocation failure
- * (the grid is then unchanged). */
+ * (the grid is then unchanged). w: scratch reused between calls, or NULL. */
 int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
-                 const double *c, double *grid, int nthreads);
+                 const double *c, double *grid, int nthreads, nufft_work *w);
 
 /* The adjoint: c[j] = sum_i phi(...) grid[i] over the ns^D cells near t_j. */
 int nufft_interp(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
-                 double *c, const double *grid, int nthreads);
+                 double *c, const double *grid, int nthreads, nufft_work *w);
+
+/* In-place FFT of a D-dimensional grid (last axis fastest), deterministic for
+ * any thread count (lib/nufft_fft.c). Plans are made on grid; exec may be
+ * given any grid of the same shape. */
+typedef struct nufft_fft {
+  int D;
+  size_t n[3], tot;
+  fftw_plan whole, row, col[2], rem[2];
+  size_t cols[2];
+} nufft_fft;
+int nufft_fft_make(nufft_fft *f, int D, const size_t *n, double *grid, int sign);
+void nufft_fft_exec(const nufft_fft *f, double *grid, int nthreads);
+void nufft_fft_free(nufft_fft *f);
 
 /* Serialises FFTW's planner (not thread-safe) across the library. */
 void nufft_fftw_lock(void);

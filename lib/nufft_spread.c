@@ -234,14 +234,16 @@ static size_t bin_width(int D) { return D == 1 ? 256 : D == 2 ? 32 : 16; }
 
 typedef struct binning {
   size_t nb[3], nbins, bw;
-  size_t *perm;  /* sorted order of the points */
-  size_t *start; /* nbins + 1: start of each bin in perm */
+  const size_t *perm;  /* sorted order of the points */
+  const size_t *start; /* nbins + 1: start of each bin in perm */
 } binning;
 
-static void binning_free(binning *b) {
-  free(b->perm);
-  free(b->start);
-  b->perm = b->start = NULL;
+void nufft_work_free(nufft_work *w) {
+  if (!w) return;
+  free(w->key);
+  free(w->perm);
+  free(w->start);
+  memset(w, 0, sizeof *w);
 }
 
 static size_t wrap_index(double t, size_t n) {
@@ -254,7 +256,10 @@ static size_t wrap_index(double t, size_t n) {
   return i >= n ? 0 : i;
 }
 
-static int binning_make(binning *b, int D, const size_t *nf, size_t N, const double *t) {
+/* Stable counting sort of the points by bin (the order is unique, so it
+ * does not depend on how the bin keys were computed in parallel). */
+static int binning_make(binning *b, nufft_work *w, int D, const size_t *nf, size_t N,
+                        const double *t, int nt) {
   memset(b, 0, sizeof *b);
   b->bw = bin_width(D);
   b->nbins = 1;
@@ -264,34 +269,40 @@ static int binning_make(binning *b, int D, const size_t *nf, size_t N, const dou
   }
   if (N > SIZE_MAX / sizeof(size_t) || b->nbins > SIZE_MAX / sizeof(size_t) - 1)
     return GFI_ENOMEM;
-  b->perm = malloc((N ? N : 1) * sizeof(size_t));
-  b->start = calloc(b->nbins + 1, sizeof(size_t));
-  if (!b->perm || !b->start) {
-    binning_free(b);
-    return GFI_ENOMEM;
+  if (w->n < N) {
+    free(w->key);
+    free(w->perm);
+    w->key = malloc(N * sizeof(size_t));
+    w->perm = malloc(N * sizeof(size_t));
+    w->n = w->key && w->perm ? N : 0;
+    if (!w->n) return GFI_ENOMEM;
   }
-  /* bin of each point, kept in perm for now */
+  if (w->nb < b->nbins + 1) {
+    free(w->start);
+    w->start = malloc((b->nbins + 1) * sizeof(size_t));
+    w->nb = w->start ? b->nbins + 1 : 0;
+    if (!w->nb) return GFI_ENOMEM;
+  }
+  size_t *key = w->key, *perm = w->perm, *start = w->start;
+  const size_t *nb = b->nb, bw = b->bw;
+  (void)nt;
+#ifdef GFI_HAVE_OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && N >= 16384)
+#endif
   for (size_t j = 0; j < N; j++) {
     size_t bi = 0;
-    for (int d = 0; d < D; d++) bi = bi * b->nb[d] + wrap_index(t[j * D + d], nf[d]) / b->bw;
-    b->perm[j] = bi;
-    b->start[bi + 1]++;
+    for (int d = 0; d < D; d++) bi = bi * nb[d] + wrap_index(t[j * D + d], nf[d]) / bw;
+    key[j] = bi;
   }
-  for (size_t i = 0; i < b->nbins; i++) b->start[i + 1] += b->start[i];
-  /* stable scatter: needs a second array; reuse start as running offsets */
-  size_t *sorted = malloc((N ? N : 1) * sizeof(size_t));
-  size_t *pos = malloc(b->nbins * sizeof(size_t));
-  if (!sorted || !pos) {
-    free(sorted);
-    free(pos);
-    binning_free(b);
-    return GFI_ENOMEM;
-  }
-  memcpy(pos, b->start, b->nbins * sizeof(size_t));
-  for (size_t j = 0; j < N; j++) sorted[pos[b->perm[j]]++] = j;
-  free(pos);
-  free(b->perm);
-  b->perm = sorted;
+  memset(start, 0, (b->nbins + 1) * sizeof(size_t));
+  for (size_t j = 0; j < N; j++) start[key[j] + 1]++;
+  for (size_t i = 0; i < b->nbins; i++) start[i + 1] += start[i];
+  /* stable scatter, with start[] as running offsets, then shifted back */
+  for (size_t j = 0; j < N; j++) perm[start[key[j]]++] = j;
+  memmove(start + 1, start, b->nbins * sizeof(size_t));
+  start[0] = 0;
+  b->perm = perm;
+  b->start = start;
   return GFI_OK;
 }
 
@@ -363,14 +374,18 @@ static int bin_touches(size_t b0, size_t bw, int ns, size_t n, size_t r0, size_t
 }
 
 int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
-                 const double *c, double *grid, int nthreads) {
+                 const double *c, double *grid, int nthreads, nufft_work *w) {
   if (N == 0) return GFI_OK;
-  binning b;
-  int st = binning_make(&b, D, nf, N, t);
-  if (st) return st;
-  size_t nb0 = b.nb[0], per0 = b.nbins / nb0, bw = b.bw;
   int nt = nufft_threads(nthreads);
   if (N < 4096) nt = 1;
+  nufft_work own = {0};
+  binning b;
+  int st = binning_make(&b, w ? w : &own, D, nf, N, t, nt);
+  if (st) {
+    nufft_work_free(&own);
+    return st;
+  }
+  size_t nb0 = b.nb[0], per0 = b.nbins / nb0, bw = b.bw;
   size_t nslab = (size_t)nt < nb0 ? (size_t)nt : nb0;
   if (nslab < 1) nslab = 1;
   /* slab s owns the bin rows [sb[s], sb[s+1]), balanced by point count; the
@@ -397,7 +412,7 @@ int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const
       if (bin_touches(b0, bw, k->ns, nf[0], r0, r1))
         spread_bins(k, D, nf, &b, b0, t, c, grid, r0, r1);
   }
-  binning_free(&b);
+  nufft_work_free(&own);
   return GFI_OK;
 }
 
@@ -452,14 +467,17 @@ static void interp_point(const nufft_kernel *k, int D, const size_t *nf, const d
 }
 
 int nufft_interp(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
-                 double *c, const double *grid, int nthreads) {
+                 double *c, const double *grid, int nthreads, nufft_work *w) {
   if (N == 0) return GFI_OK;
-  binning b;
-  int st = binning_make(&b, D, nf, N, t);
-  if (st) return st;
   int nt = nufft_threads(nthreads);
   if (N < 4096) nt = 1;
-  (void)nt;
+  nufft_work own = {0};
+  binning b;
+  int st = binning_make(&b, w ? w : &own, D, nf, N, t, nt);
+  if (st) {
+    nufft_work_free(&own);
+    return st;
+  }
 #ifdef GFI_HAVE_OPENMP
 #pragma omp parallel for schedule(static, 1024) num_threads(nt) if (nt > 1)
 #endif
@@ -467,6 +485,6 @@ int nufft_interp(const nufft_kernel *k, int D, const size_t *nf, size_t N, const
     size_t j = b.perm[p];
     interp_point(k, D, nf, t + j * (size_t)D, c + 2 * j, grid);
   }
-  binning_free(&b);
+  nufft_work_free(&own);
   return GFI_OK;
 }

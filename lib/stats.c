@@ -4,11 +4,37 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
-#ifdef GFI_HAVE_OPENMP
-#include <omp.h>
-#endif
+#include "par.h"
 #include "gfi/rng.h"
 #include "gfi/stats.h"
+
+typedef struct {
+  uint64_t seed;
+  size_t nout;
+  gfi_rep_fn fn;
+  void *ctx;
+  double *out;
+} rep_ctx;
+
+/* Each thread holds one generator, reset to stream (seed, k) per replication. */
+static int rep_init(void *vc, void *ws) {
+  const rep_ctx *c = vc;
+  gsl_rng **r = ws;
+  *r = gfi_rng_stream(c->seed, 0);
+  return *r ? GFI_OK : GFI_ENOMEM;
+}
+
+static void rep_fini(void *vc, void *ws) {
+  (void)vc;
+  gsl_rng_free(*(gsl_rng **)ws);
+}
+
+static int rep_task(void *vc, size_t k, void *ws) {
+  const rep_ctx *c = vc;
+  gsl_rng *r = *(gsl_rng **)ws;
+  gfi_rng_reset(r, c->seed, (uint64_t)k);
+  return c->fn(k, r, c->out + k * c->nout, c->ctx);
+}
 
 int gfi_replicate(size_t nreps, size_t nout, const gfi_opts *opts, gfi_rep_fn fn, void *ctx,
                   double *out) {
@@ -17,42 +43,9 @@ int gfi_replicate(size_t nreps, size_t nout, const gfi_opts *opts, gfi_rep_fn fn
   gfi_opts o;
   gfi_default_opts(&o);
   if (opts) o = *opts;
-  int status = GFI_OK;
-#ifdef GFI_HAVE_OPENMP
-  int nt = gfi_threads_resolve(&o);
-  if ((size_t)nt > nreps) nt = (int)nreps;
-#pragma omp parallel num_threads(nt)
-#endif
-  {
-    gsl_rng *r = gfi_rng_stream(o.seed, 0);
-    if (!r) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp critical(gfi_replicate_status)
-#endif
-      if (status == GFI_OK) status = GFI_ENOMEM;
-    }
-#ifdef GFI_HAVE_OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-    for (size_t k = 0; k < nreps; k++) {
-      int failed;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp atomic read
-#endif
-      failed = status;
-      if (failed || !r) continue;
-      gfi_rng_reset(r, o.seed, (uint64_t)k);
-      int st = fn(k, r, out + k * nout, ctx);
-      if (st) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp critical(gfi_replicate_status)
-#endif
-        if (status == GFI_OK) status = st;
-      }
-    }
-    if (r) gsl_rng_free(r);
-  }
-  return status;
+  rep_ctx c = {o.seed, nout, fn, ctx, out};
+  par_spec sp = {nreps, gfi_threads_resolve(&o), sizeof(gsl_rng *), 1, rep_init, rep_fini};
+  return par_run(&sp, rep_task, &c);
 }
 
 int gfi_summarize(const double *x, size_t n, size_t stride, gfi_summary *s) {
@@ -86,7 +79,7 @@ int gfi_fit_line(const double *x, const double *y, const double *sigma, size_t f
     if (!isfinite(x[i]) || !isfinite(y[i])) return GFI_ENONFINITE;
     if (sigma && !(sigma[i] > 0 && isfinite(sigma[i]))) return GFI_EINVAL;
   }
-  gsl_set_error_handler_off();
+  /* gsl_fit_wlinear reports nothing through GSL's error handler. */
   double *w = malloc(m * sizeof *w);
   if (!w) return GFI_ENOMEM;
   for (size_t i = 0; i < m; i++) w[i] = sigma ? 1.0 / (sigma[first + i] * sigma[first + i]) : 1.0;

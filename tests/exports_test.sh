@@ -6,9 +6,13 @@
 #   3. the exported names are exactly the GFI_EXPORT declarations of
 #      include/gfi/*.h (none missing: declared but hidden or not defined;
 #      none extra: exported without a public declaration).
-# Usage: exports_test.sh LIBGFI_SO INCLUDE_GFI_DIR. Exit 77 (skip) without nm.
+#   4. no public header is left outside include/gfi/ (lib/gfi/, estimators/gfi/
+#      were the folders before); gfi.h includes every one and
+#      include/meson.build installs every one.
+# Usage: exports_test.sh LIBGFI_SO INCLUDE_GFI_DIR [SOURCE_ROOT]. Exit 77
+# (skip) without nm.
 set -u
-lib=$1; hdr=$2
+lib=$1; hdr=$2; src=${3:-}
 command -v nm >/dev/null 2>&1 || { echo "nm not found: skipped"; exit 77; }
 [ -f "$lib" ] || { echo "FAIL: no $lib"; exit 1; }
 tmp=$(mktemp -d) || exit 1
@@ -46,5 +50,17 @@ fi
 if [ -s "$tmp/extra" ]; then
   echo "FAIL: exported by $lib but not declared GFI_EXPORT in include/gfi:"; sed 's/^/  /' "$tmp/extra"; fail=1
 fi
+if [ -n "$src" ]; then
+  stray=$(ls "$src"/lib/gfi/*.h "$src"/estimators/gfi/*.h 2>/dev/null)
+  if [ -n "$stray" ]; then
+    echo "FAIL: public headers outside include/gfi/ (not installed, not in gfi.h):"; echo "$stray" | sed 's/^/  /'; fail=1
+  fi
+fi
+for h in "$hdr"/*.h; do
+  b=$(basename "$h")
+  [ "$b" = gfi.h ] && continue
+  grep -q "^#include \"$b\"" "$hdr/gfi.h" || { echo "FAIL: gfi.h does not include $b"; fail=1; }
+  grep -q "'gfi/$b'" "$hdr/../meson.build" || { echo "FAIL: include/meson.build does not install $b"; fail=1; }
+done
 echo "exported: $total symbols; GFI_EXPORT declarations: $(wc -l < "$tmp/declared")"
 exit $fail

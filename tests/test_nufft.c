@@ -53,7 +53,7 @@ static double worst_ratio = 0;
 
 static void sweep(int type, int D) {
   size_t ms[3] = {D == 1 ? 97 : D == 2 ? 24 : 12, D == 1 ? 1 : 19, 10};
-  size_t N = D == 3 ? 800 : 1500, K = D == 3 ? 300 : 500;
+  size_t N = 5000, K = D == 3 ? 300 : 500; /* N >= 4096: the parallel spreader */
   size_t mt = 1;
   for (int d = 0; d < D; d++) mt *= ms[d];
   size_t nout = type == 2 ? N : type == 1 ? mt : K;
@@ -246,6 +246,36 @@ static void spans(void) {
     }
     free(x); free(c); free(s); free(f); free(ref);
   }
+}
+
+/* More points than one spreading pass holds (2^18): the passes chain. */
+static void many_points(void) {
+  size_t N = 600000, K = 40, ms[1] = {41};
+  double *x = malloc(N * sizeof(double)), *c = malloc(2 * N * sizeof(double));
+  double *c2 = malloc(2 * N * sizeof(double)), *r2 = malloc(2 * N * sizeof(double));
+  double s[40], f[82], ref[82], fm[82];
+  rng_state = 4242;
+  fill(x, N, -3 * M_PI, 3 * M_PI);
+  fill(c, 2 * N, -1, 1);
+  fill(s, K, -20, 20);
+  fill(fm, 82, -1, 1);
+  nufft_opts o;
+  nufft_default_opts(&o);
+  o.tol = 1e-9;
+  double einf, e2, sumc = l1c(c, N);
+  CHECK_STATUS(nufft1(1, N, x, c, 1, ms, f, &o), GFI_OK);
+  nufft1_direct(1, N, x, c, 1, ms, ref, 0);
+  errs(f, ref, 41, sumc, &einf, &e2);
+  CHECK(einf <= FAC * o.tol, "type 1, N = %zu: %g", N, einf);
+  CHECK_STATUS(nufft2(1, N, x, c2, 1, ms, fm, &o), GFI_OK);
+  nufft2_direct(1, N, x, r2, 1, ms, fm, 0);
+  errs(c2, r2, N, l1c(fm, 41), &einf, &e2);
+  CHECK(einf <= FAC * o.tol, "type 2, N = %zu: %g", N, einf);
+  CHECK_STATUS(nufft3(1, N, x, c, 1, K, s, f, &o), GFI_OK);
+  nufft3_direct(1, N, x, c, 1, K, s, ref, 0);
+  errs(f, ref, K, sumc, &einf, &e2);
+  CHECK(einf <= FAC * o.tol, "type 3, N = %zu: %g", N, einf);
+  free(x); free(c); free(c2); free(r2);
 }
 
 static void edges(void) {
@@ -449,6 +479,7 @@ int main(void) {
   for (int D = 1; D <= 3; D++) streaming(D);
   for (int D = 1; D <= 3; D++) threads(D);
   spans();
+  many_points();
   edges();
   error_paths();
   return check_summary("nufft");

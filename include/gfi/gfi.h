@@ -15,6 +15,7 @@
 #include "progress.h"
 #include "dat.h"
 #include "density.h"
+#include "fast.h"
 #include "attention.h"
 #include "regression.h"
 #include "regression_mse.h"

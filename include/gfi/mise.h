@@ -63,7 +63,19 @@ typedef enum {
  * (seed, k)), then the measurements' own. Initialise with
  * gfi_mise_default_opts; fields are only ever added. */
 typedef struct gfi_mise_opts {
-  gfi_opts base;         /* nthreads, seed, ... (gfi_default_opts) */
+  gfi_opts base;         /* nthreads, seed, ... (gfi_default_opts). Monte Carlo with the
+                            Plancherel ISE also reads:
+                            method: how the empirical cf at the nodes is summed:
+                              GFI_METHOD_DIRECT: N x nodes sines and cosines, all N points
+                              of a replication in memory (the reference);
+                              GFI_METHOD_FAST: a type-3 NUFFT, the points streamed from
+                              each replication's RNG stream (memory independent of N);
+                              GFI_METHOD_AUTO (default): streamed, each replication's sums
+                              by the cheaper of the NUFFT and direct sums;
+                            tol: fast route, bound on the error of the empirical cf at
+                              each node (|phi_N(0)| = 1 is its largest value); 0 = 1e-12;
+                            data_block: streamed route, points per sampler call (0 =
+                              65536); the result does not depend on it */
   gfi_ise_method ise;    /* Monte Carlo: how each ISE is measured */
   int parts;             /* Monte Carlo: also estimate bias^2 and variance from the
                             pooled sample (costs about one more pass); default 1 */
@@ -86,6 +98,15 @@ typedef struct gfi_mise_result {
   size_t nreps;            /* 0 for exact */
   double bias2_in;         /* exact: the part of bias2 from inside the box |t_j| <= l R_j */
   double bias2_out;        /* exact: int outside the box of |psi|^2, (2 pi)^-D scaled */
+  /* Monte Carlo with the Plancherel ISE: how the empirical cf was computed
+   * (GFI_METHOD_DIRECT or GFI_METHOD_FAST; 0 otherwise), the node count per
+   * axis of the rule (streamed: the one rule of every replication and the
+   * pooled sample; direct: the pooled sample's), and a bound on
+   * |ISE - ISE with the exact empirical cf| over the replications implied by
+   * the NUFFT tolerance (0 for direct sums). */
+  int method;
+  size_t nodes[3];
+  double ise_err_bound;
 } gfi_mise_result;
 
 /* int kappa_l(u)^2 du = M_2l(0) / M_l(0)^2 (l = 1..8; NaN otherwise). */

@@ -1,0 +1,390 @@
+/* The empirical characteristic function at the Plancherel nodes through a
+ * type-3 NUFFT, and the streamed Monte-Carlo MISE built on it: replication
+ * k's points are drawn chunk by chunk from RNG stream (seed, k) and spread,
+ * so memory is O(chunk + nodes + NUFFT grid) whatever N. See mise_fast.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef GFI_HAVE_OPENMP
+#include <omp.h>
+#endif
+#include "mise_fast.h"
+#include "../lib/nufft.h"
+#include "gfi/rng.h"
+#include "gfi/validate.h"
+
+double ise_fast_tol(double tol) { return tol > 0 ? tol : 1e-12; }
+
+/* Spreading width the NUFFT needs for tol (ES kernel, about a digit per unit). */
+static double nufft_width(double tol) {
+  double w = ceil(log10(1.0 / tol)) + 1;
+  return w < 2 ? 2 : (w > 16 ? 16 : w);
+}
+
+/* Half-widths of the targets' box per axis (axis 0 covers [0, L]). */
+static void target_halfwidths(const ise_pl_rule *r, const axis_nodes *ax, double *S) {
+  for (size_t j = 0; j < r->D; j++) S[j] = 0.5 * (ax[j].t[ax[j].n - 1] - ax[j].t[0]);
+}
+
+gfi_method ise_pl_engine(gfi_method asked, const ise_pl_rule *r, const axis_nodes *ax, double N,
+                         const double *xhalf, double tol) {
+  if (asked == GFI_METHOD_DIRECT || asked == GFI_METHOD_FAST) return asked;
+  size_t D = r->D, K = 1;
+  for (size_t j = 0; j < D; j++) K *= ax[j].n;
+  /* nanoseconds, roughly, on one core: direct = sines and cosines per (point,
+   * axis-0 node) and a complex multiply-add per (point, node); fast = w^D
+   * kernel values per point and per node, and the FFT of the fine grid */
+  double direct = D == 1 ? 15.0 * N * (double)K : N * (15.0 * (double)ax[0].n + 1.5 * (double)K);
+  double S[MISE_MAXD];
+  target_halfwidths(r, ax, S);
+  nufft_opts no;
+  nufft_default_opts(&no);
+  no.tol = ise_fast_tol(tol);
+  size_t nf[3];
+  size_t G = nufft3_grid_size((int)D, xhalf, S, &no, nf);
+  if (G == 0) return GFI_METHOD_DIRECT;
+  double wD = pow(nufft_width(no.tol), (double)D);
+  double fast = 2.0 * (N + (double)K) * wD + 5.0 * (double)G * log2((double)G + 2);
+  return fast < direct ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+}
+
+double *ise_pl_targets(const ise_pl_rule *r, const axis_nodes *ax, size_t *K_out) {
+  size_t D = r->D, n0 = ax[0].n, nrow = ise_pl_row(r, ax);
+  if (nrow && n0 > SIZE_MAX / nrow / D / sizeof(double)) return NULL;
+  size_t K = n0 * nrow;
+  double *t = malloc(K * D * sizeof *t);
+  if (!t) return NULL;
+  size_t n1 = D > 1 ? ax[1].n : 1, n2 = D > 2 ? ax[2].n : 1, q = 0;
+  for (size_t i0 = 0; i0 < n0; i0++)
+    for (size_t i1 = 0; i1 < n1; i1++)
+      for (size_t i2 = 0; i2 < n2; i2++, q++) {
+        t[q * D] = ax[0].t[i0];
+        if (D > 1) t[q * D + 1] = ax[1].t[i1];
+        if (D > 2) t[q * D + 2] = ax[2].t[i2];
+      }
+  *K_out = K;
+  return t;
+}
+
+int ise_pl_ecf_nufft(const ise_pl_rule *r, const axis_nodes *ax, size_t N, const double *x,
+                     double tol, int nt, double *pr, double *pim) {
+  size_t D = r->D, K = 0;
+  double lo[MISE_MAXD], hi[MISE_MAXD];
+  for (size_t j = 0; j < D; j++) {
+    lo[j] = INFINITY;
+    hi[j] = -INFINITY;
+  }
+  for (size_t i = 0; i < N; i++)
+    for (size_t j = 0; j < D; j++) {
+      lo[j] = fmin(lo[j], x[i * D + j]);
+      hi[j] = fmax(hi[j], x[i * D + j]);
+    }
+  double *t = ise_pl_targets(r, ax, &K);
+  double *c = malloc(2 * PL_CHUNK * sizeof *c), *f = K ? malloc(2 * K * sizeof *f) : NULL;
+  nufft3_plan *p = NULL;
+  int st = t && c && f ? GFI_OK : GFI_ENOMEM;
+  nufft_opts no;
+  nufft_default_opts(&no);
+  no.tol = ise_fast_tol(tol);
+  no.nthreads = nt;
+  if (!st) st = nufft3_plan_make(&p, (int)D, lo, hi, +1, K, t, &no);
+  for (size_t i = 0; i < PL_CHUNK && c; i++) {
+    c[2 * i] = 1.0;
+    c[2 * i + 1] = 0.0;
+  }
+  for (size_t b = 0; b < N && !st; b += PL_CHUNK) {
+    size_t n = N - b < PL_CHUNK ? N - b : PL_CHUNK;
+    st = nufft3_add(p, n, x + b * D, c);
+  }
+  if (!st) st = nufft3_exec(p, f);
+  if (!st)
+    for (size_t q = 0; q < K; q++) {
+      pr[q] += f[2 * q];
+      pim[q] += f[2 * q + 1];
+    }
+  nufft3_destroy(p);
+  free(t);
+  free(c);
+  free(f);
+  return st;
+}
+
+double ise_pl_err_bound(const ise_pl_rule *r, double tol, double swk2, double s) {
+  /* |sum W (|a + K e|^2 - |a|^2)| <= 2 sqrt(sum W K^2) sqrt(sum W |a|^2) |e|_max
+   * + |e|_max^2 sum W K^2, doubled for the half-space, scaled by (2 pi)^-D */
+  double e = tol;
+  return pow(2 * M_PI, -(double)r->D) * 2 * (2 * e * sqrt(swk2 * fmax(s, 0)) + e * e * swk2);
+}
+
+/* ---- the streamed Monte-Carlo MISE -------------------------------------------- */
+
+/* Draws n points (n x D) from r in sampler calls of at most `block` points:
+ * gfi_model_sample's samplers keep no state outside r, so the points are
+ * those of one call drawing all of them. */
+static int draw(const gfi_model *m, gsl_rng *r, size_t n, size_t block, size_t D, double *x) {
+  for (size_t b = 0; b < n; b += block) {
+    size_t k = n - b < block ? n - b : block;
+    int st = gfi_model_sample(m, r, k, x + b * D);
+    if (st) return st;
+  }
+  return gfi_check_finite(x, n * D, NULL);
+}
+
+/* The node-sum of W |phi K - psi|^2 for raw ecf sums (pr, pim) / Ntot, row
+ * by row in a fixed order; *swk2 (may be NULL) receives sum W K^2. */
+static double node_sum(size_t n0, size_t nrow, const double *k0, const double *w0,
+                       const double *kr, const double *wr, const double *psr, const double *psi,
+                       const double *pr, const double *pim, double Ntot, double *swk2) {
+  double s = 0, sk = 0;
+  for (size_t i0 = 0; i0 < n0; i0++) {
+    double srow = 0, skrow = 0;
+    for (size_t q = 0; q < nrow; q++) {
+      size_t g = i0 * nrow + q;
+      double K = k0[i0] * kr[q], W = w0[i0] * wr[q];
+      double dr = pr[g] / Ntot * K - psr[g], di = pim[g] / Ntot * K - psi[g];
+      srow += W * (dr * dr + di * di);
+      skrow += W * K * K;
+    }
+    s += srow;
+    sk += skrow;
+  }
+  if (swk2) *swk2 = sk;
+  return s;
+}
+
+typedef struct {
+  gsl_rng *r;
+  double *x, *c, *f;
+  nufft3_plan *p;
+} worker;
+
+static void worker_free(worker *w) {
+  if (w->r) gsl_rng_free(w->r);
+  free(w->x);
+  free(w->c);
+  free(w->f);
+  nufft3_destroy(w->p);
+  memset(w, 0, sizeof *w);
+}
+
+int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
+                   const gfi_mise_opts *o, int nt, gfi_mise_result *res, double *ise_out) {
+  size_t D = gfi_model_dim(m);
+  if (D > MISE_MAXD) return GFI_EUNSUPPORTED;
+  ise_pl_rule rule;
+  int st = ise_pl_init(m, l, R, o->resolution, nt, &rule);
+  if (st) return st;
+  size_t block = o->base.data_block ? (o->base.data_block < PL_CHUNK ? o->base.data_block : PL_CHUNK) : PL_CHUNK;
+  double tol = ise_fast_tol(o->base.tol);
+  int T = nt < 1 ? 1 : nt;
+  if ((size_t)T > nreps) T = (int)nreps;
+  int inner = nt / T > 1 ? nt / T : 1;
+  if (nreps > SIZE_MAX / (2 * MISE_MAXD)) return GFI_ENOMEM;
+  double *ext = malloc(nreps * 2 * D * sizeof *ext);
+  worker *wk = calloc((size_t)T, sizeof *wk);
+  if (!ext || !wk) {
+    free(ext);
+    free(wk);
+    return GFI_ENOMEM;
+  }
+  for (int t = 0; t < T && !st; t++) {
+    wk[t].r = gfi_rng_stream(o->base.seed, 0);
+    wk[t].x = malloc(PL_CHUNK * D * sizeof *wk[t].x);
+    if (!wk[t].r || !wk[t].x) st = GFI_ENOMEM;
+  }
+  /* pass 1: every replication's extent (min and max per axis) */
+  if (!st) {
+    int bad = 0;
+#ifdef GFI_HAVE_OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(T)
+#endif
+    for (size_t k = 0; k < nreps; k++) {
+#ifdef GFI_HAVE_OPENMP
+      worker *w = wk + omp_get_thread_num();
+#else
+      worker *w = wk;
+#endif
+      double *lo = ext + k * 2 * D, *hi = lo + D;
+      for (size_t j = 0; j < D; j++) {
+        lo[j] = INFINITY;
+        hi[j] = -INFINITY;
+      }
+      int s2 = gfi_rng_reset(w->r, o->base.seed, (uint64_t)k);
+      for (size_t b = 0; b < N && !s2; b += PL_CHUNK) {
+        size_t n = N - b < PL_CHUNK ? N - b : PL_CHUNK;
+        s2 = draw(m, w->r, n, block, D, w->x);
+        for (size_t i = 0; i < n && !s2; i++)
+          for (size_t j = 0; j < D; j++) {
+            lo[j] = fmin(lo[j], w->x[i * D + j]);
+            hi[j] = fmax(hi[j], w->x[i * D + j]);
+          }
+      }
+      if (s2) {
+#ifdef GFI_HAVE_OPENMP
+#pragma omp critical(gfi_mise_stream)
+#endif
+        if (!bad) bad = s2;
+      }
+    }
+    st = bad;
+  }
+  /* one rule for every replication and the pooled sample: the union's extent */
+  double lo[MISE_MAXD], hi[MISE_MAXD], xabs[MISE_MAXD], xhalf[MISE_MAXD];
+  axis_nodes ax[MISE_MAXD] = {{0, NULL, NULL}, {0, NULL, NULL}, {0, NULL, NULL}};
+  if (!st) {
+    for (size_t j = 0; j < D; j++) {
+      lo[j] = INFINITY;
+      hi[j] = -INFINITY;
+      for (size_t k = 0; k < nreps; k++) {
+        lo[j] = fmin(lo[j], ext[k * 2 * D + j]);
+        hi[j] = fmax(hi[j], ext[k * 2 * D + D + j]);
+      }
+      xabs[j] = fmax(fabs(lo[j]), fabs(hi[j]));
+      xhalf[j] = 0.5 * (hi[j] - lo[j]);
+    }
+    st = ise_pl_axes(&rule, 1, xabs, o->resolution, (double)ISE_STREAM_MAX_NODES, ax);
+  }
+  free(ext);
+  gfi_method engine = GFI_METHOD_DIRECT;
+  size_t n0 = 0, nrow = 0, K = 0;
+  double *tg = NULL, *psr = NULL, *psi = NULL, *k0 = NULL, *w0 = NULL, *kr = NULL, *wr = NULL;
+  double *slots = NULL, *pool = NULL, *ise = NULL, *bound = NULL;
+  if (!st) {
+    engine = ise_pl_engine(o->base.method, &rule, ax, (double)N, xhalf, tol);
+    n0 = ax[0].n;
+    nrow = ise_pl_row(&rule, ax);
+    K = n0 * nrow;
+    psr = malloc(K * sizeof *psr);
+    psi = malloc(K * sizeof *psi);
+    k0 = malloc(n0 * sizeof *k0);
+    w0 = malloc(n0 * sizeof *w0);
+    kr = malloc(nrow * sizeof *kr);
+    wr = malloc(nrow * sizeof *wr);
+    slots = malloc((size_t)T * 2 * K * sizeof *slots);
+    pool = o->parts ? calloc(2 * K, sizeof *pool) : NULL;
+    ise = malloc(nreps * sizeof *ise);
+    bound = malloc(nreps * sizeof *bound);
+    if (!psr || !psi || !k0 || !w0 || !kr || !wr || !slots || (o->parts && !pool) || !ise || !bound)
+      st = GFI_ENOMEM;
+  }
+  if (!st && engine == GFI_METHOD_FAST) {
+    tg = ise_pl_targets(&rule, ax, &K);
+    if (!tg) st = GFI_ENOMEM;
+    nufft_opts no;
+    nufft_default_opts(&no);
+    no.tol = tol;
+    no.nthreads = inner;
+    for (int t = 0; t < T && !st; t++) {
+      wk[t].c = malloc(2 * PL_CHUNK * sizeof *wk[t].c);
+      wk[t].f = malloc(2 * K * sizeof *wk[t].f);
+      if (!wk[t].c || !wk[t].f) st = GFI_ENOMEM;
+      for (size_t i = 0; i < PL_CHUNK && !st; i++) {
+        wk[t].c[2 * i] = 1.0;
+        wk[t].c[2 * i + 1] = 0.0;
+      }
+      if (!st) st = nufft3_plan_make(&wk[t].p, (int)D, lo, hi, +1, K, tg, &no);
+    }
+    free(tg);
+    tg = NULL;
+  }
+  /* psi and the kappa and weight factors at the nodes, once */
+  if (!st) {
+    ise_pl_axis_factors(&rule, ax, 0, k0, w0);
+    ise_pl_row_factors(&rule, ax, kr, wr);
+    int bad = 0;
+#ifdef GFI_HAVE_OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+#endif
+    for (size_t i0 = 0; i0 < n0; i0++) {
+      double *t = malloc(nrow * D * sizeof *t);
+      int s2 = t ? ise_pl_cf_row(m, &rule, ax, i0, t, psr + i0 * nrow, psi + i0 * nrow) : GFI_ENOMEM;
+      free(t);
+      if (s2) {
+#ifdef GFI_HAVE_OPENMP
+#pragma omp critical(gfi_mise_stream)
+#endif
+        if (!bad) bad = s2;
+      }
+    }
+    st = bad;
+  }
+  /* pass 2: replications in batches of T; each thread's raw sums go to its
+   * slot, the pooled sums add the slots in replication order */
+  for (size_t b0 = 0; b0 < nreps && !st; b0 += (size_t)T) {
+    size_t nb = nreps - b0 < (size_t)T ? nreps - b0 : (size_t)T;
+    int bad = 0;
+#ifdef GFI_HAVE_OPENMP
+#pragma omp parallel for schedule(static, 1) num_threads(T)
+#endif
+    for (size_t q = 0; q < nb; q++) {
+#ifdef GFI_HAVE_OPENMP
+      worker *w = wk + omp_get_thread_num();
+#else
+      worker *w = wk;
+#endif
+      size_t k = b0 + q;
+      double *pr = slots + q * 2 * K, *pim = pr + K;
+      memset(pr, 0, 2 * K * sizeof *pr);
+      int s2 = gfi_rng_reset(w->r, o->base.seed, (uint64_t)k);
+      if (engine == GFI_METHOD_FAST) nufft3_reset(w->p);
+      for (size_t b = 0; b < N && !s2; b += PL_CHUNK) {
+        size_t n = N - b < PL_CHUNK ? N - b : PL_CHUNK;
+        s2 = draw(m, w->r, n, block, D, w->x);
+        if (!s2)
+          s2 = engine == GFI_METHOD_FAST ? nufft3_add(w->p, n, w->x, w->c)
+                                         : ise_pl_ecf_accum(&rule, ax, n, w->x, inner, pr, pim);
+      }
+      if (!s2 && engine == GFI_METHOD_FAST) {
+        s2 = nufft3_exec(w->p, w->f);
+        for (size_t g = 0; g < K && !s2; g++) {
+          pr[g] = w->f[2 * g];
+          pim[g] = w->f[2 * g + 1];
+        }
+      }
+      if (!s2) {
+        double swk2, s = node_sum(n0, nrow, k0, w0, kr, wr, psr, psi, pr, pim, (double)N, &swk2);
+        s2 = ise_pl_finish(&rule, s, ise + k);
+        bound[k] = engine == GFI_METHOD_FAST ? ise_pl_err_bound(&rule, tol, swk2, s) : 0.0;
+      }
+      if (s2) {
+#ifdef GFI_HAVE_OPENMP
+#pragma omp critical(gfi_mise_stream)
+#endif
+        if (!bad) bad = s2;
+      }
+    }
+    st = bad;
+    if (!st && pool)
+      for (size_t q = 0; q < nb; q++)
+        for (size_t g = 0; g < 2 * K; g++) pool[g] += slots[q * 2 * K + g];
+  }
+  if (!st) st = mise_mc_summarize(ise, nreps, res);
+  if (!st && pool) {
+    double swk2, ip;
+    double s = node_sum(n0, nrow, k0, w0, kr, wr, psr, psi, pool, pool + K,
+                        (double)nreps * (double)N, &swk2);
+    st = ise_pl_finish(&rule, s, &ip);
+    if (!st) mise_mc_parts(res, ip);
+  }
+  if (!st) {
+    res->method = engine;
+    for (size_t j = 0; j < 3; j++) res->nodes[j] = j < D ? ax[j].n : 0;
+    res->ise_err_bound = 0;
+    for (size_t k = 0; k < nreps; k++) res->ise_err_bound = fmax(res->ise_err_bound, bound[k]);
+    if (ise_out) memcpy(ise_out, ise, nreps * sizeof *ise);
+  }
+  for (int t = 0; t < T; t++) worker_free(wk + t);
+  free(wk);
+  for (size_t j = 0; j < MISE_MAXD; j++) axis_free(ax + j);
+  free(psr);
+  free(psi);
+  free(k0);
+  free(w0);
+  free(kr);
+  free(wr);
+  free(slots);
+  free(pool);
+  free(ise);
+  free(bound);
+  return st;
+}

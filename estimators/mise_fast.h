@@ -1,0 +1,51 @@
+/* The empirical cf at the Plancherel nodes by a type-3 NUFFT, and the
+ * streamed Monte-Carlo MISE (internal, not installed).
+ *
+ * Streaming scheme: replication k's N points are the first N draws of RNG
+ * stream (seed, k), exactly as gfi_mise_mc's direct route draws them, taken
+ * in chunks of PL_CHUNK points (each chunk in sampler calls of at most
+ * opts->block points; the samplers keep no state outside the generator, so
+ * the points do not depend on how they are split). Pass 1 finds every
+ * replication's extent; one node rule (ise_pl_axes on the union's extent)
+ * then serves every replication and the pooled sample, whose empirical cf is
+ * the mean of the replications' at the same nodes. Pass 2 redraws the same
+ * chunks and adds them to the empirical cf: spread by nufft3_add (fast) or by
+ * direct sums (ise_pl_ecf_accum). The chunk boundaries depend on N only, so
+ * the bits depend neither on opts->block nor on the thread count. */
+#ifndef GFI_MISE_FAST_H
+#define GFI_MISE_FAST_H
+
+#include "ise_rule.h"
+
+/* Points per streamed chunk (a multiple of PL_PBLOCK). */
+#define PL_CHUNK ((size_t)65536)
+/* Largest node rule of the streamed route. */
+#define ISE_STREAM_MAX_NODES ((size_t)1 << 24)
+
+/* tol, or the default 1e-12 when tol <= 0. */
+double ise_fast_tol(double tol);
+
+/* The engine for N points with half-widths xhalf[D] on the rule's nodes:
+ * asked when DIRECT or FAST; for AUTO the cheaper by a cost model. */
+gfi_method ise_pl_engine(gfi_method asked, const ise_pl_rule *r, const axis_nodes *ax, double N,
+                         const double *xhalf, double tol);
+
+/* The tensor nodes as points (K x D, the order of ise_pl_row), malloc'ed. */
+double *ise_pl_targets(const ise_pl_rule *r, const axis_nodes *ax, size_t *K);
+
+/* As ise_pl_ecf_accum (adds the raw sums) by a type-3 NUFFT to tolerance tol
+ * (each raw sum within about tol * N). */
+int ise_pl_ecf_nufft(const ise_pl_rule *r, const axis_nodes *ax, size_t N, const double *x,
+                     double tol, int nt, double *pr, double *pim);
+
+/* Bound on |ISE - ISE with the exact empirical cf| for a cf error <= tol at
+ * each node, given sum W K^2 and the node sum s (not scaled). */
+double ise_pl_err_bound(const ise_pl_rule *r, double tol, double swk2, double s);
+
+/* The Monte-Carlo MISE by the streamed route (see above), opts->method AUTO
+ * or FAST, nt threads. GFI_EUNSUPPORTED when the rule would exceed
+ * ISE_STREAM_MAX_NODES nodes (heavy tails). */
+int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
+                   const gfi_mise_opts *o, int nt, gfi_mise_result *res, double *ise_out);
+
+#endif

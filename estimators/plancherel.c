@@ -1,0 +1,497 @@
+/* The Plancherel quadrature shared by the exact MISE, the exact ISE of one
+ * estimate and the Monte-Carlo MISE (CPU and GPU): what the quadrature knows
+ * about |psi|^2 of a truth (its scales, and psi itself), the Gauss-Legendre
+ * node lists on each frequency axis, and the node rule of a Plancherel ISE.
+ * See plancherel.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+#include <gsl/gsl_integration.h>
+#ifdef GFI_HAVE_OPENMP
+#include <omp.h>
+#endif
+#include "plancherel.h"
+#include "mise_internal.h"
+
+/* |psi|^2 of a Gaussian pair term is below e^-LOG_CUT of its peak beyond T. */
+#define LOG_CUT 45.0
+/* Graded cells grow like GRADE * |t|. */
+#define GRADE 0.25
+/* Geometric refinement towards t = 0 on graded axes (endpoint behaviour
+ * like |t|^nu of Student-t cfs). */
+#define NGEOM 20
+#define MAX_NODES PL_MAX_NODES
+
+/* ---- small dense linear algebra (D <= 3) -------------------------------- */
+
+/* Diagonal of the inverse of a symmetric positive-definite D x D matrix. */
+static int inv_diag(size_t D, const double *P, double *d) {
+  if (D == 1) {
+    if (!(P[0] > 0)) return GFI_ENOTPD;
+    d[0] = 1.0 / P[0];
+    return GFI_OK;
+  }
+  if (D == 2) {
+    double det = P[0] * P[3] - P[1] * P[2];
+    if (!(det > 0)) return GFI_ENOTPD;
+    d[0] = P[3] / det;
+    d[1] = P[0] / det;
+    return GFI_OK;
+  }
+  double a = P[0], b = P[1], c = P[2], e = P[4], f = P[5], i = P[8];
+  double c00 = e * i - f * f, c11 = a * i - c * c, c22 = a * e - b * b;
+  double det = a * c00 - b * (b * i - f * c) + c * (b * f - e * c);
+  if (!(det > 0)) return GFI_ENOTPD;
+  d[0] = c00 / det;
+  d[1] = c11 / det;
+  d[2] = c22 / det;
+  return GFI_OK;
+}
+
+/* ---- what the quadrature knows about |psi|^2 ----------------------------- */
+
+double psi_amp2_1d(const gfi_model *f, double t) {
+  double re, im;
+  if (gfi_model_cf(f, 1, &t, &re, &im) != GFI_OK) return NAN;
+  return re * re + im * im;
+}
+
+/* Scales of |psi|^2 for a set of Gaussian components on one axis or jointly. */
+static int mixture_scales(size_t D, size_t K, const double *w, const double *mu, const double *S,
+                          double *h, double *osc, double *T, double *centre, double *scale) {
+  (void)w;
+  double P[MISE_MAXD * MISE_MAXD], dg[MISE_MAXD];
+  for (size_t j = 0; j < D; j++) {
+    h[j] = INFINITY;
+    osc[j] = INFINITY;
+    T[j] = 0;
+  }
+  for (size_t a = 0; a < K; a++)
+    for (size_t b = 0; b <= a; b++) {
+      for (size_t q = 0; q < D * D; q++) P[q] = S[a * D * D + q] + S[b * D * D + q];
+      int st = inv_diag(D, P, dg);
+      if (st) return st;
+      for (size_t j = 0; j < D; j++) {
+        h[j] = fmin(h[j], 1.0 / sqrt(P[j * D + j]));
+        T[j] = fmax(T[j], sqrt(2 * LOG_CUT * dg[j]));
+        double dm = fabs(mu[a * D + j] - mu[b * D + j]);
+        if (dm > 0) osc[j] = fmin(osc[j], 3.0 / dm);
+      }
+    }
+  for (size_t j = 0; j < D; j++) {
+    double c = 0, v = 0;
+    for (size_t a = 0; a < K; a++) c += w[a] * mu[a * D + j];
+    for (size_t a = 0; a < K; a++) {
+      double d = mu[a * D + j] - c;
+      v += w[a] * (S[a * D * D + j * D + j] + d * d);
+    }
+    centre[j] = c;
+    scale[j] = sqrt(v);
+  }
+  return GFI_OK;
+}
+
+/* A 1-D factor of a product (or a 1-D model) on axis j. */
+static int factor_init(const gfi_model *f, psi_info *pi, size_t j) {
+  if (gfi_model_dim(f) != 1) return GFI_EUNSUPPORTED;
+  gfi_model_kind k = gfi_model_get_kind(f);
+  pi->fac[j] = f;
+  if (k == GFI_MODEL_MIXTURE) {
+    size_t K;
+    const double *w, *mu, *S;
+    int st = gfi_model_mixture_parts(f, &K, &w, &mu, &S);
+    if (st) return st;
+    pi->graded[j] = 0;
+    return mixture_scales(1, K, w, mu, S, pi->h + j, pi->osc + j, pi->T + j, pi->centre + j,
+                          pi->scale + j);
+  }
+  if (k != GFI_MODEL_LAPLACE && k != GFI_MODEL_CAUCHY && k != GFI_MODEL_STUDENT_T)
+    return GFI_EUNSUPPORTED;
+  /* |psi|^2 decreases monotonically: bisect for where it halves. */
+  double lo = 1e-12, hi = 1e12;
+  for (int it = 0; it < 200 && hi / lo > 1 + 1e-6; it++) {
+    double mid = sqrt(lo * hi);
+    double a = psi_amp2_1d(f, mid);
+    if (!isfinite(a)) return GFI_EQUAD;
+    if (a > 0.5) lo = mid; else hi = mid;
+  }
+  double th = sqrt(lo * hi);
+  pi->h[j] = th;
+  pi->osc[j] = INFINITY;
+  pi->T[j] = INFINITY;
+  pi->graded[j] = 1;
+  /* location from the phase of psi at a small frequency */
+  double t0 = 1e-3 * th, re, im;
+  int st = gfi_model_cf(f, 1, &t0, &re, &im);
+  if (st) return st;
+  pi->centre[j] = atan2(im, re) / t0;
+  pi->scale[j] = 1.0 / th;
+  return GFI_OK;
+}
+
+int psi_info_init(const gfi_model *m, psi_info *pi) {
+  if (!m || !pi) return GFI_EINVAL;
+  memset(pi, 0, sizeof *pi);
+  size_t D = gfi_model_dim(m);
+  if (D < 1 || D > MISE_MAXD) return GFI_EUNSUPPORTED;
+  pi->D = D;
+  gfi_model_kind kind = gfi_model_get_kind(m);
+  if (kind == GFI_MODEL_MIXTURE) {
+    int st = gfi_model_mixture_parts(m, &pi->K, &pi->w, &pi->mu, &pi->S);
+    if (st) return st;
+    pi->route = PSI_MIXTURE;
+    return mixture_scales(D, pi->K, pi->w, pi->mu, pi->S, pi->h, pi->osc, pi->T, pi->centre,
+                          pi->scale);
+  }
+  pi->route = PSI_PRODUCT;
+  if (kind == GFI_MODEL_PRODUCT) {
+    size_t Df;
+    const gfi_model *const *f;
+    int st = gfi_model_product_factors(m, &Df, &f);
+    if (st) return st;
+    if (Df != D) return GFI_EDIM;
+    for (size_t j = 0; j < D; j++) {
+      st = factor_init(f[j], pi, j);
+      if (st) return st;
+    }
+    return GFI_OK;
+  }
+  return factor_init(m, pi, 0);
+}
+
+
+void psi_mixture_eval(const psi_info *pi, const double *t, double *re, double *im) {
+  const size_t D = pi->D;
+  double sr = 0, si = 0;
+  for (size_t a = 0; a < pi->K; a++) {
+    const double *S = pi->S + a * D * D, *mu = pi->mu + a * D;
+    double q = 0, ph = 0;
+    for (size_t i = 0; i < D; i++) {
+      double r = 0;
+      for (size_t j = 0; j < D; j++) r += S[i * D + j] * t[j];
+      q += t[i] * r;
+      ph += t[i] * mu[i];
+    }
+    double e = pi->w[a] * exp(-0.5 * q);
+    sr += e * cos(ph);
+    si += e * sin(ph);
+  }
+  *re = sr;
+  *im = si;
+}
+
+/* ---- axis node lists ----------------------------------------------------- */
+
+void axis_free(axis_nodes *ax) {
+  if (!ax) return;
+  free(ax->t);
+  free(ax->w);
+  ax->t = ax->w = NULL;
+  ax->n = 0;
+}
+
+typedef struct {
+  double *c;
+  size_t n, cap;
+} cells;
+
+static int cell_add(cells *c, double x) {
+  if (c->n == c->cap) {
+    size_t nc = c->cap ? 2 * c->cap : 64;
+    double *p = realloc(c->c, nc * sizeof *p);
+    if (!p) return GFI_ENOMEM;
+    c->c = p;
+    c->cap = nc;
+  }
+  c->c[c->n++] = x;
+  return GFI_OK;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int axis_build(double a, double b, int l, double R, double h, double osc, int graded, double res,
+               axis_nodes *ax) {
+  memset(ax, 0, sizeof *ax);
+  if (!(b > a)) return GFI_EINVAL;
+  double bp[24];
+  size_t nb = 0;
+  bp[nb++] = a;
+  for (int k = -l; k <= l; k += 2) {
+    double x = k * R;
+    if (x > a && x < b) bp[nb++] = x;
+  }
+  if (graded && a == 0) {
+    double x = fmin(h, b);
+    for (int g = 0; g < NGEOM; g++) {
+      x *= 0.5;
+      if (x > a && x < b) bp[nb++] = x;
+    }
+  }
+  bp[nb++] = b;
+  qsort(bp, nb, sizeof *bp, cmp_double);
+  double wmax = fmin(h, osc) / res;
+  cells c = {0};
+  int st = GFI_OK;
+  for (size_t i = 0; i + 1 < nb && !st; i++) {
+    double u = bp[i], v = bp[i + 1];
+    if (!(v > u)) continue;
+    if (graded) {
+      double x = u;
+      while (x < v && !st) {
+        double w = fmax(h, GRADE * fabs(x));
+        if (osc < w) w = osc;
+        w /= res;
+        double nx = x + w;
+        if (nx > v || v - nx < 0.25 * w) nx = v;
+        st = cell_add(&c, x);
+        x = nx;
+        if (c.n > MAX_NODES / MISE_GL) st = GFI_EUNSUPPORTED;
+      }
+    } else {
+      double m = ceil((v - u) / wmax);
+      if (m > (double)(MAX_NODES / MISE_GL)) {
+        st = GFI_EUNSUPPORTED;
+        break;
+      }
+      size_t mm = (size_t)m;
+      if (mm < 1) mm = 1;
+      for (size_t q = 0; q < mm && !st; q++) st = cell_add(&c, u + (v - u) * (double)q / (double)mm);
+    }
+  }
+  if (!st) st = cell_add(&c, b);
+  if (st) {
+    free(c.c);
+    return st;
+  }
+  /* c.c holds the cell edges (sorted, b last) */
+  size_t ncell = c.n - 1;
+  ax->n = ncell * MISE_GL;
+  ax->t = malloc(ax->n * sizeof *ax->t);
+  ax->w = malloc(ax->n * sizeof *ax->w);
+  gsl_integration_glfixed_table *tab = gsl_integration_glfixed_table_alloc(MISE_GL);
+  if (!ax->t || !ax->w || !tab) {
+    free(c.c);
+    axis_free(ax);
+    if (tab) gsl_integration_glfixed_table_free(tab);
+    return GFI_ENOMEM;
+  }
+  for (size_t q = 0; q < ncell; q++)
+    for (size_t i = 0; i < MISE_GL; i++)
+      gsl_integration_glfixed_point(c.c[q], c.c[q + 1], i, ax->t + q * MISE_GL + i,
+                                    ax->w + q * MISE_GL + i, tab);
+  gsl_integration_glfixed_table_free(tab);
+  free(c.c);
+  return GFI_OK;
+}
+
+
+/* ---- the node rule of a Plancherel ISE ------------------------------------ */
+
+int ise_pl_init(const gfi_model *m, int l, const double *R, double res, int nthreads,
+                ise_pl_rule *r) {
+  memset(r, 0, sizeof *r);
+  size_t D = gfi_model_dim(m);
+  if (D > MISE_MAXD) return GFI_EUNSUPPORTED;
+  r->D = D;
+  r->l = l;
+  for (size_t j = 0; j < D; j++) r->R[j] = R[j];
+  int st = psi_info_init(m, &r->pi);
+  if (st) return st;
+  mise_integrals I;
+  st = mise_integrals_compute(&r->pi, l, R, res, nthreads, &I);
+  if (st) return st;
+  r->bias_out = I.bias_out;
+  return GFI_OK;
+}
+
+int ise_pl_axes(const ise_pl_rule *r, size_t N, const double *xabs, double res, double max_work,
+                axis_nodes ax[MISE_MAXD]) {
+  /* highest frequency of |phi_N Kbar - psi|^2 on each axis */
+  memset(ax, 0, MISE_MAXD * sizeof *ax);
+  const psi_info *pi = &r->pi;
+  double work = (double)N;
+  int st = GFI_OK;
+  for (size_t j = 0; j < r->D && !st; j++) {
+    double xm = fmax(fabs(pi->centre[j]), xabs[j]);
+    if (pi->route == PSI_MIXTURE)
+      for (size_t a = 0; a < pi->K; a++) xm = fmax(xm, fabs(pi->mu[a * r->D + j]));
+    double F = 2 * xm;
+    double wmax;
+    if (r->D < 3) {
+      wmax = fmin(pi->h[j], pi->osc[j]);
+      if (F > 0) wmax = fmin(wmax, 3.0 / F);
+    } else {
+      /* D = 3: cells up to a phase of 4 (not 1.5) at the highest frequency
+       * and twice the scale of |psi|^2, so that the tensor rule stays near
+       * 10^6 nodes; 16 points per cell still integrate such a cell to about
+       * 1e-15 (4^32 / 32!), and tests compare with res = 2. */
+      wmax = fmin(2 * pi->h[j], 2 * pi->osc[j]);
+      if (F > 0) wmax = fmin(wmax, 8.0 / F);
+    }
+    double L = r->l * r->R[j];
+    if (L / wmax * MISE_GL * work > max_work) {
+      st = GFI_EUNSUPPORTED;
+      break;
+    }
+    st = axis_build(j == 0 ? 0.0 : -L, L, r->l, r->R[j], wmax, INFINITY, 0, res, ax + j);
+    if (!st) work *= (double)ax[j].n;
+  }
+  if (!st && work > max_work) st = GFI_EUNSUPPORTED;
+  if (st)
+    for (size_t j = 0; j < MISE_MAXD; j++) axis_free(ax + j);
+  return st;
+}
+
+int ise_pl_cf_row(const gfi_model *m, const ise_pl_rule *r, const axis_nodes *ax, size_t i0,
+                  double *t, double *re, double *im) {
+  size_t D = r->D, n1 = D > 1 ? ax[1].n : 1, n2 = D > 2 ? ax[2].n : 1;
+  for (size_t i1 = 0; i1 < n1; i1++)
+    for (size_t i2 = 0; i2 < n2; i2++) {
+      double *tt = t + (i1 * n2 + i2) * D;
+      tt[0] = ax[0].t[i0];
+      if (D > 1) tt[1] = ax[1].t[i1];
+      if (D > 2) tt[2] = ax[2].t[i2];
+    }
+  return gfi_model_cf(m, n1 * n2, t, re, im);
+}
+
+size_t ise_pl_row(const ise_pl_rule *r, const axis_nodes *ax) {
+  size_t n = 1;
+  for (size_t j = 1; j < r->D; j++) n *= ax[j].n;
+  return n;
+}
+
+void ise_pl_row_factors(const ise_pl_rule *r, const axis_nodes *ax, double *k, double *w) {
+  if (r->D < 3) {
+    ise_pl_axis_factors(r, ax, 1, k, w);
+    return;
+  }
+  size_t n1 = ax[1].n, n2 = ax[2].n;
+  for (size_t i1 = 0; i1 < n1; i1++) {
+    double k1 = gfi_kappa(r->l, ax[1].t[i1] / r->R[1]);
+    for (size_t i2 = 0; i2 < n2; i2++) {
+      k[i1 * n2 + i2] = k1 * gfi_kappa(r->l, ax[2].t[i2] / r->R[2]);
+      w[i1 * n2 + i2] = ax[1].w[i1] * ax[2].w[i2];
+    }
+  }
+}
+
+void ise_pl_axis_factors(const ise_pl_rule *r, const axis_nodes *ax, size_t j, double *k, double *w) {
+  if (j >= r->D) {
+    k[0] = w[0] = 1.0;
+    return;
+  }
+  for (size_t i = 0; i < ax[j].n; i++) {
+    k[i] = gfi_kappa(r->l, ax[j].t[i] / r->R[j]);
+    w[i] = ax[j].w[i];
+  }
+}
+
+int ise_pl_finish(const ise_pl_rule *r, double s, double *ise) {
+  *ise = pow(2 * M_PI, -(double)r->D) * (2 * s + r->bias_out);
+  return isfinite(*ise) ? GFI_OK : GFI_EQUAD;
+}
+
+/* ---- the empirical cf at the nodes, by direct sums ---------------------------- */
+
+int ise_pl_ecf_accum(const ise_pl_rule *r, const axis_nodes *ax, size_t N, const double *x, int nt,
+                     double *pr, double *pim) {
+  const size_t D = r->D, n0 = ax[0].n;
+#ifndef GFI_HAVE_OPENMP
+  (void)nt;
+#endif
+  if (D == 1) {
+#ifdef GFI_HAVE_OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt)
+#endif
+    for (size_t i0 = 0; i0 < n0; i0++) {
+      double t = ax[0].t[i0], sr = pr[i0], si = pim[i0];
+      for (size_t i = 0; i < N; i++) {
+        double a = t * x[i];
+        sr += cos(a);
+        si += sin(a);
+      }
+      pr[i0] = sr;
+      pim[i0] = si;
+    }
+    return GFI_OK;
+  }
+  const size_t n1 = ax[1].n, n2 = D > 2 ? ax[2].n : 1;
+  const size_t ntab = n1 + (D > 2 ? n2 : 0);
+  if (ntab > SIZE_MAX / PL_PBLOCK / sizeof(double)) return GFI_ENOMEM;
+  double *er = malloc(ntab * PL_PBLOCK * sizeof *er), *ei = malloc(ntab * PL_PBLOCK * sizeof *ei);
+  if (!er || !ei) {
+    free(er);
+    free(ei);
+    return GFI_ENOMEM;
+  }
+  /* rows of e^{i t_j x_j} per point of the block: axis 1, then axis 2 */
+  double *e1r = er, *e1i = ei, *e2r = er + n1 * PL_PBLOCK, *e2i = ei + n1 * PL_PBLOCK;
+  for (size_t b0 = 0; b0 < N; b0 += PL_PBLOCK) {
+    size_t B = N - b0 < PL_PBLOCK ? N - b0 : PL_PBLOCK;
+    for (size_t i1 = 0; i1 < n1; i1++)
+      for (size_t i = 0; i < B; i++) {
+        double a = ax[1].t[i1] * x[(b0 + i) * D + 1];
+        e1r[i1 * PL_PBLOCK + i] = cos(a);
+        e1i[i1 * PL_PBLOCK + i] = sin(a);
+      }
+    if (D > 2)
+      for (size_t i2 = 0; i2 < n2; i2++)
+        for (size_t i = 0; i < B; i++) {
+          double a = ax[2].t[i2] * x[(b0 + i) * D + 2];
+          e2r[i2 * PL_PBLOCK + i] = cos(a);
+          e2i[i2 * PL_PBLOCK + i] = sin(a);
+        }
+#ifdef GFI_HAVE_OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt)
+#endif
+    for (size_t i0 = 0; i0 < n0; i0++) {
+      double c0[PL_PBLOCK], s0[PL_PBLOCK];
+      for (size_t i = 0; i < B; i++) {
+        double a = ax[0].t[i0] * x[(b0 + i) * D];
+        c0[i] = cos(a);
+        s0[i] = sin(a);
+      }
+      if (D == 2) {
+        for (size_t i1 = 0; i1 < n1; i1++) {
+          const double *cr = e1r + i1 * PL_PBLOCK, *ci = e1i + i1 * PL_PBLOCK;
+          double sr = 0, si = 0;
+#pragma omp simd reduction(+ : sr, si)
+          for (size_t i = 0; i < B; i++) {
+            sr += c0[i] * cr[i] - s0[i] * ci[i];
+            si += s0[i] * cr[i] + c0[i] * ci[i];
+          }
+          pr[i0 * n1 + i1] += sr;
+          pim[i0 * n1 + i1] += si;
+        }
+        continue;
+      }
+      double c01[PL_PBLOCK], s01[PL_PBLOCK];
+      for (size_t i1 = 0; i1 < n1; i1++) {
+        const double *cr = e1r + i1 * PL_PBLOCK, *ci = e1i + i1 * PL_PBLOCK;
+        for (size_t i = 0; i < B; i++) {
+          c01[i] = c0[i] * cr[i] - s0[i] * ci[i];
+          s01[i] = s0[i] * cr[i] + c0[i] * ci[i];
+        }
+        for (size_t i2 = 0; i2 < n2; i2++) {
+          const double *dr = e2r + i2 * PL_PBLOCK, *di = e2i + i2 * PL_PBLOCK;
+          double sr = 0, si = 0;
+#pragma omp simd reduction(+ : sr, si)
+          for (size_t i = 0; i < B; i++) {
+            sr += c01[i] * dr[i] - s01[i] * di[i];
+            si += s01[i] * dr[i] + c01[i] * di[i];
+          }
+          pr[(i0 * n1 + i1) * n2 + i2] += sr;
+          pim[(i0 * n1 + i1) * n2 + i2] += si;
+        }
+      }
+    }
+  }
+  free(er);
+  free(ei);
+  return GFI_OK;
+}
