@@ -1,5 +1,5 @@
 /* The band-limited route: frequency quadrature, NUFFTs, grid step, error
- * bound and cost model (bandlimited.h; maths in gfi/fast.h, docs/fast-route.md).
+ * bound and cost model (bandlimited.h; maths in gfi/fast.h, docs/fast.md).
  *
  * Quadrature. On a knot interval of kappa_R (length 2R, or R for the first
  * half-interval of odd l) the integrand of one data point is a polynomial of
@@ -36,6 +36,7 @@
 #include "gfi/kernel.h"
 #include "gfi/status.h"
 #include "engine.h"
+#include "par.h"
 
 /* Largest a = h S / 2 on one sub-interval. */
 #define BL_ALPHA_SUB 256.0
@@ -44,7 +45,7 @@
 /* Node-count limits: beyond them the route "explodes". */
 #define BL_AXIS_MAX ((size_t)1 << 20)
 #define BL_NODES_MAX ((size_t)1 << 24)
-/* Cost model: nanoseconds on one core, fitted to bench_routes (x86-64, AVX2,
+/* Cost model: nanoseconds on one core, fitted to bench_fast_route (x86-64, AVX2,
  * the NUFFT of lib/nufft.c as of this writing: its type-3 transforms spend
  * about half a microsecond per point outside the spreading). */
 #define COST_POINT 500.0  /* per source or target point of a NUFFT */
@@ -668,28 +669,36 @@ out:
 }
 
 /* out (pre x G x post complex) = E (G x Qj complex) applied to in (pre x Qj x post). */
-static void mode_product(size_t pre, size_t Qj, size_t post, size_t G, const double *E,
-                         const double *in, double *out, int nthreads) {
-  const long long total = (long long)(pre * G);
-  int nt = threads_of(nthreads);
-  (void)nt;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt)
-#endif
-  for (long long pk = 0; pk < total; pk++) {
-    size_t p = (size_t)pk / G, k = (size_t)pk % G;
-    double *o = out + 2 * ((p * G + k) * post);
-    for (size_t t = 0; t < post; t++) o[2 * t] = o[2 * t + 1] = 0;
-    for (size_t qj = 0; qj < Qj; qj++) {
-      double er = E[2 * (k * Qj + qj)], ei = E[2 * (k * Qj + qj) + 1];
-      const double *v = in + 2 * ((p * Qj + qj) * post);
-      for (size_t t = 0; t < post; t++) {
-        double vr = v[2 * t], vi = v[2 * t + 1];
-        o[2 * t] += er * vr - ei * vi;
-        o[2 * t + 1] += er * vi + ei * vr;
-      }
+typedef struct {
+  size_t Qj, post, G;
+  const double *E, *in;
+  double *out;
+} mode_ctx;
+
+/* Task pk = (p, k): one output row of `post` complex values. */
+static int mode_row(void *vc, size_t pk, void *ws) {
+  const mode_ctx *c = vc;
+  (void)ws;
+  const size_t Qj = c->Qj, post = c->post, G = c->G;
+  size_t p = pk / G, k = pk % G;
+  double *o = c->out + 2 * ((p * G + k) * post);
+  for (size_t t = 0; t < post; t++) o[2 * t] = o[2 * t + 1] = 0;
+  for (size_t qj = 0; qj < Qj; qj++) {
+    double er = c->E[2 * (k * Qj + qj)], ei = c->E[2 * (k * Qj + qj) + 1];
+    const double *v = c->in + 2 * ((p * Qj + qj) * post);
+    for (size_t t = 0; t < post; t++) {
+      double vr = v[2 * t], vi = v[2 * t + 1];
+      o[2 * t] += er * vr - ei * vi;
+      o[2 * t + 1] += er * vi + ei * vr;
     }
   }
+  return GFI_OK;
+}
+
+static void mode_product(size_t pre, size_t Qj, size_t post, size_t G, const double *E,
+                         const double *in, double *out, int nthreads) {
+  mode_ctx c = {Qj, post, G, E, in, out};
+  par_for(pre * G, threads_of(nthreads), 0, mode_row, &c);
 }
 
 int bl_grid(const bl_sum *s, const bl_choice *ch, const double *lo, const double *hi,

@@ -71,10 +71,12 @@ rc=$?
   grep -q "^gfi reproduce: step 'setting up the output folder' failed: cannot create $T/no/such/dir" "$T/derr" &&
   ok || bad "unwritable output folder: rc $rc, $(cat "$T/derr")"
 
-# --- a failing step is named and the exit status is 1
-GFI_FLT_STUDY=/bin/false "$GFI" reproduce $small --flt quick --out "$T/f" 2>"$T/ferr"
+# --- a failing step is named and the exit status is 1: a plot script gnuplot rejects
+mkdir -p "$T/badplots"
+echo "this is not gnuplot" >"$T/badplots/fourierformer_fig1a.gp"
+GFI_PLOTS_DIR=$T/badplots "$GFI" reproduce $small --out "$T/f" 2>"$T/ferr"
 rc=$?
-[ $rc -eq 1 ] && grep -q "^gfi reproduce: step 'FLT study (flt_study, quick)' failed: /bin/false exited with status 1" "$T/ferr" &&
+[ $rc -eq 1 ] && grep -q "^gfi reproduce: step 'figure fig1a (plots/fourierformer_fig1a.gp)' failed: .*gnuplot exited with status 1" "$T/ferr" &&
   ok || bad "failing step: rc $rc, $(tail -1 "$T/ferr")"
 # --- no gnuplot: a clear message before any work
 PATH=/nonexistent "$GFI" reproduce --quick --out "$T/g" 2>"$T/gerr"

@@ -245,39 +245,22 @@ static void test_ropt(void) {
     }
 }
 
+/* The smoothness hypotheses of the rate theorems (the checks themselves are
+ * in test_experiments.c). */
 static void test_rates(void) {
-  gfi_model *m = model("normal", 1);
-  double N[7], Ro[7], mi[7];
-  for (int i = 0; i < 7; i++) {
-    gfi_mise_result r;
-    N[i] = pow(10.0, 3 + i);
-    CHECK_STATUS(gfi_ropt(m, 2, N[i], NULL, NULL, Ro + i, &r), GFI_OK);
-    mi[i] = r.mise;
-  }
-  gfi_rate_check c;
-  CHECK_STATUS(gfi_rate_check_fit(GFI_THM_3B, m, 2, 7, N, Ro, mi, NULL, 3, 0.02, &c), GFI_OK);
-  CHECK(c.condition_met == 1 && strcmp(c.condition, "met") == 0, "3b has no C^2 hypothesis");
-  {
-    gfi_model *lap = NULL, *nor = NULL, *pr = NULL;
-    gfi_model_laplace(&lap, 0, 1);
-    gfi_model_normal(&nor, 1, NULL, NULL);
-    const gfi_model *fs[2] = {nor, lap};
-    gfi_model_product(&pr, 2, fs);
-    CHECK(gfi_model_is_c2(nor) && !gfi_model_is_c2(lap) && !gfi_model_is_c2(pr), "C^2 classification");
-    gfi_rate_check c1;
-    CHECK_STATUS(gfi_rate_check_fit(GFI_THM_1, lap, 4, 7, N, Ro, mi, NULL, 3, 0.02, &c1), GFI_OK);
-    CHECK(c1.condition_met == 0 && strcmp(c1.condition, "p not C^2") == 0, "Thm 1 on Laplace flagged");
-    gfi_model_free(lap);
-    gfi_model_free(nor);
-    gfi_model_free(pr);
-  }
-  CHECK_CLOSE(c.fit.slope, -2.0 / 3, 0.01, 0);
-  CHECK_CLOSE(c.fit_R.slope, 1.0 / 3, 0.01, 0);
-  CHECK_CLOSE(c.claimed, -2.0 / 3, 1e-12, 0);
-  CHECK(c.consistent, "verdict %s", c.verdict);
-  CHECK_CLOSE(gfi_rate_classical(4, GFI_SUPERSMOOTH, 2, 1), -0.8, 1e-15, 0);
-  CHECK_CLOSE(gfi_rate_classical(1, GFI_ORDINARY_SMOOTH, 2, 1), -0.75, 1e-15, 0);
-  gfi_model_free(m);
+  gfi_model *lap = NULL, *nor = NULL, *pr = NULL;
+  gfi_model_laplace(&lap, 0, 1);
+  gfi_model_normal(&nor, 1, NULL, NULL);
+  const gfi_model *fs[2] = {nor, lap};
+  gfi_model_product(&pr, 2, fs);
+  CHECK(gfi_model_is_c2(nor) && !gfi_model_is_c2(lap) && !gfi_model_is_c2(pr), "C^2 classification");
+  gfi_smooth_class c;
+  double o;
+  CHECK_STATUS(gfi_model_smoothness(pr, &c, &o), GFI_OK);
+  CHECK(c == GFI_ORDINARY_SMOOTH && o == 2, "a product takes its weakest factor: class %d order %g", (int)c, o);
+  gfi_model_free(lap);
+  gfi_model_free(nor);
+  gfi_model_free(pr);
 }
 
 static void test_errors(void) {

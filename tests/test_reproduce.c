@@ -1,4 +1,4 @@
-/* FourierFormer reproduction measurements (gfi/reproduce.h): each MSE
+/* FourierFormer reproduction measurements (gfi_exp/repro.h): each MSE
  * against a recomputation from the documented streams with the plain
  * estimators, identical results for any thread count, the oracle radius a
  * minimum of its criterion, and the error paths. */
@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gfi/gfi.h"
+#include "gfi_exp/repro.h"
 #include "check.h"
 
 static gfi_model *model(const char *spec, size_t D) {

@@ -18,9 +18,10 @@
  * the direct sum whenever the node count explodes), gfi_opts.tol the accuracy
  * (0: 1e-10). Only phi = z^l kernels have this route; custom phi and Gaussian
  * kernels always take the direct sum (GFI_EUNSUPPORTED when FAST is forced).
- * See docs/fast-route.md. */
+ * See docs/fast.md. */
 #ifndef GFI_FAST_H
 #define GFI_FAST_H
+#include "export.h"
 
 #include <stddef.h>
 #include "opts.h"

@@ -22,6 +22,5 @@
 #include "rpe.h"
 #include "flt.h"
 #include "mise.h"
-#include "rates.h"
-#include "reproduce.h"
+#include "fast.h"
 #endif

@@ -92,7 +92,8 @@ GFI_EXPORT int gfi_model_mixture_parts(const gfi_model *m, size_t *K, const doub
 /* For products: the D factors (borrowed). GFI_EUNSUPPORTED otherwise. */
 GFI_EXPORT int gfi_model_product_factors(const gfi_model *m, size_t *D, const gfi_model *const **factors);
 
-/* ---- smoothness (the classes of FourierFormer's rate theorems, rates.h) ---- */
+/* ---- smoothness (the hypotheses of FourierFormer's rate theorems; the theorems and rate
+ * checks themselves are experiment code, experiments/gfi_exp/theorems.h) ---- */
 
 typedef enum { GFI_SUPERSMOOTH = 1, GFI_ORDINARY_SMOOTH = 2 } gfi_smooth_class;
 

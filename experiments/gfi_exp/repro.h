@@ -16,17 +16,12 @@
  * (regression). For regression also the prediction MSE against noisy test
  * responses y = f(x) + noise, whose expectation is the MSE plus the mean
  * noise variance. */
-#ifndef GFI_REPRODUCE_H
-#define GFI_REPRODUCE_H
+#ifndef GFI_EXP_REPRO_H
+#define GFI_EXP_REPRO_H
 
-#include "export.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "status.h"
-#include "kernel.h"
-#include "model.h"
-#include "opts.h"
-#include "regfun.h"
+#include "gfi/gfi.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,14 +42,14 @@ typedef struct gfi_repro_grid {
 
 /* M points uniform on [-1, 1]^D (M x D) from stream
  * (seed, GFI_REPRO_TEST_STREAM + k). */
-GFI_EXPORT int gfi_repro_unit_points(uint64_t seed, uint64_t k, size_t D, size_t M, double *u);
+int gfi_repro_unit_points(uint64_t seed, uint64_t k, size_t D, size_t M, double *u);
 
 /* Figure 1, replication k: N points from m, the estimator with kernel kern
  * (finite A) for each radius of g, its MSE against m's pdf at the M test
  * points of each box: mse[r * nbox + b]. opts: threads of the evaluation
  * (NULL = all cores). Errors: GFI_EINVAL, GFI_EEMPTY (N, M, nR or nbox = 0),
  * GFI_ERADIUS (a radius or half-width <= 0), GFI_ENOMEM, plan errors. */
-GFI_EXPORT int gfi_repro_density(const gfi_model *m, const gfi_kernel *kern, size_t N, size_t M,
+int gfi_repro_density(const gfi_model *m, const gfi_kernel *kern, size_t N, size_t M,
                       uint64_t seed, uint64_t k, const gfi_repro_grid *g, const gfi_opts *opts,
                       double *mse);
 
@@ -66,7 +61,7 @@ GFI_EXPORT int gfi_repro_density(const gfi_model *m, const gfi_kernel *kern, siz
  * out of both means and counted in *nflagged (may be NULL; summed over the
  * grid). Errors as gfi_repro_density, and GFI_EDIM when design and f
  * disagree. */
-GFI_EXPORT int gfi_repro_regress(const gfi_model *design, const gfi_regfun *f, const gfi_noise *noise,
+int gfi_repro_regress(const gfi_model *design, const gfi_regfun *f, const gfi_noise *noise,
                       const gfi_kernel *kern, size_t N, size_t M, uint64_t seed, uint64_t k,
                       const gfi_repro_grid *g, const gfi_opts *opts, double *mse, double *pmse,
                       size_t *nflagged);
@@ -82,7 +77,7 @@ GFI_EXPORT int gfi_repro_regress(const gfi_model *design, const gfi_regfun *f, c
  * replications' so that the radius is not chosen on the data it is scored
  * on. Errors as gfi_nw_mse, GFI_EINVAL for a bad range (0 < Rmin < Rmax,
  * nscan >= 3). */
-GFI_EXPORT int gfi_repro_regress_ropt(const gfi_model *design, const gfi_regfun *f, const gfi_noise *noise,
+int gfi_repro_regress_ropt(const gfi_model *design, const gfi_regfun *f, const gfi_noise *noise,
                            const gfi_kernel *kern, size_t N, size_t M, double h, size_t nreps,
                            uint64_t seed, double Rmin, double Rmax, size_t nscan,
                            const gfi_opts *opts, double *R_opt, double *mse_opt, size_t *nevals);

@@ -1,4 +1,4 @@
-/* bench_routes: the band-limited route against the direct sum.
+/* bench_fast_route: the band-limited route against the direct sum, configuration by configuration.
  *
  * For each configuration (D, l, R, N = M) it plans and evaluates the Fourier
  * density at M standard-normal queries against N standard-normal points with
@@ -8,7 +8,7 @@
  * the largest |value|) and the route auto took. The same for Nadaraya-Watson
  * (V = 1) and for a density grid of M points.
  *
- * Usage: bench_routes [--quick] [--threads T]   (default 1; 0 = all cores)
+ * Usage: bench_fast_route [--quick] [--threads T]   (default 1; 0 = all cores)
  * Benchmarks are not tests: exit status 0 unless something failed to run. */
 #include <math.h>
 #include <stdio.h>
@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[a], "--quick")) quick = 1;
     else if (!strcmp(argv[a], "--threads") && a + 1 < argc) nt = atoi(argv[++a]);
     else {
-      fprintf(stderr, "usage: bench_routes [--quick] [--threads T]\n");
+      fprintf(stderr, "usage: bench_fast [--quick] [--threads T]\n");
       return 2;
     }
   }

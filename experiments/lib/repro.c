@@ -1,4 +1,4 @@
-/* FourierFormer's synthetic experiments (gfi/reproduce.h): MSE at uniform
+/* FourierFormer's synthetic experiments (gfi_exp/repro.h): MSE at uniform
  * test points in boxes, one replication at a time, and the oracle radius of
  * the regression experiment. */
 #include <math.h>
@@ -8,7 +8,7 @@
 #include "gfi/density.h"
 #include "gfi/regression.h"
 #include "gfi/regression_mse.h"
-#include "gfi/reproduce.h"
+#include "gfi_exp/repro.h"
 #include "gfi/rng.h"
 #include "gfi/validate.h"
 

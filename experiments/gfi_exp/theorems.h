@@ -1,0 +1,137 @@
+/* FourierFormer's rate theorems in one table, and the one verdict
+ * vocabulary of gfi's density and regression rate checks
+ * (docs/experiments.md, docs/theory.md section 4).
+ *
+ * | theorem | estimator            | condition                      | R choice              | claimed rate                |
+ * | 1       | density, l >= 4      | p in C^2                       | R ~ N^(1/(D+2))       | N^(-2/(D+2))                |
+ * | 2       | regression, l >= 6   | (regularity of f and p)        | R ~ N^(1/(D+4))       | N^(-4/(D+4))                |
+ * | 3a      | density, l = 1       | supersmooth (alpha)            | R = (log N / C)^(1/alpha) | (log N)^(D/alpha) / N   |
+ * |         |                      | ordinary smooth (beta > 1)     | R ~ N^(1/(D+beta-1))  | N^(-(beta-1)/(D+beta-1))    |
+ * | 3b      | density, l = 2       | either class                   | R ~ N^(1/(D+2))       | N^(-2/(D+2))                |
+ * | 4       | regression, l = 1    | supersmooth design, p bounded below on the evaluation set | R = (log N / 2C)^(1/alpha) | (log N)^(D/alpha) / N |
+ *
+ * The theorems are upper bounds MSE <= C g(N). A check compares the
+ * observed exponent b (slope of log MSE against log N, with a 95% interval
+ * [lo, hi]) with the claimed exponent c (the slope of log g(N) over the same
+ * sizes; exact for power rates) and an allowance `slack` for pre-asymptotic
+ * curvature:
+ *   faster-than-claimed  hi < c - slack
+ *   consistent           lo <= c + slack (and not faster)
+ *   slower-than-claimed  lo > c + slack   (the only verdict against the bound)
+ * Rows without a theorem (Gaussian kernels, the classical baselines) get
+ * "baseline"; rows whose exponent could not be fitted "not-measured". A
+ * separate condition field says whether the setting meets the theorem's
+ * hypothesis ("met", or what fails); a row that fails it is measured all
+ * the same. */
+#ifndef GFI_EXP_THEOREMS_H
+#define GFI_EXP_THEOREMS_H
+
+#include <stddef.h>
+#include "gfi/gfi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  GFI_EXP_THM_1 = 0,
+  GFI_EXP_THM_2,
+  GFI_EXP_THM_3A,
+  GFI_EXP_THM_3B,
+  GFI_EXP_THM_4,
+  GFI_EXP_NTHEOREMS
+} gfi_exp_theorem_id;
+
+typedef struct gfi_exp_theorem {
+  gfi_exp_theorem_id id;
+  const char *name;      /* "1", "2", "3a", "3b", "4" */
+  int regression;        /* 0: density (MISE), 1: Nadaraya-Watson regression (MSE) */
+  int l_min, l_max;      /* kernel powers phi = z^l it covers */
+  int l_default;         /* the power gfi checks it with */
+  const char *estimator; /* "density, phi = z^l, l >= 4", ... */
+  const char *condition; /* the hypothesis on the truth or design */
+  const char *R_choice;  /* the radius schedule */
+  const char *claimed;   /* the claimed rate */
+  const char *classical; /* the classical exponent of a kernel of the same order */
+} gfi_exp_theorem;
+
+/* The table row of id (NULL when out of range), and by name ("1", "3a", ...;
+ * NULL when unknown). */
+const gfi_exp_theorem *gfi_exp_theorem_get(gfi_exp_theorem_id id);
+const gfi_exp_theorem *gfi_exp_theorem_find(const char *name);
+
+/* log g(N) (the claimed rate, constants dropped) and log of the claimed
+ * radius schedule, for a truth (density) or design (regression) of
+ * smoothness class cls and order alpha or beta, in D dimensions.
+ * GFI_EINVAL when the theorem does not apply (Theorem 3a for ordinary smooth
+ * with beta <= 1, Theorem 4 for ordinary smooth designs). */
+int gfi_exp_rate_claim(gfi_exp_theorem_id th, gfi_smooth_class cls, double order, size_t D, double N,
+                       double *log_rate, double *log_R);
+
+/* The claimed exponents over the sizes N[first..n): the exact exponents
+ * for power rates, otherwise the least-squares slopes of log g(N) and
+ * log R(N) against log N. slope_R may be NULL. */
+int gfi_exp_claimed_slope(gfi_exp_theorem_id th, gfi_smooth_class cls, double order, size_t D, size_t first,
+                          size_t n, const double *N, double *slope, double *slope_R);
+
+/* Classical exponent of the MISE (density) or MSE (regression) of a kernel
+ * of the order of phi = z^l: -2s/(2s + D) with 2s = 2q (supersmooth) or
+ * min(2q, 2 beta - 1) (ordinary smooth), q the order of kappa_l at 0 (q = 1
+ * for l = 2, 2 for l >= 3, infinite for l = 1: then -(2 beta - 1)/(2 beta -
+ * 1 + D) for ordinary smooth and -1, up to the logarithm, for supersmooth
+ * truths). l = 0 means a Gaussian kernel (q = 2: -4/(D+4)). */
+double gfi_exp_rate_classical(int l, gfi_smooth_class cls, double order, size_t D);
+
+typedef enum {
+  GFI_EXP_CONSISTENT = 0,
+  GFI_EXP_FASTER,
+  GFI_EXP_SLOWER,
+  GFI_EXP_BASELINE,
+  GFI_EXP_NOT_MEASURED
+} gfi_exp_verdict;
+
+/* The verdict of an observed 95% interval [lo, hi] against the claimed
+ * exponent (rules above); GFI_EXP_NOT_MEASURED when lo, hi or claimed is
+ * not finite. */
+gfi_exp_verdict gfi_exp_verdict_of(double lo95, double hi95, double claimed, double slack);
+/* "consistent", "faster-than-claimed", "slower-than-claimed", "baseline",
+ * "not-measured" (NULL for other values). */
+const char *gfi_exp_verdict_name(gfi_exp_verdict v);
+/* 1 unless the verdict speaks against the bound (slower-than-claimed). */
+int gfi_exp_verdict_consistent(gfi_exp_verdict v);
+
+/* A density rate check: fit log MISE* and log R* against log N on the
+ * points with N >= N[n-1] / 10^fit_decades (at least 3), compare with the
+ * theorem's claim for the truth m and phi = z^l, and give the verdict and
+ * the condition ("met", or "not-C2" for Theorem 1 on a truth that is not
+ * twice continuously differentiable). mise_se may be NULL (exact values:
+ * ordinary least squares with the residual scatter as error); otherwise
+ * weighted least squares with sigma = se/mise on the log scale. The
+ * classical field is gfi_exp_rate_classical, except for l = 1 and a
+ * supersmooth truth, where it is the local slope of (log N)^(D/alpha)/N over
+ * the fitted sizes. */
+typedef struct gfi_exp_rate_fit {
+  const gfi_exp_theorem *theorem;
+  int l;
+  size_t D;
+  gfi_smooth_class cls;
+  double order;
+  size_t first, n;       /* fitted points [first, n) */
+  double claimed;        /* claimed exponent over the fitted points */
+  double claimed_R;      /* claimed exponent of R */
+  double classical;
+  gfi_linfit fit;        /* log MISE* against log N */
+  gfi_linfit fit_R;      /* log R* against log N */
+  gfi_exp_verdict verdict;
+  int condition_met;     /* 1 when the truth meets the theorem's hypothesis */
+  const char *condition; /* "met" or what fails */
+} gfi_exp_rate_fit;
+
+int gfi_exp_density_rate_fit(gfi_exp_theorem_id th, const gfi_model *m, int l, size_t n, const double *N,
+                             const double *Ropt, const double *mise, const double *mise_se,
+                             double fit_decades, double slack, gfi_exp_rate_fit *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,246 @@
+/* The experiments layer (experiments/gfi_exp): the one table of theorems,
+ * the one verdict vocabulary, the density rate fit against the exact MISE,
+ * both rate studies (rows, thread independence, errors naming the option),
+ * and the reproduction's setting checks. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gfi/gfi.h"
+#include "gfi_exp/flt_study.h"
+#include "gfi_exp/rate_checks.h"
+#include "gfi_exp/reproduce.h"
+#include "gfi_exp/theorems.h"
+#include "check.h"
+
+static gfi_model *model(const char *spec, size_t D) {
+  gfi_model *m;
+  gfi_errinfo e;
+  if (gfi_model_parse(&m, spec, D, &e)) abort();
+  return m;
+}
+
+static void test_table(void) {
+  const char *names[] = {"1", "2", "3a", "3b", "4"};
+  const int regression[] = {0, 1, 0, 0, 1}, ldef[] = {4, 6, 1, 2, 1};
+  for (int i = 0; i < GFI_EXP_NTHEOREMS; i++) {
+    const gfi_exp_theorem *T = gfi_exp_theorem_get((gfi_exp_theorem_id)i);
+    CHECK(T && (int)T->id == i, "theorem %d missing", i);
+    if (!T) continue;
+    CHECK(strcmp(T->name, names[i]) == 0, "theorem %d is named %s", i, T->name);
+    CHECK(gfi_exp_theorem_find(names[i]) == T, "find(%s)", names[i]);
+    CHECK(T->regression == regression[i] && T->l_default == ldef[i], "theorem %s: regression %d, l %d", T->name,
+          T->regression, T->l_default);
+    CHECK(T->l_min <= T->l_default && T->l_default <= T->l_max, "theorem %s: l range", T->name);
+    CHECK(T->estimator && T->condition && T->R_choice && T->claimed && T->classical, "theorem %s: empty text",
+          T->name);
+  }
+  CHECK(gfi_exp_theorem_get(GFI_EXP_NTHEOREMS) == NULL && gfi_exp_theorem_find("5") == NULL &&
+        gfi_exp_theorem_find(NULL) == NULL, "unknown theorems");
+}
+
+/* Claimed exponents: exact for power rates, and the least-squares slope of
+ * the claim itself for the logarithmic ones. */
+static void test_claims(void) {
+  double N[6], s, sR;
+  for (int i = 0; i < 6; i++) N[i] = 500.0 * pow(2.0, i);
+  for (size_t D = 1; D <= 3; D++) {
+    CHECK_STATUS(gfi_exp_claimed_slope(GFI_EXP_THM_2, GFI_SUPERSMOOTH, 2, D, 0, 6, N, &s, &sR), GFI_OK);
+    CHECK(s == -4.0 / (D + 4.0) && sR == 1.0 / (D + 4.0), "Thm 2 exponents, D = %zu: %g %g", D, s, sR);
+    CHECK_STATUS(gfi_exp_claimed_slope(GFI_EXP_THM_1, GFI_SUPERSMOOTH, 2, D, 0, 6, N, &s, &sR), GFI_OK);
+    CHECK(s == -2.0 / (D + 2.0) && sR == 1.0 / (D + 2.0), "Thm 1 exponents, D = %zu", D);
+  }
+  /* Theorem 4, alpha = 2, D = 1: slope of 0.5 log log N - log N by a plain
+   * least-squares sum */
+  CHECK_STATUS(gfi_exp_claimed_slope(GFI_EXP_THM_4, GFI_SUPERSMOOTH, 2, 1, 0, 6, N, &s, NULL), GFI_OK);
+  double mx = 0, my = 0, sxy = 0, sxx = 0;
+  for (int i = 0; i < 6; i++) mx += log(N[i]) / 6, my += (0.5 * log(log(N[i])) - log(N[i])) / 6;
+  for (int i = 0; i < 6; i++) {
+    double dx = log(N[i]) - mx;
+    sxy += dx * (0.5 * log(log(N[i])) - log(N[i]) - my);
+    sxx += dx * dx;
+  }
+  CHECK_CLOSE(s, sxy / sxx, 1e-12, 0);
+  CHECK(s > -1 && s < -0.9, "Thm 4 local slope %g", s);
+  double lr, lR;
+  CHECK_STATUS(gfi_exp_rate_claim(GFI_EXP_THM_3A, GFI_ORDINARY_SMOOTH, 1, 1, 100, &lr, &lR), GFI_EINVAL);
+  CHECK_STATUS(gfi_exp_rate_claim(GFI_EXP_THM_4, GFI_ORDINARY_SMOOTH, 2, 1, 100, &lr, &lR), GFI_EINVAL);
+  CHECK_STATUS(gfi_exp_rate_claim(GFI_EXP_THM_1, GFI_SUPERSMOOTH, 2, 1, 1, &lr, &lR), GFI_EINVAL);
+  CHECK_CLOSE(gfi_exp_rate_classical(4, GFI_SUPERSMOOTH, 2, 1), -0.8, 1e-15, 0);
+  CHECK_CLOSE(gfi_exp_rate_classical(1, GFI_ORDINARY_SMOOTH, 2, 1), -0.75, 1e-15, 0);
+  CHECK_CLOSE(gfi_exp_rate_classical(0, GFI_SUPERSMOOTH, 2, 2), -2.0 / 3, 1e-15, 0);
+  CHECK(gfi_exp_rate_classical(1, GFI_SUPERSMOOTH, 2, 1) == -1, "sinc kernel: -1 up to the logarithm");
+}
+
+/* The verdict rules, against the two rules they replace: the density
+ * checks' (with slack) and the regression checks' (slack 0). */
+static void test_verdicts(void) {
+  const char *want[] = {"consistent", "faster-than-claimed", "slower-than-claimed", "baseline", "not-measured"};
+  for (int v = 0; v <= GFI_EXP_NOT_MEASURED; v++)
+    CHECK(strcmp(gfi_exp_verdict_name((gfi_exp_verdict)v), want[v]) == 0, "verdict %d", v);
+  CHECK(gfi_exp_verdict_name((gfi_exp_verdict)99) == NULL, "unknown verdict");
+  CHECK(gfi_exp_verdict_consistent(GFI_EXP_FASTER) && !gfi_exp_verdict_consistent(GFI_EXP_SLOWER), "consistency");
+  CHECK(gfi_exp_verdict_of(NAN, 0, -1, 0) == GFI_EXP_NOT_MEASURED, "NaN interval");
+  gsl_rng *g = gfi_rng_stream(7, 0);
+  int agree = 1;
+  for (int i = 0; i < 20000; i++) {
+    double c = -1 + gsl_rng_uniform(g), lo = c - 0.3 + 0.6 * gsl_rng_uniform(g), hi = lo + 0.3 * gsl_rng_uniform(g);
+    double slack = i % 2 ? 0.02 : 0;
+    gfi_exp_verdict v = gfi_exp_verdict_of(lo, hi, c, slack);
+    gfi_exp_verdict dens = hi < c - slack ? GFI_EXP_FASTER : lo <= c + slack ? GFI_EXP_CONSISTENT : GFI_EXP_SLOWER;
+    agree &= v == dens;
+    if (slack == 0) {
+      gfi_exp_verdict reg = lo > c ? GFI_EXP_SLOWER : hi < c ? GFI_EXP_FASTER : GFI_EXP_CONSISTENT;
+      agree &= v == reg;
+    }
+  }
+  gsl_rng_free(g);
+  CHECK(agree, "verdicts disagree with the rules they replace");
+}
+
+/* The density fit on the exact MISE* of a normal truth (moved from
+ * test_mise.c's rate test). */
+static void test_density_fit(void) {
+  gfi_model *m = model("normal", 1), *lap = model("laplace", 1);
+  double N[7], Ro[7], mi[7];
+  for (int i = 0; i < 7; i++) {
+    gfi_mise_result r;
+    N[i] = pow(10.0, 3 + i);
+    CHECK_STATUS(gfi_ropt(m, 2, N[i], NULL, NULL, Ro + i, &r), GFI_OK);
+    mi[i] = r.mise;
+  }
+  gfi_exp_rate_fit c;
+  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_3B, m, 2, 7, N, Ro, mi, NULL, 3, 0.02, &c), GFI_OK);
+  CHECK(c.condition_met == 1 && strcmp(c.condition, "met") == 0, "3b has no C^2 hypothesis");
+  gfi_exp_rate_fit c1;
+  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_1, lap, 4, 7, N, Ro, mi, NULL, 3, 0.02, &c1), GFI_OK);
+  CHECK(c1.condition_met == 0 && strcmp(c1.condition, "not-C2") == 0, "Thm 1 on Laplace flagged");
+  CHECK_CLOSE(c.fit.slope, -2.0 / 3, 0.01, 0);
+  CHECK_CLOSE(c.fit_R.slope, 1.0 / 3, 0.01, 0);
+  CHECK_CLOSE(c.claimed, -2.0 / 3, 1e-12, 0);
+  CHECK(gfi_exp_verdict_consistent(c.verdict), "verdict %s", gfi_exp_verdict_name(c.verdict));
+  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_2, m, 6, 7, N, Ro, mi, NULL, 3, 0.02, &c), GFI_EINVAL);
+  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_3B, m, 2, 2, N, Ro, mi, NULL, 3, 0.02, &c), GFI_EEMPTY);
+  gfi_model_free(m);
+  gfi_model_free(lap);
+}
+
+static int same_rows(const gfi_exp_rate_row *a, const gfi_exp_rate_row *b, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const double x[] = {a[i].claimed, a[i].observed, a[i].lo95, a[i].hi95, a[i].chi2_dof, a[i].flagged_frac};
+    const double y[] = {b[i].claimed, b[i].observed, b[i].lo95, b[i].hi95, b[i].chi2_dof, b[i].flagged_frac};
+    if (memcmp(x, y, sizeof x) || a[i].verdict != b[i].verdict || strcmp(a[i].name, b[i].name)) return 0;
+  }
+  return 1;
+}
+
+static void test_regress_study(void) {
+  gfi_exp_rrates_params p;
+  gfi_exp_rrates_default(&p);
+  p.size = "small";
+  p.reps = 6;
+  p.points = 30;
+  p.rows = "thm2-1d,thm4-1d-all,gauss-1d";
+  gfi_exp_ctx c1 = {.program = "test", .nthreads = 1}, c2 = {.program = "test", .nthreads = 2};
+  gfi_exp_rate_row *r1 = NULL, *r2 = NULL;
+  size_t n1 = 0, n2 = 0;
+  gfi_exp_err e;
+  gfi_exp_err_clear(&e);
+  CHECK_STATUS(gfi_exp_regress_rates(&p, &c1, NULL, &r1, &n1, &e), GFI_OK);
+  CHECK_STATUS(gfi_exp_regress_rates(&p, &c2, NULL, &r2, &n2, &e), GFI_OK);
+  CHECK(n1 == 3 && n2 == 3, "rows %zu %zu", n1, n2);
+  if (n1 == 3 && n2 == 3) {
+    CHECK(same_rows(r1, r2, 3), "regression rate rows depend on the thread count");
+    CHECK(r1[0].th == gfi_exp_theorem_get(GFI_EXP_THM_2) && r1[0].claimed == -0.8, "thm2-1d claims -4/5");
+    CHECK(r1[0].verdict <= GFI_EXP_SLOWER && strcmp(r1[0].condition, "met") == 0, "thm2-1d verdict %s",
+          gfi_exp_verdict_name(r1[0].verdict));
+    CHECK(strcmp(r1[1].condition, "p-not-bounded-below") == 0, "thm4-1d-all is outside Theorem 4's setting");
+    CHECK(r1[2].th == NULL && r1[2].verdict == GFI_EXP_BASELINE && r1[2].classical == -0.8, "gauss-1d baseline");
+    CHECK(isfinite(r1[0].observed) && r1[0].lo95 < r1[0].observed && r1[0].observed < r1[0].hi95, "interval");
+  }
+  free(r1);
+  free(r2);
+  p.rows = "thm2-1d,thm9";
+  CHECK_STATUS(gfi_exp_regress_rates(&p, &c1, NULL, NULL, NULL, &e), GFI_EINVAL);
+  CHECK(strcmp(e.param, "--rows") == 0 && strstr(e.msg, "thm9"), "unknown row: %s %s", e.param, e.msg);
+  p.rows = NULL;
+  p.size = "huge";
+  CHECK_STATUS(gfi_exp_regress_rates(&p, &c1, NULL, NULL, NULL, &e), GFI_EINVAL);
+  CHECK(strcmp(e.param, "--size") == 0, "bad size: %s", e.param);
+}
+
+static void test_density_study(void) {
+  gfi_exp_drates_params p;
+  gfi_exp_drates_default(&p);
+  p.theorems[0] = GFI_EXP_THM_3B, p.theorems[1] = GFI_EXP_THM_1, p.ntheorems = 2;
+  p.models[0] = "normal", p.models[1] = "laplace", p.nmodels = 2;
+  p.nmax = 1e5;
+  p.mc_reps = 0;
+  gfi_exp_ctx ctx = {.program = "test"};
+  gfi_exp_rate_row *rows = NULL;
+  size_t n = 0;
+  gfi_exp_err e;
+  gfi_exp_err_clear(&e);
+  CHECK_STATUS(gfi_exp_density_rates(&p, &ctx, NULL, &rows, &n, &e), GFI_OK);
+  CHECK(n == 5, "rows: %zu (2 theorems x 2 truths and a Gaussian-KDE row)", n);
+  if (n == 5) {
+    CHECK(strcmp(rows[0].name, "3b") == 0 && strcmp(rows[0].setting, "normal") == 0 && rows[0].l == 2, "row 1");
+    for (size_t i = 0; i < 4; i++)
+      CHECK(gfi_exp_verdict_consistent(rows[i].verdict) && rows[i].verdict != GFI_EXP_NOT_MEASURED,
+            "row %zu: %s", i, gfi_exp_verdict_name(rows[i].verdict));
+    CHECK(strcmp(rows[3].condition, "not-C2") == 0 && strcmp(rows[2].condition, "met") == 0, "Thm 1 conditions");
+    CHECK(rows[4].verdict == GFI_EXP_BASELINE && isnan(rows[4].claimed) && rows[4].classical == -0.8,
+          "Gaussian-KDE baseline");
+  }
+  free(rows);
+  p.D = 4;
+  CHECK_STATUS(gfi_exp_density_rates(&p, &ctx, NULL, NULL, NULL, &e), GFI_EINVAL);
+  CHECK(strcmp(e.param, "--dim") == 0, "--dim 4: %s", e.param);
+  p.D = 1;
+  p.models[0] = "uniform";
+  CHECK(gfi_exp_density_rates(&p, &ctx, NULL, NULL, NULL, &e) != GFI_OK && strcmp(e.param, "--model") == 0,
+        "uniform truth: %s %s", e.param, e.msg);
+  p.models[0] = "normal";
+  p.theorems[0] = GFI_EXP_THM_2;
+  CHECK(gfi_exp_density_rates(&p, &ctx, NULL, NULL, NULL, &e) == GFI_EINVAL && strcmp(e.param, "--theorems") == 0,
+        "Theorem 2 is not a density theorem");
+}
+
+static void test_repro_check(void) {
+  gfi_exp_repro_params p;
+  gfi_exp_repro_default(&p);
+  gfi_exp_err e;
+  gfi_exp_err_clear(&e);
+  CHECK_STATUS(gfi_exp_repro_check(&p, &e), GFI_OK);
+  p.model_1d = "uniform";
+  CHECK(gfi_exp_repro_check(&p, &e) == GFI_EUNSUPPORTED && strcmp(e.param, "--model-1d") == 0, "uniform: %s",
+        e.param);
+  p.model_1d = "normal";
+  p.truth = "poly:";
+  CHECK(gfi_exp_repro_check(&p, &e) != GFI_OK && strcmp(e.param, "--truth") == 0, "bad truth: %s", e.param);
+  p.truth = "poly:0,1";
+  p.out = "a b";
+  CHECK(gfi_exp_repro_check(&p, &e) == GFI_EINVAL && strcmp(e.param, "--out") == 0, "out with a space");
+  p.out = "x";
+  p.seeds = 1;
+  CHECK(gfi_exp_repro_check(&p, &e) == GFI_EINVAL && strcmp(e.param, "--seeds") == 0, "one seed");
+  p.seeds = 0;
+  p.flt = "maybe";
+  CHECK(gfi_exp_repro_check(&p, &e) == GFI_EINVAL && strcmp(e.param, "--flt") == 0, "--flt maybe");
+  /* the FLT study reports an output folder it cannot make */
+  gfi_exp_flt_params fp;
+  gfi_exp_flt_default(&fp);
+  fp.outdir = "/nonexistent/gfi-test/flt";
+  gfi_exp_ctx ctx = {.program = "test"};
+  CHECK(gfi_exp_flt_study(&fp, &ctx, &e) == GFI_EIO && strstr(e.msg, "cannot create"), "flt: %s", e.msg);
+}
+
+int main(void) {
+  test_table();
+  test_claims();
+  test_verdicts();
+  test_density_fit();
+  test_regress_study();
+  test_density_study();
+  test_repro_check();
+  return check_summary("experiments");
+}
