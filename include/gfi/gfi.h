@@ -15,10 +15,12 @@
 #include "progress.h"
 #include "dat.h"
 #include "density.h"
+#include "fast.h"
 #include "attention.h"
 #include "regression.h"
 #include "regression_mse.h"
 #include "rpe.h"
 #include "flt.h"
 #include "mise.h"
+#include "fast.h"
 #endif
