@@ -368,10 +368,11 @@ static int peer_time(const char *tool, const char *npy, const char *grid, double
   return isfinite(*sec) ? 0 : -1;
 }
 
-/* Whole process, best of `repeats` runs: wall seconds and peak RSS (MiB). */
-static int whole(char *const argv[], double *sec, double *rss) {
+/* Whole process, best of `repeats` runs: wall seconds, its CPU seconds (user
+ * + system) and peak RSS (MiB). */
+static int whole(char *const argv[], double *sec, double *cpu, double *rss) {
   *sec = INFINITY;
-  *rss = NAN;
+  *cpu = *rss = NAN;
   for (int r = 0; r < g_to.repeats; r++) {
     static char out[4096];
     bu_proc p = bu_run(argv, out, sizeof out, 1);
@@ -379,7 +380,7 @@ static int whole(char *const argv[], double *sec, double *rss) {
       printf("  note: %s exited with %d: %.300s\n", argv[0], p.rc, out);
       return -1;
     }
-    if (p.wall < *sec) *sec = p.wall, *rss = p.rss_mib;
+    if (p.wall < *sec) *sec = p.wall, *cpu = p.cpu, *rss = p.rss_mib;
   }
   return 0;
 }
@@ -483,6 +484,7 @@ static double out_vs(const char *path, size_t G, size_t D, const double *fast) {
 typedef struct {
   double fast_s, direct_s, err, kdepy_s, kdepy_err, fastkde_s;
   double gfi_whole, kdepy_whole, fastkde_whole, gfi_rss, kdepy_rss, fastkde_rss;
+  double gfi_cpu, kdepy_cpu, fastkde_cpu;
   double cli_vs_lib;
 } grid_row;
 
@@ -507,7 +509,7 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
   FILE *f = open_dat(outdir, "fast_grid.dat");
   fprintf(f, "# D N grid_points R h fast_s direct_s rel_err kdepy_s kdepy_rel_err fastkde_s "
              "gfi_whole_s kdepy_whole_s fastkde_whole_s gfi_rss_mib kdepy_rss_mib "
-             "fastkde_rss_mib\n");
+             "fastkde_rss_mib gfi_whole_cpu_s kdepy_whole_cpu_s fastkde_whole_cpu_s\n");
   *goal_met = 1;
   *worst_ratio = INFINITY;
   *worst_err = 0;
@@ -569,7 +571,7 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
       argv[a++] = "--method", argv[a++] = "fast", argv[a++] = "--tol", argv[a++] = stol;
       if (cli_out) argv[a++] = "--out", argv[a++] = out_gfi;
       argv[a] = NULL;
-      if (whole(argv, &r.gfi_whole, &r.gfi_rss) == 0 && cli_out) {
+      if (whole(argv, &r.gfi_whole, &r.gfi_cpu, &r.gfi_rss) == 0 && cli_out) {
         r.cli_vs_lib = out_vs(out_gfi, G, D, fast);
       }
     } else if (GFI_HAVE_FAST_INFO) {
@@ -581,7 +583,7 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
       snprintf(slo, sizeof slo, "%.17g", -L);
       snprintf(shi, sizeof shi, "%.17g", L);
       char *argv[] = {self, "--whole-grid", npy, sD, sR, slo, shi, sn, out_gfi, NULL};
-      if (whole(argv, &r.gfi_whole, &r.gfi_rss) == 0) {
+      if (whole(argv, &r.gfi_whole, &r.gfi_cpu, &r.gfi_rss) == 0) {
         r.cli_vs_lib = out_vs(out_gfi, G, D, fast);
       }
     }
@@ -591,10 +593,10 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
       char sbw[64];
       snprintf(sbw, sizeof sbw, "%.17g", h);
       argv[7] = sbw;
-      whole(argv, &r.kdepy_whole, &r.kdepy_rss);
+      whole(argv, &r.kdepy_whole, &r.kdepy_cpu, &r.kdepy_rss);
       char *argv2[] = {g_python, g_peer, npy, sgrid, "--tool", "fastkde", "--once", "--out",
                        out_peer, NULL};
-      whole(argv2, &r.fastkde_whole, &r.fastkde_rss);
+      whole(argv2, &r.fastkde_whole, &r.fastkde_cpu, &r.fastkde_rss);
     }
     remove(npy), remove(out_gfi), remove(out_peer);
 
@@ -612,6 +614,9 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
     printf("    whole process      gfi %.4g s (%.0f MiB), KDEpy %.4g s (%.0f MiB), fastKDE %.4g s "
            "(%.0f MiB); KDEpy/gfi %.2f\n", r.gfi_whole, r.gfi_rss, r.kdepy_whole, r.kdepy_rss,
            r.fastkde_whole, r.fastkde_rss, r.kdepy_whole / r.gfi_whole);
+    printf("    whole process CPU  gfi %.4g s, KDEpy %.4g s, fastKDE %.4g s (user + system of the "
+           "same runs; less sensitive to other load than wall time); KDEpy/gfi %.2f\n",
+           r.gfi_cpu, r.kdepy_cpu, r.fastkde_cpu, r.kdepy_cpu / r.gfi_cpu);
     printf("    error vs own exact gfi fast %.2e (vs gfi direct, subset), KDEpy %.2e (vs the exact "
            "Gaussian KDE, full grid)%s\n", r.err, r.kdepy_err,
            isfinite(r.cli_vs_lib) ? "" : "");
@@ -619,9 +624,9 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
       printf("    check              gfi whole process's grid vs this process's fast values: max "
              "rel diff %.2e\n", r.cli_vs_lib);
     fprintf(f, "%zu %zu %zu %.6g %.6g %.6e %.6e %.6e %.6e %.6e %.6e %.6e %.6e %.6e %.1f %.1f "
-               "%.1f\n", D, N, G, R, h, r.fast_s, r.direct_s, r.err, r.kdepy_s, r.kdepy_err,
-            r.fastkde_s, r.gfi_whole, r.kdepy_whole, r.fastkde_whole, r.gfi_rss, r.kdepy_rss,
-            r.fastkde_rss);
+               "%.1f %.6e %.6e %.6e\n", D, N, G, R, h, r.fast_s, r.direct_s, r.err, r.kdepy_s,
+            r.kdepy_err, r.fastkde_s, r.gfi_whole, r.kdepy_whole, r.fastkde_whole, r.gfi_rss,
+            r.kdepy_rss, r.fastkde_rss, r.gfi_cpu, r.kdepy_cpu, r.fastkde_cpu);
     if (!(r.err <= TOL_MAIN) || (isfinite(r.cli_vs_lib) && r.cli_vs_lib > 1e-12)) g_wrong = 1;
     double ratio = r.kdepy_whole / r.gfi_whole;
     if (!(ratio >= GOAL_WHOLE) || !(r.err < GOAL_ERR)) *goal_met = 0;
@@ -701,7 +706,8 @@ static void part_tol(const char *outdir, size_t N, size_t M, size_t Dmax) {
   printf("\n== tol: error against the requested tolerance, N = %zu, M = %zu scattered queries\n",
          N, M);
   FILE *f = open_dat(outdir, "fast_tol.dat");
-  fprintf(f, "# D tol rel_err fast_s   (rel_err = max |fast - direct| / max |direct| over all M)\n");
+  fprintf(f, "# D tol rel_err fast_s nodes bound   (rel_err = max |fast - direct| / max |direct| "
+             "over all M; nodes and bound: what the route reported, 0 and nan when it did not)\n");
   printf("%2s %8s %10s %10s %10s %7s %8s %10s\n", "D", "tol", "rel_err", "err/tol", "fast_s", "route",
          "nodes", "bound");
   int bad = 0;
@@ -720,7 +726,7 @@ static void part_tol(const char *outdir, size_t N, size_t M, size_t Dmax) {
       g_wrong |= over;
       printf("%2zu %8.0e %10.2e %10.3f %10.4g %7s %8zu %10.2e %s\n", D, tols[t], e, e / tols[t], s,
              route_name(), info_nodes(), info_bound(), over ? "ERROR ABOVE TOL" : "");
-      fprintf(f, "%zu %.1e %.6e %.6e\n", D, tols[t], e, s);
+      fprintf(f, "%zu %.1e %.6e %.6e %zu %.6e\n", D, tols[t], e, s, info_nodes(), info_bound());
     }
     fprintf(f, "\n\n");
     free(x), free(q), free(ref), free(fast);

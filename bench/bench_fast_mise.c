@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
     line += L + (line[L] == '\n');
   }
   fprintf(f, "# N R fast_s fast_per_rep_s fast_cpu_s fast_rss_mib fast_mise fast_se direct_s "
-             "direct_per_rep_s direct_rss_mib direct_mise rel_diff\n");
+             "direct_per_rep_s direct_rss_mib direct_mise rel_diff direct_cpu_s\n");
 
   gfi_model *m;
   int st = gfi_model_normal(&m, D, NULL, NULL);
@@ -201,8 +201,8 @@ int main(int argc, char **argv) {
   gfi_mise_opts mo;
   gfi_mise_default_opts(&mo);
 
-  printf("\n%11s %8s %10s %10s %9s %9s %12s %10s %10s %9s %10s\n", "N", "R*", "fast_s",
-         "s/rep", "cpu_s", "RSS_MiB", "mise", "direct_s", "s/rep", "RSS_MiB", "rel_diff");
+  printf("\n%11s %8s %10s %10s %9s %9s %12s %10s %10s %9s %9s %10s\n", "N", "R*", "fast_s",
+         "s/rep", "cpu_s", "RSS_MiB", "mise", "direct_s", "s/rep", "cpu_s", "RSS_MiB", "rel_diff");
   double Ns[8] = {0}, tf[8] = {0}, td[8] = {0};
   size_t nn = 0;
   double last_d = NAN, last_dN = NAN, goal_s = NAN, goal_rss = NAN;
@@ -251,13 +251,14 @@ int main(int argc, char **argv) {
     tf[nn] = rf.ok ? rf.wall : NAN;
     td[nn] = rd.ok ? rd.wall : NAN;
     nn++;
-    printf("%11zu %8.4g %10.4g %10.4g %9.4g %9.1f %12.5e %10.4g %10.4g %9.1f %10.2e\n", N, R,
-           tf[nn - 1], tf[nn - 1] / reps, rf.ok ? rf.cpu : NAN, rf.ok ? rf.rss : NAN,
-           rf.ok ? rf.mise : rd.mise, td[nn - 1], td[nn - 1] / reps, rd.ok ? rd.rss : NAN, diff);
-    fprintf(f, "%zu %.6g %.6e %.6e %.6e %.1f %.10e %.4e %.6e %.6e %.1f %.10e %.3e\n", N, R,
+    printf("%11zu %8.4g %10.4g %10.4g %9.4g %9.1f %12.5e %10.4g %10.4g %9.4g %9.1f %10.2e\n", N,
+           R, tf[nn - 1], tf[nn - 1] / reps, rf.ok ? rf.cpu : NAN, rf.ok ? rf.rss : NAN,
+           rf.ok ? rf.mise : rd.mise, td[nn - 1], td[nn - 1] / reps, rd.ok ? rd.cpu : NAN,
+           rd.ok ? rd.rss : NAN, diff);
+    fprintf(f, "%zu %.6g %.6e %.6e %.6e %.1f %.10e %.4e %.6e %.6e %.1f %.10e %.3e %.6e\n", N, R,
             tf[nn - 1], tf[nn - 1] / reps, rf.ok ? rf.cpu : NAN, rf.ok ? rf.rss : NAN,
             rf.ok ? rf.mise : NAN, rf.ok ? rf.se : NAN, td[nn - 1], td[nn - 1] / reps,
-            rd.ok ? rd.rss : NAN, rd.ok ? rd.mise : NAN, diff);
+            rd.ok ? rd.rss : NAN, rd.ok ? rd.mise : NAN, diff, rd.ok ? rd.cpu : NAN);
     fflush(stdout);
     fflush(f);
     if (fabs(Nd - GOAL_N) < 1 && rf.ok) goal_s = rf.wall, goal_rss = rf.rss;

@@ -147,12 +147,29 @@ typedef struct {
   int npy;          /* 1: .npy */
   FILE *f;          /* text output and metadata */
 } cli_output;
-/* The table entries of --out and --npy-table. */
-#define CLI_OUT_OPT(path)                                                                     \
+/* Table entries several commands share (dst is the variable, not its address). */
+#define CLI_OPT_DIM(v) {"dim", CLI_SIZE, &(v), .def = "1", .arg = "D", .min = 1, .help = "dimension"}
+#define CLI_OPT_SEED(v) {"seed", CLI_U64, &(v), .def = "1", .arg = "S", .help = "random seed"}
+#define CLI_OPT_THREADS(v)                                                                    \
+  {"threads", CLI_INT, &(v), .def = "0", .arg = "T",                                          \
+   .help = "threads (0 = all cores); results do not depend on T"}
+#define CLI_OPT_PHI(v) {"phi", CLI_STR, &(v), .def = "pow:4", .arg = "pow:L", .help = "phi(z) = z^L, L = 1..8"}
+/* --method and --tol of the sums over data (see cli_method). */
+#define CLI_OPT_METHOD(v)                                                                     \
+  {"method", CLI_STR, &(v), .def = "auto", .arg = "M",                                        \
+   .help = "direct (the plain sums over the data), fast (the band-limited route:\n"           \
+           "quadrature in frequency and NUFFTs; Fourier kernels with phi = pow:L)\n"          \
+           "or auto (the cheaper of the two by the library's cost model)"}
+#define CLI_OPT_TOL(v)                                                                        \
+  {"tol", CLI_POSITIVE, &(v), .arg = "EPS", .parse = cli_check_tol,                           \
+   .help = "fast route: error bound relative to the largest |value| (default: the\n"          \
+           "library's, 1e-10)"}
+/* --out and --npy-table (see cli_output). */
+#define CLI_OPT_OUT(path)                                                                     \
   {"out", CLI_STR, &(path), .arg = "FILE",                                                    \
    .help = "write the rows to FILE instead of standard output: text, or a NumPy\n"            \
            "float64 array when FILE ends in .npy (the '#' lines stay on standard output)"}
-#define CLI_NPY_TABLE_OPT(flag)                                                               \
+#define CLI_OPT_NPY_TABLE(flag)                                                               \
   {"npy-table", CLI_FLAG, &(flag),                                                            \
    .help = "with --out FILE.npy: the whole table, shape (M, D + k) with the x columns,\n"     \
            "instead of the values alone, shape (M,) (or (M, k) for k value columns)"}

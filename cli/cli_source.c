@@ -95,13 +95,12 @@ static void grid_axis(const char *spec, double *lo, double *hi, size_t *n) {
   free(copy);
 }
 
-static double *grid_points(size_t D, size_t *M, char *desc, size_t dn) {
+static double *grid_points(cli_source *s, size_t D, size_t *M, char *desc, size_t dn) {
   size_t nv, na = 0;
   const char *const *v = cli_values("grid", &nv);
-  char *all = NULL;
   size_t len = 0;
   for (size_t i = 0; i < nv; i++) len += strlen(v[i]) + 1;
-  all = cli_array(len + 1, 1, 1);
+  char *all = cli_array(len + 1, 1, 1);
   all[0] = '\0';
   for (size_t i = 0; i < nv; i++) {
     if (i) strcat(all, ",");
@@ -113,20 +112,23 @@ static double *grid_points(size_t D, size_t *M, char *desc, size_t dn) {
   double *lo = cli_array(D, 2, sizeof *lo), *hi = lo + D;
   size_t *n = cli_array(D, 1, sizeof *n), total = 1;
   char *tok = all;
-  size_t used = (size_t)snprintf(desc, dn, "grid");
   for (size_t j = 0; j < na; j++) {
     char *comma = strchr(tok, ',');
     if (comma) *comma = '\0';
     grid_axis(tok, &lo[j], &hi[j], &n[j]);
     tok = comma ? comma + 1 : tok;
   }
+  free(all);
   for (size_t j = na; j < D; j++) lo[j] = lo[0], hi[j] = hi[0], n[j] = n[0];
+  size_t used = (size_t)snprintf(desc, dn, "grid");
   for (size_t j = 0; j < D; j++) {
     if (total > SIZE_MAX / n[j]) cli_usage("--grid", "too many points");
     total *= n[j];
-    if (used < dn) used += (size_t)snprintf(desc + used, dn - used, "%s%.17g:%.17g:%zu", j ? " x " : " ", lo[j], hi[j], n[j]);
+    if (used < dn)
+      used += (size_t)snprintf(desc + used, dn - used, "%s%.17g:%.17g:%zu", j ? " x " : " ", lo[j], hi[j], n[j]);
   }
   if (used < dn) snprintf(desc + used, dn - used, " (%zu points, the last axis fastest)", total);
+  /* the points as the library's grid evaluations place them */
   double *x = cli_array(total, D, sizeof *x);
   for (size_t g = 0; g < total; g++) {
     size_t r = g;
@@ -136,18 +138,25 @@ static double *grid_points(size_t D, size_t *M, char *desc, size_t dn) {
       x[g * D + j] = n[j] > 1 ? lo[j] + (hi[j] - lo[j]) * (double)k / (double)(n[j] - 1) : lo[j];
     }
   }
-  free(all);
-  free(lo);
-  free(n);
+  s->lo = lo;
+  s->hi = hi;
+  s->gn = n;
   *M = total;
   return x;
 }
 
-double *cli_source_queries(const cli_source *s, size_t D, size_t *M, char *desc, size_t n) {
-  if (s->grid) return grid_points(D, M, desc, n);
+double *cli_source_queries(cli_source *s, size_t D, size_t *M, char *desc, size_t n) {
+  if (s->grid) return grid_points(s, D, M, desc, n);
   double *x = cli_read_table("query file", s->at, D, M, NULL);
   snprintf(desc, n, "%s (%zu points)", s->at, *M);
   return x;
+}
+
+void cli_source_free(cli_source *s) {
+  free(s->lo);
+  free(s->gn);
+  s->lo = s->hi = NULL;
+  s->gn = NULL;
 }
 
 void cli_method(const char *method, gfi_opts *o) {
@@ -161,14 +170,55 @@ void cli_method(const char *method, gfi_opts *o) {
     cli_usage("--method", "unknown method '%s' (expected direct, fast or auto)", method);
 }
 
-void cli_method_meta(FILE *f, const gfi_opts *o) {
+void cli_check_route(int status, const gfi_opts *o, const char *what) {
+  if (status == GFI_ERANGE && o->method == GFI_METHOD_FAST)
+    cli_die(EXIT_RUNTIME, "%s: --method fast: %s (too many frequency nodes for the kernel's width against the "
+            "span of data and queries; --method auto falls back to the direct sum)", what, gfi_strerror(status));
+  cli_check(status, what);
+}
+
+static const char *reason(int r) {
+  switch (r) {
+    case GFI_ROUTE_REQUESTED: return "requested";
+    case GFI_ROUTE_COST: return "auto: the cost model";
+    case GFI_ROUTE_NODES: return "auto: too many frequency nodes or too large a NUFFT grid";
+    case GFI_ROUTE_KERNEL: return "the kernel is not band-limited";
+    case GFI_ROUTE_DIM: return "D > 3";
+  }
+  return "?";
+}
+
+static void axes(FILE *f, const size_t *v, size_t D) {
+  for (size_t j = 0; j < D && j < 3; j++) fprintf(f, "%s%zu", j ? " x " : "", v[j]);
+}
+
+void cli_method_meta(FILE *f, const gfi_opts *o, const gfi_fast_info *info) {
   static const char *names[] = {"auto", "direct", "fast"};
-  char tol[64];
-  if (o->tol > 0)
-    snprintf(tol, sizeof tol, "%.3g", o->tol);
-  else
-    snprintf(tol, sizeof tol, "default");
-  cli_meta(f, "method", "%s requested, tol %s", names[o->method], tol);
+  if (!info) {
+    cli_meta(f, "method", "direct (the GPU engine; %s requested)", names[o->method]);
+    return;
+  }
+  if (info->route != GFI_METHOD_FAST) {
+    cli_meta(f, "method", "direct (%s)", reason(info->reason));
+    return;
+  }
+  size_t D = info->dim;
+  fprintf(f, "# method: fast (%s), tol %.3g; %zu frequency nodes (", reason(info->reason), info->tol,
+          info->nodes_total);
+  axes(f, info->nodes, D);
+  fputc(')', f);
+  if (info->grid_fwd[0]) {
+    fputs(", NUFFT grids ", f);
+    axes(f, info->grid_fwd, D);
+    if (info->grid_bwd[0]) {
+      fputs(" and ", f);
+      axes(f, info->grid_bwd, D);
+    }
+  }
+  if (info->reused) fputs(", the plan's transform reused", f);
+  fprintf(f, "; error bound %.3g (%.3g relative)", info->bound_abs, info->bound);
+  if (info->rows_direct) fprintf(f, "; %zu rows by the direct sum", info->rows_direct);
+  fputc('\n', f);
 }
 
 int cli_kernel_choice(const char *kernel, const char *R, const char *bandwidth) {

@@ -21,6 +21,10 @@ typedef struct {
   size_t dim;        /* --dim, 0 = from the data */
   uint64_t seed;     /* --seed */
   int regress;       /* 1: (x, y) pairs; --truth and --noise belong to the table */
+  /* set by cli_source_queries for --grid (freed by cli_source_free): axis j
+   * has gn[j] points from lo[j] to hi[j] */
+  double *lo, *hi;
+  size_t *gn;
 } cli_source;
 
 /* Table entries for --at and --grid (the query points). */
@@ -50,14 +54,20 @@ void cli_source_check(const cli_source *s);
 void cli_source_load(const cli_source *s, size_t *D, size_t *N, double **x, size_t *V, double **y);
 
 /* The query points of --at or --grid (M x D, malloc'ed); desc (n bytes)
- * gets their description for the "# at:" line. */
-double *cli_source_queries(const cli_source *s, size_t D, size_t *M, char *desc, size_t n);
+ * gets their description for the "# at:" line. A grid also sets s->lo,
+ * s->hi and s->gn (the library's grid evaluations take them). */
+double *cli_source_queries(cli_source *s, size_t D, size_t *M, char *desc, size_t n);
+void cli_source_free(cli_source *s);
 
 /* --method direct|fast|auto and --tol EPS into o (usage errors naming the
  * option); the GPU backend has the direct route only. */
 void cli_method(const char *method, gfi_opts *o);
-/* "# method:" line: the route asked for and its tolerance. */
-void cli_method_meta(FILE *f, const gfi_opts *o);
+/* cli_check, with GFI_ERANGE under --method fast said as such. */
+void cli_check_route(int status, const gfi_opts *o, const char *what);
+/* "# method:" line: the route that ran (info; NULL = the GPU engine's
+ * direct sums), why, its frequency nodes and NUFFT grids, and its error
+ * bound. */
+void cli_method_meta(FILE *f, const gfi_opts *o, const gfi_fast_info *info);
 
 /* --kernel fourier|gauss with --R (Fourier) or --bandwidth (Gaussian), each
  * only with its kernel; returns 1 for gauss. */

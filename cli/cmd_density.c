@@ -35,19 +35,14 @@ int cmd_density(int argc, char **argv) {
              "as scipy's gaussian_kde) | h (H = h^2 I) | h1,..,hD (H = diag h_j^2)\n"
              "| D*D numbers, the full bandwidth matrix H (row-major, D > 1)"},
     CLI_SOURCE_QUERIES(src, "evaluation"),
-    {"method", CLI_STR, &method, .def = "auto", .arg = "M",
-     .help = "direct (the plain sum over the data), fast (the band-limited route:\n"
-             "quadrature in frequency and NUFFTs; Fourier kernels with phi = pow:L)\n"
-             "or auto (the cheaper of the two by the library's cost model)"},
-    {"tol", CLI_POSITIVE, &tol, .arg = "EPS", .parse = cli_check_tol,
-     .help = "fast route: error bound relative to the largest |value| (default: the\n"
-             "library's, 1e-10)"},    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T",
-     .help = "threads (0 = all cores); results are identical for any T"},
+    CLI_OPT_METHOD(method),
+    CLI_OPT_TOL(tol),
+    CLI_OPT_THREADS(nthreads),
     {"backend", CLI_STR, &backend, .def = "cpu", .arg = "B",
      .help = "cpu, cuda (the GPU engine, float64; Fourier kernels with\n"
              "phi = pow:L) or auto (the GPU when gfi has CUDA and a GPU is present)"},
-    CLI_OUT_OPT(out),
-    CLI_NPY_TABLE_OPT(npy_table),
+    CLI_OPT_OUT(out),
+    CLI_OPT_NPY_TABLE(npy_table),
     {0}};
   const cli_spec spec = {
     "usage: gfi density (--data FILE | --model SPEC --n N --seed S) --dim D\n"
@@ -95,6 +90,7 @@ int cmd_density(int argc, char **argv) {
   cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST,
                                        gauss ? "--kernel gauss" : "--method fast (a CPU route)");
   gfi_density_plan *plan = NULL;
+  gfi_fast_info info;
   double *p = cli_array(M, 1, sizeof *p);
   if (be == CLI_BACKEND_CUDA) {
 #ifdef GFI_HAVE_CUDA
@@ -107,8 +103,11 @@ int cmd_density(int argc, char **argv) {
     int st = gauss ? gfi_density_plan_gauss(&plan, N, D, data, w, H, &o)
                    : gfi_density_plan_fourier(&plan, &k, N, D, data, w, R, &o);
     if (st == GFI_EBANDWIDTH) cli_usage("--bandwidth", "%s", gfi_strerror(st));
-    cli_check(st, "building the estimator");
-    cli_check(gfi_density_eval(plan, M, x, p), "evaluating the estimator");
+    cli_check_route(st, &o, "building the estimator");
+    /* a grid goes to the library whole: the fast route's last step is then separable */
+    st = src.grid ? gfi_density_eval_grid(plan, src.lo, src.hi, src.gn, p, &info)
+                  : gfi_density_eval_info(plan, M, x, p, &info);
+    cli_check_route(st, &o, "evaluating the estimator");
   }
 
   cli_output out_;
@@ -130,7 +129,7 @@ int cmd_density(int argc, char **argv) {
     cli_meta_values(f, "kernel", key, D * D, H);
   }
   cli_meta(f, "at", "%s", atdesc);
-  if (be == CLI_BACKEND_CPU) cli_method_meta(f, &o);
+  cli_method_meta(f, &o, be == CLI_BACKEND_CUDA ? NULL : &info);
   cli_meta(f, "eval-threads", "%d", gfi_threads_resolve(&o));
   cli_backend_meta(f, be);
   cli_output_meta(&out_, M, D, 1, npy_table);
@@ -144,5 +143,6 @@ int cmd_density(int argc, char **argv) {
   free(H);
   free(w);
   free(data);
+  cli_source_free(&src);
   return 0;
 }

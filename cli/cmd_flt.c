@@ -50,9 +50,8 @@ static void check_ell(const char *opt, const char *arg, void *dst) {
            "--help'), RNG stream (S, 2^62)"},                                                          \
   {"trials", CLI_SIZE, &(a).trials, .arg = "T", .min = 1, .section = "trials",                        \
    .help = "number of independent draws; trial k uses RNG stream (S, k)"},                            \
-  {"seed", CLI_U64, &(a).seed, .def = "1", .arg = "S", .help = "seed"},                               \
-  {"threads", CLI_INT, &(a).nthreads, .def = "0", .arg = "N",                                          \
-   .help = "threads (0 = all cores); results are identical for any N"},                               \
+  CLI_OPT_SEED((a).seed),                                                                              \
+  CLI_OPT_THREADS((a).nthreads),                                                                       \
   {"progress", CLI_FLAG, &(a).progress, .help = "progress on stderr (default: only when stderr is a terminal)"}
 
 typedef struct {

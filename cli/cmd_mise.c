@@ -24,9 +24,9 @@ int cmd_mise(int argc, char **argv) {
   double res = 1, tol = 0;
   const cli_opt opts[] = {
     {"model", CLI_STR, &spec, .arg = "SPEC", .help = "truth model (see 'gfi sample --help')"},
-    {"dim", CLI_SIZE, &D, .def = "1", .arg = "D", .min = 1, .help = "dimension"},
+    CLI_OPT_DIM(D),
     {"n", CLI_SIZE, &N, .arg = "N", .min = 1, .help = "sample size"},
-    {"phi", CLI_STR, &phi, .def = "pow:4", .arg = "pow:L", .help = "phi(z) = z^L, L = 1..8"},
+    CLI_OPT_PHI(phi),
     {"R", CLI_STR, &Rs, .arg = "R1[,..,RD]", .help = "radius, one for every axis or one per axis (> 0)"},
     {"exact", CLI_FLAG, &exact,
      .help = "exact MISE through Plancherel (docs/theory.md section 3): normal\n"
@@ -57,7 +57,7 @@ int cmd_mise(int argc, char **argv) {
              "not the CPU's points; with --ise grid bias2 and var are NaN)\n"
              "or auto (cuda when a GPU is present and the request is covered)"},
     {"resolution", CLI_POSITIVE, &res, .def = "1", .arg = "X", .help = "quadrature refinement factor"},
-    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T", .help = "threads (0 = all cores)"},
+    CLI_OPT_THREADS(nthreads),
     {0}};
   const cli_spec cs = {
     "usage: gfi mise --model SPEC --dim D --n N --phi pow:L --R R1[,..,RD] --exact\n"

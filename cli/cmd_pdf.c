@@ -10,12 +10,12 @@ int cmd_pdf(int argc, char **argv) {
   int npy_table = 0;
   const cli_opt opts[] = {
     {"model", CLI_STR, &spec, .arg = "SPEC", .help = "the model, as in 'gfi sample --help'"},
-    {"dim", CLI_SIZE, &D, .def = "1", .arg = "D", .min = 1, .help = "dimension"},
+    CLI_OPT_DIM(D),
     {"at", CLI_STR, &at, .arg = "FILE",
      .help = "the points, D numbers per line ('#' lines ignored, '-' = stdin),\n"
              "or a .npy array of shape (M, D)"},
-    CLI_OUT_OPT(out),
-    CLI_NPY_TABLE_OPT(npy_table),
+    CLI_OPT_OUT(out),
+    CLI_OPT_NPY_TABLE(npy_table),
     {0}};
   const cli_spec cs = {
     "usage: gfi pdf --model SPEC --dim D --at FILE\n\n"

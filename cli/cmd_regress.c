@@ -69,19 +69,14 @@ int cmd_regress(int argc, char **argv) {
     {"denom-tol", CLI_DOUBLE, &tol, .def = "1e-8", .arg = "T", .parse = check_denom_tol,
      .help = "flag a row when 0 <= S <= T * sum|K_i|"},
     CLI_SOURCE_QUERIES(src, "evaluation"),
-    {"method", CLI_STR, &method, .def = "auto", .arg = "M",
-     .help = "direct (the plain sums over the data), fast (the band-limited route\n"
-             "for the numerator and denominator sums; phi = pow:L only) or auto\n"
-             "(the cheaper of the two by the library's cost model)"},
-    {"tol", CLI_POSITIVE, &ftol, .arg = "EPS", .parse = cli_check_tol,
-     .help = "fast route: error bound relative to the largest |value| (default: the\n"
-             "library's, 1e-10)"},    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T",
-     .help = "threads (0 = all cores); results are identical for any T"},
+    CLI_OPT_METHOD(method),
+    CLI_OPT_TOL(ftol),
+    CLI_OPT_THREADS(nthreads),
     {"backend", CLI_STR, &backend, .def = "cpu", .arg = "B",
      .help = "cpu, cuda (the GPU engine, float64; phi = pow:L only) or\n"
              "auto (the GPU when gfi has CUDA and a GPU is present)"},
-    CLI_OUT_OPT(outpath),
-    CLI_NPY_TABLE_OPT(npy_table),
+    CLI_OPT_OUT(outpath),
+    CLI_OPT_NPY_TABLE(npy_table),
     {0}};
   const cli_spec spec = {
     "usage: gfi regress (--data FILE | --model SPEC --truth F [--noise N] --n N --seed S)\n"
@@ -122,10 +117,10 @@ int cmd_regress(int argc, char **argv) {
   size_t M;
   char atdesc[512];
   double *q = cli_source_queries(&src, D, &M, atdesc, sizeof atdesc);
-  cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST,
-                                       gauss ? "--kernel gauss" : k.kind != GFI_PHI_POW ? "a custom phi"
-                                                                                        : "--method fast (a CPU route)");
+  const char *why = gauss ? "--kernel gauss" : k.kind != GFI_PHI_POW ? "a custom phi" : "--method fast (a CPU route)";
+  cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST, why);
   gfi_nw_plan *plan = NULL;
+  gfi_fast_info info;
   double *out = cli_array(M, V, sizeof *out);
   unsigned char *flags = cli_array(M, 1, 1);
   size_t nflag = 0;
@@ -142,11 +137,12 @@ int cmd_regress(int argc, char **argv) {
     st = gauss ? gfi_nw_plan_gauss(&plan, N, D, V, x, y, H, &o)
                : gfi_nw_plan_fourier(&plan, &k, N, D, V, x, y, R, &o);
     if (st == GFI_EBANDWIDTH) cli_usage("--bandwidth", "%s", gfi_strerror(st));
-    cli_check(st, "building the estimator");
+    cli_check_route(st, &o, "building the estimator");
     cli_check(gfi_nw_set_denom_tol(plan, tol), "--denom-tol");
-    st = gfi_nw_eval_flags(plan, M, q, out, &nflag, flags, NULL);
+    /* not gfi_nw_eval_grid for a grid: the flags' breakdown needs every row's flag */
+    st = gfi_nw_eval_ex(plan, M, q, out, &nflag, flags, NULL, &info);
   }
-  if (st != GFI_EDENOM) cli_check(st, "evaluating the estimator");
+  if (st != GFI_EDENOM) cli_check_route(st, &o, "evaluating the estimator");
   size_t nf[4] = {0, 0, 0, 0};
   for (size_t i = 0; i < M; i++) nf[flags[i] & 3]++;
 
@@ -171,7 +167,7 @@ int cmd_regress(int argc, char **argv) {
   cli_meta(f, "at", "%s", atdesc);
   cli_meta(f, "denom-tol", "%.17g", tol);
   cli_meta(f, "flagged", "%zu (empty %zu, negative %zu, small %zu)", nflag, nf[1], nf[2], nf[3]);
-  if (be == CLI_BACKEND_CPU) cli_method_meta(f, &o);
+  cli_method_meta(f, &o, be == CLI_BACKEND_CUDA ? NULL : &info);
   cli_meta(f, "eval-threads", "%d", gfi_threads_resolve(&o));
   cli_backend_meta(f, be);
   cli_output_meta(&oo, M, D, V, npy_table);
@@ -189,5 +185,6 @@ int cmd_regress(int argc, char **argv) {
   free(H);
   free(x);
   free(y);
+  cli_source_free(&src);
   return 0;
 }

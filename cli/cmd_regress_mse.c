@@ -19,19 +19,18 @@ int cmd_regress_mse(int argc, char **argv) {
     {"model", CLI_STR, &spec, .arg = "SPEC", .help = "design model (see 'gfi sample --help')"},
     {"truth", CLI_STR, &truth, .arg = "F", .help = "truth, as for 'gfi regress'"},
     {"noise", CLI_STR, &noise_spec, .arg = "N", .help = "noise, as for 'gfi regress' (none when not given)"},
-    {"dim", CLI_SIZE, &D, .def = "1", .arg = "D", .min = 1, .help = "dimension"},
+    CLI_OPT_DIM(D),
     {"n", CLI_SIZE, &N, .arg = "N", .min = 1, .help = "pairs per replication"},
     {"reps", CLI_SIZE, &K, .arg = "K", .min = 2, .help = "replications (>= 2)"},
-    {"phi", CLI_STR, &phi, .def = "pow:4", .arg = "pow:L", .help = "phi(z) = z^L, L = 1..8"},
+    CLI_OPT_PHI(phi),
     {"R", CLI_STR, &Rs, .arg = "R1[,..]", .help = "radius, one for every axis or one per axis"},
     {"kernel", CLI_STR, &kname, .def = "fourier", .arg = "K", .help = "fourier or gauss"},
     {"bandwidth", CLI_STR, &bw, .arg = "H", .help = "Gaussian bandwidth, as for 'gfi regress' (no rules)"},
     {"at", CLI_STR, &at, .arg = "FILE", .help = "the points, D numbers per line"},
     {"points", CLI_SIZE, &M, .arg = "M", .min = 1, .help = "M points from the design instead (400 when\n"
                                                            "neither --at nor --points is given)"},
-    {"seed", CLI_U64, &seed, .def = "1", .arg = "S", .help = "seed"},
-    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T",
-     .help = "threads over replications (0 = all); results do not depend on T"},
+    CLI_OPT_SEED(seed),
+    CLI_OPT_THREADS(nthreads),
     {0}};
   const cli_spec cspec = {
     "usage: gfi regress-mse --model SPEC --truth F [--noise N] --dim D --n N --reps K\n"

@@ -17,10 +17,10 @@ int cmd_regress_sample(int argc, char **argv) {
              "prod-sin[:w]        prod_j sin(w x_j)"},
     {"noise", CLI_STR, &noise_spec, .def = "none", .arg = "N",
      .help = "none | gauss:S (sd S) | hetero:S0,S1 (sd S0 + S1 |x_1|)"},
-    {"dim", CLI_SIZE, &D, .def = "1", .arg = "D", .min = 1, .help = "dimension"},
+    CLI_OPT_DIM(D),
     {"n", CLI_SIZE, &N, .arg = "N", .min = 1, .help = "number of pairs (>= 1)"},
-    {"seed", CLI_U64, &seed, .def = "1", .arg = "S", .help = "random seed"},
-    CLI_OUT_OPT(out),
+    CLI_OPT_SEED(seed),
+    CLI_OPT_OUT(out),
     {0}};
   const cli_spec cs = {
     "usage: gfi regress-sample --model SPEC --truth F [--noise N] --dim D --n N --seed S\n\n"

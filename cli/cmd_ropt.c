@@ -14,12 +14,12 @@ int cmd_ropt(int argc, char **argv) {
   double res = 1;
   const cli_opt opts[] = {
     {"model", CLI_STR, &spec, .arg = "SPEC", .help = "truth model (see 'gfi sample --help')"},
-    {"dim", CLI_SIZE, &D, .def = "1", .arg = "D", .min = 1, .help = "dimension"},
+    CLI_OPT_DIM(D),
     {"n", CLI_STR, &Ns, .arg = "N1[,N2,..]", .help = "sample sizes, one row each (N up to 1e15)"},
-    {"phi", CLI_STR, &phi, .def = "pow:4", .arg = "pow:L", .help = "phi(z) = z^L, L = 1..8"},
+    CLI_OPT_PHI(phi),
     {"dir", CLI_STR, &dir, .arg = "r1,..,rD", .help = "optimise along R = r * (r1,..,rD) (default: equal radii)"},
     {"resolution", CLI_POSITIVE, &res, .def = "1", .arg = "X", .help = "quadrature refinement factor"},
-    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T", .help = "threads (0 = all cores)"},
+    CLI_OPT_THREADS(nthreads),
     {0}};
   const cli_spec cs = {
     "usage: gfi ropt --model SPEC --dim D --n N1[,N2,..] --phi pow:L [options]\n\n"

@@ -14,10 +14,10 @@ int cmd_sample(int argc, char **argv) {
              "| normal:mean=m1,..;cov=... | mw:K (Marron-Wand K=1..15, D=1)\n"
              "| laplace[:mu,b] | cauchy[:x0,gamma] | t:NU | uniform[:a,b]\n"
              "| beta:A,B    (1-D families in D > 1: i.i.d. on every axis)"},
-    {"dim", CLI_SIZE, &D, .def = "1", .arg = "D", .min = 1, .help = "dimension"},
+    CLI_OPT_DIM(D),
     {"n", CLI_SIZE, &N, .arg = "N", .min = 1, .help = "number of points (>= 1)"},
-    {"seed", CLI_U64, &seed, .def = "1", .arg = "S", .help = "random seed"},
-    CLI_OUT_OPT(out),
+    CLI_OPT_SEED(seed),
+    CLI_OPT_OUT(out),
     {0}};
   const cli_spec cs = {
     "usage: gfi sample --model SPEC --dim D --n N --seed S\n\n"

@@ -44,8 +44,7 @@ int cmd_sweep(int argc, char **argv) {
     {"Rs", CLI_STR, &rs, .arg = "R1[,..]", .help = "radii (the same on every axis)"},
     {"reps", CLI_STR, &qs, .arg = "Q1[,..]", .help = "0 (exact MISE) or >= 2 (Monte Carlo replications)"},
     {"seed", CLI_U64, &seed, .arg = "S", .help = "the sweep's seed"},
-    {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T",
-     .help = "threads (0 = all cores); results do not depend on T"},
+    CLI_OPT_THREADS(nthreads),
     {"progress", CLI_FLAG, &progress,
      .help = "show progress (count, rate, ETA) on stderr even when it is not\n"
              "a terminal"},
@@ -55,8 +54,10 @@ int cmd_sweep(int argc, char **argv) {
     "                 --ns N1[,..] --Rs R1[,..] --reps Q1[,..] --seed S [options]\n\n"
     "Exact or Monte-Carlo MISE of the generalized Fourier density estimator over\n"
     "the grid model x dim x l x n x R x reps (reps 0 = the exact MISE; reps >= 2 =\n"
-    "Monte Carlo with Plancherel ISE, or grid ISE in 3-D). Points are numbered in\n"
-    "that order (reps fastest): index = ((((model*nD + d)*nL + l)*nN + n)*nR + r)*nQ + q.\n"
+    "Monte Carlo with the Plancherel ISE, streamed through a type-3 NUFFT or direct\n"
+    "sums by cost (docs/mise-mc.md); grid ISE for 3-D truths without an exact MISE).\n"
+    "Points are numbered in that order (reps fastest):\n"
+    "index = ((((model*nD + d)*nL + l)*nN + n)*nR + r)*nQ + q.\n"
     "Point i's replications use seed s_i = splitmix64(S + 0x9E3779B97F4A7C15*(i+1)),\n"
     "replication k on RNG stream (s_i, k): any split of the indices over processes or\n"
     "machines gives the same numbers.\n\n"

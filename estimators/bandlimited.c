@@ -17,9 +17,13 @@
  * (|I_k| + E_k) with |I_k| <= R_k / A_l: the bound qerr is relative to
  * sum_i |c_i| prod_j R_j / A_l.
  *
- * NUFFT errors: each type-3 output is within ntol * sum |coefficients| of the
- * exact sum; the node weights sum to prod R_j / A_l exactly (GL is exact for
- * kappa), so the two transforms add 2 ntol to qerr. */
+ * NUFFT errors: each type-3 output is within about ntol * sum |coefficients|
+ * of the exact sum (lib/nufft.h: 0.8 ntol the worst measured; its tests
+ * hold 10 ntol, the factor used here). The forward transform's error in F
+ * reaches s through node weights that sum to prod R_j / A_l exactly (GL is
+ * exact for kappa): 10 ntol sum_i |c_i| prod R_j / A_l. The backward
+ * transform's is 10 ntol sum_q |a_q| with a_q the node coefficients, known
+ * when it runs. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,10 +32,11 @@
 #include <omp.h>
 #endif
 #include "bandlimited.h"
-#include "nufft.h"
+#include "../lib/nufft.h"
 #include "gfi/kernel.h"
 #include "gfi/status.h"
 #include "engine.h"
+#include "par.h"
 
 /* Largest a = h S / 2 on one sub-interval. */
 #define BL_ALPHA_SUB 256.0
@@ -40,13 +45,18 @@
 /* Node-count limits: beyond them the route "explodes". */
 #define BL_AXIS_MAX ((size_t)1 << 20)
 #define BL_NODES_MAX ((size_t)1 << 24)
-/* Cost model (nanoseconds, roughly, on one core). */
+/* Cost model: nanoseconds on one core, fitted to bench_fast (x86-64, AVX2,
+ * the NUFFT of lib/nufft.c as of this writing: its type-3 transforms spend
+ * about half a microsecond per point outside the spreading). */
+#define COST_POINT 500.0  /* per source or target point of a NUFFT */
 #define COST_SPREAD 1.0   /* per point per window cell */
 #define COST_FFT 1.5      /* per grid point per log2 of the grid */
 #define COST_NODE 4.0     /* per node per column (weights, products) */
 #define COST_MAC 1.0      /* per complex multiply-add of the grid step */
 #define COST_RULE 20.0    /* per node per axis to build the rule */
 #define COST_PLAN 2e4     /* fixed cost of one NUFFT (plans, allocation) */
+/* The factor on the NUFFT's tol in the bound (see the top of this file). */
+#define BL_NUFFT_SAFETY 10.0
 
 static int threads_of(int n) {
 #ifdef GFI_HAVE_OPENMP
@@ -292,15 +302,17 @@ static int window_width(double ntol) {
 }
 
 double bl_nufft_cost(int D, size_t nsrc, size_t ntgt, const size_t *grid, double ntol) {
-  double wD = pow(window_width(ntol), D);
+  double w = window_width(ntol), wD = 1;
+  for (int j = 0; j < D; j++) wD *= w;
   double G = 1;
   for (int j = 0; j < D; j++) G *= (double)(grid[j] ? grid[j] : 1);
-  return COST_PLAN + COST_SPREAD * wD * ((double)nsrc + (double)ntgt) + COST_FFT * G * log2(G + 2);
+  return COST_PLAN + (COST_POINT + COST_SPREAD * wD) * ((double)nsrc + (double)ntgt) +
+         COST_FFT * G * log2(G + 2);
 }
 
-static void nufft_opts_of(const bl_sum *s, nufft_opts *o) {
+static void nufft_opts_of(const bl_sum *s, double ntol, nufft_opts *o) {
   nufft_default_opts(o);
-  o->tol = s->ntol;
+  o->tol = ntol;
   o->nthreads = s->nthreads;
 }
 
@@ -308,7 +320,7 @@ static void nufft_opts_of(const bl_sum *s, nufft_opts *o) {
  * half-widths qh; 0 when a grid exceeds the NUFFT's limit. */
 static int grids_of(const bl_sum *s, const bl_rule *r, const double *qh, size_t *gf, size_t *gb) {
   nufft_opts o;
-  nufft_opts_of(s, &o);
+  nufft_opts_of(s, s->ntol, &o);
   double X[3], W[3];
   for (int j = 0; j < s->D; j++) {
     X[j] = 0.5 * (s->dhi[j] - s->dlo[j]);
@@ -333,13 +345,13 @@ void bl_sum_free(bl_sum *s) {
 }
 
 /* F_col(w_q) for every column, into F (ncol x Q complex). */
-static int forward(const bl_sum *s, const bl_rule *r, double *F) {
+static int forward(const bl_sum *s, const bl_rule *r, double ntol, double *F) {
   const size_t Q = r->Q;
   double *nodes = malloc(Q * (size_t)s->D * sizeof *nodes);
   if (!nodes) return GFI_ENOMEM;
   rule_tensor(r, nodes, NULL);
   nufft_opts o;
-  nufft_opts_of(s, &o);
+  nufft_opts_of(s, ntol, &o);
   nufft3_plan *p = NULL;
   int st = nufft3_plan_make(&p, s->D, s->dlo, s->dhi, -1, Q, nodes, &o);
   free(nodes);
@@ -380,7 +392,12 @@ int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t nc
    * the bound of every part at a quarter of tol relative to that. */
   s->eps = tol / (4.0 * (double)N);
   if (s->eps < 1e-18) s->eps = 1e-18;
-  s->ntol = s->eps < 1e-15 ? 1e-15 : s->eps;
+  /* The NUFFTs are the expensive part: their first tolerance assumes the
+   * largest |value| is about c1 K0 / sqrt(N); an evaluation whose bound
+   * then misses tol is redone tighter (bl_tighten). */
+  s->ntol = tol / (40.0 * sqrt((double)N));
+  if (s->ntol < BL_NTOL_MIN) s->ntol = BL_NTOL_MIN;
+  if (s->ntol > 1e-3) s->ntol = 1e-3;
   s->x = malloc(N * (size_t)D * sizeof *s->x);
   s->c = malloc(2 * N * ncol * sizeof *s->c);
   s->c1 = calloc(ncol, sizeof *s->c1);
@@ -446,7 +463,7 @@ int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t nc
       s->F0 = malloc(2 * s->r0.Q * ncol * sizeof *s->F0);
       if (!s->F0) st = GFI_ENOMEM;
     }
-    if (!st) st = forward(s, &s->r0, s->F0);
+    if (!st) st = forward(s, &s->r0, s->ntol, s->F0);
     if (st) {
       bl_choice_free(&ch);
       bl_sum_free(s);
@@ -467,6 +484,7 @@ int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, c
               double direct_pair, bl_choice *ch) {
   memset(ch, 0, sizeof *ch);
   ch->grid = gn != NULL;
+  ch->ntol = s->ntol;
   const int D = s->D;
   double G = 1;
   if (gn)
@@ -487,10 +505,33 @@ int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, c
     qh[j] = 0.5 * (qhi[j] - qlo[j]);
     if (s->have0 && !(S[j] <= s->r0.span[j])) fits = 0;
   }
+  if (!fits && s->method == GFI_METHOD_AUTO) {
+    /* Before building a rule: a cheap estimate of its node count (GL needs
+     * about a/2 + 8 nodes per knot interval, a = R S) and the fast cost it
+     * implies; auto decides without the rule when even that loses. */
+    double Qe = 1, cl;
+    int explode = 0;
+    for (int j = 0; j < D; j++) {
+      double e = (j == 0 ? 0.5 : 1.0) * s->l * (0.5 * s->R[j] * S[j] + 8);
+      if (e > (double)BL_AXIS_MAX) explode = 1;
+      Qe *= e;
+    }
+    if (Qe > (double)BL_NODES_MAX) explode = 1;
+    size_t g1[3] = {1, 1, 1};
+    cl = (double)s->ncol * (bl_nufft_cost(D, s->N, (size_t)fmin(Qe, 1e18), g1, s->ntol) +
+                            (gn ? 0 : bl_nufft_cost(D, (size_t)fmin(Qe, 1e18), M, g1, s->ntol)));
+    if (explode || cl >= ch->cost_direct) {
+      ch->route = GFI_METHOD_DIRECT;
+      ch->reason = explode ? GFI_ROUTE_NODES : GFI_ROUTE_COST;
+      ch->cost_fast = cl;
+      return GFI_OK;
+    }
+  }
   const bl_rule *r;
   int st = GFI_OK;
   if (fits) {
     ch->reuse = 1;
+    ch->useF0 = 1;
     r = &s->r0;
   } else {
     st = rule_make(&ch->rule, D, s->l, s->R, s->A, S, s->eps);
@@ -542,8 +583,18 @@ int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, c
   return GFI_OK;
 }
 
-/* a = weight * F for every column (ncol x Q complex), from F0 or a fresh F. */
-static int node_coeffs(const bl_sum *s, const bl_choice *ch, const bl_rule **rp, double **ap) {
+int bl_tighten(bl_choice *ch, double ntol) {
+  if (ch->route != GFI_METHOD_FAST || !(ntol < ch->ntol) || ch->ntol <= BL_NTOL_MIN) return 0;
+  ch->ntol = ntol < BL_NTOL_MIN ? BL_NTOL_MIN : ntol;
+  ch->useF0 = 0;
+  return 1;
+}
+
+/* a = weight * F for every column (ncol x Q complex), from F0 or a fresh F;
+ * the bound of each column's value from the quadrature and the forward
+ * transform (the backward one is added by the caller). */
+static int node_coeffs(const bl_sum *s, const bl_choice *ch, const bl_rule **rp, double **ap,
+                       double *babs) {
   const bl_rule *r = ch->reuse ? &s->r0 : &ch->rule;
   const size_t Q = r->Q, nc = s->ncol;
   if (Q > SIZE_MAX / 2 / nc / sizeof(double)) return GFI_ENOMEM;
@@ -554,33 +605,36 @@ static int node_coeffs(const bl_sum *s, const bl_choice *ch, const bl_rule **rp,
     return GFI_ENOMEM;
   }
   int st = GFI_OK;
-  if (ch->reuse) memcpy(a, s->F0, 2 * Q * nc * sizeof *a);
-  else st = forward(s, r, a);
+  if (ch->useF0) memcpy(a, s->F0, 2 * Q * nc * sizeof *a);
+  else st = forward(s, r, ch->ntol, a);
   if (st) {
     free(a);
     free(wt);
     return st;
   }
   rule_tensor(r, NULL, wt);
-  for (size_t col = 0; col < nc; col++)
+  for (size_t col = 0; col < nc; col++) {
     for (size_t q = 0; q < Q; q++) {
       a[2 * (col * Q + q)] *= wt[q];
       a[2 * (col * Q + q) + 1] *= wt[q];
     }
+    babs[col] = (r->qerr + BL_NUFFT_SAFETY * ch->ntol) * s->c1[col] * s->K0;
+  }
   free(wt);
   *rp = r;
   *ap = a;
   return GFI_OK;
 }
 
-int bl_points(const bl_sum *s, const bl_choice *ch, size_t M, const double *q, double *out) {
+int bl_points(const bl_sum *s, const bl_choice *ch, size_t M, const double *q, double *out,
+              double *babs) {
   const int D = s->D;
   const size_t nc = s->ncol;
   if (M == 0) return GFI_OK;
   if (M > SIZE_MAX / 2 / (size_t)D / sizeof(double)) return GFI_ENOMEM;
   const bl_rule *r;
   double *a;
-  int st = node_coeffs(s, ch, &r, &a);
+  int st = node_coeffs(s, ch, &r, &a, babs);
   if (st) return st;
   double *qc = malloc(M * (size_t)D * sizeof *qc), *f = malloc(2 * M * sizeof *f);
   double *nodes = malloc(r->Q * (size_t)D * sizeof *nodes);
@@ -592,10 +646,13 @@ int bl_points(const bl_sum *s, const bl_choice *ch, size_t M, const double *q, d
     for (int j = 0; j < D; j++) qc[m * (size_t)D + j] = q[m * (size_t)D + j] - s->ctr[j];
   rule_tensor(r, nodes, NULL);
   nufft_opts o;
-  nufft_opts_of(s, &o);
+  nufft_opts_of(s, ch->ntol, &o);
   nufft3_plan *p = NULL;
   st = nufft3_plan_make(&p, D, r->lo, r->hi, +1, M, qc, &o);
   for (size_t col = 0; !st && col < nc; col++) {
+    double sa = 0;
+    for (size_t k = 0; k < r->Q; k++) sa += hypot(a[2 * (col * r->Q + k)], a[2 * (col * r->Q + k) + 1]);
+    babs[col] += BL_NUFFT_SAFETY * ch->ntol * sa;
     nufft3_reset(p);
     st = nufft3_add(p, r->Q, nodes, a + 2 * col * r->Q);
     if (!st) st = nufft3_exec(p, f);
@@ -612,37 +669,45 @@ out:
 }
 
 /* out (pre x G x post complex) = E (G x Qj complex) applied to in (pre x Qj x post). */
-static void mode_product(size_t pre, size_t Qj, size_t post, size_t G, const double *E,
-                         const double *in, double *out, int nthreads) {
-  const long long total = (long long)(pre * G);
-  int nt = threads_of(nthreads);
-  (void)nt;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt)
-#endif
-  for (long long pk = 0; pk < total; pk++) {
-    size_t p = (size_t)pk / G, k = (size_t)pk % G;
-    double *o = out + 2 * ((p * G + k) * post);
-    for (size_t t = 0; t < post; t++) o[2 * t] = o[2 * t + 1] = 0;
-    for (size_t qj = 0; qj < Qj; qj++) {
-      double er = E[2 * (k * Qj + qj)], ei = E[2 * (k * Qj + qj) + 1];
-      const double *v = in + 2 * ((p * Qj + qj) * post);
-      for (size_t t = 0; t < post; t++) {
-        double vr = v[2 * t], vi = v[2 * t + 1];
-        o[2 * t] += er * vr - ei * vi;
-        o[2 * t + 1] += er * vi + ei * vr;
-      }
+typedef struct {
+  size_t Qj, post, G;
+  const double *E, *in;
+  double *out;
+} mode_ctx;
+
+/* Task pk = (p, k): one output row of `post` complex values. */
+static int mode_row(void *vc, size_t pk, void *ws) {
+  const mode_ctx *c = vc;
+  (void)ws;
+  const size_t Qj = c->Qj, post = c->post, G = c->G;
+  size_t p = pk / G, k = pk % G;
+  double *o = c->out + 2 * ((p * G + k) * post);
+  for (size_t t = 0; t < post; t++) o[2 * t] = o[2 * t + 1] = 0;
+  for (size_t qj = 0; qj < Qj; qj++) {
+    double er = c->E[2 * (k * Qj + qj)], ei = c->E[2 * (k * Qj + qj) + 1];
+    const double *v = c->in + 2 * ((p * Qj + qj) * post);
+    for (size_t t = 0; t < post; t++) {
+      double vr = v[2 * t], vi = v[2 * t + 1];
+      o[2 * t] += er * vr - ei * vi;
+      o[2 * t + 1] += er * vi + ei * vr;
     }
   }
+  return GFI_OK;
+}
+
+static void mode_product(size_t pre, size_t Qj, size_t post, size_t G, const double *E,
+                         const double *in, double *out, int nthreads) {
+  mode_ctx c = {Qj, post, G, E, in, out};
+  par_for(pre * G, threads_of(nthreads), 0, mode_row, &c);
 }
 
 int bl_grid(const bl_sum *s, const bl_choice *ch, const double *lo, const double *hi,
-            const size_t *n, double *out) {
+            const size_t *n, double *out, double *babs) {
   const int D = s->D;
   const size_t nc = s->ncol;
   const bl_rule *r;
   double *a;
-  int st = node_coeffs(s, ch, &r, &a);
+  int st = node_coeffs(s, ch, &r, &a, babs);
   if (st) return st;
   /* largest intermediate tensor */
   size_t dims[3], big = r->Q;
@@ -711,14 +776,6 @@ out:
   return st;
 }
 
-double bl_bound_abs(const bl_sum *s, const bl_choice *ch, size_t col) {
-  if (ch->route != GFI_METHOD_FAST) return 0;
-  const bl_rule *r = ch->reuse ? &s->r0 : &ch->rule;
-  /* the grid step sums the nodes exactly: no second NUFFT there */
-  double e = r->qerr + s->ntol + (ch->grid ? 0 : s->ntol);
-  return e * s->c1[col] * s->K0;
-}
-
 void bl_info_fill(const bl_sum *s, const bl_choice *ch, size_t D, gfi_fast_info *info) {
   memset(info, 0, sizeof *info);
   info->route = ch->route;
@@ -730,7 +787,8 @@ void bl_info_fill(const bl_sum *s, const bl_choice *ch, size_t D, gfi_fast_info 
   if (ch->route != GFI_METHOD_FAST || !s) return;
   const bl_rule *r = ch->reuse ? &s->r0 : &ch->rule;
   info->nodes_total = r->Q;
-  info->reused = ch->reuse;
+  info->reused = ch->useF0;
+  info->nufft_tol = ch->ntol;
   for (int j = 0; j < s->D; j++) {
     info->nodes[j] = r->n[j];
     info->span[j] = r->span[j];

@@ -56,7 +56,9 @@ typedef struct bl_sum {
 typedef struct bl_choice {
   gfi_method route;
   int reason;          /* GFI_ROUTE_* */
-  int reuse;           /* the bl_sum's F0 serves these queries */
+  int reuse;           /* the bl_sum's rule r0 serves these queries */
+  int useF0;           /* ... and its F0 (not after bl_tighten) */
+  double ntol;         /* NUFFT tolerance of this evaluation */
   int grid;            /* for a tensor grid (separable step, no second NUFFT) */
   bl_rule rule;        /* built here when the route is fast and !reuse */
   double cost_direct, cost_fast;
@@ -87,14 +89,17 @@ int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, c
               double direct_pair, bl_choice *ch);
 void bl_choice_free(bl_choice *ch);
 
-/* The fast route (ch->route must be FAST). out: M x ncol (row-major). */
-int bl_points(const bl_sum *s, const bl_choice *ch, size_t M, const double *q, double *out);
+/* The fast route (ch->route must be FAST). out: M x ncol (row-major);
+ * babs[ncol]: the absolute error bound of each column's values. */
+int bl_points(const bl_sum *s, const bl_choice *ch, size_t M, const double *q, double *out,
+              double *babs);
 /* The same on the grid lo:hi:n (last axis fastest), out: prod n x ncol. */
 int bl_grid(const bl_sum *s, const bl_choice *ch, const double *lo, const double *hi,
-            const size_t *n, double *out);
-
-/* Absolute error bound of column col of a fast evaluation with this choice. */
-double bl_bound_abs(const bl_sum *s, const bl_choice *ch, size_t col);
+            const size_t *n, double *out, double *babs);
+/* Redo with the NUFFTs at tolerance ntol (not below BL_NTOL_MIN): returns 1
+ * when that is tighter than what ran, 0 when nothing can be gained. */
+int bl_tighten(bl_choice *ch, double ntol);
+#define BL_NTOL_MIN 1e-15
 /* Fill the common fields of info from a choice (bound fields left to the caller). */
 void bl_info_fill(const bl_sum *s, const bl_choice *ch, size_t D, gfi_fast_info *info);
 

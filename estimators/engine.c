@@ -61,6 +61,7 @@ int engine_whiten(size_t D, const double *H, double *Linv, double *logdet_half) 
     for (size_t b = 0; b < a; b++)
       if (fabs(H[a * D + b] - H[b * D + a]) > 1e-12 * (fabs(H[a * D + b]) + fabs(H[b * D + a])))
         return GFI_EBANDWIDTH;
+  if (D == 0) return GFI_EDIM;
   if (D > SIZE_MAX / sizeof(double) / D) return GFI_ENOMEM;
   double *Lbuf = malloc(D * D * sizeof *Lbuf);
   if (!Lbuf) return GFI_ENOMEM;

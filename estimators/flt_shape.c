@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <fftw3.h>
 #include "gfi/flt.h"
+#include "../lib/fftw_lock.h"
 
 int gfi_rpe_invert_fft(const gfi_rpe *rpe, size_t n, double dx, double *x, double *fre, double *fim) {
   if (!rpe || !x || !fre || n == 0 || n % 4 != 0 || !(dx > 0) || !isfinite(dx)) return GFI_EINVAL;
@@ -21,7 +22,9 @@ int gfi_rpe_invert_fft(const gfi_rpe *rpe, size_t n, double dx, double *x, doubl
   }
   int dims[3] = {(int)n, (int)n, (int)n};
   /* plan before filling (FFTW_ESTIMATE leaves the data alone) */
+  gfi_fftw_lock();
   fftw_plan plan = fftw_plan_dft((int)ell, dims, buf, buf, FFTW_BACKWARD, FFTW_ESTIMATE);
+  gfi_fftw_unlock();
   if (!plan) {
     fftw_free(buf);
     free(xi);
@@ -55,7 +58,9 @@ int gfi_rpe_invert_fft(const gfi_rpe *rpe, size_t n, double dx, double *x, doubl
     if (fim) fim[idx] = s * buf[idx][1];
   }
   for (size_t j = 0; j < n; j++) x[j] = ((double)j - (double)(n / 2)) * dx;
+  gfi_fftw_lock();
   fftw_destroy_plan(plan);
+  gfi_fftw_unlock();
   fftw_free(buf);
   free(xi);
   return GFI_OK;

@@ -16,7 +16,7 @@
 #include "chol.h"
 #include "mise_internal.h"
 #include "par.h"
-#include "../lib/gsl_quiet.h"
+#include "gsl_quiet.h"
 #include "gfi/validate.h"
 
 #define MAX_NODES PL_MAX_NODES
@@ -353,6 +353,7 @@ int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R, const g
 
 /* log N(x; 0, S) for a D x D SPD S; GFI_ENOTPD otherwise. */
 static int log_normal_density(size_t D, const double *x, const double *S, double *out) {
+  if (D == 0) return GFI_EDIM;
   if (D > SIZE_MAX / sizeof(double) / (D + 1)) return GFI_ENOMEM;
   double *buf = malloc(D * (D + 1) * sizeof *buf);
   if (!buf) return GFI_ENOMEM;

@@ -5,10 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_integration.h>
-#ifdef GFI_HAVE_OPENMP
-#include <omp.h>
-#endif
 #include "mise_fast.h"
+#include "par.h"
 #include "gfi/density.h"
 #include "gfi/rng.h"
 #include "gfi/stats.h"
@@ -31,6 +29,34 @@ static int check_common(const gfi_model *m, size_t N, const double *data, const 
 }
 
 /* ---- exact ISE through the empirical characteristic function ------------- */
+
+/* Task of the driver: the weighted |phi_N Kbar - psi|^2 over the nodes
+ * (i0, .) into part[i0]; ws: n1 D + 2 n1 doubles. */
+typedef struct {
+  const gfi_model *m;
+  const ise_pl_rule *rule;
+  const axis_nodes *ax;
+  size_t D, n1;
+  const double *pr, *pim, *k0, *w0, *k1, *w1;
+  double *part;
+} pl_ctx;
+
+static int pl_node(void *vc, size_t i0, void *ws) {
+  const pl_ctx *c = vc;
+  const size_t n1 = c->n1;
+  double *t = ws, *re = t + n1 * c->D, *im = re + n1;
+  int st = ise_pl_cf_row(c->m, c->rule, c->ax, i0, t, re, im);
+  if (st) return st;
+  double s = 0;
+  for (size_t i1 = 0; i1 < n1; i1++) {
+    double K = c->k0[i0] * c->k1[i1];
+    double W = c->w0[i0] * c->w1[i1];
+    double dr = c->pr[i0 * n1 + i1] * K - re[i1], di = c->pim[i0 * n1 + i1] * K - im[i1];
+    s += W * (dr * dr + di * di);
+  }
+  c->part[i0] = s;
+  return GFI_OK;
+}
 
 int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, const double *R,
                        const gfi_mise_opts *opts, double *ise) {
@@ -84,38 +110,13 @@ int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, 
   if (!st) {
     ise_pl_axis_factors(&rule, ax, 0, k0, w0);
     ise_pl_row_factors(&rule, ax, k1, w1);
-    int bad = 0;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-#endif
-    for (size_t i0 = 0; i0 < n0; i0++) {
-      double *t = malloc(n1 * D * sizeof *t), *re = malloc(n1 * sizeof *re), *im = malloc(n1 * sizeof *im);
-      int s2 = (t && re && im) ? GFI_OK : GFI_ENOMEM;
-      if (!s2) s2 = ise_pl_cf_row(m, &rule, ax, i0, t, re, im);
-      double s = 0;
-      if (!s2) {
-        for (size_t i1 = 0; i1 < n1; i1++) {
-          double K = k0[i0] * k1[i1];
-          double W = w0[i0] * w1[i1];
-          double dr = pr[i0 * n1 + i1] * K - re[i1], di = pim[i0 * n1 + i1] * K - im[i1];
-          s += W * (dr * dr + di * di);
-        }
-      } else {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp atomic write
-#endif
-        bad = s2;
-      }
-      part[i0] = s;
-      free(t);
-      free(re);
-      free(im);
-    }
-    if (bad) st = bad;
+    pl_ctx c = {m, &rule, ax, D, n1, pr, pim, k0, w0, k1, w1, part};
+    par_spec sp = {n0, nt, (n1 * D + 2 * n1) * sizeof(double), 1, NULL, NULL};
+    st = par_run(&sp, pl_node, &c);
   }
   if (!st) {
-    double s = 0;
-    for (size_t i0 = 0; i0 < n0; i0++) s += part[i0];
+    double s;
+    par_sum(part, n0, 1, &s);
     st = ise_pl_finish(&rule, s, ise);
   }
   free(pr);

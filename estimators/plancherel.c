@@ -8,9 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <gsl/gsl_integration.h>
-#ifdef GFI_HAVE_OPENMP
-#include <omp.h>
-#endif
+#include "par.h"
 #include "plancherel.h"
 #include "mise_internal.h"
 
@@ -217,7 +215,9 @@ int axis_build(double a, double b, int l, double R, double h, double osc, int gr
                axis_nodes *ax) {
   memset(ax, 0, sizeof *ax);
   if (!(b > a)) return GFI_EINVAL;
-  double bp[24];
+  if (l < 1 || l > 8) return GFI_EORDER;
+  /* a, b, the l + 1 <= 9 knots k R (k = -l, -l+2, ..., l) and NGEOM graded points */
+  double bp[2 + 9 + NGEOM];
   size_t nb = 0;
   bp[nb++] = a;
   for (int k = -l; k <= l; k += 2) {
@@ -398,27 +398,84 @@ int ise_pl_finish(const ise_pl_rule *r, double s, double *ise) {
 
 /* ---- the empirical cf at the nodes, by direct sums ---------------------------- */
 
+/* Tasks of the driver for the empirical cf sums: node i0 of axis 0 adds
+ * the data of one block (D = 1: all the data) to its own entries. */
+typedef struct {
+  const axis_nodes *ax;
+  size_t D, N, B, n1, n2;
+  const double *x, *e1r, *e1i, *e2r, *e2i;
+  double *pr, *pim;
+} ecf_ctx;
+
+static int ecf_node_1d(void *vc, size_t i0, void *ws) {
+  const ecf_ctx *c = vc;
+  (void)ws;
+  double t = c->ax[0].t[i0], sr = c->pr[i0], si = c->pim[i0];
+  for (size_t i = 0; i < c->N; i++) {
+    double a = t * c->x[i];
+    sr += cos(a);
+    si += sin(a);
+  }
+  c->pr[i0] = sr;
+  c->pim[i0] = si;
+  return GFI_OK;
+}
+
+static int ecf_node_block(void *vc, size_t i0, void *ws) {
+  const ecf_ctx *c = vc;
+  (void)ws;
+  const size_t D = c->D, B = c->B, n1 = c->n1, n2 = c->n2;
+  const axis_nodes *ax = c->ax;
+  const double *x = c->x, *e1r = c->e1r, *e1i = c->e1i, *e2r = c->e2r, *e2i = c->e2i;
+  double *pr = c->pr, *pim = c->pim;
+  double c0[PL_PBLOCK], s0[PL_PBLOCK];
+  for (size_t i = 0; i < B; i++) {
+    double a = ax[0].t[i0] * x[i * D];
+    c0[i] = cos(a);
+    s0[i] = sin(a);
+  }
+  if (D == 2) {
+    for (size_t i1 = 0; i1 < n1; i1++) {
+      const double *cr = e1r + i1 * PL_PBLOCK, *ci = e1i + i1 * PL_PBLOCK;
+      double sr = 0, si = 0;
+#pragma omp simd reduction(+ : sr, si)
+      for (size_t i = 0; i < B; i++) {
+        sr += c0[i] * cr[i] - s0[i] * ci[i];
+        si += s0[i] * cr[i] + c0[i] * ci[i];
+      }
+      pr[i0 * n1 + i1] += sr;
+      pim[i0 * n1 + i1] += si;
+    }
+    return GFI_OK;
+  }
+  double c01[PL_PBLOCK], s01[PL_PBLOCK];
+  for (size_t i1 = 0; i1 < n1; i1++) {
+    const double *cr = e1r + i1 * PL_PBLOCK, *ci = e1i + i1 * PL_PBLOCK;
+    for (size_t i = 0; i < B; i++) {
+      c01[i] = c0[i] * cr[i] - s0[i] * ci[i];
+      s01[i] = s0[i] * cr[i] + c0[i] * ci[i];
+    }
+    for (size_t i2 = 0; i2 < n2; i2++) {
+      const double *dr = e2r + i2 * PL_PBLOCK, *di = e2i + i2 * PL_PBLOCK;
+      double sr = 0, si = 0;
+#pragma omp simd reduction(+ : sr, si)
+      for (size_t i = 0; i < B; i++) {
+        sr += c01[i] * dr[i] - s01[i] * di[i];
+        si += s01[i] * dr[i] + c01[i] * di[i];
+      }
+      pr[(i0 * n1 + i1) * n2 + i2] += sr;
+      pim[(i0 * n1 + i1) * n2 + i2] += si;
+    }
+  }
+  return GFI_OK;
+}
+
 int ise_pl_ecf_accum(const ise_pl_rule *r, const axis_nodes *ax, size_t N, const double *x, int nt,
                      double *pr, double *pim) {
   const size_t D = r->D, n0 = ax[0].n;
-#ifndef GFI_HAVE_OPENMP
-  (void)nt;
-#endif
   if (D == 1) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt)
-#endif
-    for (size_t i0 = 0; i0 < n0; i0++) {
-      double t = ax[0].t[i0], sr = pr[i0], si = pim[i0];
-      for (size_t i = 0; i < N; i++) {
-        double a = t * x[i];
-        sr += cos(a);
-        si += sin(a);
-      }
-      pr[i0] = sr;
-      pim[i0] = si;
-    }
-    return GFI_OK;
+    ecf_ctx c = {.ax = ax, .D = 1, .N = N, .x = x, .pr = pr, .pim = pim};
+    return par_for(n0, nt, 0, ecf_node_1d, &c);
   }
   const size_t n1 = ax[1].n, n2 = D > 2 ? ax[2].n : 1;
   const size_t ntab = n1 + (D > 2 ? n2 : 0);
@@ -446,50 +503,8 @@ int ise_pl_ecf_accum(const ise_pl_rule *r, const axis_nodes *ax, size_t N, const
           e2r[i2 * PL_PBLOCK + i] = cos(a);
           e2i[i2 * PL_PBLOCK + i] = sin(a);
         }
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt)
-#endif
-    for (size_t i0 = 0; i0 < n0; i0++) {
-      double c0[PL_PBLOCK], s0[PL_PBLOCK];
-      for (size_t i = 0; i < B; i++) {
-        double a = ax[0].t[i0] * x[(b0 + i) * D];
-        c0[i] = cos(a);
-        s0[i] = sin(a);
-      }
-      if (D == 2) {
-        for (size_t i1 = 0; i1 < n1; i1++) {
-          const double *cr = e1r + i1 * PL_PBLOCK, *ci = e1i + i1 * PL_PBLOCK;
-          double sr = 0, si = 0;
-#pragma omp simd reduction(+ : sr, si)
-          for (size_t i = 0; i < B; i++) {
-            sr += c0[i] * cr[i] - s0[i] * ci[i];
-            si += s0[i] * cr[i] + c0[i] * ci[i];
-          }
-          pr[i0 * n1 + i1] += sr;
-          pim[i0 * n1 + i1] += si;
-        }
-        continue;
-      }
-      double c01[PL_PBLOCK], s01[PL_PBLOCK];
-      for (size_t i1 = 0; i1 < n1; i1++) {
-        const double *cr = e1r + i1 * PL_PBLOCK, *ci = e1i + i1 * PL_PBLOCK;
-        for (size_t i = 0; i < B; i++) {
-          c01[i] = c0[i] * cr[i] - s0[i] * ci[i];
-          s01[i] = s0[i] * cr[i] + c0[i] * ci[i];
-        }
-        for (size_t i2 = 0; i2 < n2; i2++) {
-          const double *dr = e2r + i2 * PL_PBLOCK, *di = e2i + i2 * PL_PBLOCK;
-          double sr = 0, si = 0;
-#pragma omp simd reduction(+ : sr, si)
-          for (size_t i = 0; i < B; i++) {
-            sr += c01[i] * dr[i] - s01[i] * di[i];
-            si += s01[i] * dr[i] + c01[i] * di[i];
-          }
-          pr[(i0 * n1 + i1) * n2 + i2] += sr;
-          pim[(i0 * n1 + i1) * n2 + i2] += si;
-        }
-      }
-    }
+    ecf_ctx c = {ax, D, N, B, n1, n2, x + b0 * D, e1r, e1i, e2r, e2i, pr, pim};
+    par_for(n0, nt, 0, ecf_node_block, &c);
   }
   free(er);
   free(ei);

@@ -268,6 +268,7 @@ struct nufft3_plan {
   double *t2;              /* targets as grid2 coordinates (K x D) */
   double *corr;            /* per-target factor e^{i sign u.C} / phihat (complex) */
   double *tbuf, *cbuf;     /* one chunk of sources */
+  size_t cap;              /* their capacity in points */
   nufft_work work;         /* the spreader's scratch */
 };
 
@@ -394,9 +395,7 @@ int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *x
   p->w2 = malloc(wtot * sizeof(double));
   p->t2 = malloc((K ? K : 1) * D * sizeof(double));
   p->corr = malloc(2 * (K ? K : 1) * sizeof(double));
-  p->tbuf = malloc(CHUNK * D * sizeof(double));
-  p->cbuf = malloc(2 * CHUNK * sizeof(double));
-  if (!p->grid1 || !p->grid2 || !p->w2 || !p->t2 || !p->corr || !p->tbuf || !p->cbuf) {
+  if (!p->grid1 || !p->grid2 || !p->w2 || !p->t2 || !p->corr) {
     nufft3_destroy(p);
     return GFI_ENOMEM;
   }
@@ -443,6 +442,15 @@ int nufft3_add(nufft3_plan *p, size_t N, const double *x, const double *c) {
       if (v < p->lo[d] || v > p->hi[d]) return GFI_EINVAL;
     }
   int nt = p->nthreads;
+  size_t need = N < CHUNK ? N : CHUNK;
+  if (need > p->cap) { /* the chunk buffers grow to the largest block seen (<= CHUNK) */
+    free(p->tbuf);
+    free(p->cbuf);
+    p->tbuf = malloc(need * D * sizeof(double));
+    p->cbuf = malloc(2 * need * sizeof(double));
+    p->cap = p->tbuf && p->cbuf ? need : 0;
+    if (!p->cap) return GFI_ENOMEM;
+  }
   for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
     size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
     const double *xc = x + j0 * D, *cc = c + 2 * j0;

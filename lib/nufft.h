@@ -48,7 +48,7 @@
  * last bits; gfi itself never creates wisdom.)
  *
  * Thread safety: every function may be called from several threads at once
- * on different plans (FFTW's planner is serialised by a lock inside gfi;
+ * on different plans (FFTW's planner is serialised by gfi_fftw_lock, lib/fftw_lock.h;
  * other code in the process that plans FFTW transforms concurrently must not
  * bypass it). A plan must not be used by two threads at once.
  *

@@ -8,20 +8,21 @@
 #include <fftw3.h>
 #include <string.h>
 #include "nufft_internal.h"
+#include "fftw_lock.h"
 #include "gfi/status.h"
 
 #define COLS 16 /* columns per batch on the strided axes */
 
 void nufft_fft_free(nufft_fft *f) {
   if (!f) return;
-  nufft_fftw_lock();
+  gfi_fftw_lock();
   if (f->whole) fftw_destroy_plan(f->whole);
   if (f->row) fftw_destroy_plan(f->row);
   for (int d = 0; d < 2; d++) {
     if (f->col[d]) fftw_destroy_plan(f->col[d]);
     if (f->rem[d]) fftw_destroy_plan(f->rem[d]);
   }
-  nufft_fftw_unlock();
+  gfi_fftw_unlock();
   memset(f, 0, sizeof *f);
 }
 
@@ -38,7 +39,7 @@ int nufft_fft_make(nufft_fft *f, int D, const size_t *n, double *grid, int sign)
   unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;
   fftw_complex *g = (fftw_complex *)grid;
   int ok = 1;
-  nufft_fftw_lock();
+  gfi_fftw_lock();
   if (D == 1) {
     f->whole = fftw_plan_dft_1d((int)n[0], g, g, dir, FFTW_ESTIMATE);
     ok = f->whole != NULL;
@@ -62,7 +63,7 @@ int nufft_fft_make(nufft_fft *f, int D, const size_t *n, double *grid, int sign)
       }
     }
   }
-  nufft_fftw_unlock();
+  gfi_fftw_unlock();
   if (!ok) {
     nufft_fft_free(f);
     return GFI_ENOMEM;

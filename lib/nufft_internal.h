@@ -9,7 +9,7 @@
 #include "nufft.h"
 
 #define NUFFT_MAX_WIDTH 16
-#define NUFFT_GL_NODES 40 /* Gauss-Legendre nodes on [0, 1] for the kernel's transform */
+#define NUFFT_GL_NODES 44 /* most quadrature nodes for the kernel's transform: 2 (16 + 6) */
 #define NUFFT_MAX_DEG 30  /* largest degree of the kernel's piecewise polynomial */
 
 /* The ES kernel phi(z) = exp(beta (sqrt(1 - z^2) - 1)), |z| < 1, scaled to
@@ -79,8 +79,5 @@ int nufft_fft_make(nufft_fft *f, int D, const size_t *n, double *grid, int sign)
 void nufft_fft_exec(const nufft_fft *f, double *grid, int nthreads);
 void nufft_fft_free(nufft_fft *f);
 
-/* Serialises FFTW's planner (not thread-safe) across the library. */
-void nufft_fftw_lock(void);
-void nufft_fftw_unlock(void);
 
 #endif

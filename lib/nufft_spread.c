@@ -8,7 +8,6 @@
  * receives its contributions in the sorted order whatever the number of
  * threads or slabs. Interpolation computes each point's sum in a fixed order. */
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +17,6 @@
 #include <omp.h>
 #endif
 
-static pthread_mutex_t fftw_mutex = PTHREAD_MUTEX_INITIALIZER;
-void nufft_fftw_lock(void) { pthread_mutex_lock(&fftw_mutex); }
-void nufft_fftw_unlock(void) { pthread_mutex_unlock(&fftw_mutex); }
 
 int nufft_threads(int n) {
 #ifdef GFI_HAVE_OPENMP
@@ -74,17 +70,20 @@ static void kernel_poly(nufft_kernel *k, double tol) {
   int ns = k->ns;
   long double ch[NUFFT_MAX_WIDTH][P + 1];
   const long double pi = 3.141592653589793238462643383279502884L;
+  long double cq[P + 1][P + 1]; /* cos(pi q (j + 1/2) / (P + 1)) */
+  for (int q = 0; q <= P; q++)
+    for (int j = 0; j <= P; j++) cq[q][j] = cosl(pi * q * (j + 0.5L) / (P + 1));
   for (int m = 0; m < ns; m++) {
     long double f[P + 1];
     for (int j = 0; j <= P; j++) {
-      long double u = cosl(pi * (j + 0.5L) / (P + 1));
+      long double u = cq[1][j];
       long double r = 0.5L * (u + 1); /* offset of the point inside its cell */
       long double z = 2 * (r - 0.5L * ns + m) / ns, s = 1 - z * z;
       f[j] = s > 0 ? expl((long double)k->beta * (sqrtl(s) - 1)) : 0;
     }
     for (int q = 0; q <= P; q++) {
       long double c = 0;
-      for (int j = 0; j <= P; j++) c += f[j] * cosl(pi * q * (j + 0.5L) / (P + 1));
+      for (int j = 0; j <= P; j++) c += f[j] * cq[q][j];
       ch[m][q] = c * 2 / (P + 1);
     }
     ch[m][0] *= 0.5L;
@@ -150,14 +149,20 @@ int nufft_kernel_setup(const nufft_opts *o, nufft_kernel *k) {
   k->ns = ns;
   k->beta = beta;
   k->sigma = sigma;
-  k->q = NUFFT_GL_NODES;
-  double z[NUFFT_GL_NODES], w[NUFFT_GL_NODES];
-  gauss_legendre_half(k->q, z, w);
-  /* phihat(xi) = (ns/2) int_{-1}^{1} phi(z) cos(xi ns z / 2) dz */
-  for (int i = 0; i < k->q; i++) {
-    k->a[i] = ns * w[i] * es(k, z[i]);
-    k->b[i] = 0.5 * ns * z[i];
-  }
+  /* phihat(xi) = (ns/2) int_{-1}^{1} phi(z) cos(xi ns z / 2) dz
+   *            = ns int_0^{pi/2} e^{beta (cos th - 1)} cos(xi ns sin(th) / 2) cos th dth
+   * (z = sin th removes the square-root edge of phi, so Gauss-Legendre in th
+   * converges exponentially: 2 (ns + 6) nodes give rounding level) */
+  int qh = ns + 6;
+  double z[NUFFT_GL_NODES / 2], w[NUFFT_GL_NODES / 2];
+  gauss_legendre_half(qh, z, w);
+  k->q = 2 * qh;
+  for (int i = 0; i < qh; i++)
+    for (int sg = 0; sg < 2; sg++) {
+      double th = M_PI / 4 * (1 + (sg ? -z[i] : z[i])), wt = M_PI / 4 * w[i];
+      k->a[2 * i + sg] = ns * wt * exp(beta * (cos(th) - 1)) * cos(th);
+      k->b[2 * i + sg] = 0.5 * ns * sin(th);
+    }
   kernel_poly(k, tol);
   return GFI_OK;
 }
@@ -233,7 +238,7 @@ static inline void axis_weights(const nufft_kernel *k, double t, size_t n, doubl
 static size_t bin_width(int D) { return D == 1 ? 256 : D == 2 ? 32 : 16; }
 
 typedef struct binning {
-  size_t nb[3], nbins, bw;
+  size_t nb[3], nbins, bw[3];
   const size_t *perm;  /* sorted order of the points */
   const size_t *start; /* nbins + 1: start of each bin in perm */
 } binning;
@@ -261,10 +266,18 @@ static size_t wrap_index(double t, size_t n) {
 static int binning_make(binning *b, nufft_work *w, int D, const size_t *nf, size_t N,
                         const double *t, int nt) {
   memset(b, 0, sizeof *b);
-  b->bw = bin_width(D);
   b->nbins = 1;
   for (int d = 0; d < D; d++) {
-    b->nb[d] = (nf[d] + b->bw - 1) / b->bw;
+    b->bw[d] = bin_width(D);
+    if (d == 0) {
+      /* thinner on the slab axis, so that small grids still give each thread
+       * a slab: about 32 bin rows (depends on the grid only, never on the
+       * thread count) */
+      size_t w0 = nf[0] / 32, lo = D == 1 ? 8 : 4;
+      if (w0 < lo) w0 = lo;
+      if (w0 < b->bw[0]) b->bw[0] = w0;
+    }
+    b->nb[d] = (nf[d] + b->bw[d] - 1) / b->bw[d];
     b->nbins *= b->nb[d]; /* <= total grid size: no overflow */
   }
   if (N > SIZE_MAX / sizeof(size_t) || b->nbins > SIZE_MAX / sizeof(size_t) - 1)
@@ -284,14 +297,14 @@ static int binning_make(binning *b, nufft_work *w, int D, const size_t *nf, size
     if (!w->nb) return GFI_ENOMEM;
   }
   size_t *key = w->key, *perm = w->perm, *start = w->start;
-  const size_t *nb = b->nb, bw = b->bw;
+  const size_t *nb = b->nb, *bw = b->bw;
   (void)nt;
 #ifdef GFI_HAVE_OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && N >= 16384)
 #endif
   for (size_t j = 0; j < N; j++) {
     size_t bi = 0;
-    for (int d = 0; d < D; d++) bi = bi * nb[d] + wrap_index(t[j * D + d], nf[d]) / bw;
+    for (int d = 0; d < D; d++) bi = bi * nb[d] + wrap_index(t[j * D + d], nf[d]) / bw[d];
     key[j] = bi;
   }
   memset(start, 0, (b->nbins + 1) * sizeof(size_t));
@@ -385,7 +398,7 @@ int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const
     nufft_work_free(&own);
     return st;
   }
-  size_t nb0 = b.nb[0], per0 = b.nbins / nb0, bw = b.bw;
+  size_t nb0 = b.nb[0], per0 = b.nbins / nb0, bw = b.bw[0];
   size_t nslab = (size_t)nt < nb0 ? (size_t)nt : nb0;
   if (nslab < 1) nslab = 1;
   /* slab s owns the bin rows [sb[s], sb[s+1]), balanced by point count; the

@@ -74,6 +74,17 @@ int par_run(const par_spec *sp, par_task task, void *ctx) {
   }
   par_state s = {T, GFI_OK, GFI_OK};
   const size_t chunk = sp->chunk;
+  if (nt == 1) { /* no parallel region: small runs pay no thread start-up */
+    int st = sp->ws_init ? sp->ws_init(ctx, wsall) : GFI_OK;
+    if (st) {
+      free(wsall);
+      return st;
+    }
+    for (size_t t = 0; t < T && !st; t++) st = task(ctx, t, wsall);
+    if (sp->ws_fini) sp->ws_fini(ctx, wsall);
+    free(wsall);
+    return st;
+  }
 #ifdef GFI_HAVE_OPENMP
 #pragma omp parallel num_threads(nt)
 #endif

@@ -1,6 +1,7 @@
 # The fast route's error against the requested tolerance (bench_fast's tol
 # part): max |fast - direct| / max |direct| at N = 10^5, M = 10^3 scattered
-# queries, D = 1 and 2; the diagonal is error = tol.
+# queries, D = 1 and 2, with the error bound each evaluation reported; the
+# diagonal is error = tol.
 # Usage: gnuplot -e "dir='build/bench'" plots/fast_tol.gp
 if (!exists("dir")) dir = "build/bench"
 f = dir."/fast_tol.dat"
@@ -22,6 +23,8 @@ do for [fmt in "png pdf"] {
   set grid
   plot x w l lw 1.5 dt 2 lc rgb "#555555" t "error = tol", \
        f i 0 u 2:($3 > floor_err ? $3 : floor_err) w lp pt 7 ps 1.2 lw 2 lc rgb "#d62728" t "D = 1", \
-       f i 1 u 2:($3 > floor_err ? $3 : floor_err) w lp pt 5 ps 1.2 lw 2 lc rgb "#1f77b4" t "D = 2"
+       f i 1 u 2:($3 > floor_err ? $3 : floor_err) w lp pt 5 ps 1.2 lw 2 lc rgb "#1f77b4" t "D = 2", \
+       f i 0 u 2:6 w l lw 1.5 dt 3 lc rgb "#d62728" t "D = 1: error bound the route reported", \
+       f i 1 u 2:6 w l lw 1.5 dt 3 lc rgb "#1f77b4" t "D = 2: error bound the route reported"
   unset output
 }

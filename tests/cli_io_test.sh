@@ -71,16 +71,16 @@ same_numbers <(rows "$T/pdf.txt" | awk '{print $3}') <(npyvals "$T/pdf.npy") && 
 
 # --- --grid: the points of a query file, row-major, last axis fastest
 for x in -1 0 1; do for y in 0 0.5 1; do echo "$x $y"; done; done >"$T/g.txt"
-"$GFI" $A --data "$T/d.txt" --at "$T/g.txt" >"$T/ga" || bad "grid twin ran"
+"$GFI" $A --data "$T/d.txt" --at "$T/g.txt" --method direct >"$T/ga" || bad "grid twin ran"
 for grid in "--grid -1:1:3,0:1:3" "--grid -1:1:3 --grid 0:1:3"; do
-  "$GFI" $A --data "$T/d.txt" $grid >"$T/gb" 2>"$T/err" || bad "$grid: $(cat "$T/err")"
+  "$GFI" $A --data "$T/d.txt" $grid --method direct >"$T/gb" 2>"$T/err" || bad "$grid: $(cat "$T/err")"
   cmp -s <(rows "$T/ga") <(rows "$T/gb") && ok || bad "$grid differs from the same points in a file"
   grep -q '^# at: grid -1:1:3 x 0:1:3 (9 points' "$T/gb" && ok || bad "$grid metadata: $(grep '^# at' "$T/gb")"
 done
 "$GFI" $A --data "$T/d.txt" --grid 0.5:0.5:1 | rows /dev/stdin | awk 'NR == 1 && $1 == 0.5 && $2 == 0.5 {n++} END {exit !(NR == 1 && n)}' &&
   ok || bad "one spec for both axes, n = 1"
-"$GFI" regress --data "$T/p.txt" --dim 2 --R 2 --grid -1:1:3,0:1:3 >"$T/rg" || bad "regress --grid"
-"$GFI" regress --data "$T/p.txt" --dim 2 --R 2 --at "$T/g.txt" >"$T/rh"
+"$GFI" regress --data "$T/p.txt" --dim 2 --R 2 --grid -1:1:3,0:1:3 --method direct >"$T/rg" || bad "regress --grid"
+"$GFI" regress --data "$T/p.txt" --dim 2 --R 2 --at "$T/g.txt" --method direct >"$T/rh"
 cmp -s <(rows "$T/rg") <(rows "$T/rh") && ok || bad "regress --grid differs from the file"
 expect 2 "\-\-grid: expected lo:hi:n, got '1:2'" -- "$GFI" $A --data "$T/d.txt" --grid 1:2
 expect 2 "\-\-grid: expected 1 or D = 2 axis specs, got 3" -- "$GFI" $A --data "$T/d.txt" --grid 0:1:2,0:1:2,0:1:2
@@ -120,9 +120,26 @@ expect 1 "\-\-out /nonexistent/v.npy: cannot write\|No such file" -- "$GFI" $A -
 
 # --- --method and --tol
 "$GFI" $A --data "$T/d.txt" --at "$T/q.txt" --method direct >"$T/m1" || bad "--method direct"
-grep -q '^# method: direct requested, tol default' "$T/m1" && ok || bad "method metadata: $(grep method "$T/m1")"
-"$GFI" $A --data "$T/d.txt" --at "$T/q.txt" --method fast --tol 1e-8 >"$T/m2" || bad "--method fast"
-grep -q '^# method: fast requested, tol 1e-08' "$T/m2" && ok || bad "fast metadata: $(grep method "$T/m2")"
+grep -q '^# method: direct (requested)$' "$T/m1" && ok || bad "method metadata: $(grep method "$T/m1")"
+# the fast route: its report, and every value within its error bound of the direct sum
+within_bound() { # direct, fast, value column
+  local b; b=$(sed -n 's/^# method: fast .*error bound \([^ ]*\) .*/\1/p' "$2")
+  [ -n "$b" ] && paste <(rows "$1") <(rows "$2") | awk -v b="$b" -v c="$3" -v n="$(rows "$1" | head -1 | wc -w)" '
+    { d = $c - $(c + n); if (d < 0) d = -d; if (d > b) bad = 1 } END { exit bad || NR == 0 }'
+}
+for q in "--at $T/q.txt" "--grid -2:2:7,-1:1:5"; do
+  "$GFI" $A --data "$T/d.txt" $q --method direct >"$T/m1"
+  "$GFI" $A --data "$T/d.txt" $q --method fast --tol 1e-8 >"$T/m2" || bad "--method fast $q"
+  grep -q '^# method: fast (requested), tol 1e-08; [0-9]* frequency nodes' "$T/m2" && ok || bad "fast metadata: $(grep method "$T/m2")"
+  within_bound "$T/m1" "$T/m2" 3 && ok || bad "fast $q not within its bound of the direct sum"
+done
+"$GFI" regress --data "$T/p.txt" --dim 2 --R 2 --at "$T/q.txt" --method direct >"$T/m1"
+"$GFI" regress --data "$T/p.txt" --dim 2 --R 2 --at "$T/q.txt" --method fast >"$T/m2" || bad "regress --method fast"
+grep -q '^# method: fast (requested), tol 1e-10; [0-9]* frequency nodes' "$T/m2" && ok || bad "regress fast metadata: $(grep method "$T/m2")"
+paste <(rows "$T/m1") <(rows "$T/m2") | awk '{ d = $3 - $6; if (d < 0) d = -d; if (d > 1e-8) bad = 1 } END { exit bad || NR == 0 }' &&
+  ok || bad "regress fast differs from direct by more than 1e-8"
+grep -q '^# method: direct (the kernel is not band-limited)' <("$GFI" density --data "$T/d.txt" --kernel gauss --bandwidth 1 --at "$T/q.txt") &&
+  ok || bad "gauss route metadata"
 grep -q '^# --method: auto (default)' "$T/o.txt" && ok || bad "default method in the metadata"
 expect 2 "\-\-method: unknown method 'quick'" -- "$GFI" $A --data "$T/d.txt" --at "$T/q.txt" --method quick
 expect 2 "\-\-tol: must be in (0, 1)" -- "$GFI" $A --data "$T/d.txt" --at "$T/q.txt" --tol 1

@@ -104,6 +104,20 @@ expect 2 "\-\-R: given twice" -- "$GFI" $D --data "$T/mw" --R 0 --at "$T/q1b"
 expect 2 "\-\-seed: given twice" -- "$GFI" sample --model normal --n 3 --seed 1 --seed 2
 expect 2 "\-\-n: missing value" -- "$GFI" sample --model normal --n
 expect 2 "\-\-dat: unknown option" -- "$GFI" density --dat "$T/mw" --R 1 --at "$T/q1b"
+expect 2 "\-\-progress: takes no value" -- "$GFI" sweep --progress=1
+expect 2 "\-\-R: missing value" -- "$GFI" density --data "$T/mw" --at "$T/q1b" --R
+# --NAME=VALUE is --NAME VALUE
+cmp -s <("$GFI" density --data="$T/mw" --R=2 --at="$T/q1b" | grep -v '^# command') \
+       <("$GFI" density --data "$T/mw" --R 2 --at "$T/q1b" | grep -v '^# command') && ok || bad "--NAME=VALUE"
+# one table: --help lists exactly the options the metadata records, each once
+for c in "sample --model normal --n 3" "pdf --model normal --at $T/q1" "density --data $T/mw --R 2 --at $T/q1b" \
+         "regress-sample --model normal --truth sin --n 3"; do
+  name=${c%% *}
+  "$GFI" $name --help | grep -o '^  --[A-Za-z-]*' | sed 's/^  //' | grep -v '^--help$' >"$T/h"
+  "$GFI" $c | sed -n 's/^# \(--[A-Za-z-]*\): .*/\1/p' >"$T/m"
+  [ -s "$T/h" ] && cmp -s "$T/h" "$T/m" && ok || bad "$name: --help options $(tr '\n' ' ' <"$T/h") vs metadata $(tr '\n' ' ' <"$T/m")"
+done
+grep -q '^# --phi: pow:4 (default)$' <("$GFI" density --data "$T/mw" --R 2 --at "$T/q1b") && ok || bad "a default in the metadata"
 expect 2 "\-\-R: radius must be > 0" -- "$GFI" density --data "$T/mw" --R -1 --at "$T/q1b"
 expect 2 "\-\-R: entry 1 is not a number" -- "$GFI" density --data "$T/mw" --R abc --at "$T/q1b"
 expect 2 "\-\-R: entry 2 must be finite" -- "$GFI" density --data "$T/data2" --R 1,nan --at "$T/q2"

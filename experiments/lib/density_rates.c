@@ -44,7 +44,8 @@ static void write_table(FILE *f, const gfi_exp_ctx *ctx, size_t D, double nmin, 
                "(lo95 > claimed + slack), slack %g; baseline: no theorem", slack);
   gfi_dat_meta(f, "condition", "met, or not-C2: the truth is not twice continuously differentiable, which "
                "Theorem 1 assumes (its row is measured all the same)");
-  gfi_dat_meta(f, "monte-carlo", "%ld replications at N <= %g, seed %llu, Plancherel ISE", mcreps, mcn,
+  gfi_dat_meta(f, "monte-carlo", "%ld replications at N <= %g, seed %llu, Plancherel ISE (streamed: "
+               "NUFFT or direct sums by cost, tol 1e-12; docs/mise-mc.md)", mcreps, mcn,
                (unsigned long long)seed);
   fputs("# theorem model dim l class order claimed classical observed lo95 hi95 R_claimed R_observed "
         "n_fit mc_points mc_max_z verdict condition\n", f);

@@ -21,6 +21,7 @@
  * See docs/fast.md. */
 #ifndef GFI_FAST_H
 #define GFI_FAST_H
+#include "export.h"
 
 #include <stddef.h>
 #include "opts.h"
@@ -52,6 +53,7 @@ typedef struct gfi_fast_info {
   size_t grid_bwd[3];     /* NUFFT fine grid per axis, nodes -> queries (0: not run or grid route) */
   double span[3];         /* S_j the nodes were built for */
   double tol;             /* the accuracy asked for (default resolved) */
+  double nufft_tol;       /* the tolerance the NUFFTs ran at */
   double bound_abs;       /* bound on |fast - exact| of every value (density units;
                              NW: of the sums before the ratio); 0 on the direct route */
   double bound;           /* density, ecf: bound_abs / largest |value| of this call;
