@@ -45,7 +45,7 @@
 /* Node-count limits: beyond them the route "explodes". */
 #define BL_AXIS_MAX ((size_t)1 << 20)
 #define BL_NODES_MAX ((size_t)1 << 24)
-/* Cost model: nanoseconds on one core, fitted to bench_fast (x86-64, AVX2,
+/* Cost model: nanoseconds on one core, fitted to bench_fast_route (x86-64, AVX2,
  * the NUFFT of lib/nufft.c as of this writing: its type-3 transforms spend
  * about half a microsecond per point outside the spreading). */
 #define COST_POINT 500.0  /* per source or target point of a NUFFT */

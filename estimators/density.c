@@ -12,7 +12,7 @@
 #define PAD_COORD 1e100
 
 /* The cost model's direct cost per (query, data point) pair, nanoseconds on
- * one core (bench_fast: 0.43, 0.76, 0.99 ns for D = 1, 2, 3, l = 2..4). */
+ * one core (bench_fast_route: 0.43, 0.76, 0.99 ns for D = 1, 2, 3, l = 2..4). */
 static double direct_pair_cost(size_t D) { return 0.3 * (double)D + 0.15; }
 
 static void plan_free(gfi_density_plan *p) {

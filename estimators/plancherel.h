@@ -5,7 +5,7 @@
  *   ISE = (2 pi)^-D [ int_box |phi_N(t) Kbar(t) - psi(t)|^2 dt + int_outside |psi|^2 dt ].
  *
  * Used by the exact MISE (mise_exact.c), the ISE of one estimate and the
- * Monte-Carlo MISE (mise_mc.c) and libgfi_cuda's Monte-Carlo
+ * Monte-Carlo MISE (mise_mc.c, mise_fast.c) and libgfi_cuda's Monte-Carlo
  * MISE (cuda/mise.cu, through ise_rule.h), so that every route integrates on
  * the same nodes with the same weights. Pure functions of their arguments:
  * thread-safe and deterministic. */

@@ -25,7 +25,7 @@ static void plan_free(gfi_nw_plan *p) {
 }
 
 /* The cost model's direct cost per (query, data point) pair, nanoseconds on
- * one core (bench_fast: 0.61 ns for D = 1, 0.98 for D = 2, V = 1). */
+ * one core (bench_fast_route: 0.61 ns for D = 1, 0.98 for D = 2, V = 1). */
 static double direct_pair_cost(size_t D, size_t V) { return 0.37 * (double)D + 0.12 * (double)(V + 1); }
 
 void gfi_nw_destroy(gfi_nw_plan *plan) { plan_free(plan); }
