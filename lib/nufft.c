@@ -11,6 +11,7 @@
 #include <string.h>
 #include "nufft.h"
 #include "nufft_internal.h"
+#include "par.h"
 #include "gfi/status.h"
 
 #define CHUNK ((size_t)1 << 18) /* points per spreading pass (fixed: part of the summation order) */
@@ -95,19 +96,27 @@ static double *deconv_factors(const nufft_kernel *k, int D, const size_t *m, con
 /* Between modes (m per axis, last fastest, increasing k) and the fine grid
  * (nf per axis, k at index k mod nf), times the deconvolution factors:
  * dir = 1: modes[...] = grid[...] * w (type 1); dir = 2: grid[...] = modes[...] * w
- * (type 2; the grid's other cells must be zero). */
-static void modes_grid(int D, const size_t *m, const size_t *nf, const double *w, double *modes,
-                       double *grid, int dir, int nthreads) {
+ * (type 2; the grid's other cells must be zero). Each mode is copied on its
+ * own, so how the rows of axis 0 are shared among tasks does not matter. */
+typedef struct {
+  int D, dir;
+  const size_t *m, *nf;
+  const double *w;
+  double *modes, *grid;
+  size_t rows; /* rows of axis 0 per task */
+} mg_ctx;
+
+static int mg_task(void *vc, size_t t, void *ws) {
+  (void)ws;
+  const mg_ctx *c = vc;
+  const int D = c->D, dir = c->dir;
+  const size_t *m = c->m, *nf = c->nf;
+  double *modes = c->modes, *grid = c->grid;
   size_t m0 = m[0], m1 = D > 1 ? m[1] : 1, m2 = D > 2 ? m[2] : 1;
   size_t n1 = D > 1 ? nf[1] : 1, n2 = D > 2 ? nf[2] : 1;
-  const double *w0 = w, *w1 = D > 1 ? w + m0 : NULL, *w2 = D > 2 ? w + m0 + m1 : NULL;
-  int nt = nufft_threads(nthreads);
-  if (m0 * m1 * m2 < 16384) nt = 1;
-  (void)nt;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
-  for (size_t a = 0; a < m0; a++) {
+  const double *w0 = c->w, *w1 = D > 1 ? c->w + m0 : NULL, *w2 = D > 2 ? c->w + m0 + m1 : NULL;
+  size_t a0 = t * c->rows, a1 = m0 - a0 < c->rows ? m0 : a0 + c->rows;
+  for (size_t a = a0; a < a1; a++) {
     long long k0 = (long long)a - (long long)(m0 / 2);
     size_t g0 = k0 < 0 ? (size_t)(k0 + (long long)nf[0]) : (size_t)k0;
     for (size_t b = 0; b < m1; b++) {
@@ -129,25 +138,53 @@ static void modes_grid(int D, const size_t *m, const size_t *nf, const double *w
       }
     }
   }
+  return GFI_OK;
 }
 
-/* Points x (periodic, period 2 pi) -> grid coordinates in [0, nf). */
+static void modes_grid(int D, const size_t *m, const size_t *nf, const double *w, double *modes,
+                       double *grid, int dir, int nthreads) {
+  size_t m0 = m[0], m1 = D > 1 ? m[1] : 1, m2 = D > 2 ? m[2] : 1;
+  int nt = nufft_threads(nthreads);
+  if (m0 * m1 * m2 < 16384) nt = 1;
+  /* a task is at least ~1024 modes: whole rows of axis 0 */
+  size_t row = m1 * m2, rows = row >= 1024 ? 1 : (1024 + row - 1) / row;
+  mg_ctx c = {D, dir, m, nf, w, modes, grid, rows};
+  (void)par_for((m0 + rows - 1) / rows, nt, 0, mg_task, &c); /* tasks cannot fail */
+}
+
+/* Points x (periodic, period 2 pi) -> grid coordinates in [0, nf); each
+ * point on its own, FOLD_BLOCK points per task. */
+#define FOLD_BLOCK ((size_t)1024)
+typedef struct {
+  int D;
+  const size_t *nf;
+  size_t n;
+  const double *x;
+  double *t;
+} fold_ctx;
+
+static int fold_task(void *vc, size_t k, void *ws) {
+  (void)ws;
+  const fold_ctx *c = vc;
+  const int D = c->D;
+  size_t j0 = k * FOLD_BLOCK, j1 = c->n - j0 < FOLD_BLOCK ? c->n : j0 + FOLD_BLOCK;
+  for (size_t j = j0; j < j1; j++)
+    for (int d = 0; d < D; d++) {
+      double N_ = (double)c->nf[d];
+      double u = c->x[j * D + d] * (N_ / (2 * M_PI));
+      u -= N_ * floor(u / N_);
+      if (!(u < N_) || u < 0) u = 0;
+      c->t[j * D + d] = u;
+    }
+  return GFI_OK;
+}
+
 static void fold_coords(int D, const size_t *nf, size_t n, const double *x, double *t,
                         int nthreads) {
   int nt = nufft_threads(nthreads);
   if (n < 16384) nt = 1;
-  (void)nt;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
-  for (size_t j = 0; j < n; j++)
-    for (int d = 0; d < D; d++) {
-      double N_ = (double)nf[d];
-      double u = x[j * D + d] * (N_ / (2 * M_PI));
-      u -= N_ * floor(u / N_);
-      if (!(u < N_) || u < 0) u = 0;
-      t[j * D + d] = u;
-    }
+  fold_ctx c = {D, nf, n, x, t};
+  (void)par_for((n + FOLD_BLOCK - 1) / FOLD_BLOCK, nt, 0, fold_task, &c); /* cannot fail */
 }
 
 static int common_checks(int D, int sign, const size_t *ms, size_t N, const double *x,
@@ -431,6 +468,46 @@ int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *x
   return GFI_OK;
 }
 
+/* Type 3 sources of one chunk -> rescaled grid coordinates (tbuf) and
+ * strengths with the target shift's phase (cbuf); each point on its own,
+ * FOLD_BLOCK points per task. */
+typedef struct {
+  nufft3_plan *p;
+  size_t n;
+  const double *xc, *cc;
+} t3pre_ctx;
+
+static int t3pre_task(void *vc, size_t k, void *ws) {
+  (void)ws;
+  const t3pre_ctx *c = vc;
+  nufft3_plan *p = c->p;
+  const double *xc = c->xc, *cc = c->cc;
+  const int D = p->D;
+  size_t j0 = k * FOLD_BLOCK, j1 = c->n - j0 < FOLD_BLOCK ? c->n : j0 + FOLD_BLOCK;
+  for (size_t j = j0; j < j1; j++) {
+    double ph = 0;
+    for (int d = 0; d < D; d++) {
+      double v = xc[j * D + d];
+      ph += p->Dc[d] * v;
+      double t = (v - p->C[d]) / (p->gam[d] * p->h[d]) + (double)(p->nf[d] / 2);
+      double N_ = (double)p->nf[d];
+      if (t < 0) t = 0;
+      if (!(t < N_)) t = N_ - 0.5;
+      p->tbuf[j * D + d] = t;
+    }
+    double cr = cc[2 * j], ci = cc[2 * j + 1];
+    if (p->shift_targets) {
+      double cs = cos(ph), sn = p->sign * sin(ph);
+      p->cbuf[2 * j] = cr * cs - ci * sn;
+      p->cbuf[2 * j + 1] = cr * sn + ci * cs;
+    } else {
+      p->cbuf[2 * j] = cr;
+      p->cbuf[2 * j + 1] = ci;
+    }
+  }
+  return GFI_OK;
+}
+
 int nufft3_add(nufft3_plan *p, size_t N, const double *x, const double *c) {
   if (!p || (N && (!x || !c))) return GFI_EINVAL;
   int D = p->D;
@@ -456,31 +533,8 @@ int nufft3_add(nufft3_plan *p, size_t N, const double *x, const double *c) {
     const double *xc = x + j0 * D, *cc = c + 2 * j0;
     int ntl = nufft_threads(nt);
     if (n < 16384) ntl = 1;
-    (void)ntl;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(ntl) if (ntl > 1)
-#endif
-    for (size_t j = 0; j < n; j++) {
-      double ph = 0;
-      for (int d = 0; d < D; d++) {
-        double v = xc[j * D + d];
-        ph += p->Dc[d] * v;
-        double t = (v - p->C[d]) / (p->gam[d] * p->h[d]) + (double)(p->nf[d] / 2);
-        double N_ = (double)p->nf[d];
-        if (t < 0) t = 0;
-        if (!(t < N_)) t = N_ - 0.5;
-        p->tbuf[j * D + d] = t;
-      }
-      double cr = cc[2 * j], ci = cc[2 * j + 1];
-      if (p->shift_targets) {
-        double cs = cos(ph), sn = p->sign * sin(ph);
-        p->cbuf[2 * j] = cr * cs - ci * sn;
-        p->cbuf[2 * j + 1] = cr * sn + ci * cs;
-      } else {
-        p->cbuf[2 * j] = cr;
-        p->cbuf[2 * j + 1] = ci;
-      }
-    }
+    t3pre_ctx tc = {p, n, xc, cc};
+    (void)par_for((n + FOLD_BLOCK - 1) / FOLD_BLOCK, ntl, 0, t3pre_task, &tc); /* cannot fail */
     int st = nufft_spread(&p->kp, D, p->nf, n, p->tbuf, p->cbuf, p->grid1, nt, &p->work);
     if (st) return st;
   }
