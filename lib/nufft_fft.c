@@ -9,6 +9,7 @@
 #include <string.h>
 #include "nufft_internal.h"
 #include "fftw_lock.h"
+#include "par.h"
 #include "gfi/status.h"
 
 #define COLS 16 /* columns per batch on the strided axes */
@@ -71,6 +72,34 @@ int nufft_fft_make(nufft_fft *f, int D, const size_t *n, double *grid, int sign)
   return GFI_OK;
 }
 
+/* One task is one transform (a row of the last axis, or a batch of columns
+ * of another axis): each writes only its own cells, with the plan chosen by
+ * its position alone. */
+typedef struct {
+  const nufft_fft *f;
+  fftw_complex *g;
+  size_t nl;                     /* last axis: row length */
+  size_t st, slab, B, nblk;      /* other axes: stride, slab, batch, batches per slab */
+  int d;
+} fft_ctx;
+
+static int fft_row_task(void *vc, size_t r, void *ws) {
+  (void)ws;
+  const fft_ctx *c = vc;
+  fftw_execute_dft(c->f->row, c->g + r * c->nl, c->g + r * c->nl);
+  return GFI_OK;
+}
+
+static int fft_col_task(void *vc, size_t it, void *ws) {
+  (void)ws;
+  const fft_ctx *c = vc;
+  size_t o = it / c->nblk, b = it % c->nblk;
+  fftw_complex *base = c->g + o * c->slab + b * c->B;
+  fftw_plan p = (b + 1) * c->B <= c->st ? c->f->col[c->d] : c->f->rem[c->d];
+  fftw_execute_dft(p, base, base);
+  return GFI_OK;
+}
+
 void nufft_fft_exec(const nufft_fft *f, double *grid, int nthreads) {
   fftw_complex *g = (fftw_complex *)grid;
   if (f->D == 1) {
@@ -80,28 +109,21 @@ void nufft_fft_exec(const nufft_fft *f, double *grid, int nthreads) {
   int D = f->D;
   int nt = nufft_threads(nthreads);
   if (f->tot < 32768) nt = 1;
-  (void)nt;
-  /* last axis: rows */
+  /* last axis: rows (the tasks cannot fail) */
   size_t nl = f->n[D - 1], rows = f->tot / nl;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
-  for (size_t r = 0; r < rows; r++) fftw_execute_dft(f->row, g + r * nl, g + r * nl);
+  fft_ctx c = {f, g, nl, 0, 0, 0, 0, 0};
+  (void)par_for(rows, nt, 0, fft_row_task, &c);
   /* the other axes, last to first: blocks of columns */
   for (int d = D - 2; d >= 0; d--) {
     size_t st = 1, outer = 1;
     for (int e = d + 1; e < D; e++) st *= f->n[e];
     for (int e = 0; e < d; e++) outer *= f->n[e];
     size_t B = f->cols[d], nblk = (st + B - 1) / B, items = outer * nblk;
-    size_t slab = f->n[d] * st;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
-    for (size_t it = 0; it < items; it++) {
-      size_t o = it / nblk, b = it % nblk;
-      fftw_complex *base = g + o * slab + b * B;
-      fftw_plan p = (b + 1) * B <= st ? f->col[d] : f->rem[d];
-      fftw_execute_dft(p, base, base);
-    }
+    c.st = st;
+    c.slab = f->n[d] * st;
+    c.B = B;
+    c.nblk = nblk;
+    c.d = d;
+    (void)par_for(items, nt, 0, fft_col_task, &c);
   }
 }
