@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nufft_internal.h"
+#include "par.h"
 #include "gfi/status.h"
 #ifdef GFI_HAVE_OPENMP
 #include <omp.h>
@@ -264,6 +265,32 @@ static size_t wrap_index(double t, size_t n) {
   return i >= n ? 0 : i;
 }
 
+#define PT_BLOCK ((size_t)1024) /* points per task where each point is on its own */
+
+/* Bin keys of the points, PT_BLOCK points per task. */
+typedef struct {
+  int D;
+  const size_t *nf;
+  size_t N;
+  const double *t;
+  const size_t *nb, *bw;
+  size_t *key;
+} key_ctx;
+
+static int key_task(void *vc, size_t q, void *ws) {
+  (void)ws;
+  const key_ctx *c = vc;
+  const int D = c->D;
+  size_t j0 = q * PT_BLOCK, j1 = c->N - j0 < PT_BLOCK ? c->N : j0 + PT_BLOCK;
+  for (size_t j = j0; j < j1; j++) {
+    size_t bi = 0;
+    for (int d = 0; d < D; d++)
+      bi = bi * c->nb[d] + wrap_index(c->t[j * D + d], c->nf[d]) / c->bw[d];
+    c->key[j] = bi;
+  }
+  return GFI_OK;
+}
+
 /* Stable counting sort of the points by bin (the order is unique, so it
  * does not depend on how the bin keys were computed in parallel). */
 static int binning_make(binning *b, nufft_work *w, int D, const size_t *nf, size_t N,
@@ -301,15 +328,8 @@ static int binning_make(binning *b, nufft_work *w, int D, const size_t *nf, size
   }
   size_t *key = w->key, *perm = w->perm, *start = w->start;
   const size_t *nb = b->nb, *bw = b->bw;
-  (void)nt;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && N >= 16384)
-#endif
-  for (size_t j = 0; j < N; j++) {
-    size_t bi = 0;
-    for (int d = 0; d < D; d++) bi = bi * nb[d] + wrap_index(t[j * D + d], nf[d]) / bw[d];
-    key[j] = bi;
-  }
+  key_ctx kc = {D, nf, N, t, nb, bw, key};
+  (void)par_for((N + PT_BLOCK - 1) / PT_BLOCK, N >= 16384 ? nt : 1, 0, key_task, &kc); /* cannot fail */
   memset(start, 0, (b->nbins + 1) * sizeof(size_t));
   for (size_t j = 0; j < N; j++) start[key[j] + 1]++;
   for (size_t i = 0; i < b->nbins; i++) start[i + 1] += start[i];
@@ -389,6 +409,31 @@ static int bin_touches(size_t b0, size_t bw, int ns, size_t n, size_t r0, size_t
   return 0;
 }
 
+/* One task per slab of grid rows: it adds every bin row that reaches the
+ * slab, in bin order, into the slab's rows only. */
+typedef struct {
+  const nufft_kernel *k;
+  int D;
+  const size_t *nf;
+  const binning *b;
+  const double *t, *c;
+  double *grid;
+  const size_t *sb;
+} slab_ctx;
+
+static int slab_task(void *vc, size_t s, void *ws) {
+  (void)ws;
+  const slab_ctx *x = vc;
+  size_t bw = x->b->bw[0], nb0 = x->b->nb[0];
+  size_t r0 = x->sb[s] * bw, r1 = x->sb[s + 1] * bw;
+  if (r1 > x->nf[0]) r1 = x->nf[0];
+  if (r0 >= r1) return GFI_OK;
+  for (size_t b0 = 0; b0 < nb0; b0++)
+    if (bin_touches(b0, bw, x->k->ns, x->nf[0], r0, r1))
+      spread_bins(x->k, x->D, x->nf, x->b, b0, x->t, x->c, x->grid, r0, r1);
+  return GFI_OK;
+}
+
 int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
                  const double *c, double *grid, int nthreads, nufft_work *w) {
   if (N == 0) return GFI_OK;
@@ -401,7 +446,7 @@ int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const
     nufft_work_free(&own);
     return st;
   }
-  size_t nb0 = b.nb[0], per0 = b.nbins / nb0, bw = b.bw[0];
+  size_t nb0 = b.nb[0], per0 = b.nbins / nb0;
   size_t nslab = (size_t)nt < nb0 ? (size_t)nt : nb0;
   if (nslab < 1) nslab = 1;
   /* slab s owns the bin rows [sb[s], sb[s+1]), balanced by point count; the
@@ -417,17 +462,8 @@ int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const
     sb[s] = r;
   }
   sb[nslab] = nb0;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nslab > 1)
-#endif
-  for (size_t s = 0; s < nslab; s++) {
-    size_t r0 = sb[s] * bw, r1 = sb[s + 1] * bw;
-    if (r1 > nf[0]) r1 = nf[0];
-    if (r0 >= r1) continue;
-    for (size_t b0 = 0; b0 < nb0; b0++)
-      if (bin_touches(b0, bw, k->ns, nf[0], r0, r1))
-        spread_bins(k, D, nf, &b, b0, t, c, grid, r0, r1);
-  }
+  slab_ctx sc = {k, D, nf, &b, t, c, grid, sb};
+  (void)par_for(nslab, nslab > 1 ? nt : 1, 1, slab_task, &sc); /* cannot fail */
   nufft_work_free(&own);
   return GFI_OK;
 }
@@ -482,6 +518,29 @@ static void interp_point(const nufft_kernel *k, int D, const size_t *nf, const d
   cj[1] = im;
 }
 
+/* PT_BLOCK sorted points per task; each point's value is its own sum. */
+typedef struct {
+  const nufft_kernel *k;
+  int D;
+  const size_t *nf;
+  size_t N;
+  const double *t;
+  double *c;
+  const double *grid;
+  const size_t *perm;
+} interp_ctx;
+
+static int interp_task(void *vc, size_t q, void *ws) {
+  (void)ws;
+  const interp_ctx *x = vc;
+  size_t p0 = q * PT_BLOCK, p1 = x->N - p0 < PT_BLOCK ? x->N : p0 + PT_BLOCK;
+  for (size_t p = p0; p < p1; p++) {
+    size_t j = x->perm[p];
+    interp_point(x->k, x->D, x->nf, x->t + j * (size_t)x->D, x->c + 2 * j, x->grid);
+  }
+  return GFI_OK;
+}
+
 int nufft_interp(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
                  double *c, const double *grid, int nthreads, nufft_work *w) {
   if (N == 0) return GFI_OK;
@@ -494,13 +553,8 @@ int nufft_interp(const nufft_kernel *k, int D, const size_t *nf, size_t N, const
     nufft_work_free(&own);
     return st;
   }
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(static, 1024) num_threads(nt) if (nt > 1)
-#endif
-  for (size_t p = 0; p < N; p++) {
-    size_t j = b.perm[p];
-    interp_point(k, D, nf, t + j * (size_t)D, c + 2 * j, grid);
-  }
+  interp_ctx ic = {k, D, nf, N, t, c, grid, b.perm};
+  (void)par_for((N + PT_BLOCK - 1) / PT_BLOCK, nt, 0, interp_task, &ic); /* cannot fail */
   nufft_work_free(&own);
   return GFI_OK;
 }
