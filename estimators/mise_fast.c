@@ -5,11 +5,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef GFI_HAVE_OPENMP
-#include <omp.h>
-#endif
 #include "mise_fast.h"
 #include "../lib/nufft.h"
+#include "par.h"
 #include "gfi/rng.h"
 #include "gfi/validate.h"
 
@@ -167,6 +165,102 @@ static void worker_free(worker *w) {
   memset(w, 0, sizeof *w);
 }
 
+/* The shared state of the three threaded passes of mise_mc_stream. A
+ * thread's workspace is a pointer to one of the T workers, claimed once per
+ * run; every task resets the worker's RNG to its own stream (and its NUFFT
+ * grid), so which worker runs a task does not change its result. */
+typedef struct {
+  const gfi_model *m;
+  const gfi_mise_opts *o;
+  size_t N, D, block;
+  worker *wk;
+  int next; /* next worker to claim */
+  double *ext;
+  const ise_pl_rule *rule;
+  const axis_nodes *ax;
+  size_t n0, nrow, K, b0;
+  double *psr, *psi, *slots, *ise, *bound;
+  const double *k0, *w0, *kr, *wr;
+  gfi_method engine;
+  double tol;
+  int inner;
+} ms_ctx;
+
+/* Claiming a worker is the one shared action: any free worker does, so the
+ * order in which threads claim them does not matter. */
+static int claim_worker(void *vc, void *ws) {
+  ms_ctx *c = vc;
+  int i;
+#ifdef GFI_HAVE_OPENMP
+#pragma omp atomic capture
+#endif
+  i = c->next++;
+  *(worker **)ws = c->wk + i;
+  return GFI_OK;
+}
+
+/* Pass 1, replication k: its extent (min and max per axis) into ext. */
+static int extent_task(void *vc, size_t k, void *ws) {
+  const ms_ctx *c = vc;
+  worker *w = *(worker **)ws;
+  size_t D = c->D, N = c->N;
+  double *lo = c->ext + k * 2 * D, *hi = lo + D;
+  for (size_t j = 0; j < D; j++) {
+    lo[j] = INFINITY;
+    hi[j] = -INFINITY;
+  }
+  int s2 = gfi_rng_reset(w->r, c->o->base.seed, (uint64_t)k);
+  for (size_t b = 0; b < N && !s2; b += PL_CHUNK) {
+    size_t n = N - b < PL_CHUNK ? N - b : PL_CHUNK;
+    s2 = draw(c->m, w->r, n, c->block, D, w->x);
+    for (size_t i = 0; i < n && !s2; i++)
+      for (size_t j = 0; j < D; j++) {
+        lo[j] = fmin(lo[j], w->x[i * D + j]);
+        hi[j] = fmax(hi[j], w->x[i * D + j]);
+      }
+  }
+  return s2;
+}
+
+/* psi at the nodes of axis-0 row i0; ws holds the row's targets. */
+static int psi_task(void *vc, size_t i0, void *ws) {
+  const ms_ctx *c = vc;
+  return ise_pl_cf_row(c->m, c->rule, c->ax, i0, ws, c->psr + i0 * c->nrow,
+                       c->psi + i0 * c->nrow);
+}
+
+/* Pass 2, replication b0 + q: raw sums into slot q, its ISE and bound. */
+static int rep_task(void *vc, size_t q, void *ws) {
+  const ms_ctx *c = vc;
+  worker *w = *(worker **)ws;
+  size_t D = c->D, N = c->N, K = c->K, k = c->b0 + q;
+  double *pr = c->slots + q * 2 * K, *pim = pr + K;
+  memset(pr, 0, 2 * K * sizeof *pr);
+  int s2 = gfi_rng_reset(w->r, c->o->base.seed, (uint64_t)k);
+  if (c->engine == GFI_METHOD_FAST) nufft3_reset(w->p);
+  for (size_t b = 0; b < N && !s2; b += PL_CHUNK) {
+    size_t n = N - b < PL_CHUNK ? N - b : PL_CHUNK;
+    s2 = draw(c->m, w->r, n, c->block, D, w->x);
+    if (!s2)
+      s2 = c->engine == GFI_METHOD_FAST ? nufft3_add(w->p, n, w->x, w->c)
+                                        : ise_pl_ecf_accum(c->rule, c->ax, n, w->x, c->inner, pr, pim);
+  }
+  if (!s2 && c->engine == GFI_METHOD_FAST) {
+    s2 = nufft3_exec(w->p, w->f);
+    for (size_t g = 0; g < K && !s2; g++) {
+      pr[g] = w->f[2 * g];
+      pim[g] = w->f[2 * g + 1];
+    }
+  }
+  if (!s2) {
+    double swk2, s = node_sum(c->n0, c->nrow, c->k0, c->w0, c->kr, c->wr, c->psr, c->psi, pr,
+                              pim, (double)N, &swk2);
+    s2 = ise_pl_finish(c->rule, s, c->ise + k);
+    c->bound[k] = c->engine == GFI_METHOD_FAST ? ise_pl_err_bound(c->rule, c->tol, swk2, s) : 0.0;
+  }
+  return s2;
+}
+
 int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
                    const gfi_mise_opts *o, int nt, gfi_mise_result *res, double *ise_out) {
   size_t D = gfi_model_dim(m);
@@ -193,40 +287,18 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
     if (!wk[t].r || !wk[t].x) st = GFI_ENOMEM;
   }
   /* pass 1: every replication's extent (min and max per axis) */
+  ms_ctx c = {0};
+  c.m = m;
+  c.o = o;
+  c.N = N;
+  c.D = D;
+  c.block = block;
+  c.wk = wk;
+  c.ext = ext;
+  c.rule = &rule;
   if (!st) {
-    int bad = 0;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(T)
-#endif
-    for (size_t k = 0; k < nreps; k++) {
-#ifdef GFI_HAVE_OPENMP
-      worker *w = wk + omp_get_thread_num();
-#else
-      worker *w = wk;
-#endif
-      double *lo = ext + k * 2 * D, *hi = lo + D;
-      for (size_t j = 0; j < D; j++) {
-        lo[j] = INFINITY;
-        hi[j] = -INFINITY;
-      }
-      int s2 = gfi_rng_reset(w->r, o->base.seed, (uint64_t)k);
-      for (size_t b = 0; b < N && !s2; b += PL_CHUNK) {
-        size_t n = N - b < PL_CHUNK ? N - b : PL_CHUNK;
-        s2 = draw(m, w->r, n, block, D, w->x);
-        for (size_t i = 0; i < n && !s2; i++)
-          for (size_t j = 0; j < D; j++) {
-            lo[j] = fmin(lo[j], w->x[i * D + j]);
-            hi[j] = fmax(hi[j], w->x[i * D + j]);
-          }
-      }
-      if (s2) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp critical(gfi_mise_stream)
-#endif
-        if (!bad) bad = s2;
-      }
-    }
-    st = bad;
+    par_spec sp = {nreps, T, sizeof(worker *), 1, claim_worker, NULL};
+    st = par_run(&sp, extent_task, &c);
   }
   /* one rule for every replication and the pooled sample: the union's extent */
   double lo[MISE_MAXD], hi[MISE_MAXD], xabs[MISE_MAXD], xhalf[MISE_MAXD];
@@ -291,69 +363,33 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
   if (!st) {
     ise_pl_axis_factors(&rule, ax, 0, k0, w0);
     ise_pl_row_factors(&rule, ax, kr, wr);
-    int bad = 0;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-#endif
-    for (size_t i0 = 0; i0 < n0; i0++) {
-      double *t = malloc(nrow * D * sizeof *t);
-      int s2 = t ? ise_pl_cf_row(m, &rule, ax, i0, t, psr + i0 * nrow, psi + i0 * nrow) : GFI_ENOMEM;
-      free(t);
-      if (s2) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp critical(gfi_mise_stream)
-#endif
-        if (!bad) bad = s2;
-      }
-    }
-    st = bad;
+    c.ax = ax;
+    c.n0 = n0;
+    c.nrow = nrow;
+    c.psr = psr;
+    c.psi = psi;
+    par_spec sp = {n0, nt, nrow * D * sizeof(double), 1, NULL, NULL};
+    st = par_run(&sp, psi_task, &c);
   }
-  /* pass 2: replications in batches of T; each thread's raw sums go to its
-   * slot, the pooled sums add the slots in replication order */
+  /* pass 2: replications in batches of T; each replication's raw sums go to
+   * its slot, the pooled sums add the slots in replication order */
+  c.K = K;
+  c.slots = slots;
+  c.ise = ise;
+  c.bound = bound;
+  c.k0 = k0;
+  c.w0 = w0;
+  c.kr = kr;
+  c.wr = wr;
+  c.engine = engine;
+  c.tol = tol;
+  c.inner = inner;
   for (size_t b0 = 0; b0 < nreps && !st; b0 += (size_t)T) {
     size_t nb = nreps - b0 < (size_t)T ? nreps - b0 : (size_t)T;
-    int bad = 0;
-#ifdef GFI_HAVE_OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(T)
-#endif
-    for (size_t q = 0; q < nb; q++) {
-#ifdef GFI_HAVE_OPENMP
-      worker *w = wk + omp_get_thread_num();
-#else
-      worker *w = wk;
-#endif
-      size_t k = b0 + q;
-      double *pr = slots + q * 2 * K, *pim = pr + K;
-      memset(pr, 0, 2 * K * sizeof *pr);
-      int s2 = gfi_rng_reset(w->r, o->base.seed, (uint64_t)k);
-      if (engine == GFI_METHOD_FAST) nufft3_reset(w->p);
-      for (size_t b = 0; b < N && !s2; b += PL_CHUNK) {
-        size_t n = N - b < PL_CHUNK ? N - b : PL_CHUNK;
-        s2 = draw(m, w->r, n, block, D, w->x);
-        if (!s2)
-          s2 = engine == GFI_METHOD_FAST ? nufft3_add(w->p, n, w->x, w->c)
-                                         : ise_pl_ecf_accum(&rule, ax, n, w->x, inner, pr, pim);
-      }
-      if (!s2 && engine == GFI_METHOD_FAST) {
-        s2 = nufft3_exec(w->p, w->f);
-        for (size_t g = 0; g < K && !s2; g++) {
-          pr[g] = w->f[2 * g];
-          pim[g] = w->f[2 * g + 1];
-        }
-      }
-      if (!s2) {
-        double swk2, s = node_sum(n0, nrow, k0, w0, kr, wr, psr, psi, pr, pim, (double)N, &swk2);
-        s2 = ise_pl_finish(&rule, s, ise + k);
-        bound[k] = engine == GFI_METHOD_FAST ? ise_pl_err_bound(&rule, tol, swk2, s) : 0.0;
-      }
-      if (s2) {
-#ifdef GFI_HAVE_OPENMP
-#pragma omp critical(gfi_mise_stream)
-#endif
-        if (!bad) bad = s2;
-      }
-    }
-    st = bad;
+    c.b0 = b0;
+    c.next = 0;
+    par_spec sp = {nb, T, sizeof(worker *), 0, claim_worker, NULL};
+    st = par_run(&sp, rep_task, &c);
     if (!st && pool)
       for (size_t q = 0; q < nb; q++)
         for (size_t g = 0; g < 2 * K; g++) pool[g] += slots[q * 2 * K + g];
