@@ -432,6 +432,13 @@ void cli_header(FILE *f) {
   }
 }
 
+void cli_require_finite(const char *what, size_t rows, size_t cols, const double *v) {
+  for (size_t i = 0; i < rows * cols; i++)
+    if (!isfinite(v[i]))
+      cli_die(EXIT_RUNTIME, "%s: row %zu, column %zu is %s (the computation overflowed; nothing written)",
+              what, i / cols + 1, i % cols + 1, isnan(v[i]) ? "NaN" : "infinite");
+}
+
 void *cli_array(size_t a, size_t b, size_t size) {
   void *p = NULL;
   if ((b == 0 || a <= SIZE_MAX / b) && (size == 0 || a * b <= SIZE_MAX / size))

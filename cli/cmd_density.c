@@ -111,6 +111,7 @@ int cmd_density(int argc, char **argv) {
   }
 
   cli_output out_;
+  cli_require_finite("density values", M, 1, p);
   cli_output_open(&out_, out);
   FILE *f = out_.f;
   cli_header(f);

@@ -100,6 +100,18 @@ static int bad_number(gfi_errinfo *err, const char *spec, const char *bad) {
               (size_t)(bad - spec) + 1);
 }
 
+/* Parameter `name` = x must lie in [lo, hi]: the limits of gfi/model.h
+ * that keep the sampler and the density finite. */
+static int in_range(gfi_errinfo *err, const char *spec, const char *name, double x, double lo,
+                    double hi) {
+  if (x >= lo && x <= hi) return GFI_OK;
+  return fail(err, GFI_EMODEL, spec, NULL,
+              "%s = %g is outside [%g, %g] (the limit that keeps samples and the density finite)",
+              name, x, lo, hi);
+}
+#define LOC(name, x) in_range(err, spec, name, x, -GFI_MODEL_MAX_PARAM, GFI_MODEL_MAX_PARAM)
+#define SCALE(name, x) in_range(err, spec, name, x, GFI_MODEL_MIN_SCALE, GFI_MODEL_MAX_PARAM)
+
 /* Exactly `want` numbers (the whole argument string args), names for the
  * message ("mu,b"). */
 static int parse_params(const char *spec, const char *args, size_t want, const char *names,
@@ -165,6 +177,14 @@ static int parse_normal(gfi_model **out, const char *spec, const char *args, siz
                 want, is_mean ? "mean" : "covariance", D, got);
       break;
     }
+    for (size_t i = 0; i < want && !st; i++) {
+      char name[64];
+      if (is_mean) snprintf(name, sizeof name, "mean entry %zu", i + 1);
+      else snprintf(name, sizeof name, "covariance entry (%zu,%zu)", i / D + 1, i % D + 1);
+      /* a diagonal entry <= 0 is left to the positive-definiteness check */
+      st = !is_mean && i / D == i % D && v[i] > 0 ? SCALE(name, v[i]) : LOC(name, v[i]);
+    }
+    if (st) break;
     if (*end == '\0') break;
     p = end + 1;  /* past ';' */
   }
@@ -206,18 +226,22 @@ static int parse_1d(gfi_model **out, const char *spec, const char *name, size_t 
     v[0] = 0, v[1] = 1;
     if (args && (st = parse_params(spec, args, 2, "mu,b", v, err))) return st;
     if (!(v[1] > 0)) return fail(err, GFI_EMODEL, spec, NULL, "scale b must be > 0, got %g", v[1]);
+    if ((st = LOC("mu", v[0])) || (st = SCALE("scale b", v[1]))) return st;
     st = gfi_model_laplace(out, v[0], v[1]);
   } else if (IS("cauchy")) {
     v[0] = 0, v[1] = 1;
     if (args && (st = parse_params(spec, args, 2, "x0,gamma", v, err))) return st;
     if (!(v[1] > 0))
       return fail(err, GFI_EMODEL, spec, NULL, "scale gamma must be > 0, got %g", v[1]);
+    if ((st = LOC("x0", v[0])) || (st = SCALE("scale gamma", v[1]))) return st;
     st = gfi_model_cauchy(out, v[0], v[1]);
   } else if (IS("t")) {
     if (!args) return fail(err, GFI_EMODEL, spec, NULL, "t:NU needs the degrees of freedom NU");
     if ((st = parse_params(spec, args, 1, "NU", v, err))) return st;
     if (!(v[0] > 0))
       return fail(err, GFI_EMODEL, spec, NULL, "degrees of freedom must be > 0, got %g", v[0]);
+    if ((st = in_range(err, spec, "degrees of freedom NU", v[0], GFI_MODEL_MIN_NU, GFI_MODEL_MAX_NU)))
+      return st;
     st = gfi_model_student_t(out, v[0]);
   } else if (IS("uniform")) {
     v[0] = 0, v[1] = 1;
@@ -225,6 +249,8 @@ static int parse_1d(gfi_model **out, const char *spec, const char *name, size_t 
     if (!(v[0] < v[1]) || !isfinite(v[1] - v[0]))
       return fail(err, GFI_EMODEL, spec, NULL, "needs a < b (and b - a finite), got a = %g, b = %g",
                   v[0], v[1]);
+    if ((st = LOC("a", v[0])) || (st = LOC("b", v[1])) || (st = SCALE("width b - a", v[1] - v[0])))
+      return st;
     st = gfi_model_uniform(out, v[0], v[1]);
   } else if (IS("beta")) {
     if (!args) return fail(err, GFI_EMODEL, spec, NULL, "beta:A,B needs both shape parameters");
@@ -232,6 +258,9 @@ static int parse_1d(gfi_model **out, const char *spec, const char *name, size_t 
     if (!(v[0] > 0) || !(v[1] > 0))
       return fail(err, GFI_EMODEL, spec, NULL, "shape parameters must be > 0, got A = %g, B = %g",
                   v[0], v[1]);
+    if ((st = in_range(err, spec, "shape A", v[0], GFI_MODEL_MIN_SHAPE, GFI_MODEL_MAX_SHAPE)) ||
+        (st = in_range(err, spec, "shape B", v[1], GFI_MODEL_MIN_SHAPE, GFI_MODEL_MAX_SHAPE)))
+      return st;
     st = gfi_model_beta(out, v[0], v[1]);
   } else {
     if (err) {

@@ -922,6 +922,28 @@ static void test_parse(void) {
   CHECK(strstr(e.msg, "expected 2 mean entries for D=2, got 1") != NULL, "message: %s", e.msg);
   CHECK_STATUS(gfi_model_parse(&m, "normal:foo=1", 1, &e), GFI_EMODEL);
   CHECK(strstr(e.msg, "unknown key 'foo'") != NULL, "message: %s", e.msg);
+  /* Parameters that would make the sampler or the density overflow: refused
+   * with the parameter and the limit named. */
+  CHECK_STATUS(gfi_model_parse(&m, "t:1e-300", 1, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "degrees of freedom NU = 1e-300 is outside [0.1, 1e+08]") != NULL, "message: %s", e.msg);
+  CHECK_STATUS(gfi_model_parse(&m, "laplace:0,1e308", 1, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "scale b = 1e+308 is outside [1e-100, 1e+100]") != NULL, "message: %s", e.msg);
+  CHECK_STATUS(gfi_model_parse(&m, "normal:mean=0,1e200", 2, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "mean entry 2 = 1e+200") != NULL, "message: %s", e.msg);
+  CHECK_STATUS(gfi_model_parse(&m, "normal:cov=1,0,0,1e-200", 2, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "covariance entry (2,2) = 1e-200") != NULL, "message: %s", e.msg);
+  CHECK_STATUS(gfi_model_parse(&m, "beta:1e7,1", 1, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "shape A = 1e+07") != NULL, "message: %s", e.msg);
+  CHECK_STATUS(gfi_model_parse(&m, "uniform:0,1e-150", 1, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "width b - a") != NULL, "message: %s", e.msg);
+  CHECK_STATUS(gfi_model_parse(&m, "cauchy:1e101,1", 3, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "x0 = 1e+101") != NULL, "message: %s", e.msg);
+  CHECK_STATUS(gfi_model_parse(&m, "t:0.1", 1, &e), GFI_OK);
+  gfi_model_free(m);
+  m = NULL;
+  CHECK_STATUS(gfi_model_parse(&m, "laplace:1e100,1e100", 1, &e), GFI_OK);
+  gfi_model_free(m);
+  m = NULL;
   const struct { const char *spec; size_t D; int st; } bad[] = {
     {"normal:", 1, GFI_EMODEL},          {"normal:mean=1;", 1, GFI_EMODEL},
     {"normal:mean=1;mean=2", 1, GFI_EMODEL}, {"normal:cov=-1", 1, GFI_ENOTPD},
