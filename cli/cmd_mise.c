@@ -122,6 +122,11 @@ int cmd_mise(int argc, char **argv) {
   else if (be == CLI_BACKEND_CUDA) st = gfi_cuda_mise_mc(m, k.l, N, R, reps, &o, &r, NULL, NULL);
 #endif
   else st = gfi_mise_mc(m, k.l, N, R, reps, &o, &r, NULL);
+  if (exact && st == GFI_ERANGE && r.nodes[0])
+    cli_die(EXIT_RUNTIME, "exact MISE: the quadrature would need %zu%s%.0zu%s%.0zu nodes, above the limits of "
+            "%zu per axis and %zu in all (hours of computing or tens of GB); lower --resolution (now %g) or --R",
+            r.nodes[0], D > 1 ? " x " : "", D > 1 ? r.nodes[1] : 0, D > 2 ? " x " : "", D > 2 ? r.nodes[2] : 0,
+            GFI_MISE_EXACT_MAX_AXIS, GFI_MISE_EXACT_MAX_NODES, res);
   cli_check(st, exact ? "exact MISE" : be == CLI_BACKEND_CUDA ? "Monte-Carlo MISE on the GPU" : "Monte-Carlo MISE");
   cli_header(stdout);
   cli_meta(stdout, "model", "%s (%s), dim %zu", spec, gfi_model_describe(m), D);

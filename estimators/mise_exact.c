@@ -303,6 +303,21 @@ int mise_integrals_compute(const psi_info *pi, int l, const double *R, double re
                            mise_integrals *I) {
   memset(I, 0, sizeof *I);
   if (!(res > 0) || !isfinite(res)) return GFI_EINVAL;
+  /* Count the nodes first: a rule too large to finish in reasonable time and
+   * memory is refused before anything is built (the counts stay in I). */
+  double total = 1;
+  int over = 0;
+  for (size_t j = 0; j < pi->D; j++) {
+    size_t n;
+    if (pi->route == PSI_MIXTURE)
+      n = axis_count(j == 0 ? 0.0 : -pi->T[j], pi->T[j], l, R[j], pi->h[j], pi->osc[j], 0, res);
+    else
+      n = axis_count(0.0, fmin(l * R[j], pi->T[j]), l, R[j], pi->h[j], pi->osc[j], pi->graded[j], res);
+    I->nodes[j] = n;
+    total *= (double)n;
+    over |= n > GFI_MISE_EXACT_MAX_AXIS;
+  }
+  if (over || total > (double)GFI_MISE_EXACT_MAX_NODES) return GFI_ERANGE;
   return pi->route == PSI_MIXTURE ? integrals_mixture(pi, l, R, res, nthreads, I)
                                   : integrals_product(pi, l, R, res, nthreads, I);
 }
@@ -332,6 +347,10 @@ int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R, const g
   if (st) return st;
   mise_integrals I;
   st = mise_integrals_compute(&pi, l, R, o.resolution, resolve_threads(&o), &I);
+  if (st == GFI_ERANGE) {
+    memset(res, 0, sizeof *res);
+    for (size_t j = 0; j < D; j++) res->nodes[j] = I.nodes[j];
+  }
   if (st) return st;
   double c = pow(2 * M_PI, -(double)D);
   double kb2 = 1, cl = gfi_kappa_sq_integral(l);
@@ -345,6 +364,7 @@ int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R, const g
   res->se = 0;
   res->lo95 = res->hi95 = res->mise;
   res->nreps = 0;
+  for (size_t j = 0; j < D; j++) res->nodes[j] = I.nodes[j];
   if (!isfinite(res->mise)) return GFI_EQUAD;
   return GFI_OK;
 }

@@ -192,9 +192,14 @@ void axis_free(axis_nodes *ax) {
 typedef struct {
   double *c;
   size_t n, cap;
+  int count_only; /* count the edges, store nothing */
 } cells;
 
 static int cell_add(cells *c, double x) {
+  if (c->count_only) {
+    c->n++;
+    return GFI_OK;
+  }
   if (c->n == c->cap) {
     size_t nc = c->cap ? 2 * c->cap : 64;
     double *p = realloc(c->c, nc * sizeof *p);
@@ -211,9 +216,10 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-int axis_build(double a, double b, int l, double R, double h, double osc, int graded, double res,
-               axis_nodes *ax) {
-  memset(ax, 0, sizeof *ax);
+/* The cell edges of an axis into c (b last); with c->count_only set only
+ * their number. */
+static int axis_cells(double a, double b, int l, double R, double h, double osc, int graded,
+                      double res, cells *cp) {
   if (!(b > a)) return GFI_EINVAL;
   if (l < 1 || l > 8) return GFI_EORDER;
   /* a, b, the l + 1 <= 9 knots k R (k = -l, -l+2, ..., l) and NGEOM graded points */
@@ -234,7 +240,7 @@ int axis_build(double a, double b, int l, double R, double h, double osc, int gr
   bp[nb++] = b;
   qsort(bp, nb, sizeof *bp, cmp_double);
   double wmax = fmin(h, osc) / res;
-  cells c = {0};
+  cells c = *cp;
   int st = GFI_OK;
   for (size_t i = 0; i + 1 < nb && !st; i++) {
     double u = bp[i], v = bp[i + 1];
@@ -263,6 +269,23 @@ int axis_build(double a, double b, int l, double R, double h, double osc, int gr
     }
   }
   if (!st) st = cell_add(&c, b);
+  *cp = c;
+  return st;
+}
+
+size_t axis_count(double a, double b, int l, double R, double h, double osc, int graded,
+                  double res) {
+  cells c = {0};
+  c.count_only = 1;
+  if (axis_cells(a, b, l, R, h, osc, graded, res, &c) || c.n < 1) return SIZE_MAX;
+  return (c.n - 1) * MISE_GL;
+}
+
+int axis_build(double a, double b, int l, double R, double h, double osc, int graded, double res,
+               axis_nodes *ax) {
+  memset(ax, 0, sizeof *ax);
+  cells c = {0};
+  int st = axis_cells(a, b, l, R, h, osc, graded, res, &c);
   if (st) {
     free(c.c);
     return st;

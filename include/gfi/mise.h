@@ -118,7 +118,12 @@ GFI_EXPORT int gfi_mise_exact_supported(const gfi_model *m);
 /* Exact MISE of the estimator with phi = z^l, N points and radii R[D].
  * N is a double so that sizes beyond 2^53 are accepted (N >= 1).
  * Errors: GFI_EINVAL, GFI_EORDER, GFI_ERADIUS, GFI_EEMPTY (N < 1),
- * GFI_EUNSUPPORTED (model, or D > 3), GFI_EQUAD, GFI_ENOMEM. */
+ * GFI_EUNSUPPORTED (model, or D > 3), GFI_EQUAD, GFI_ENOMEM, and GFI_ERANGE
+ * when the quadrature would need more than GFI_MISE_EXACT_MAX_AXIS nodes on
+ * one axis or GFI_MISE_EXACT_MAX_NODES in all (a large resolution or R):
+ * refused before any work, with res->nodes[] set to the counts it needed. */
+#define GFI_MISE_EXACT_MAX_AXIS ((size_t)1 << 24)
+#define GFI_MISE_EXACT_MAX_NODES ((size_t)1 << 30)
 GFI_EXPORT int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R,
                    const gfi_mise_opts *opts, gfi_mise_result *res);
 
