@@ -130,6 +130,29 @@ double *cli_bandwidth(const char *opt, const char *s, size_t D, size_t N, const 
     }
   } else if (nb == D * D) {
     memcpy(H, b, D * D * sizeof *H);
+    for (size_t i = 0; i < D; i++)
+      for (size_t j = i + 1; j < D; j++)
+        if (!(fabs(H[i * D + j] - H[j * D + i]) <= 1e-12 * (fabs(H[i * D + j]) + fabs(H[j * D + i]))))
+          cli_usage(opt, "the matrix H must be symmetric: entry (%zu,%zu) = %g but (%zu,%zu) = %g", i + 1,
+                    j + 1, H[i * D + j], j + 1, i + 1, H[j * D + i]);
+    /* Cholesky: a non-positive pivot names the leading minor that fails */
+    double *L = cli_array(D, D, sizeof *L);
+    memcpy(L, H, D * D * sizeof *L);
+    for (size_t j = 0; j < D; j++) {
+      double d = L[j * D + j];
+      for (size_t k = 0; k < j; k++) d -= L[j * D + k] * L[j * D + k];
+      if (!(d > 0))
+        cli_usage(opt, "the matrix H must be positive definite: its leading %zu x %zu minor is not", j + 1,
+                  j + 1);
+      d = sqrt(d);
+      L[j * D + j] = d;
+      for (size_t i = j + 1; i < D; i++) {
+        double v = L[i * D + j];
+        for (size_t k = 0; k < j; k++) v -= L[i * D + k] * L[j * D + k];
+        L[i * D + j] = v / d;
+      }
+    }
+    free(L);
   } else {
     cli_usage(opt, "expected 1, D = %zu or D*D = %zu values, got %zu", D, D * D, nb);
   }
@@ -430,6 +453,14 @@ void cli_header(FILE *f) {
       fprintf(f, "# --%s: (not given)\n", o->name);
     }
   }
+}
+
+void cli_check_phase(const char *what, size_t n, size_t D, const double *x, const double *R) {
+  for (size_t i = 0; i < n * D; i++)
+    if (!(fabs(R[i % D] * x[i]) <= 4503599627370496.0))
+      cli_usage("--R", "R_%zu * x = %g * %g = %g at %s row %zu, column %zu exceeds 2^52 (the phase R x would "
+                "not be resolved): lower --R or rescale the data", i % D + 1, R[i % D], x[i], R[i % D] * x[i],
+                what, i / D + 1, i % D + 1);
 }
 
 void cli_require_finite(const char *what, size_t rows, size_t cols, const double *v) {

@@ -87,6 +87,10 @@ int cmd_density(int argc, char **argv) {
   size_t M;
   char atdesc[512];
   double *x = cli_source_queries(&src, D, &M, atdesc, sizeof atdesc);
+  if (!gauss) {
+    cli_check_phase("the data", N, D, data, R);
+    cli_check_phase("the query points", M, D, x, R);
+  }
   cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST,
                                        gauss ? "--kernel gauss" : "--method fast (a CPU route)");
   gfi_density_plan *plan = NULL;

@@ -117,6 +117,10 @@ int cmd_regress(int argc, char **argv) {
   size_t M;
   char atdesc[512];
   double *q = cli_source_queries(&src, D, &M, atdesc, sizeof atdesc);
+  if (!gauss) {
+    cli_check_phase("the data", N, D, x, R);
+    cli_check_phase("the query points", M, D, q, R);
+  }
   const char *why = gauss ? "--kernel gauss" : k.kind != GFI_PHI_POW ? "a custom phi" : "--method fast (a CPU route)";
   cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST, why);
   gfi_nw_plan *plan = NULL;
