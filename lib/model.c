@@ -685,7 +685,10 @@ static int product_pdf(const gfi_model *m, size_t n, const double *x, double *p)
     for (size_t j = 0; j < D && !st; j++) {
       for (size_t k = 0; k < cnt; k++) col[k] = x[(i0 + k) * D + j];
       st = model_pdf(m->factors[j], cnt, col, val);
-      for (size_t k = 0; k < cnt && !st; k++) p[i0 + k] *= val[k];
+      /* a factor 0 (outside its support) makes the density 0, also where
+       * another factor is unbounded (Beta with a shape < 1 at 0 or 1) */
+      for (size_t k = 0; k < cnt && !st; k++)
+        p[i0 + k] = val[k] == 0 || p[i0 + k] == 0 ? 0.0 : p[i0 + k] * val[k];
     }
   }
   free(col);
