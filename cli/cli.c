@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "alloc.h"
 
 const char *cli_cmd = "gfi";
 int cli_argc = 0;
@@ -76,7 +77,7 @@ size_t cli_size(const char *opt, const char *s, size_t min) {
 double *cli_list(const char *opt, const char *s, size_t *n) {
   size_t cap = 1;
   for (const char *c = s; *c; c++) cap += (*c == ',');
-  double *v = malloc(cap * sizeof *v);
+  double *v = gfi_malloc2(cap, sizeof *v);
   char *copy = strdup(s);
   if (!v || !copy) cli_die(EXIT_RUNTIME, "out of memory");
   size_t k = 0;
@@ -101,7 +102,7 @@ double *cli_radii(const char *opt, const char *s, size_t D) {
   size_t nr;
   double *r = cli_list(opt, s, &nr);
   if (nr != 1 && nr != D) cli_usage(opt, "expected 1 or D = %zu values, got %zu", D, nr);
-  double *R = malloc(D * sizeof *R);
+  double *R = gfi_malloc2(D, sizeof *R);
   if (!R) cli_die(EXIT_RUNTIME, "out of memory");
   for (size_t j = 0; j < D; j++) {
     R[j] = r[nr == 1 ? 0 : j];
@@ -113,7 +114,7 @@ double *cli_radii(const char *opt, const char *s, size_t D) {
 
 double *cli_bandwidth(const char *opt, const char *s, size_t D, size_t N, const double *data,
                       const double *weights) {
-  double *H = calloc(D * D, sizeof *H);
+  double *H = gfi_calloc4(D, D, 1, sizeof *H);
   if (!H) cli_die(EXIT_RUNTIME, "out of memory");
   if (strcmp(s, "scott") == 0 || strcmp(s, "silverman") == 0) {
     if (!data) cli_usage(opt, "the '%s' rule needs data; give bandwidths", s);
@@ -319,8 +320,8 @@ int cli_parse(const cli_spec *spec, int argc, char **argv) {
   while (spec->opts[n].name) n++;
   size_t na = argc > 1 ? (size_t)argc : 1;
   int *count = calloc(n + 1, sizeof *count);
-  size_t *off = calloc(n + 1, sizeof *off), *which = malloc(na * sizeof *which);
-  const char **given = malloc(na * sizeof *given), **vals = malloc(na * sizeof *vals);
+  size_t *off = calloc(n + 1, sizeof *off), *which = gfi_malloc2(na, sizeof *which);
+  const char **given = gfi_malloc2(na, sizeof *given), **vals = gfi_malloc2(na, sizeof *vals);
   if (!count || !off || !which || !given || !vals) cli_die(EXIT_RUNTIME, "out of memory");
   g_spec = spec;
   g_nopts = n;
@@ -471,9 +472,8 @@ void cli_require_finite(const char *what, size_t rows, size_t cols, const double
 }
 
 void *cli_array(size_t a, size_t b, size_t size) {
-  void *p = NULL;
-  if ((b == 0 || a <= SIZE_MAX / b) && (size == 0 || a * b <= SIZE_MAX / size))
-    p = malloc(a * b * size > 0 ? a * b * size : 1);
+  size_t n;
+  void *p = gfi_size_prod(&n, a, b, size, 1) ? NULL : malloc(n ? n : 1);
   if (!p) cli_die(EXIT_RUNTIME, "out of memory for %zu x %zu values", a, b);
   return p;
 }

@@ -162,9 +162,10 @@ static void rule_free(bl_rule *r) {
  * this axis' share, relative to R/A. Returns GFI_ERANGE when too many nodes. */
 static int axis_build(int l, double R, double A, double S, int half, double etarget, size_t *n_out,
                       double **w_out, double **wk_out, double *err_out) {
-  /* knots */
+  /* knots: at most l + 1 <= 9 of them */
   double knots[10];
   int nk = 0;
+  if (l < 1 || l > 8) return GFI_EORDER;
   if (!half) {
     for (int j = 0; j <= l; j++) knots[nk++] = (-l + 2 * j) * R;
   } else {

@@ -18,6 +18,7 @@
 #include "par.h"
 #include "gsl_quiet.h"
 #include "gfi/validate.h"
+#include "alloc.h"
 
 #define MAX_NODES PL_MAX_NODES
 
@@ -182,7 +183,7 @@ static int integrals_mixture(const psi_info *pi, int l, const double *R, double 
     if (st) break;
     if (total > MAX_NODES / ax[j].n) st = GFI_EUNSUPPORTED;
     total *= ax[j].n;
-    kap[j] = malloc(ax[j].n * sizeof *kap[j]);
+    kap[j] = gfi_malloc2(ax[j].n, sizeof *kap[j]);
     inb[j] = malloc(ax[j].n);
     if (!kap[j] || !inb[j]) {
       st = GFI_ENOMEM;
@@ -196,7 +197,7 @@ static int integrals_mixture(const psi_info *pi, int l, const double *R, double 
   }
   size_t n0 = st ? 0 : ax[0].n;
   if (!st) {
-    part = calloc(4 * n0, sizeof *part);
+    part = gfi_calloc4(4, n0, 1, sizeof *part);
     if (!part) st = GFI_ENOMEM;
   }
   if (!st) {
@@ -237,9 +238,9 @@ static int integrals_product(const psi_info *pi, int l, const double *R, double 
     if (total > MAX_NODES / ax[j].n) st = GFI_EUNSUPPORTED;
     total *= ax[j].n;
     size_t n = ax[j].n;
-    kap[j] = malloc(n * sizeof *kap[j]);
-    wp[j] = malloc(n * sizeof *wp[j]);
-    double *im = malloc(n * sizeof *im);
+    kap[j] = gfi_malloc2(n, sizeof *kap[j]);
+    wp[j] = gfi_malloc2(n, sizeof *wp[j]);
+    double *im = gfi_malloc2(n, sizeof *im);
     if (!kap[j] || !wp[j] || !im) {
       free(im);
       st = GFI_ENOMEM;
@@ -375,7 +376,7 @@ int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R, const g
 static int log_normal_density(size_t D, const double *x, const double *S, double *out) {
   if (D == 0) return GFI_EDIM;
   if (D > SIZE_MAX / sizeof(double) / (D + 1)) return GFI_ENOMEM;
-  double *buf = malloc(D * (D + 1) * sizeof *buf);
+  double *buf = gfi_malloc3(D, (D + 1), sizeof *buf);
   if (!buf) return GFI_ENOMEM;
   double *Lbuf = buf, *vbuf = buf + D * D;
   int st = GFI_OK;
@@ -408,7 +409,7 @@ int gfi_mise_gauss_exact(const gfi_model *m, double N, const double *H, gfi_mise
   if (st) return st;
   for (size_t q = 0; q < D * D; q++)
     if (!isfinite(H[q])) return GFI_EBANDWIDTH;
-  double *Sg = malloc(D * D * sizeof *Sg), *dx = malloc(D * sizeof *dx);
+  double *Sg = gfi_malloc3(D, D, sizeof *Sg), *dx = gfi_malloc2(D, sizeof *dx);
   if (!Sg || !dx) {
     free(Sg);
     free(dx);

@@ -11,6 +11,7 @@
 #include "par.h"
 #include "plancherel.h"
 #include "mise_internal.h"
+#include "alloc.h"
 
 /* |psi|^2 of a Gaussian pair term is below e^-LOG_CUT of its peak beyond T. */
 #define LOG_CUT 45.0
@@ -202,7 +203,7 @@ static int cell_add(cells *c, double x) {
   }
   if (c->n == c->cap) {
     size_t nc = c->cap ? 2 * c->cap : 64;
-    double *p = realloc(c->c, nc * sizeof *p);
+    double *p = gfi_realloc2(c->c, nc, sizeof *p);
     if (!p) return GFI_ENOMEM;
     c->c = p;
     c->cap = nc;
@@ -293,8 +294,8 @@ int axis_build(double a, double b, int l, double R, double h, double osc, int gr
   /* c.c holds the cell edges (sorted, b last) */
   size_t ncell = c.n - 1;
   ax->n = ncell * MISE_GL;
-  ax->t = malloc(ax->n * sizeof *ax->t);
-  ax->w = malloc(ax->n * sizeof *ax->w);
+  ax->t = gfi_malloc2(ax->n, sizeof *ax->t);
+  ax->w = gfi_malloc2(ax->n, sizeof *ax->w);
   gsl_integration_glfixed_table *tab = gsl_integration_glfixed_table_alloc(MISE_GL);
   if (!ax->t || !ax->w || !tab) {
     free(c.c);
@@ -503,7 +504,7 @@ int ise_pl_ecf_accum(const ise_pl_rule *r, const axis_nodes *ax, size_t N, const
   const size_t n1 = ax[1].n, n2 = D > 2 ? ax[2].n : 1;
   const size_t ntab = n1 + (D > 2 ? n2 : 0);
   if (ntab > SIZE_MAX / PL_PBLOCK / sizeof(double)) return GFI_ENOMEM;
-  double *er = malloc(ntab * PL_PBLOCK * sizeof *er), *ei = malloc(ntab * PL_PBLOCK * sizeof *ei);
+  double *er = gfi_malloc3(ntab, PL_PBLOCK, sizeof *er), *ei = gfi_malloc3(ntab, PL_PBLOCK, sizeof *ei);
   if (!er || !ei) {
     free(er);
     free(ei);

@@ -14,6 +14,7 @@
 
 #include "gfi/model.h"
 #include "gfi/validate.h"
+#include "alloc.h"
 
 #define KNOWN_MODELS "normal, mw:K, laplace, cauchy, t:NU, uniform, beta:A,B"
 
@@ -159,7 +160,7 @@ static int parse_normal(gfi_model **out, const char *spec, const char *args, siz
       break;
     }
     size_t want = is_mean ? D : D * D, got = 0;
-    double *v = malloc(want * sizeof *v);
+    double *v = gfi_malloc2(want, sizeof *v);
     if (!v) {
       st = fail(err, GFI_ENOMEM, spec, NULL, "%s", gfi_strerror(GFI_ENOMEM));
       break;
@@ -300,7 +301,7 @@ int gfi_model_parse(gfi_model **out, const char *spec, size_t D, gfi_errinfo *er
     return GFI_OK;
   }
   /* A 1-D family in D > 1 dimensions is the i.i.d. product over the axes. */
-  const gfi_model **f = malloc(D * sizeof *f);
+  const gfi_model **f = gfi_malloc2(D, sizeof *f);
   if (!f) {
     gfi_model_free(m1);
     return fail(err, GFI_ENOMEM, spec, NULL, "%s", gfi_strerror(GFI_ENOMEM));

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gfi/table.h"
+#include "alloc.h"
 
 static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
 
@@ -129,7 +130,7 @@ int gfi_table_read_stream(FILE *f, size_t ncols_expected, size_t *rows, size_t *
       }
       if (n == cap) {
         size_t ncap = cap ? 2 * cap : 1024;
-        double *nb = realloc(buf, ncap * sizeof *nb);
+        double *nb = gfi_realloc2(buf, ncap, sizeof *nb);
         if (!nb) {
           status = fail(err, GFI_ENOMEM, lineno, field, "out of memory", NULL);
           goto out;

@@ -938,6 +938,15 @@ static void test_parse(void) {
   CHECK(strstr(e.msg, "width b - a") != NULL, "message: %s", e.msg);
   CHECK_STATUS(gfi_model_parse(&m, "cauchy:1e101,1", 3, &e), GFI_EMODEL);
   CHECK(strstr(e.msg, "x0 = 1e+101") != NULL, "message: %s", e.msg);
+  /* a product density is 0 where one factor is 0, even where another is unbounded */
+  CHECK_STATUS(gfi_model_parse(&m, "beta:0.5,0.5", 2, &e), GFI_OK);
+  {
+    double xb[4] = {0, -1, 1, 0.5}, pb[2];
+    CHECK_STATUS(gfi_model_pdf(m, 2, xb, pb), GFI_OK);
+    CHECK(pb[0] == 0 && isinf(pb[1]), "beta product pdf: %g %g", pb[0], pb[1]);
+  }
+  gfi_model_free(m);
+  m = NULL;
   CHECK_STATUS(gfi_model_parse(&m, "t:0.1", 1, &e), GFI_OK);
   gfi_model_free(m);
   m = NULL;
