@@ -3,8 +3,9 @@
 # finding (a crash, a sanitizer report, a failed property, a leak, a timeout)
 # fails the test and prints the input that caused it.
 # Usage: run_fuzz.sh FUZZER SEED_DIR SECONDS [libFuzzer options...]
+# (GFI_FUZZ_SECONDS, when set, replaces SECONDS.)
 set -u
-fuzzer=$1 seeds=$2 secs=$3
+fuzzer=$1 seeds=$2 secs=${GFI_FUZZ_SECONDS:-$3}
 shift 3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
