@@ -185,23 +185,24 @@ gfi_model *cli_model(const char *spec, size_t D) {
   return m;
 }
 
-/* .npy: chosen by the suffix or the magic; on stdin by the magic's first
- * byte (0x93, which no text table starts with). */
-static int is_npy(const char *path) {
-  if (strcmp(path, "-") != 0) return gfi_npy_sniff(path);
-  int c = getc(stdin);
-  if (c == EOF) return 0;
-  ungetc(c, stdin);
-  return c == 0x93;
-}
-
+/* .npy: by the suffix or by the first byte (0x93, the magic, which no text
+ * table starts with). The file is opened once and that byte put back, so that
+ * a pipe or a FIFO given by name ("<(...)", /dev/stdin) is read whole, not
+ * sniffed away. */
 double *cli_read_table(const char *what, const char *path, size_t cols, size_t *rows, size_t *ncols) {
   gfi_errinfo err;
   double *data = NULL;
   size_t nc = 0;
-  const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-  if (is_npy(path)) {
-    int st = gfi_npy_read(path, cols, rows, &nc, &data, &err);
+  int use_stdin = strcmp(path, "-") == 0;
+  const char *name = use_stdin ? "<stdin>" : path;
+  FILE *f = use_stdin ? stdin : fopen(path, "rb");
+  int npy = cli_is_npy_path(path);
+  if (!f) cli_die(EXIT_RUNTIME, "%s %s: %s%s", what, name, npy ? "" : "cannot open: ", strerror(errno));
+  int c = getc(f);
+  if (c != EOF) ungetc(c, f);
+  if (npy || c == 0x93) {
+    int st = gfi_npy_read_stream(f, cols, rows, &nc, &data, &err);
+    if (!use_stdin) fclose(f);
     if (st) cli_die(EXIT_RUNTIME, "%s %s: %s", what, name, err.msg[0] ? err.msg : gfi_strerror(st));
     if (*rows == 0) cli_die(EXIT_RUNTIME, "%s %s: no data rows (shape (0, %zu))", what, name, nc);
     for (size_t i = 0; i < *rows * nc; i++)
@@ -209,7 +210,8 @@ double *cli_read_table(const char *what, const char *path, size_t cols, size_t *
         cli_die(EXIT_RUNTIME, "%s %s: row %zu, column %zu: value is NaN or infinite", what, name, i / nc + 1,
                 i % nc + 1);
   } else {
-    int st = gfi_table_read(path, cols, rows, &nc, &data, &err);
+    int st = gfi_table_read_stream(f, cols, rows, &nc, &data, &err);
+    if (!use_stdin) fclose(f);
     if (st) {
       if (err.line && err.column)
         cli_die(EXIT_RUNTIME, "%s %s:%zu:%zu: %s", what, name, err.line, err.column, err.msg);
