@@ -13,8 +13,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 gfi_install_packages "${GFI_SANITIZE_PACKAGES[@]}"
 cd "$GFI_ROOT"
 B=${GFI_SANITIZE_BUILD:-build-sanitize}
-if [ -f "$B/build.ninja" ] && ! grep -q '"clang"' "$B/meson-info/intro-compilers.json" 2>/dev/null; then
-  rm -rf "$B" # an older configuration with another compiler
+# an older configuration (gcc, without the fuzzers) is set up afresh
+if [ -f "$B/build.ninja" ] && ! python3 -c 'import json, sys
+sys.exit(not any(o["name"] == "fuzz" and o["value"] is True for o in json.load(open(sys.argv[1]))))' \
+    "$B/meson-info/intro-buildoptions.json" 2>/dev/null; then
+  rm -rf "$B"
 fi
 if [ ! -f "$B/build.ninja" ]; then
   CC=clang CXX=clang++ meson setup "$B" -Db_sanitize=address,undefined -Db_lundef=false \
