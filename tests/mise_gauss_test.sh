@@ -53,6 +53,7 @@ if command -v Rscript >/dev/null 2>&1 && Rscript -e 'suppressMessages(library(ks
 --model mw:6 --n 500 --kernel gauss --bandwidth 0.2|mise.mixt(h=0.2, mus=c(-1,1), sigmas=c(2/3,2/3), props=c(0.5,0.5), samp=500)
 --model normal:mean=1,-1;cov=1,0.5,0.5,2 --dim 2 --n 1000 --kernel gauss --bandwidth 0.3,0.1,0.1,0.5|mise.mixt(H=matrix(c(0.3,0.1,0.1,0.5),2), mus=rbind(c(1,-1)), Sigmas=matrix(c(1,0.5,0.5,2),2), props=1, samp=1000)
 --model normal:cov=1,0.99,0.99,1 --dim 2 --n 100000 --kernel gauss --bandwidth 0.1,0.05|mise.mixt(H=diag(c(0.01,0.0025)), mus=rbind(c(0,0)), Sigmas=matrix(c(1,0.99,0.99,1),2), props=1, samp=100000)
+--model mix:0.4*normal:mean=-1.5,0|0.6*normal:mean=1.5,0.5;cov=1,0.6,0.6,1 --dim 2 --n 3000 --kernel gauss --bandwidth 0.3,0.05,0.05,0.2|mise.mixt(H=matrix(c(0.3,0.05,0.05,0.2),2), mus=rbind(c(-1.5,0),c(1.5,0.5)), Sigmas=rbind(diag(2),matrix(c(1,0.6,0.6,1),2)), props=c(0.4,0.6), samp=3000)
 --model normal --dim 3 --n 2000 --kernel gauss --bandwidth 0.4|mise.mixt(H=diag(rep(0.16,3)), mus=rbind(c(0,0,0)), Sigmas=diag(3), props=1, samp=2000)
 LIST
 else
