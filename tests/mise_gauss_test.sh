@@ -4,6 +4,7 @@
 # and ks are installed; skipped with a message otherwise) and against its
 # own Monte Carlo within standard errors; usage errors.
 . "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+set -f # model specs with '*' are split into words below, never globbed
 
 mise() { "$GFI" mise "$@" | data /dev/stdin | awk '{print $3}'; }
 
@@ -44,17 +45,17 @@ awk -v a="$m0" -v b="$m1" -v c="$m2" 'BEGIN { exit !(a < b && a < c) }' && ok ||
 
 # --- R's ks::mise.mixt
 if command -v Rscript >/dev/null 2>&1 && Rscript -e 'suppressMessages(library(ks))' >/dev/null 2>&1; then
-  while IFS='|' read -r args rexpr; do
+  while IFS='@' read -r args rexpr; do
     got=$(mise $args --exact)
     want=$(Rscript -e "suppressMessages(library(ks)); cat(sprintf('%.15g', $rexpr))") || { bad "Rscript $rexpr"; continue; }
     awk -v a="$got" -v b="$want" 'BEGIN { d = (a - b) / b; exit !(d < 1e-9 && d > -1e-9) }' && ok ||
       bad "ks::mise.mixt: $args: gfi $got, ks $want"
   done <<'LIST'
---model mw:6 --n 500 --kernel gauss --bandwidth 0.2|mise.mixt(h=0.2, mus=c(-1,1), sigmas=c(2/3,2/3), props=c(0.5,0.5), samp=500)
---model normal:mean=1,-1;cov=1,0.5,0.5,2 --dim 2 --n 1000 --kernel gauss --bandwidth 0.3,0.1,0.1,0.5|mise.mixt(H=matrix(c(0.3,0.1,0.1,0.5),2), mus=rbind(c(1,-1)), Sigmas=matrix(c(1,0.5,0.5,2),2), props=1, samp=1000)
---model normal:cov=1,0.99,0.99,1 --dim 2 --n 100000 --kernel gauss --bandwidth 0.1,0.05|mise.mixt(H=diag(c(0.01,0.0025)), mus=rbind(c(0,0)), Sigmas=matrix(c(1,0.99,0.99,1),2), props=1, samp=100000)
---model mix:0.4*normal:mean=-1.5,0|0.6*normal:mean=1.5,0.5;cov=1,0.6,0.6,1 --dim 2 --n 3000 --kernel gauss --bandwidth 0.3,0.05,0.05,0.2|mise.mixt(H=matrix(c(0.3,0.05,0.05,0.2),2), mus=rbind(c(-1.5,0),c(1.5,0.5)), Sigmas=rbind(diag(2),matrix(c(1,0.6,0.6,1),2)), props=c(0.4,0.6), samp=3000)
---model normal --dim 3 --n 2000 --kernel gauss --bandwidth 0.4|mise.mixt(H=diag(rep(0.16,3)), mus=rbind(c(0,0,0)), Sigmas=diag(3), props=1, samp=2000)
+--model mw:6 --n 500 --kernel gauss --bandwidth 0.2@mise.mixt(h=0.2, mus=c(-1,1), sigmas=c(2/3,2/3), props=c(0.5,0.5), samp=500)
+--model normal:mean=1,-1;cov=1,0.5,0.5,2 --dim 2 --n 1000 --kernel gauss --bandwidth 0.3,0.1,0.1,0.5@mise.mixt(H=matrix(c(0.3,0.1,0.1,0.5),2), mus=rbind(c(1,-1)), Sigmas=matrix(c(1,0.5,0.5,2),2), props=1, samp=1000)
+--model normal:cov=1,0.99,0.99,1 --dim 2 --n 100000 --kernel gauss --bandwidth 0.1,0.05@mise.mixt(H=diag(c(0.01,0.0025)), mus=rbind(c(0,0)), Sigmas=matrix(c(1,0.99,0.99,1),2), props=1, samp=100000)
+--model mix:0.4*normal:mean=-1.5,0|0.6*normal:mean=1.5,0.5;cov=1,0.6,0.6,1 --dim 2 --n 3000 --kernel gauss --bandwidth 0.3,0.05,0.05,0.2@mise.mixt(H=matrix(c(0.3,0.05,0.05,0.2),2), mus=rbind(c(-1.5,0),c(1.5,0.5)), Sigmas=rbind(diag(2),matrix(c(1,0.6,0.6,1),2)), props=c(0.4,0.6), samp=3000)
+--model normal --dim 3 --n 2000 --kernel gauss --bandwidth 0.4@mise.mixt(H=diag(rep(0.16,3)), mus=rbind(c(0,0,0)), Sigmas=diag(3), props=1, samp=2000)
 LIST
 else
   echo "mise gauss: R's ks package not available: the ks::mise.mixt comparison is skipped" >&2
