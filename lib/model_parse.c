@@ -16,7 +16,7 @@
 #include "gfi/validate.h"
 #include "alloc.h"
 
-#define KNOWN_MODELS "normal, mw:K, laplace, cauchy, t:NU, uniform, beta:A,B"
+#define KNOWN_MODELS "normal, mw:K, laplace, cauchy, t:NU, uniform, beta:A,B, mix:W*normal|.."
 
 /* The specification as quoted in messages: long ones (a big covariance) are
  * cut so that the message still has room for the reason. */
@@ -201,6 +201,77 @@ static int parse_normal(gfi_model **out, const char *spec, const char *args, siz
   return st;
 }
 
+/* mix:W1*normal[:...]|W2*normal[:...]|... : a normal mixture in D
+ * dimensions, each component a normal specification. Components are parsed
+ * in a copy whose '|' are cut to '\0', so positions in it are positions in
+ * spec: a component's error keeps its column and names the whole spec. */
+#define MIX_MAXK 64
+static int parse_mix(gfi_model **out, const char *spec, const char *args, size_t D, gfi_errinfo *err) {
+  if (!args || !*args)
+    return fail(err, GFI_EMODEL, spec, NULL, "mix: needs components W*normal[:...] separated by '|'");
+  size_t L = strlen(spec);
+  char *buf = malloc(L + 1);
+  double *w = malloc(MIX_MAXK * sizeof *w), *mu = malloc(MIX_MAXK * D * sizeof *mu),
+         *S = malloc(MIX_MAXK * D * D * sizeof *S);
+  int st = GFI_OK;
+  if (!buf || !w || !mu || !S) {
+    st = fail(err, GFI_ENOMEM, spec, NULL, "%s", gfi_strerror(GFI_ENOMEM));
+    goto done;
+  }
+  memcpy(buf, spec, L + 1);
+  for (char *c = buf; *c; c++)
+    if (*c == '|') *c = '\0';
+  size_t K = 0;
+  for (char *comp = buf + (args - spec); comp <= buf + L; comp += strlen(comp) + 1) {
+    const char *at = spec + (comp - buf);
+    if (K == MIX_MAXK) {
+      st = fail(err, GFI_EMODEL, spec, at, "at most %d components", MIX_MAXK);
+      goto done;
+    }
+    char *end;
+    double wk = strtod(comp, &end);
+    if (end == comp || *end != '*' || !isfinite(wk) || !(wk > 0)) {
+      st = fail(err, GFI_EMODEL, spec, at, "component %zu at column %zu: expected W*normal[:...] with a weight W > 0",
+                K + 1, (size_t)(at - spec) + 1);
+      goto done;
+    }
+    char *cs = end + 1, *colon = strchr(cs, ':');
+    size_t nlen = colon ? (size_t)(colon - cs) : strlen(cs);
+    if (nlen != 6 || strncmp(cs, "normal", 6)) {
+      st = fail(err, GFI_EMODEL, spec, spec + (cs - buf), "component %zu: expected 'normal' after the weight",
+                K + 1);
+      goto done;
+    }
+    gfi_model *c = NULL;
+    gfi_errinfo ce;
+    gfi_errinfo_clear(&ce);
+    /* buf as the spec: columns count from its start, which is spec's */
+    st = parse_normal(&c, buf, colon ? colon + 1 : NULL, D, &ce);
+    if (st) {
+      const char *reason = strstr(ce.msg, "': ");
+      fail(err, st, spec, NULL, "component %zu: %s", K + 1, reason ? reason + 3 : ce.msg);
+      if (err) err->column = ce.column;
+      goto done;
+    }
+    size_t Kc;
+    const double *cw, *cm, *cS;
+    gfi_model_mixture_parts(c, &Kc, &cw, &cm, &cS);
+    w[K] = wk;
+    memcpy(mu + K * D, cm, D * sizeof *mu);
+    memcpy(S + K * D * D, cS, D * D * sizeof *S);
+    gfi_model_free(c);
+    K++;
+  }
+  st = gfi_model_mixture(out, D, K, w, mu, S);
+  if (st) fail(err, st, spec, NULL, "%s", gfi_strerror(st));
+done:
+  free(buf);
+  free(w);
+  free(mu);
+  free(S);
+  return st;
+}
+
 /* mw:K */
 static int parse_mw(gfi_model **out, const char *spec, const char *args, size_t D,
                     gfi_errinfo *err) {
@@ -292,6 +363,7 @@ int gfi_model_parse(gfi_model **out, const char *spec, size_t D, gfi_errinfo *er
 
   if (nlen == 6 && !strncmp(spec, "normal", 6)) return parse_normal(out, spec, args, D, err);
   if (nlen == 2 && !strncmp(spec, "mw", 2)) return parse_mw(out, spec, args, D, err);
+  if (nlen == 3 && !strncmp(spec, "mix", 3)) return parse_mix(out, spec, args, D, err);
 
   gfi_model *m1 = NULL;
   int st = parse_1d(&m1, spec, spec, nlen, args, err);

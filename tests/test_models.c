@@ -897,13 +897,35 @@ static void test_parse(void) {
     gfi_model_free(m);
   }
 
+  /* mix: a normal mixture, weights normalised, each component a normal spec */
+  {
+    CHECK_STATUS(gfi_model_parse(&m, "mix:1*normal:mean=-1,0|3*normal:mean=2,1;cov=1,0.5,0.5,2", 2, &e), GFI_OK);
+    size_t K;
+    const double *w, *mu, *S;
+    CHECK_STATUS(gfi_model_mixture_parts(m, &K, &w, &mu, &S), GFI_OK);
+    CHECK(K == 2 && w[0] == 0.25 && w[1] == 0.75 && mu[0] == -1 && mu[1] == 0 && mu[2] == 2 && mu[3] == 1 &&
+              S[0] == 1 && S[3] == 1 && S[4] == 1 && S[5] == 0.5 && S[6] == 0.5 && S[7] == 2,
+          "mix parts");
+    gfi_model_free(m);
+    CHECK_STATUS(gfi_model_parse(&m, "mix:0.5*normal|x*normal", 1, &e), GFI_EMODEL);
+    CHECK(strstr(e.msg, "component 2 at column 16: expected W*normal") && e.column == 16, "message: %s (%zu)",
+          e.msg, e.column);
+    CHECK_STATUS(gfi_model_parse(&m, "mix:1*normal:mean=1,zz", 2, &e), GFI_EMODEL);
+    CHECK(strstr(e.msg, "model 'mix:1*normal:mean=1,zz': component 1: malformed number 'zz'") && e.column == 21,
+          "message: %s (%zu)", e.msg, e.column);
+    CHECK_STATUS(gfi_model_parse(&m, "mix:1*laplace", 1, &e), GFI_EMODEL);
+    CHECK_STATUS(gfi_model_parse(&m, "mix:", 1, &e), GFI_EMODEL);
+    CHECK_STATUS(gfi_model_parse(&m, "mix:1*normal:cov=1,2,2,1", 2, &e), GFI_ENOTPD);
+    CHECK(m == NULL, "no model on error");
+  }
+
   /* Errors: status and message. */
   CHECK_STATUS(gfi_model_parse(&m, "normal:cov=1,2", 2, &e), GFI_EMODEL);
   CHECK(strcmp(e.msg, "model 'normal:cov=1,2': expected 4 covariance entries for D=2, got 2") == 0,
         "message: %s", e.msg);
   CHECK(m == NULL, "no model on error");
   CHECK_STATUS(gfi_model_parse(&m, "foo", 1, &e), GFI_EMODEL);
-  CHECK(strcmp(e.msg, "unknown model 'foo' (known: normal, mw:K, laplace, cauchy, t:NU, uniform, beta:A,B)") == 0,
+  CHECK(strcmp(e.msg, "unknown model 'foo' (known: normal, mw:K, laplace, cauchy, t:NU, uniform, beta:A,B, mix:W*normal|..)") == 0,
         "message: %s", e.msg);
   CHECK_STATUS(gfi_model_parse(&m, "mw:3", 2, &e), GFI_EDIM);
   CHECK(strstr(e.msg, "mw:K needs D = 1") != NULL, "message: %s", e.msg);

@@ -56,6 +56,8 @@ GFI_EXPORT int gfi_model_product(gfi_model **out, size_t D, const gfi_model *con
  *   normal                     standard normal in D dimensions
  *   normal:cov=c11,c12,...     N(0, C), C row-major D x D
  *   normal:mean=m1,..[;cov=..] with a mean (';' separates keys)
+ *   mix:W1*NORMAL|W2*NORMAL|.. normal mixture, NORMAL one of the normal forms
+ *                              above, weights W > 0 normalised to sum 1
  *   mw:K                       Marron-Wand K = 1..15 (D = 1)
  *   laplace[:mu,b]  cauchy[:x0,gamma]  t:NU  uniform[:a,b]  beta:A,B
  *   1-D families given with D > 1 mean the i.i.d. product over D axes.
