@@ -32,8 +32,8 @@ static void mise_gauss(const char *spec, size_t D, size_t N, const char *bw, int
   double *H, hopt = NAN;
   gfi_mise_result r;
   if (strcmp(bw, "opt") == 0) {
-    H = calloc(D * D, sizeof *H);
-    if (!H) cli_die(EXIT_RUNTIME, "out of memory");
+    H = cli_array(D, D, sizeof *H);
+    memset(H, 0, D * D * sizeof *H);
     cli_check(gfi_mise_gauss_hopt(m, (double)N, &hopt, &r), "MISE-optimal bandwidth");
     for (size_t j = 0; j < D; j++) H[j * D + j] = hopt * hopt;
   } else {

@@ -32,6 +32,7 @@
 #include <omp.h>
 #endif
 #include "bandlimited.h"
+#include "../lib/alloc.h"
 #include "../lib/nufft.h"
 #include "gfi/kernel.h"
 #include "gfi/status.h"
@@ -200,7 +201,7 @@ static int axis_build(int l, double R, double A, double S, int half, double etar
     total += nsub[k] * n;
     total_err += (double)nsub[k] * mult / (2 * M_PI) * h / 2 * exp(gl_log_bound(n, a, l - 1));
   }
-  double *w = malloc(total * sizeof *w), *wk = malloc(total * sizeof *wk);
+  double *w = gfi_malloc2(total, sizeof *w), *wk = gfi_malloc2(total, sizeof *wk);
   if (!w || !wk) {
     free(w);
     free(wk);
@@ -348,7 +349,7 @@ void bl_sum_free(bl_sum *s) {
 /* F_col(w_q) for every column, into F (ncol x Q complex). */
 static int forward(const bl_sum *s, const bl_rule *r, double ntol, double *F) {
   const size_t Q = r->Q;
-  double *nodes = malloc(Q * (size_t)s->D * sizeof *nodes);
+  double *nodes = gfi_malloc3(Q, (size_t)s->D, sizeof *nodes);
   if (!nodes) return GFI_ENOMEM;
   rule_tensor(r, nodes, NULL);
   nufft_opts o;
@@ -399,8 +400,8 @@ int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t nc
   s->ntol = tol / (40.0 * sqrt((double)N));
   if (s->ntol < BL_NTOL_MIN) s->ntol = BL_NTOL_MIN;
   if (s->ntol > 1e-3) s->ntol = 1e-3;
-  s->x = malloc(N * (size_t)D * sizeof *s->x);
-  s->c = malloc(2 * N * ncol * sizeof *s->c);
+  s->x = gfi_malloc3(N, (size_t)D, sizeof *s->x);
+  s->c = gfi_malloc4(2, N, ncol, sizeof *s->c);
   s->c1 = calloc(ncol, sizeof *s->c1);
   if (!s->x || !s->c || !s->c1) {
     bl_sum_free(s);

@@ -1,5 +1,6 @@
 /* RPE shapes f recovered from g by an inverse FFT (FFTW): the check that a
  * transform pair is right, and FLT Figure 4. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <fftw3.h>
@@ -11,10 +12,13 @@ int gfi_rpe_invert_fft(const gfi_rpe *rpe, size_t n, double dx, double *x, doubl
   if (!rpe || !x || !fre || n == 0 || n % 4 != 0 || !(dx > 0) || !isfinite(dx)) return GFI_EINVAL;
   size_t ell = gfi_rpe_dim(rpe);
   if (ell < 1 || ell > 3) return GFI_EDIM;
-  size_t tot = 1;
-  for (size_t a = 0; a < ell; a++) tot *= n;
+  /* FFTW takes int sizes; n^ell complex values must fit size_t */
+  size_t tot, bytes;
+  if (n > INT_MAX || gfi_size_prod(&tot, n, ell > 1 ? n : 1, ell > 2 ? n : 1, 1) ||
+      gfi_size_prod(&bytes, tot, sizeof(fftw_complex), 1, 1))
+    return GFI_ENOMEM;
   double dxi = 1 / ((double)n * dx);
-  fftw_complex *buf = fftw_malloc(tot * sizeof *buf);
+  fftw_complex *buf = fftw_malloc(bytes);
   double *xi = gfi_malloc2(ell, sizeof *xi);
   if (!buf || !xi) {
     fftw_free(buf);

@@ -17,6 +17,7 @@
 #include "gfi/mise.h"
 #include "gfi/model.h"
 #include "gfi/stats.h"
+#include "alloc.h"
 #include "chol.h"
 #include "ise_rule.h"
 
@@ -141,8 +142,7 @@ int gfi_ise_gauss(const gfi_model *m, size_t N, const double *data, const double
   ise_ctx c;
   int st = ise_ctx_init(&c, m, H);
   if (st) return st;
-  if (N > SIZE_MAX / sizeof(double) / c.D) return GFI_ENOMEM;
-  double *y = malloc(N * c.D * sizeof *y);
+  double *y = gfi_malloc3(N, c.D, sizeof *y);
   if (!y) return GFI_ENOMEM;
   *ise = ise_of(&c, N, data, y);
   free(y);
@@ -158,7 +158,7 @@ static int gauss_rep(size_t k, gsl_rng *r, double *out, void *vp) {
   (void)k;
   const rep_ctx *rc = vp;
   size_t N = rc->c->N, D = rc->c->D;
-  double *x = malloc(2 * N * D * sizeof *x);
+  double *x = gfi_malloc4(2, N, D, sizeof *x);
   if (!x) return GFI_ENOMEM;
   int st = gfi_model_sample(rc->m, r, N, x);
   if (!st) *out = ise_of(rc->c, N, x, x + N * D);
@@ -175,8 +175,9 @@ int gfi_mise_gauss_mc(const gfi_model *m, size_t N, const double *H, size_t nrep
   int st = ise_ctx_init(&c, m, H);
   if (st) return st;
   c.N = N;
-  if (N > SIZE_MAX / sizeof(double) / (2 * c.D)) return GFI_ENOMEM;
-  double *ise = malloc(nreps * sizeof *ise);
+  size_t need;
+  if (gfi_size_prod(&need, 2, N, c.D, sizeof(double))) return GFI_ENOMEM; /* each replication's sample */
+  double *ise = gfi_malloc2(nreps, sizeof *ise);
   if (!ise) return GFI_ENOMEM;
   gfi_opts ro;
   gfi_default_opts(&ro);

@@ -211,8 +211,8 @@ static int parse_mix(gfi_model **out, const char *spec, const char *args, size_t
     return fail(err, GFI_EMODEL, spec, NULL, "mix: needs components W*normal[:...] separated by '|'");
   size_t L = strlen(spec);
   char *buf = malloc(L + 1);
-  double *w = malloc(MIX_MAXK * sizeof *w), *mu = malloc(MIX_MAXK * D * sizeof *mu),
-         *S = malloc(MIX_MAXK * D * D * sizeof *S);
+  double *w = gfi_malloc2(MIX_MAXK, sizeof *w), *mu = gfi_malloc3(MIX_MAXK, D, sizeof *mu),
+         *S = gfi_malloc4(MIX_MAXK, D, D, sizeof *S);
   int st = GFI_OK;
   if (!buf || !w || !mu || !S) {
     st = fail(err, GFI_ENOMEM, spec, NULL, "%s", gfi_strerror(GFI_ENOMEM));

@@ -62,8 +62,10 @@ static int grid_total(int D, const size_t *nf, size_t max_grid, size_t *tot) {
 }
 
 static double *grid_alloc(size_t tot) {
-  double *g = fftw_malloc(tot * 2 * sizeof(double));
-  if (g) memset(g, 0, tot * 2 * sizeof(double));
+  size_t bytes;
+  if (gfi_size_prod(&bytes, tot, 2, sizeof(double), 1)) return NULL;
+  double *g = fftw_malloc(bytes);
+  if (g) memset(g, 0, bytes);
   return g;
 }
 

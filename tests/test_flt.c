@@ -594,6 +594,11 @@ static void test_errors(void) {
   CHECK_STATUS(gfi_flt_moments(g1, pg, pos, 10, 1, NULL, out, NULL, out, NULL, NULL), GFI_EEMPTY);
   double x[4];
   CHECK_STATUS(gfi_rpe_invert_fft(g1, 6, 0.1, x, out, NULL), GFI_EINVAL);
+  /* n^ell past size_t, or past FFTW's int sizes: refused before allocating */
+  gfi_rpe *g3d = parse("gauss:s=1", 3);
+  CHECK_STATUS(gfi_rpe_invert_fft(g3d, (size_t)1 << 30, 0.1, x, out, NULL), GFI_ENOMEM);
+  CHECK_STATUS(gfi_rpe_invert_fft(g1, (size_t)1 << 40, 0.1, x, out, NULL), GFI_ENOMEM);
+  gfi_rpe_free(g3d);
   gfi_flt_positions_free(pos);
   gfi_proposal_free(p2);
   gfi_proposal_free(pg);
