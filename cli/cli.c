@@ -79,7 +79,7 @@ double *cli_list(const char *opt, const char *s, size_t *n) {
   for (const char *c = s; *c; c++) cap += (*c == ',');
   double *v = gfi_malloc2(cap, sizeof *v);
   char *copy = strdup(s);
-  if (!v || !copy) cli_die(EXIT_RUNTIME, "out of memory");
+  if (!v || !copy) cli_die(EXIT_RUNTIME, "%s: out of memory for a list of %zu values", opt, cap);
   size_t k = 0;
   char *tok = copy;
   for (size_t i = 0; i < cap; i++) {
@@ -103,7 +103,7 @@ double *cli_radii(const char *opt, const char *s, size_t D) {
   double *r = cli_list(opt, s, &nr);
   if (nr != 1 && nr != D) cli_usage(opt, "expected 1 or D = %zu values, got %zu", D, nr);
   double *R = gfi_malloc2(D, sizeof *R);
-  if (!R) cli_die(EXIT_RUNTIME, "out of memory");
+  if (!R) cli_die(EXIT_RUNTIME, "%s: out of memory for %zu radii", opt, D);
   for (size_t j = 0; j < D; j++) {
     R[j] = r[nr == 1 ? 0 : j];
     if (!(R[j] > 0)) cli_usage(opt, "radius must be > 0, got %g (axis %zu)", R[j], j + 1);
@@ -115,7 +115,7 @@ double *cli_radii(const char *opt, const char *s, size_t D) {
 double *cli_bandwidth(const char *opt, const char *s, size_t D, size_t N, const double *data,
                       const double *weights) {
   double *H = gfi_calloc4(D, D, 1, sizeof *H);
-  if (!H) cli_die(EXIT_RUNTIME, "out of memory");
+  if (!H) cli_die(EXIT_RUNTIME, "%s: out of memory for a %zu x %zu bandwidth matrix", opt, D, D);
   if (strcmp(s, "scott") == 0 || strcmp(s, "silverman") == 0) {
     if (!data) cli_usage(opt, "the '%s' rule needs data; give bandwidths", s);
     cli_check(gfi_bandwidth_rule(s, N, D, data, weights, H), "bandwidth rule");
@@ -179,7 +179,7 @@ gfi_model *cli_model(const char *spec, size_t D) {
   gfi_errinfo_clear(&err);
   int st = gfi_model_parse(&m, spec, D, &err);
   if (st) {
-    if (st == GFI_ENOMEM) cli_die(EXIT_RUNTIME, "out of memory");
+    if (st == GFI_ENOMEM) cli_die(EXIT_RUNTIME, "--model: out of memory parsing '%s' in %zu dimension(s)", spec, D);
     cli_usage("--model", "%s", err.msg[0] ? err.msg : gfi_strerror(st));
   }
   return m;
@@ -324,7 +324,8 @@ int cli_parse(const cli_spec *spec, int argc, char **argv) {
   int *count = calloc(n + 1, sizeof *count);
   size_t *off = calloc(n + 1, sizeof *off), *which = gfi_malloc2(na, sizeof *which);
   const char **given = gfi_malloc2(na, sizeof *given), **vals = gfi_malloc2(na, sizeof *vals);
-  if (!count || !off || !which || !given || !vals) cli_die(EXIT_RUNTIME, "out of memory");
+  if (!count || !off || !which || !given || !vals)
+    cli_die(EXIT_RUNTIME, "out of memory for %zu command-line arguments", na);
   g_spec = spec;
   g_nopts = n;
   size_t ng = 0;
@@ -374,7 +375,7 @@ int cli_parse(const cli_spec *spec, int argc, char **argv) {
   }
   for (size_t k = 1; k <= n; k++) off[k] = off[k - 1] + (size_t)count[k - 1];
   size_t *fill = calloc(n + 1, sizeof *fill);
-  if (!fill) cli_die(EXIT_RUNTIME, "out of memory");
+  if (!fill) cli_die(EXIT_RUNTIME, "out of memory for %zu command-line arguments", na);
   for (size_t j = 0; j < ng; j++) vals[off[which[j]] + fill[which[j]]++] = given[j];
   free(fill);
   free(which);
@@ -517,6 +518,15 @@ void cli_check_tol(const char *opt, const char *arg, void *dst) {
 
 void cli_check(int status, const char *what) {
   if (status != GFI_OK) cli_die(EXIT_RUNTIME, "%s: %s", what, gfi_strerror(status));
+}
+
+void cli_check_size(int status, const char *what, const char *size, const char *mem_hint, const char *rule_hint) {
+  if (status == GFI_ENOMEM)
+    cli_die(EXIT_RUNTIME, "%s: out of memory for %s; lower %s", what, size, mem_hint);
+  if ((status == GFI_EUNSUPPORTED || status == GFI_ERANGE) && rule_hint)
+    cli_die(EXIT_RUNTIME, "%s: %s needs a quadrature rule or table too large to build; lower %s", what, size,
+            rule_hint);
+  cli_check(status, what);
 }
 
 int cli_is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }

@@ -138,6 +138,19 @@ void cli_check_tol(const char *opt, const char *arg, void *dst);
 /* Library status -> runtime error with context. */
 void cli_check(int status, const char *what);
 
+/* cli_check for a computation whose size the user chose: when the library
+ * ran out of memory (or a size product overflowed) the message names the
+ * size asked for (SIZE, e.g. "1000 replications of 100 points in 3
+ * dimension(s)") and the options that change it (MEM_HINT, e.g. "--mc or
+ * --n"); when it refused a rule or table too large to build
+ * (GFI_EUNSUPPORTED, GFI_ERANGE) and RULE_HINT is not NULL, the options that
+ * make it smaller (RULE_HINT). */
+void cli_check_size(int status, const char *what, const char *size, const char *mem_hint, const char *rule_hint);
+
+/* Monte Carlo on the CPU: at most this many points drawn and summed in all
+ * (N x replications); beyond, hours of computing. */
+#define CLI_MC_MAX_POINTS 1e11
+
 /* --out FILE: where a command's rows go. No FILE (or '-'): standard
  * output, text. FILE ending in .npy: a NumPy float64 array there, and the
  * '#' metadata on standard output. Any other FILE: the whole text output

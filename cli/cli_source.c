@@ -65,7 +65,7 @@ void cli_source_load(const cli_source *s, size_t *D, size_t *N, double **x, size
   *x = cli_array(*N, *D, sizeof **x);
   if (s->regress) *y = cli_array(*N, 1, sizeof **y);
   gsl_rng *r = gfi_rng_stream(s->seed, 0);
-  if (!r) cli_die(EXIT_RUNTIME, "out of memory");
+  if (!r) cli_die(EXIT_RUNTIME, "out of memory for a random-number stream");
   if (s->regress) {
     *V = 1;
     cli_check(gfi_regress_sample(m, f, &nz, r, *N, *x, *y), "sampling");
@@ -80,7 +80,7 @@ void cli_source_load(const cli_source *s, size_t *D, size_t *N, double **x, size
 /* One axis spec lo:hi:n. */
 static void grid_axis(const char *spec, double *lo, double *hi, size_t *n) {
   char *copy = strdup(spec);
-  if (!copy) cli_die(EXIT_RUNTIME, "out of memory");
+  if (!copy) cli_die(EXIT_RUNTIME, "out of memory copying the grid axis '%s'", spec);
   char *c1 = strchr(copy, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
   if (!c1 || !c2 || strchr(c2 + 1, ':')) cli_usage("--grid", "expected lo:hi:n, got '%s'", spec);
   *c1 = *c2 = '\0';

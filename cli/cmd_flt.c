@@ -68,7 +68,7 @@ static gfi_rpe *get_rpe(const flt_args *a) {
   gfi_errinfo e;
   int st = gfi_rpe_parse(&r, a->rpe, a->ell, &e);
   if (st == GFI_EIO || st == GFI_EPARSE || st == GFI_ENONFINITE) cli_die(EXIT_RUNTIME, "--rpe: %s", e.msg);
-  if (st == GFI_ENOMEM) cli_die(EXIT_RUNTIME, "out of memory");
+  if (st == GFI_ENOMEM) cli_die(EXIT_RUNTIME, "--rpe: out of memory parsing '%s'", a->rpe);
   if (st) cli_usage("--rpe", "%s", e.msg[0] ? e.msg : gfi_strerror(st));
   return r;
 }
@@ -78,7 +78,7 @@ static gfi_proposal *get_proposal(const flt_args *a, const gfi_rpe *r) {
   gfi_proposal *p = NULL;
   gfi_errinfo e;
   int st = gfi_proposal_parse(&p, a->proposal, r, &e);
-  if (st == GFI_ENOMEM) cli_die(EXIT_RUNTIME, "out of memory");
+  if (st == GFI_ENOMEM) cli_die(EXIT_RUNTIME, "--proposal: out of memory parsing '%s'", a->proposal);
   if (st) cli_usage("--proposal", "%s", e.msg[0] ? e.msg : gfi_strerror(st));
   return p;
 }
@@ -108,7 +108,7 @@ static gfi_flt_positions *get_positions(const flt_args *a, size_t L, char *desc,
     gfi_model *m = cli_model(a->cloud, a->ell);
     double *x = cli_array(L, a->ell, sizeof *x);
     gsl_rng *g = gfi_rng_stream(a->seed, (uint64_t)1 << 62);
-    if (!g) cli_die(EXIT_RUNTIME, "out of memory");
+    if (!g) cli_die(EXIT_RUNTIME, "out of memory for a random-number stream");
     cli_check(gfi_model_sample(m, g, L, x), "sampling the point cloud");
     st = gfi_flt_positions_points(&P, L, a->ell, x);
     gsl_rng_free(g);
@@ -141,7 +141,9 @@ static gfi_flt_positions *get_positions(const flt_args *a, size_t L, char *desc,
     st = gfi_flt_positions_line(&P, L);
     snprintf(desc, n, "0..%zu on a line", L - 1);
   }
-  cli_check(st, "positions");
+  char size[96];
+  snprintf(size, sizeof size, "%zu positions in %zu dimension(s)", P ? gfi_flt_positions_L(P) : L, a->ell);
+  cli_check_size(st, "positions", size, "--L (or the points file, or the grid)", NULL);
   return P;
 }
 
@@ -236,7 +238,10 @@ int cmd_flt_error(int argc, char **argv) {
     cli_check(gfi_cuda_flt_error_trials(R, P, pos, nr, rs, a.trials, &o, out, NULL), "error trials (GPU)");
 #endif
   } else {
-    cli_check(gfi_flt_error_trials(R, P, pos, nr, rs, a.trials, &o, out), "error trials");
+    char size[128];
+    snprintf(size, sizeof size, "%zu trials of up to %zu features over %zu positions", a.trials, rs[nr - 1], L);
+    cli_check_size(gfi_flt_error_trials(R, P, pos, nr, rs, a.trials, &o, out), "error trials", size,
+                   "--r, --L or --trials", NULL);
   }
   gfi_progress_end(&prog);
   meta_common(&a, R, P, cc, posdesc, feat);
@@ -341,7 +346,10 @@ int cmd_flt_complexity(int argc, char **argv) {
     snprintf(label, sizeof label, "flt-complexity L=%zu", L);
     gfi_progress_start(&prog, (a.progress || isatty(2)) ? stderr : NULL, label, a.trials);
     o.progress = &prog;
-    cli_check(gfi_flt_error_trials(R, P, pos, nr, rs, a.trials, &o, out), "error trials");
+    char size[128];
+    snprintf(size, sizeof size, "%zu trials of up to %zu features over %zu positions", a.trials, rs[nr - 1], L);
+    cli_check_size(gfi_flt_error_trials(R, P, pos, nr, rs, a.trials, &o, out), "error trials", size,
+                   "--rmax, --L or --trials", NULL);
     gfi_progress_end(&prog);
     for (size_t t = 0; t < a.trials * nr; t++) err[t] = out[t * GFI_FLT_NMETRICS];
     if (!printed) {

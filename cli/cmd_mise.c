@@ -184,6 +184,12 @@ int cmd_mise(int argc, char **argv) {
   }
 #endif
   cli_backend be = cli_backend_resolve(exact ? NULL : backend, gpu_ok, why);
+  /* The CPU draws and sums about 1e7 points per second per thread: past
+   * CLI_MC_MAX_POINTS a run would take hours; refuse it before starting. */
+  if (!exact && be != CLI_BACKEND_CUDA && (double)N * (double)reps > CLI_MC_MAX_POINTS)
+    cli_usage("--mc", "%zu replications of %zu points = %.3g points to draw and sum, above %.0e (hours of "
+              "computing at about 1e7 points per second per thread); lower --mc or --n",
+              reps, N, (double)N * (double)reps, CLI_MC_MAX_POINTS);
   gfi_mise_result r;
   int st;
   if (exact) st = gfi_mise_exact(m, k.l, (double)N, R, &o, &r);
@@ -196,7 +202,14 @@ int cmd_mise(int argc, char **argv) {
             "%zu per axis and %zu in all (hours of computing or tens of GB); lower --resolution (now %g) or --R",
             r.nodes[0], D > 1 ? " x " : "", D > 1 ? r.nodes[1] : 0, D > 2 ? " x " : "", D > 2 ? r.nodes[2] : 0,
             GFI_MISE_EXACT_MAX_AXIS, GFI_MISE_EXACT_MAX_NODES, res);
-  cli_check(st, exact ? "exact MISE" : be == CLI_BACKEND_CUDA ? "Monte-Carlo MISE on the GPU" : "Monte-Carlo MISE");
+  char size[160];
+  if (exact)
+    snprintf(size, sizeof size, "N = %zu in %zu dimension(s) with R_1 = %g, resolution %g", N, D, R[0], res);
+  else
+    snprintf(size, sizeof size, "%zu replications of %zu points in %zu dimension(s) with R_1 = %g, resolution %g",
+             reps, N, D, R[0], res);
+  cli_check_size(st, exact ? "exact MISE" : be == CLI_BACKEND_CUDA ? "Monte-Carlo MISE on the GPU" : "Monte-Carlo MISE",
+                 size, exact ? "--R or --resolution" : "--mc or --n", "--R or --resolution");
   cli_header(stdout);
   cli_meta(stdout, "model", "%s (%s), dim %zu", spec, gfi_model_describe(m), D);
   cli_meta(stdout, "kernel", "phi %s, A = %.17g", phi, k.A);

@@ -84,7 +84,7 @@ int cmd_rates(int argc, char **argv) {
   for (size_t a = 0; a < nm; a++) P.models[P.nmodels++] = models[a];
   {
     char *copy = strdup(ths), *save = NULL;
-    if (!copy) cli_die(EXIT_RUNTIME, "out of memory");
+    if (!copy) cli_die(EXIT_RUNTIME, "--theorems: out of memory copying '%s'", ths);
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
       const gfi_exp_theorem *T = gfi_exp_theorem_find(tok);
       if (!T || T->regression) cli_usage("--theorems", "unknown theorem '%s' (expected 1, 3a or 3b)", tok);
@@ -96,7 +96,7 @@ int cmd_rates(int argc, char **argv) {
   }
   if (l1) {
     char *copy = strdup(l1), *save = NULL;
-    if (!copy) cli_die(EXIT_RUNTIME, "out of memory");
+    if (!copy) cli_die(EXIT_RUNTIME, "--l1: out of memory copying '%s'", l1);
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
       char *end;
       long v = strtol(tok, &end, 10);

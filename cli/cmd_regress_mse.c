@@ -90,9 +90,21 @@ int cmd_regress_mse(int argc, char **argv) {
   double *bias = cli_array(M, 1, sizeof *bias), *var = cli_array(M, 1, sizeof *var);
   double *mse = cli_array(M, 1, sizeof *mse), *se = cli_array(M, 1, sizeof *se), *fx = cli_array(M, 1, sizeof *fx);
   gfi_nw_mse_result res;
+  /* every estimate is kept (K x M of them); the CPU draws and sums about
+   * 1e7 points per second per thread */
+  if ((double)K * (double)M > (double)((size_t)1 << 40))
+    cli_usage("--reps", "%zu replications x %zu points = %.3g estimates to keep, above 2^40; lower --reps or "
+              "--points", K, M, (double)K * (double)M);
+  if ((double)N * (double)K > CLI_MC_MAX_POINTS)
+    cli_usage("--reps", "%zu replications of %zu points = %.3g points to draw and sum, above %.0e (hours of "
+              "computing at about 1e7 points per second per thread); lower --reps or --n",
+              K, N, (double)N * (double)K, CLI_MC_MAX_POINTS);
   s = gfi_nw_mse(&st, M, x, K, &o, &res, bias, var, mse, se);
   if (s == GFI_EBANDWIDTH) cli_usage("--bandwidth", "%s", gfi_strerror(s));
-  cli_check(s, "Monte-Carlo MSE");
+  char size[128];
+  snprintf(size, sizeof size, "%zu replications of %zu points in %zu dimension(s), %zu evaluation points", K, N,
+           D, M);
+  cli_check_size(s, "Monte-Carlo MSE", size, "--reps, --n or --points", NULL);
   gfi_regfun_eval(f, M, x, fx);
   cli_header(stdout);
   cli_meta(stdout, "design", "%s, truth %s, noise %s, N = %zu, dim %zu", spec, truth,

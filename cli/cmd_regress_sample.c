@@ -41,7 +41,7 @@ int cmd_regress_sample(int argc, char **argv) {
   if (gfi_noise_parse(&nz, noise_spec, &err)) cli_usage("--noise", "%s", err.msg);
   double *x = cli_array(N, D, sizeof *x), *y = cli_array(N, 1, sizeof *y);
   gsl_rng *r = gfi_rng_stream(seed, 0);
-  if (!r) cli_die(EXIT_RUNTIME, "out of memory");
+  if (!r) cli_die(EXIT_RUNTIME, "out of memory for a random-number stream");
   cli_check(gfi_regress_sample(m, f, &nz, r, N, x, y), "sampling");
   cli_require_finite("sampled points", N, D, x);
   cli_require_finite("--truth: responses y", N, 1, y);

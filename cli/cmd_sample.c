@@ -30,7 +30,7 @@ int cmd_sample(int argc, char **argv) {
   gfi_model *m = cli_model(spec, D);
   double *x = cli_array(N, D, sizeof *x);
   gsl_rng *r = gfi_rng_stream(seed, 0);
-  if (!r) cli_die(EXIT_RUNTIME, "out of memory");
+  if (!r) cli_die(EXIT_RUNTIME, "out of memory for a random-number stream");
   cli_check(gfi_model_sample(m, r, N, x), "sampling");
   cli_require_finite("sampled points", N, D, x);
   cli_output o;

@@ -163,6 +163,9 @@ c 2 "--model" regress-mse --model t:1e308 --truth poly:0,1 --n 50 --reps 2 --R 2
 c 2 "--rows" regress-rates --reps 3 --points 3 --rows no-such-row
 c 2 "--size" regress-rates --size enormous
 c 2 "--reps" regress-rates --reps 2 --rows thm2-1d
+c 2 "3e+12 estimates to keep, above 2^40" regress-mse --model normal --truth poly:0,1 --n 100 --reps 1e12 --R 2 \
+  --points 3 --seed 1
+c 2 "1e+12 points to draw and sum" regress-mse --model normal --truth poly:0,1 --n 1e10 --reps 100 --R 2 --points 3 --seed 1
 
 # ---- mise, ropt, rates ---------------------------------------------------------
 c 1 "lower --resolution (now 1e+06)" mise --model normal --dim 1 --n 100 --phi pow:4 --R 2 --exact --resolution 1e6
@@ -182,6 +185,11 @@ c 2 "--model" mise --model normal:cov=1e300 --n 100 --R 2 --exact
 c 2 "--ise" mise --model normal --n 100 --R 2 --mc 2 --seed 1 --ise magic
 c 2 "--method" mise --model normal --n 100 --R 2 --exact --method fast
 c 2 "--dim" mise --model normal --dim 0 --n 100 --R 2 --exact
+c 2 "1e+14 points to draw and sum, above 1e+11" mise --model normal --n 1e12 --R 2 --mc 100 --seed 1
+c 2 "1000000000000 replications of 100 points" mise --model normal --n 100 --R 2 --mc 1e12 --seed 1
+c 1 "too large to build; lower --R or --resolution" mise --model normal --dim 3 --n 100 --R 50 --mc 2 --seed 1
+c 1 "too large to build; lower --R or --resolution" mise --model normal --dim 3 --n 100 --R 50 --mc 2 --seed 1 \
+  --ise grid
 c 2 "--model" ropt --model t:1e308 --n 100
 c 2 "--phi" ropt --model normal --n 100 --phi pow:0
 c 2 "--n" ropt --model normal --n 0
@@ -203,6 +211,12 @@ c 2 "--r" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 8,4 --trial
 c 2 "--r" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 0 --trials 2
 c 2 "--L" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 0 --r 8 --trials 2
 c 2 "--trials" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 8 --trials 0
+c 1 "positions: out of memory for 1000000000000 positions" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 \
+  --L 1e12 --r 8 --trials 2
+c 1 "error trials: out of memory for 2 trials of up to 1000000000000 features over 4 positions; lower --r" \
+  flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 1e12 --trials 2
+c 1 "lower --rmax, --L or --trials" flt-complexity --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --eps 0.5 \
+  --delta 0.5 --trials 4 --rmax 1e12
 c 2 "--ell" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --ell 9 --L 4 --r 8 --trials 2
 c 2 "--features" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 8 --trials 2 --features odd
 c 1 "points file word.txt:3:1" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --points word.txt --L 3 --r 8 --trials 2
