@@ -150,6 +150,9 @@ void cli_check_size(int status, const char *what, const char *size, const char *
 /* Monte Carlo on the CPU: at most this many points drawn and summed in all
  * (N x replications); beyond, hours of computing. */
 #define CLI_MC_MAX_POINTS 1e11
+/* The Gaussian KDE's Monte-Carlo MISE: at most this many pairs (N^2 x
+ * replications). */
+#define CLI_KDE_MC_MAX_PAIRS 1e12
 
 /* --out FILE: where a command's rows go. No FILE (or '-'): standard
  * output, text. FILE ending in .npy: a NumPy float64 array there, and the

@@ -43,6 +43,11 @@ static void mise_gauss(const char *spec, size_t D, size_t N, const char *bw, int
   gfi_mise_default_opts(&o);
   o.base.nthreads = nthreads;
   o.base.seed = seed;
+  /* each replication sums N^2 Gaussian pairs, about 5e8 per second per thread */
+  if (!exact && (double)N * (double)N * (double)reps > CLI_KDE_MC_MAX_PAIRS)
+    cli_usage("--mc", "%zu replications of N^2 = %.3g pairs = %.3g Gaussian pairs to sum, above %.0e (hours of "
+              "computing at about 5e8 pairs per second per thread); lower --mc or --n, or use --exact",
+              reps, (double)N * (double)N, (double)N * (double)N * (double)reps, CLI_KDE_MC_MAX_PAIRS);
   int st = exact ? gfi_mise_gauss_exact(m, (double)N, H, &r) : gfi_mise_gauss_mc(m, N, H, reps, &o, &r, NULL);
   if (st == GFI_EBANDWIDTH) cli_usage("--bandwidth", "H is not symmetric positive definite");
   cli_check(st, exact ? "exact MISE of the Gaussian KDE" : "Monte-Carlo MISE of the Gaussian KDE");
@@ -250,6 +255,10 @@ int cmd_mise(int argc, char **argv) {
                : "streamed (memory independent of N)", nodes);
   }
   if (!exact) cli_backend_meta(stdout, be);
+  if (!exact && !(isfinite(r.bias2) && isfinite(r.var)))
+    cli_meta(stdout, "parts", "bias2 and var not available (%s): their columns hold nan",
+             !parts ? "--no-parts" : be == CLI_BACKEND_CUDA ? "no pooled pass on the GPU grid path"
+                                                            : "the pooled sample is too wide for one rule");
   cli_meta(stdout, "eval-threads", "%d", gfi_threads_resolve(&(gfi_opts){.nthreads = nthreads}));
   fputs("# n R mise se bias2 var lo95 hi95 reps\n", stdout);
   double row[9] = {(double)N, R[0], r.mise, r.se, r.bias2, r.var, r.lo95, r.hi95, (double)r.nreps};

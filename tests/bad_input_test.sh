@@ -188,6 +188,7 @@ c 2 "--dim" mise --model normal --dim 0 --n 100 --R 2 --exact
 c 2 "1e+14 points to draw and sum, above 1e+11" mise --model normal --n 1e12 --R 2 --mc 100 --seed 1
 c 2 "1000000000000 replications of 100 points" mise --model normal --n 100 --R 2 --mc 1e12 --seed 1
 c 1 "too large to build; lower --R or --resolution" mise --model normal --dim 3 --n 100 --R 50 --mc 2 --seed 1
+c 2 "1e+14 Gaussian pairs to sum, above 1e+12" mise --model normal --n 1e6 --kernel gauss --bandwidth opt --mc 100 --seed 1
 c 1 "too large to build; lower --R or --resolution" mise --model normal --dim 3 --n 100 --R 50 --mc 2 --seed 1 \
   --ise grid
 c 2 "--model" ropt --model t:1e308 --n 100

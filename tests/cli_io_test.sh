@@ -176,4 +176,12 @@ ln -s /dev/full "$T/full.npy"
 [ $? -eq 0 ] && diff <(data "$T/file.out") <(data "$T/pipe.out") >/dev/null && ok ||
   bad "tables from pipes given by name: $(cat "$F")"
 
+# a nan in mise's bias2/var columns is announced in the metadata
+"$GFI" mise --model normal --n 200 --R 2 --mc 3 --seed 1 --no-parts >"$T/np.out" 2>"$F"
+[ $? -eq 0 ] && grep -q '^# parts: bias2 and var not available (--no-parts)' "$T/np.out" &&
+  [ "$(grep -v '^#' "$T/np.out" | awk '{print $5, $6}')" = "nan nan" ] && ok || bad "mise --no-parts: $(cat "$F" "$T/np.out")"
+"$GFI" mise --model normal --n 200 --R 2 --mc 3 --seed 1 >"$T/p.out" 2>"$F"
+[ $? -eq 0 ] && ! grep -q '^# parts:' "$T/p.out" && ! grep -v '^#' "$T/p.out" | grep -qi nan && ok ||
+  bad "mise with parts: $(cat "$F" "$T/p.out")"
+
 finish "cli-io"
