@@ -147,6 +147,18 @@ static gfi_flt_positions *get_positions(const flt_args *a, size_t L, char *desc,
   return P;
 }
 
+/* The error trials' status: a size the user chose, or an importance weight
+ * g(xi)/p(xi) that overflowed at a drawn frequency (GFI_ERANGE). */
+static void trials_check(int st, const flt_args *a, size_t trials, size_t rmax, size_t L, const char *hint) {
+  if (st == GFI_ERANGE)
+    cli_die(EXIT_RUNTIME, "error trials: an importance weight g(xi)/p(xi) overflowed at a drawn frequency: the "
+            "--proposal '%s' is too thin where --rpe '%s' is not; use heavier tails (t:nu=..) or a scale tau "
+            "closer to the RPE's", a->proposal, a->rpe);
+  char size[128];
+  snprintf(size, sizeof size, "%zu trials of up to %zu features over %zu positions", trials, rmax, L);
+  cli_check_size(st, "error trials", size, hint, NULL);
+}
+
 static size_t *size_list(const char *opt, const char *s, size_t *n, size_t min) {
   double *v = cli_list(opt, s, n);
   size_t *o = cli_array(*n, 1, sizeof *o);
@@ -238,10 +250,8 @@ int cmd_flt_error(int argc, char **argv) {
     cli_check(gfi_cuda_flt_error_trials(R, P, pos, nr, rs, a.trials, &o, out, NULL), "error trials (GPU)");
 #endif
   } else {
-    char size[128];
-    snprintf(size, sizeof size, "%zu trials of up to %zu features over %zu positions", a.trials, rs[nr - 1], L);
-    cli_check_size(gfi_flt_error_trials(R, P, pos, nr, rs, a.trials, &o, out), "error trials", size,
-                   "--r, --L or --trials", NULL);
+    trials_check(gfi_flt_error_trials(R, P, pos, nr, rs, a.trials, &o, out), &a, a.trials, rs[nr - 1], L,
+                 "--r, --L or --trials");
   }
   gfi_progress_end(&prog);
   meta_common(&a, R, P, cc, posdesc, feat);
@@ -346,10 +356,8 @@ int cmd_flt_complexity(int argc, char **argv) {
     snprintf(label, sizeof label, "flt-complexity L=%zu", L);
     gfi_progress_start(&prog, (a.progress || isatty(2)) ? stderr : NULL, label, a.trials);
     o.progress = &prog;
-    char size[128];
-    snprintf(size, sizeof size, "%zu trials of up to %zu features over %zu positions", a.trials, rs[nr - 1], L);
-    cli_check_size(gfi_flt_error_trials(R, P, pos, nr, rs, a.trials, &o, out), "error trials", size,
-                   "--rmax, --L or --trials", NULL);
+    trials_check(gfi_flt_error_trials(R, P, pos, nr, rs, a.trials, &o, out), &a, a.trials, rs[nr - 1], L,
+                 "--rmax, --L or --trials");
     gfi_progress_end(&prog);
     for (size_t t = 0; t < a.trials * nr; t++) err[t] = out[t * GFI_FLT_NMETRICS];
     if (!printed) {

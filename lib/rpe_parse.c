@@ -99,6 +99,18 @@ static int scalar(keyval *kv, size_t nk, const char *fam, const char *name, int 
 
 static int positive(const char *fam, const char *name, double v, gfi_errinfo *err) {
   if (!(v > 0)) return fail(err, GFI_EMODEL, "%s: %s must be > 0, got %g", fam, name, v);
+  if (v < GFI_RPE_MIN_SCALE || v > GFI_RPE_MAX_SCALE)
+    return fail(err, GFI_EMODEL, "%s: %s = %g is outside [%g, %g] (the limit that keeps the features and the "
+                "mask finite)", fam, name, v, GFI_RPE_MIN_SCALE, GFI_RPE_MAX_SCALE);
+  return GFI_OK;
+}
+
+/* a weight, centre or constant: |v| <= GFI_RPE_MAX_PARAM */
+static int bounded(const char *fam, const char *name, size_t n, const double *v, gfi_errinfo *err) {
+  for (size_t i = 0; i < n; i++)
+    if (!(fabs(v[i]) <= GFI_RPE_MAX_PARAM))
+      return fail(err, GFI_EMODEL, "%s: %s = %g (value %zu) is outside [-%g, %g] (the limit that keeps the "
+                  "features and the mask finite)", fam, name, v[i], i + 1, GFI_RPE_MAX_PARAM, GFI_RPE_MAX_PARAM);
   return GFI_OK;
 }
 
@@ -136,6 +148,21 @@ static int mixture_file(gfi_rpe **out, const char *path, size_t ell, gfi_errinfo
         err->line = 0;
         err->column = ell + 2;
         snprintf(err->msg, sizeof err->msg, "%s: row %zu: width s must be > 0 (last column)", path, t + 1);
+      }
+      free(d); free(w); free(mu); free(s);
+      return GFI_EPARSE;
+    }
+    /* the limits of a mixture given inline (gfi_rpe_parse) */
+    for (size_t c = 0; c < ell + 2; c++) {
+      double v = d[t * cols + c];
+      int scale = c == ell + 1;
+      if (scale ? v >= GFI_RPE_MIN_SCALE && v <= GFI_RPE_MAX_SCALE : fabs(v) <= GFI_RPE_MAX_PARAM) continue;
+      if (err) {
+        err->line = 0;
+        err->column = c + 1;
+        snprintf(err->msg, sizeof err->msg, "%.100s: row %zu, column %zu: %s = %g is outside [%g, %g] (the limit that "
+                 "keeps the features and the mask finite)", path, t + 1, c + 1, scale ? "s" : c ? "mu" : "w", v,
+                 scale ? GFI_RPE_MIN_SCALE : -GFI_RPE_MAX_PARAM, scale ? GFI_RPE_MAX_SCALE : GFI_RPE_MAX_PARAM);
       }
       free(d); free(w); free(mu); free(s);
       return GFI_EPARSE;
@@ -191,6 +218,15 @@ int gfi_rpe_parse(gfi_rpe **out, const char *spec, size_t ell, gfi_errinfo *err)
     if (kd != floor(kd) || kd < 1 || kd > 8) return fail(err, GFI_EMODEL, "%s: k must be an integer 1..8", fam);
     if ((st = scalar(kv, nk, fam, "C", 0, 1, &C, err))) return st;
     if (C == 0) return fail(err, GFI_EMODEL, "%s: C must be non-zero", fam);
+    if ((st = bounded(fam, "C", 1, &C, err))) return st;
+    if (fam[5] != '-') {
+      /* the mask's largest value f(0) grows like |C| prod_j v_j^(k-1) */
+      double lg = log10(fabs(C));
+      for (size_t j = 0; j < ell; j++) lg += (kd - 1) * log10(vv[j]);
+      if (lg > log10(GFI_RPE_MAX_LOCAL))
+        return fail(err, GFI_EMODEL, "%s: |C| prod_j v_j^(k-1) = 1e%.0f exceeds %g (f(0) grows like it: the limit "
+                    "that keeps the mask finite); lower v, k or C", fam, lg, GFI_RPE_MAX_LOCAL);
+    }
     if ((st = unused(kv, nk, fam, err))) return st;
     return gfi_rpe_local(out, ell, vv, (int)kd, C, fam[5] == '-');
   }
@@ -203,6 +239,8 @@ int gfi_rpe_parse(gfi_rpe **out, const char *spec, size_t ell, gfi_errinfo *err)
       if ((st = positive(fam, "s", sk->val[t], err))) return st;
     if (mu && mu->n != w->n * ell)
       return fail(err, GFI_EMODEL, "%s: mu needs %zu values (ell per component), got %zu", fam, w->n * ell, mu->n);
+    if ((st = bounded(fam, "w", w->n, w->val, err)) || (mu && (st = bounded(fam, "mu", mu->n, mu->val, err))))
+      return st;
     if ((st = unused(kv, nk, fam, err))) return st;
     st = mix ? gfi_rpe_mixture(out, ell, w->n, w->val, mu ? mu->val : NULL, sk->val)
              : gfi_rpe_gbf(out, ell, w->n, w->val, sk->val);
@@ -244,11 +282,14 @@ int gfi_proposal_parse(gfi_proposal **out, const char *spec, const gfi_rpe *rpe,
   }
   if (strcmp(fam, "t") == 0 || strcmp(fam, "cauchy") == 0) {
     int cauchy = fam[0] == 'c';
-    if ((st = scalar(kv, nk, fam, "nu", !cauchy, 1, &nu, err)) || (st = positive(fam, "nu", nu, err)) ||
+    if ((st = scalar(kv, nk, fam, "nu", !cauchy, 1, &nu, err)) ||
         (st = scalar(kv, nk, fam, "tau", 0, 1, &tau, err)) || (st = positive(fam, "tau", tau, err)) ||
         (st = unused(kv, nk, fam, err)))
       return st;
     if (cauchy && nu != 1) return fail(err, GFI_EMODEL, "cauchy is t with nu = 1");
+    if (nu < GFI_RPE_MIN_NU || nu > GFI_RPE_MAX_NU)
+      return fail(err, GFI_EMODEL, "%s: nu = %g is outside [%g, %g] (the limit that keeps the proposal's draws and "
+                  "density finite)", fam, nu, GFI_RPE_MIN_NU, GFI_RPE_MAX_NU);
     return gfi_proposal_t(out, ell, nu, tau);
   }
   return fail(err, GFI_EMODEL, "unknown proposal '%s' (gauss:tau=T, t:nu=NU[,tau=T], cauchy[:tau=T], optimal)", spec);

@@ -202,10 +202,13 @@ c 2 "--model" rates --model t:1e-300
 c 2 "--dim" rates --dim 7
 
 # ---- flt-error, flt-complexity (RPE and proposal specifications) ---------------------
-for rpe in gauss gauss:s=0 gauss:s=-1 gauss:s=x gauss:q=1 box:v=0 local:v=1 'gauss:s=1;s=2' nosuch:s=1 ''; do
+for rpe in gauss gauss:s=0 gauss:s=-1 gauss:s=x gauss:q=1 box:v=0 local:v=1 'gauss:s=1;s=2' nosuch:s=1 '' \
+           gauss:s=1e-308 gauss:s=1e308 'gbf:w=1;s=1e-308' 'mixture:w=1;s=1;mu=1e308' 'gbf:w=1e308;s=1' \
+           local:v=1e30,k=8 'local:v=1,k=2,C=1e308' exp:s=1e-300 box:v=1e308; do
   c 2 "--rpe" flt-error --rpe "$rpe" --proposal gauss:tau=1 --L 4 --r 8 --trials 2
 done
-for pr in gauss:tau=0 gauss:tau=-1 t:nu=0 t:nu=x cauchy:tau=0 nosuch gauss:q=1; do
+for pr in gauss:tau=0 gauss:tau=-1 t:nu=0 t:nu=x cauchy:tau=0 nosuch gauss:q=1 cauchy:tau=1e308 t:nu=1e-300 \
+          t:nu=1e308 gauss:tau=1e-308; do
   c 2 "--proposal" flt-error --rpe gauss:s=1 --proposal "$pr" --L 4 --r 8 --trials 2
 done
 c 2 "--r" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 8,4 --trials 2
@@ -220,6 +223,13 @@ c 1 "lower --rmax, --L or --trials" flt-complexity --rpe gauss:s=1 --proposal ga
   --delta 0.5 --trials 4 --rmax 1e12
 c 2 "--ell" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --ell 9 --L 4 --r 8 --trials 2
 c 2 "--features" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 8 --trials 2 --features odd
+printf '1 0 1\n1e300 0 1\n' >mixw.txt
+c 1 "mixw.txt: row 2, column 1: w = 1e+300 is outside" flt-error --rpe mixture:mixw.txt --proposal gauss:tau=1 --L 4 \
+  --r 8 --trials 2
+c 2 "s = 1e-308 is outside \[1e-10, 1e+10\]" flt-error --rpe gauss:s=1e-308 --proposal gauss:tau=1 --L 4 --r 8 --trials 2
+c 2 "1e150 exceeds 1e+100" flt-error --rpe local:v=1e10,k=8,C=1e10 --ell 2 --proposal gauss:tau=1 --L 4 --r 8 --trials 2
+c 1 "importance weight g(xi)/p(xi) overflowed" flt-error --rpe gauss:s=1e-10 --proposal t:nu=0.01,tau=1e-10 --L 4 \
+  --r 8 --trials 2 --seed 1
 c 1 "points file word.txt:3:1" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --points word.txt --L 3 --r 8 --trials 2
 c 1 "/dev/zero" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --points /dev/zero --L 3 --r 8 --trials 2
 c 2 "--eps" flt-complexity --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --eps 0 --delta 0.5 --trials 4

@@ -560,6 +560,20 @@ static void test_errors(void) {
   CHECK_STATUS(gfi_rpe_parse(&r, "gauss:s=1", 4, &e), GFI_EDIM);
   CHECK_STATUS(gfi_rpe_parse(&r, "mixture:/nonexistent/file", 1, &e), GFI_EIO);
   CHECK_STATUS(gfi_rpe_parse(&r, "mixture:w=0;s=1", 1, &e), GFI_EMODEL);
+  /* parameters that would overflow the features or the mask: refused, naming the key and the limit */
+  const char *over[] = {"gauss:s=1e-308", "exp:s=1e11", "box:v=1e-11", "gbf:w=1e11;s=1", "mixture:w=1;s=1;mu=0,-1e300",
+                        "local:v=1,k=2,C=1e20", "local:v=1e10,k=8,C=1e10"};
+  for (size_t i = 0; i < sizeof over / sizeof over[0]; i++) {
+    CHECK_STATUS(gfi_rpe_parse(&r, over[i], 2, &e), GFI_EMODEL);
+    CHECK(strstr(e.msg, "the limit that keeps the") != NULL, "%s: message: %s", over[i], e.msg);
+  }
+  CHECK(strstr(e.msg, "1e150 exceeds 1e+100") != NULL, "message: %s", e.msg);
+  /* at the limits, parsed */
+  const char *edge[] = {"gauss:s=1e-10", "exp:s=1e10", "gbf:w=1e10,-1e10;s=1e-10,1e10", "local:v=1e10,k=8,C=1e10"};
+  for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+    CHECK_STATUS(gfi_rpe_parse(&r, edge[i], 1, &e), GFI_OK);
+    gfi_rpe_free(r);
+  }
   CHECK_STATUS(gfi_rpe_gauss(&r, 1, NAN), GFI_ENONFINITE);
   CHECK_STATUS(gfi_rpe_local(&r, 1, NULL, 0, 1, 0), GFI_EORDER);
   CHECK_STATUS(gfi_rpe_kernel(&r, GFI_RPE_GAUSS, 1, 1), GFI_EINVAL);
@@ -573,6 +587,10 @@ static void test_errors(void) {
   CHECK_STATUS(gfi_proposal_parse(&p, "gauss:tau=0", g1, &e), GFI_EMODEL);
   CHECK_STATUS(gfi_proposal_parse(&p, "t:tau=1", g1, &e), GFI_EMODEL);
   CHECK_STATUS(gfi_proposal_parse(&p, "cauchy:nu=2", g1, &e), GFI_EMODEL);
+  CHECK_STATUS(gfi_proposal_parse(&p, "t:nu=1e-300", g1, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "nu = 1e-300 is outside [0.01, 1e+08]") != NULL, "message: %s", e.msg);
+  CHECK_STATUS(gfi_proposal_parse(&p, "gauss:tau=1e308", g1, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "tau = 1e+308 is outside [1e-10, 1e+10]") != NULL, "message: %s", e.msg);
   CHECK_STATUS(gfi_proposal_parse(&p, "normal", g1, &e), GFI_EMODEL);
   CHECK_STATUS(gfi_proposal_t(&p, 1, -1, 1), GFI_EINVAL);
   gfi_proposal *p2;

@@ -73,7 +73,19 @@ GFI_EXPORT int gfi_rpe_kernel(gfi_rpe **out, gfi_rpe_kind kind, size_t ell, doub
  *   mixture:w=..;mu=..;s=..          (mu flattened, ell numbers per component)
  * Keys are separated by ',' or ';'; a token without '=' continues the previous
  * key's list, so v may be one value or ell values ("local:v=1,2,k=2" in 2-D).
+ * Parameters must keep the features and the mask finite: scales (s, v, and a
+ * proposal's tau) in [GFI_RPE_MIN_SCALE, GFI_RPE_MAX_SCALE], weights w,
+ * centres mu and C at most GFI_RPE_MAX_PARAM in magnitude, a t proposal's nu
+ * in [GFI_RPE_MIN_NU, GFI_RPE_MAX_NU] (checked by gfi_proposal_parse), and
+ * for local |C| prod_j v_j^(k-1) at most GFI_RPE_MAX_LOCAL;
+ * a specification outside is GFI_EMODEL naming the key and the limit.
  * GFI_EMODEL / GFI_EIO / GFI_EPARSE with a message (file:line:column for files). */
+#define GFI_RPE_MIN_SCALE 1e-10
+#define GFI_RPE_MAX_SCALE 1e10
+#define GFI_RPE_MAX_PARAM 1e10
+#define GFI_RPE_MIN_NU 1e-2
+#define GFI_RPE_MAX_LOCAL 1e100 /* local: |C| prod_j v_j^(k-1), which f(0) grows like */
+#define GFI_RPE_MAX_NU 1e8
 GFI_EXPORT int gfi_rpe_parse(gfi_rpe **out, const char *spec, size_t ell, gfi_errinfo *err);
 
 GFI_EXPORT void gfi_rpe_free(gfi_rpe *rpe);
