@@ -68,6 +68,15 @@ int cmd_ropt(int argc, char **argv) {
     fprintf(stdout, " (R_opt is the first axis's radius)\n");
   }
   cli_meta(stdout, "method", "Brent on log R over the exact (Plancherel) MISE, resolution %g", res);
+  if (!mixture)
+    cli_meta(stdout, "gauss", "h_gauss and mise_gauss not available (the Gaussian KDE's MISE needs a normal-mixture "
+             "truth): their columns hold nan");
+  /* the Fourier columns must be finite; only the documented Gaussian ones may be nan */
+  for (size_t i = 0; i < nn; i++) {
+    char what[64];
+    snprintf(what, sizeof what, "optimal radius for n = %.0f", rows[7 * i]);
+    cli_require_finite(what, 1, 5, rows + 7 * i);
+  }
   fputs("# n R_opt mise_opt bias2 var h_gauss mise_gauss\n", stdout);
   gfi_table_write_rows(stdout, nn, 7, rows);
   cli_finish_output(stdout, "standard output");

@@ -184,4 +184,9 @@ ln -s /dev/full "$T/full.npy"
 [ $? -eq 0 ] && ! grep -q '^# parts:' "$T/p.out" && ! grep -v '^#' "$T/p.out" | grep -qi nan && ok ||
   bad "mise with parts: $(cat "$F" "$T/p.out")"
 
+# ropt: the Gaussian baseline's nan for a non-mixture truth is announced
+"$GFI" ropt --model cauchy --n 100 >"$T/ro.out" 2>"$F"
+[ $? -eq 0 ] && grep -q '^# gauss: h_gauss and mise_gauss not available' "$T/ro.out" &&
+  [ "$(grep -v '^#' "$T/ro.out" | awk '{print $6, $7}')" = "nan nan" ] && ok || bad "ropt cauchy: $(cat "$F" "$T/ro.out")"
+
 finish "cli-io"
