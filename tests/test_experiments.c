@@ -7,6 +7,7 @@
 #include <string.h>
 #include "gfi/gfi.h"
 #include "gfi_exp/flt_study.h"
+#include "gfi_exp/lemma1.h"
 #include "gfi_exp/rate_checks.h"
 #include "gfi_exp/reproduce.h"
 #include "gfi_exp/theorems.h"
@@ -131,6 +132,41 @@ static int same_rows(const gfi_exp_rate_row *a, const gfi_exp_rate_row *b, size_
     if (memcmp(x, y, sizeof x) || a[i].verdict != b[i].verdict || strcmp(a[i].name, b[i].name)) return 0;
   }
   return 1;
+}
+
+/* Lemma 1: the quadrature mean agrees with the Monte-Carlo mean, the
+ * empirical tail never exceeds Bernstein's bound (beyond 3 s.e.), the
+ * frequency at t(delta) is at most delta, the same for any thread count */
+static void test_lemma1(void) {
+  gfi_exp_lemma1_params p;
+  gfi_exp_lemma1_default(&p);
+  p.reps = 3000;
+  p.N = 200;
+  gfi_exp_lemma1_point a[2], b[2];
+  gfi_exp_ctx c1 = {.program = "test", .nthreads = 1}, c2 = {.program = "test", .nthreads = 2};
+  gfi_exp_err e;
+  gfi_exp_err_clear(&e);
+  CHECK_STATUS(gfi_exp_lemma1(&p, &c1, NULL, a, &e), GFI_OK);
+  CHECK_STATUS(gfi_exp_lemma1(&p, &c2, NULL, b, &e), GFI_OK);
+  for (int i = 0; i < 2; i++) {
+    CHECK(fabs(a[i].mean_z) < 4, "x = %g: MC mean %g vs quadrature %g, z = %g", a[i].x, a[i].mean_mc,
+          a[i].mean_exact, a[i].mean_z);
+    /* the Monte-Carlo sd of p_hat against sigma / sqrt(N): within 4 s.e. of an sd (sd / sqrt(2 K)) */
+    double sd = sqrt(a[i].sigma2 / (double)p.N);
+    CHECK(fabs(a[i].sd_mc - sd) < 4 * sd / sqrt(2.0 * (double)p.reps), "x = %g: sd %g vs %g", a[i].x, a[i].sd_mc, sd);
+    CHECK(a[i].sigma2 <= a[i].sigma2_sup, "the sup-norm variance bound holds");
+    CHECK(a[i].violations == 0, "x = %g: %zu grid points above the bound", a[i].x, a[i].violations);
+    for (int d = 0; d < 4; d++)
+      CHECK(a[i].freq[d] <= a[i].delta[d] + 3 * sqrt(a[i].delta[d] / (double)p.reps), "x = %g delta %g: %g",
+            a[i].x, a[i].delta[d], a[i].freq[d]);
+    CHECK(memcmp(&a[i], &b[i], sizeof a[i]) == 0, "lemma 1 depends on the thread count");
+  }
+  p.l = 9;
+  CHECK_STATUS(gfi_exp_lemma1(&p, &c1, NULL, NULL, &e), GFI_EINVAL);
+  CHECK(strcmp(e.param, "--l") == 0, "bad l: %s", e.param);
+  p.l = 4;
+  p.model = "nonsense";
+  CHECK(gfi_exp_lemma1(&p, &c1, NULL, NULL, &e) != GFI_OK && strcmp(e.param, "--model") == 0, "bad model");
 }
 
 static void test_regress_study(void) {
@@ -285,6 +321,7 @@ int main(void) {
   test_verdicts();
   test_density_fit();
   test_regress_study();
+  test_lemma1();
   test_density_study();
   test_repro_check();
   return check_summary("experiments");

@@ -18,6 +18,7 @@
 #include "gfi_exp/rate_checks.h"
 #include "gfi_exp/repro.h"
 #include "gfi_exp/reproduce.h"
+#include "gfi_exp/lemma1.h"
 
 extern char **environ;
 
@@ -84,6 +85,9 @@ typedef struct {
   experiment ex[3];
   gfi_exp_rate_row *drows, *rrows;
   size_t ndrows, nrrows;
+  gfi_exp_lemma1_point l1[2]; /* Lemma 1 at x = 0 and 1.5 */
+  gfi_exp_lemma1_params l1p;
+  int have_l1;
 } run;
 
 static void step_begin(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -663,6 +667,35 @@ static int rate_checks(run *r) {
   if (werr && !st) return step_fail(r, GFI_EIO, "error writing %s", log);
   if (st) return step_fail_sub(r, st);
   step_end(r);
+
+  /* Lemma 1 (Bernstein at a point), the concentration the regression proofs use */
+  snprintf(dir, sizeof dir, "%s/lemma1", S->out);
+  snprintf(log, sizeof log, "%s/logs/lemma1.log", S->out);
+  if ((st = make_dir(r, dir))) return st;
+  gfi_exp_lemma1_default(&r->l1p);
+  r->l1p.reps = quick ? 4000 : 20000;
+  r->l1p.seed = S->seed;
+  r->l1p.outdir = dir;
+  step_begin(r, "Lemma 1 concentration (gfi concentration --reps %zu)", r->l1p.reps);
+  gfi_exp_argv_init(&av);
+  gfi_exp_argv_add(&av, "gfi");
+  gfi_exp_argv_add(&av, "concentration");
+  gfi_exp_argv_add(&av, "--reps");
+  gfi_exp_argv_add(&av, "%zu", r->l1p.reps);
+  gfi_exp_argv_add(&av, "--seed");
+  gfi_exp_argv_add(&av, "%llu", (unsigned long long)S->seed);
+  gfi_exp_argv_add(&av, "--out");
+  gfi_exp_argv_add(&av, "%s", dir);
+  sub.program = "gfi concentration";
+  sub.argc = av.argc, sub.argv = av.argv;
+  lf = fopen(log, "w");
+  if (!lf) return step_fail(r, GFI_EIO, "cannot write %s: %s", log, strerror(errno));
+  st = gfi_exp_lemma1(&r->l1p, &sub, lf, r->l1, r->e);
+  werr = ferror(lf) | fclose(lf);
+  if (werr && !st) return step_fail(r, GFI_EIO, "error writing %s", log);
+  if (st) return step_fail_sub(r, st);
+  r->have_l1 = 1;
+  step_end(r);
   return GFI_OK;
 }
 
@@ -755,6 +788,12 @@ static int figures(run *r, int do_rates, int do_flt) {
     gp_str(dir, sizeof dir, sub);
     snprintf(v, sizeof v, "dir=%s", dir);
     if ((st = draw(r, "regress_rates.gp", v))) return st;
+    step_end(r);
+    step_begin(r, "figure lemma1/lemma1 (plots/lemma1.gp)");
+    snprintf(sub, sizeof sub, "%s/lemma1", S->out);
+    gp_str(dir, sizeof dir, sub);
+    snprintf(v, sizeof v, "dir=%s", dir);
+    if ((st = draw(r, "lemma1.gp", v))) return st;
     step_end(r);
   }
   if (do_flt) {
@@ -888,6 +927,22 @@ static void summary_rates(run *r, FILE *md) {
             gfi_exp_verdict_name(w->verdict), condition_text(w->condition));
   }
   regress_points_md(md, r->rrows, r->nrrows);
+  if (r->have_l1) {
+    fprintf(md, "\n### Lemma 1 (`gfi concentration`)\n\nBernstein's inequality for the density estimator at a point "
+                "(the concentration Theorems 2 and 4 rest on): %s, phi = z^%d, N = %zu, R = N^(1/3), %zu "
+                "replications. t(delta) is the deviation the bound allows with probability 1 - delta (exact "
+                "variance by quadrature); the empirical frequency of |p_hat(x) - E p_hat(x)| >= t(delta) must be "
+                "at most delta.\n\n| x | E p_hat(x) | MC mean (z) | delta | t(delta) | empirical frequency | "
+                "grid points above the bound |\n|---|---|---|---|---|---|---|\n",
+            r->l1p.model, r->l1p.l, r->l1p.N, r->l1p.reps);
+    for (int i = 0; i < 2; i++)
+      for (int d = 0; d < 4; d++) {
+        const gfi_exp_lemma1_point *q = r->l1 + i;
+        fprintf(md, "| %g | %.6f | %.6f (%.2f) | %g | %.4f | %.5f | %zu |\n", q->x, q->mean_exact, q->mean_mc,
+                q->mean_z, q->delta[d], q->t_delta[d], q->freq[d], q->violations);
+      }
+    fprintf(md, "\n![Lemma 1](lemma1/lemma1.png)\n");
+  }
   fprintf(md, "\nVerdicts (both tables): faster-than-claimed or consistent agree with the theorem's bound, "
           "slower-than-claimed speaks against it; baseline rows have no theorem.\n");
   fprintf(md, "\n![density rates](rates/mise_rates.png)\n![regression rates](regress_rates/regress_rates.png)\n");
@@ -1113,7 +1168,7 @@ static int pipeline(run *r) {
   int st;
   if ((st = locate_tools(r))) return st;
   int do_rates = strcmp(S->rates, "none") != 0, do_flt = strcmp(S->flt, "none") != 0;
-  r->step_total = 3 * (1 + (int)S->seeds + 1) + 1 + 2 * do_rates + do_flt + 4 + 2 * do_rates + do_flt + 1;
+  r->step_total = 3 * (1 + (int)S->seeds + 1) + 1 + 3 * do_rates + do_flt + 4 + 3 * do_rates + do_flt + 1;
   r->run_t0 = gfi_now();
   if ((st = make_dir(r, S->out))) return st;
   char p[4200];
