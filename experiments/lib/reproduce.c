@@ -1044,10 +1044,22 @@ static int write_summary(run *r, double elapsed_before) {
   fprintf(md, "\n![Figure 1A](fig1a.png)\n![Figure 1B](fig1b.png)\n![Figure 2](fig2.png)\n"
           "![Sensitivity](sensitivity.png)\n");
   if (strcmp(S->rates, "none") != 0) summary_rates(r, md);
-  if (strcmp(S->flt, "none") != 0)
+  if (strcmp(S->flt, "none") != 0) {
     fprintf(md, "\n## FLT\n\nThe FLT study (%s mode) is in `flt/`: its tables in [flt/flt_summary.md]"
             "(flt/flt_summary.md) and its figures `flt/flt_*.png`.\n\n![FLT error vs r](flt/flt_err_vs_r.png)\n",
             strcmp(S->flt, "quick") == 0 ? "quick" : "full");
+    /* FLT's own configurations, from the study's summary */
+    char fs[4200], line[4096];
+    snprintf(fs, sizeof fs, "%s/flt/flt_summary.md", S->out);
+    FILE *in = fopen(fs, "r");
+    int on = 0;
+    while (in && fgets(line, sizeof line, in)) {
+      if (strncmp(line, "## ", 3) == 0) on = strstr(line, "own configurations") != NULL;
+      if (on) fprintf(md, "%s%s", strncmp(line, "## ", 3) == 0 ? "\n#" : "", line);
+    }
+    if (in) fclose(in);
+    fprintf(md, "\n![FLT's own configurations](flt/flt_paper.png)\n");
+  }
   if (ferror(md) | fclose(md)) return step_fail(r, GFI_EIO, "error writing %s", path);
   return GFI_OK;
 }
