@@ -345,8 +345,9 @@ static void rule_tensor(const bl_rule *r, double *nodes, double *wts) {
 
 /* ---- cost model --------------------------------------------------------- */
 
+/* The NUFFT's spreading width at tolerance ntol (lib/nufft.h: ceil(log10(10 / tol)) + 1). */
 static int window_width(double ntol) {
-  int w = (int)ceil(-log10(ntol)) + 1;
+  int w = (int)ceil(-log10(ntol)) + 2;
   return w < 2 ? 2 : (w > 16 ? 16 : w);
 }
 
@@ -485,13 +486,15 @@ int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t nc
     *out = s;
     return GFI_OK;
   }
-  /* Design span: the data box widened by a quarter of its width (at least a
-   * few kernel widths: 4 pi / R for sinc^l, 2 h = 2 / R for the Gaussian,
-   * whose rule already covers 8 h or so beyond the span) on each side. */
+  /* Design span: the data box widened on each side by a quarter of its
+   * width, or by a few kernel widths (4 pi / R for sinc^l, 2 h = 2 / R for
+   * the Gaussian) but not more than the box's width: a wide kernel on a
+   * small box would otherwise multiply the nodes (in 3-D by their cube) for
+   * queries that may never come; those get their own rule. */
   double S0[3], qlo[3], qhi[3];
   for (int j = 0; j < D; j++) {
     double wdt = s->dhi[j] - s->dlo[j];
-    double m = fmax(0.25 * wdt, (l == BL_GAUSS ? 2.0 : 4 * M_PI) / R[j]);
+    double m = fmax(0.25 * wdt, fmin(wdt, (l == BL_GAUSS ? 2.0 : 4 * M_PI) / R[j]));
     qlo[j] = s->dlo[j] - m + s->ctr[j];
     qhi[j] = s->dhi[j] + m + s->ctr[j];
     S0[j] = wdt + 2 * m;
