@@ -62,7 +62,6 @@ int cmd_density(int argc, char **argv) {
   o.nthreads = nthreads;
   o.tol = tol;
   cli_method(method, &o);
-  if (o.method == GFI_METHOD_FAST && gauss) cli_usage("--method", "fast needs --kernel fourier");
 
   double *data;
   size_t D, N, V;

@@ -100,8 +100,8 @@ int cmd_regress(int argc, char **argv) {
   o.nthreads = nthreads;
   o.tol = ftol;
   cli_method(method, &o);
-  if (o.method == GFI_METHOD_FAST && (gauss || k.kind != GFI_PHI_POW))
-    cli_usage("--method", "fast needs --kernel fourier with phi = pow:L");
+  if (o.method == GFI_METHOD_FAST && !gauss && k.kind != GFI_PHI_POW)
+    cli_usage("--method", "fast needs --kernel fourier with phi = pow:L (or --kernel gauss)");
 
   /* data: x (N x D), y (N x V) */
   double *x, *y;
