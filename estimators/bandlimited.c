@@ -886,3 +886,9 @@ double *bl_grid_points(size_t D, const double *lo, const double *hi, const size_
   return q;
 }
 
+
+/* ---- the quadrature helpers, for other rules in frequency ------------------ */
+
+double bl_gl_log_bound(size_t n, double a, int deg) { return gl_log_bound(n, a, deg); }
+size_t bl_gl_count(double a, int deg, double logt, size_t nmin) { return gl_count(a, deg, logt, nmin); }
+void bl_gauss_legendre(size_t n, double *x, double *w) { gauss_legendre(n, x, w); }
