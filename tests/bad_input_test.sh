@@ -39,7 +39,7 @@ mkdir dir
 # ---- every command: unknown, repeated and valueless options ----------------
 for co in sample:n pdf:dim density:threads regress:threads regress-sample:n regress-mse:threads \
           regress-rates:threads flt-error:threads flt-complexity:threads mise:threads ropt:threads \
-          rates:threads sweep:threads reproduce:threads; do
+          rates:threads sweep:threads reproduce:threads attention:threads concentration:threads; do
   cmd=${co%%:*} o=--${co#*:}
   c 2 "unknown option" "$cmd" --no-such-option 1
   c 2 "unexpected argument" "$cmd" stray
@@ -247,6 +247,20 @@ c 2 "--phi" reproduce --out rep --phi pow:99
 c 2 "--model-1d" reproduce --out rep --model-1d t:1e-300
 c 2 "--flt" reproduce --out rep --flt sometimes
 
+# ---- attention, concentration ----------------------------------------------------------
+printf '0.1 0.2\n0.3 0.4\n0.5 0.6\n' >Q.txt
+c 1 "\-\-q /dev/zero:1: NUL byte" attention --q /dev/zero --k Q.txt --v Q.txt --R 2
+c 1 "\-\-k/\-\-v: 3 and 2 rows" attention --q Q.txt --k Q.txt --v q.txt --R 2
+c 1 "\-\-q word.txt:3:1: not a number" attention --q word.txt --k word.txt --v word.txt --R 2
+c 2 "\-\-heads: 3 heads do not divide" attention --q Q.txt --k Q.txt --v Q.txt --R 2 --heads 3
+c 2 "\-\-R: expected 1, 2 (per axis) or 2" attention --q Q.txt --k Q.txt --v Q.txt --R 1,2,3
+c 2 "\-\-R: only for \-\-kind fourier" attention --q Q.txt --k Q.txt --v Q.txt --kind softmax --R 2
+c 2 "\-\-kind" attention --q Q.txt --k Q.txt --v Q.txt --kind magic --R 2
+c 1 "\-\-grad: cannot write dir/no/x.dQ" attention --q Q.txt --k Q.txt --v Q.txt --R 2 --grad dir/no/x
+c 2 "\-\-model" concentration --model t:1e-300 --reps 100
+c 2 "\-\-at" concentration --at 1,2,3,4,5,6,7,8,9 --reps 100
+c 2 "\-\-l" concentration --l 9 --reps 100
+
 # ---- every command: a full standard output is an error naming it ----------------------
 c 1 "writing /dev/full" sample --model normal --n 10 --seed 1 --out /dev/full
 for args in "sample --model normal --n 10 --seed 1" "pdf --model normal --at q.txt" \
@@ -256,7 +270,8 @@ for args in "sample --model normal --n 10 --seed 1" "pdf --model normal --at q.t
             "mise --model normal --n 100 --R 2 --exact" "mise --model normal --n 100 --R 2 --mc 2 --seed 1" \
             "flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 8 --trials 2" \
             "flt-complexity --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --eps 0.5 --delta 0.5 --trials 4 --rmax 64" \
-            "regress-rates --reps 3 --points 3 --rows thm2-1d" "sample --help" "density --help"; do
+            "regress-rates --reps 3 --points 3 --rows thm2-1d" "sample --help" "density --help" \
+            "attention --q Q.txt --k Q.txt --v Q.txt --R 2" "concentration --n 50 --reps 100"; do
   # shellcheck disable=SC2086
   expect 1 "writing" -- sh -c "\"\$0\" $args >/dev/full" "$GFI"
 done
