@@ -132,7 +132,10 @@ int gfi_table_read_stream(FILE *f, size_t ncols_expected, size_t *rows, size_t *
         size_t ncap = cap ? 2 * cap : 1024;
         double *nb = gfi_realloc2(buf, ncap, sizeof *nb);
         if (!nb) {
-          status = fail(err, GFI_ENOMEM, lineno, field, "out of memory", NULL);
+          char msg[96];
+          snprintf(msg, sizeof msg, "out of memory growing the table to %zu values (%zu MiB)", ncap,
+                   ncap / (1024 * 1024 / sizeof(double)));
+          status = fail(err, GFI_ENOMEM, lineno, field, msg, NULL);
           goto out;
         }
         buf = nb;
