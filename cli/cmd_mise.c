@@ -207,6 +207,9 @@ int cmd_mise(int argc, char **argv) {
             "%zu per axis and %zu in all (hours of computing or tens of GB); lower --resolution (now %g) or --R",
             r.nodes[0], D > 1 ? " x " : "", D > 1 ? r.nodes[1] : 0, D > 2 ? " x " : "", D > 2 ? r.nodes[2] : 0,
             GFI_MISE_EXACT_MAX_AXIS, GFI_MISE_EXACT_MAX_NODES, res);
+  if (!exact && be != CLI_BACKEND_CUDA && o.ise == GFI_ISE_GRID && st == GFI_EINVAL)
+    cli_usage("--model", "'%s' in %zu dimension(s): the grid ISE takes its box from the model's location and "
+              "scale, known for normal mixtures and Laplace/Cauchy/t factors", spec, D);
   char size[160];
   if (exact)
     snprintf(size, sizeof size, "N = %zu in %zu dimension(s) with R_1 = %g, resolution %g", N, D, R[0], res);
@@ -214,7 +217,10 @@ int cmd_mise(int argc, char **argv) {
     snprintf(size, sizeof size, "%zu replications of %zu points in %zu dimension(s) with R_1 = %g, resolution %g",
              reps, N, D, R[0], res);
   cli_check_size(st, exact ? "exact MISE" : be == CLI_BACKEND_CUDA ? "Monte-Carlo MISE on the GPU" : "Monte-Carlo MISE",
-                 size, exact ? "--R or --resolution" : "--mc or --n", "--R or --resolution");
+                 size, exact ? "--R or --resolution" : "--mc or --n",
+                 exact || o.ise == GFI_ISE_GRID ? "--R or --resolution"
+                                                : "--R or --resolution (a heavy-tailed sample's extent widens the "
+                                                  "Plancherel rule too: --ise grid measures on a fixed box)");
   cli_header(stdout);
   cli_meta(stdout, "model", "%s (%s), dim %zu", spec, gfi_model_describe(m), D);
   cli_meta(stdout, "kernel", "phi %s, A = %.17g", phi, k.A);

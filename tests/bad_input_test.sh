@@ -185,6 +185,8 @@ c 2 "--model" mise --model normal:cov=1e300 --n 100 --R 2 --exact
 c 2 "--ise" mise --model normal --n 100 --R 2 --mc 2 --seed 1 --ise magic
 c 2 "--method" mise --model normal --n 100 --R 2 --exact --method fast
 c 2 "--dim" mise --model normal --dim 0 --n 100 --R 2 --exact
+c 2 "the grid ISE takes its box from the model" mise --model uniform --n 100 --R 2 --mc 2 --seed 1 --ise grid
+c 2 "the grid ISE takes its box from the model" mise --model beta:2,2 --dim 2 --n 100 --R 2 --mc 2 --seed 1 --ise grid
 c 2 "1e+14 points to draw and sum, above 1e+11" mise --model normal --n 1e12 --R 2 --mc 100 --seed 1
 c 2 "1000000000000 replications of 100 points" mise --model normal --n 100 --R 2 --mc 1e12 --seed 1
 c 1 "too large to build; lower --R or --resolution" mise --model normal --dim 3 --n 100 --R 50 --mc 2 --seed 1
