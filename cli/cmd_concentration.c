@@ -54,6 +54,10 @@ int cmd_concentration(int argc, char **argv) {
   P.nat = n;
   free(x);
   P.R = R;
+  if ((double)P.N * (double)P.reps > CLI_MC_MAX_POINTS)
+    cli_usage("--reps", "%zu replications of %zu points = %.3g points to draw and sum, above %.0e (hours of "
+              "computing at about 1e7 points per second per thread); lower --reps or --n",
+              P.reps, P.N, (double)P.N * (double)P.reps, CLI_MC_MAX_POINTS);
   gfi_exp_ctx ctx = {.program = "gfi concentration", .argc = cli_argc, .argv = cli_argv, .nthreads = nthreads,
                      .header = header};
   gfi_exp_err e;

@@ -159,6 +159,17 @@ static void trials_check(int st, const flt_args *a, size_t trials, size_t rmax, 
   cli_check_size(st, "error trials", size, hint, NULL);
 }
 
+/* About 3e7 features times position differences per second per thread:
+ * past CLI_FLT_MAX_WORK a run of trials would take hours. */
+#define CLI_FLT_MAX_WORK 3e11
+static void trials_work(const gfi_flt_positions *pos, size_t trials, size_t rmax, const char *opts) {
+  double work = (double)trials * (double)rmax * (double)gfi_flt_positions_ndiff(pos);
+  if (work > CLI_FLT_MAX_WORK)
+    cli_usage("--trials", "%zu trials x %zu features x %zu position differences = %.3g feature evaluations, above "
+              "%.0e (hours of computing at about 3e7 per second per thread); lower %s", trials, rmax,
+              gfi_flt_positions_ndiff(pos), work, CLI_FLT_MAX_WORK, opts);
+}
+
 static size_t *size_list(const char *opt, const char *s, size_t *n, size_t min) {
   double *v = cli_list(opt, s, n);
   size_t *o = cli_array(*n, 1, sizeof *o);
@@ -250,6 +261,7 @@ int cmd_flt_error(int argc, char **argv) {
     cli_check(gfi_cuda_flt_error_trials(R, P, pos, nr, rs, a.trials, &o, out, NULL), "error trials (GPU)");
 #endif
   } else {
+    trials_work(pos, a.trials, rs[nr - 1], "--trials, --r or --L");
     trials_check(gfi_flt_error_trials(R, P, pos, nr, rs, a.trials, &o, out), &a, a.trials, rs[nr - 1], L,
                  "--r, --L or --trials");
   }
@@ -356,6 +368,7 @@ int cmd_flt_complexity(int argc, char **argv) {
     snprintf(label, sizeof label, "flt-complexity L=%zu", L);
     gfi_progress_start(&prog, (a.progress || isatty(2)) ? stderr : NULL, label, a.trials);
     o.progress = &prog;
+    trials_work(pos, a.trials, rs[nr - 1], "--trials, --rmax or --L");
     trials_check(gfi_flt_error_trials(R, P, pos, nr, rs, a.trials, &o, out), &a, a.trials, rs[nr - 1], L,
                  "--rmax, --L or --trials");
     gfi_progress_end(&prog);

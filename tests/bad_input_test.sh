@@ -219,9 +219,9 @@ c 2 "--L" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 0 --r 8 --trials 
 c 2 "--trials" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 8 --trials 0
 c 1 "positions: out of memory for 1000000000000 positions" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 \
   --L 1e12 --r 8 --trials 2
-c 1 "error trials: out of memory for 2 trials of up to 1000000000000 features over 4 positions; lower --r" \
+c 2 "8e+12 feature evaluations, above 3e+11 .*; lower --trials, --r or --L" \
   flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 1e12 --trials 2
-c 1 "lower --rmax, --L or --trials" flt-complexity --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --eps 0.5 \
+c 2 "lower --trials, --rmax or --L" flt-complexity --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --eps 0.5 \
   --delta 0.5 --trials 4 --rmax 1e12
 c 2 "--ell" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --ell 9 --L 4 --r 8 --trials 2
 c 2 "--features" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 8 --trials 2 --features odd
@@ -234,6 +234,9 @@ c 1 "importance weight g(xi)/p(xi) overflowed" flt-error --rpe gauss:s=1e-10 --p
   --r 8 --trials 2 --seed 1
 c 1 "points file word.txt:3:1" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --points word.txt --L 3 --r 8 --trials 2
 c 1 "/dev/zero" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --points /dev/zero --L 3 --r 8 --trials 2
+c 2 "1.25e+15 feature evaluations, above 3e+11" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --cloud normal \
+  --L 5000 --r 10000 --trials 10000
+c 2 "1e+12 points to draw and sum, above 1e+11" concentration --n 1e9 --reps 1000
 c 2 "--eps" flt-complexity --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --eps 0 --delta 0.5 --trials 4
 c 2 "--delta" flt-complexity --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --eps 0.5 --delta 1 --trials 4
 c 2 "--rpe" flt-complexity --rpe gauss:s=0 --proposal gauss:tau=1 --L 4 --eps 0.5 --delta 0.5 --trials 4
