@@ -8,7 +8,8 @@ GFI_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GFI_BUILD=${GFI_BUILD:-$GFI_ROOT/build}
 
 # Everything gfi needs to build, test and draw its figures.
-GFI_PACKAGES=(build-essential git meson ninja-build pkg-config libgsl-dev libfftw3-dev gnuplot-nox)
+GFI_PACKAGES=(build-essential git meson ninja-build pkg-config libgsl-dev libfftw3-dev gnuplot-nox
+              openmpi-bin libopenmpi-dev)
 
 gfi_missing_packages() {
   local p
