@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# gfi over MPI ranks (mpirun --oversubscribe -np 1, 2, 3 on one machine):
+# sweep files equal to the serial one after sorting, a killed MPI sweep that
+# resumes serially and under another rank count, the lock against a second
+# sweep, mise --mc equal to the serial result to the bit, and density sums
+# over data slabs equal for every rank count and to the serial slab route.
+# Second argument: mpirun ('' = gfi has no MPI or no mpirun: skipped).
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+MPIRUN=${2:-}
+if [ -z "$MPIRUN" ]; then
+  echo "SKIP: gfi was built without MPI or mpirun is not installed (Debian: openmpi-bin libopenmpi-dev)"
+  exit 77
+fi
+# as root Open MPI wants these; on 2 cores 3 ranks need --oversubscribe; inside
+# containers the shared-memory transport's single-copy mode may be refused
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+mpi() {
+  local p=$1
+  shift
+  "$MPIRUN" --oversubscribe --bind-to none -np "$p" "$@"
+}
+rows() { grep -v '^#' "$1" | sort -n; }
+# mpirun may return before its ranks are gone: wait for FILE's lock to be free
+unlocked() {
+  for _ in $(seq 1 200); do
+    flock -n "$1.lock" true 2>/dev/null && return
+    sleep 0.05
+  done
+}
+
+# --- sweep: -np 1, 2, 3 against the serial file
+SW=(--model normal --model laplace --dims 1 --phis 1,2 --ns 150,300 --Rs 1,2,3 --reps 0,150 --seed 9 --threads 1)
+"$GFI" sweep --out "$T/serial.dat" "${SW[@]}" || bad "serial sweep"
+for p in 1 2 3; do
+  mpi "$p" "$GFI" sweep --out "$T/mpi$p.dat" "${SW[@]}" 2>"$T/err" || bad "mpirun -np $p sweep: $(cat "$T/err")"
+  diff <(rows "$T/serial.dat") <(rows "$T/mpi$p.dat") >/dev/null && ok || bad "mpirun -np $p: rows differ from serial"
+  [ "$(grep -c '^# index' "$T/mpi$p.dat")" -eq 1 ] && ok || bad "mpirun -np $p: header"
+done
+
+# --- kill the MPI job mid-way; resume serially, and under another P
+SLOW=(--model normal --dims 1 --phis 2,4 --ns 10000,20000 --Rs 1,2,3 --reps 0,100 --seed 2 --threads 1)
+"$GFI" sweep --out "$T/slow.dat" "${SLOW[@]}" || bad "serial slow sweep"
+n=$(grep -vc '^#' "$T/slow.dat")
+killed() { # P FILE: start an MPI sweep, kill it after 3 rows
+  mpi "$1" "$GFI" sweep --out "$2" "${SLOW[@]}" >/dev/null 2>&1 &
+  local pid=$!
+  for _ in $(seq 1 600); do
+    [ -f "$2" ] && [ "$(grep -vc '^#' "$2")" -ge 3 ] && break
+    sleep 0.05
+  done
+  kill -TERM "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  unlocked "$2"
+  local got
+  got=$(grep -vc '^#' "$2")
+  [ "$got" -lt "$n" ] || echo "note: the MPI sweep finished before the kill"
+}
+killed 2 "$T/k1.dat"
+printf '3 normal 1 2 20' >>"$T/k1.dat" # and a partial last line
+"$GFI" sweep --out "$T/k1.dat" "${SLOW[@]}" 2>"$T/err" || bad "serial resume of a killed MPI sweep: $(cat "$T/err")"
+diff <(rows "$T/slow.dat") <(rows "$T/k1.dat") >/dev/null && ok || bad "killed -np 2, resumed serially: rows differ"
+killed 3 "$T/k2.dat"
+mpi 2 "$GFI" sweep --out "$T/k2.dat" "${SLOW[@]}" 2>"$T/err" || bad "-np 2 resume of a killed -np 3 sweep: $(cat "$T/err")"
+diff <(rows "$T/slow.dat") <(rows "$T/k2.dat") >/dev/null && ok || bad "killed -np 3, resumed with -np 2: rows differ"
+[ "$(grep -v '^#' "$T/k2.dat" | awk '{print $1}' | sort -n | uniq -d | wc -l)" -eq 0 ] && ok || bad "duplicated points"
+
+# --- the lock: an MPI sweep holds FILE; a serial and an MPI second sweep exit 1
+mpi 2 "$GFI" sweep --out "$T/lock.dat" "${SLOW[@]}" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 400); do [ -s "$T/lock.dat.lock" ] && break; sleep 0.05; done
+expect 1 "lock.dat is being written by another sweep (pid [0-9]* on .*MPI rank 0" -- "$GFI" sweep --out "$T/lock.dat" "${SLOW[@]}"
+mpi 2 "$GFI" sweep --out "$T/lock.dat" "${SLOW[@]}" >/dev/null 2>"$T/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "being written by another sweep" "$T/err" && ok || bad "MPI sweep on a locked file: rc $rc, $(cat "$T/err")"
+kill -TERM "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+
+# --- mise --mc: the serial numbers to the bit
+for args in "--model normal --dim 1 --n 500 --phi pow:4 --R 2 --mc 7 --seed 3" \
+  "--model normal --dim 2 --n 300 --phi pow:2 --R 2 --mc 5 --seed 3 --method direct" \
+  "--model mw:3 --dim 1 --n 3000 --phi pow:4 --R 3 --mc 9 --seed 1 --method fast"; do
+  # shellcheck disable=SC2086
+  "$GFI" mise $args --threads 2 | grep -v '^#' >"$T/a" || bad "serial mise $args"
+  for p in 2 3; do
+    # shellcheck disable=SC2086
+    mpi "$p" "$GFI" mise $args --threads 1 >"$T/b" 2>"$T/err" || bad "mpirun -np $p mise $args: $(cat "$T/err")"
+    cmp -s "$T/a" <(grep -v '^#' "$T/b") && ok || bad "mpirun -np $p mise $args: $(grep -v '^#' "$T/b") vs $(cat "$T/a")"
+    grep -q "^# mpi: $p ranks" "$T/b" && ok || bad "no '# mpi:' line"
+  done
+done
+
+finish "mpi"
