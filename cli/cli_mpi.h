@@ -8,8 +8,8 @@
  * MPI is initialised only when the program was started by an MPI launcher
  * (mpirun, mpiexec, srun with PMI or PMIx): a plain `gfi ...` never touches
  * MPI. Under MPI, every rank runs the same command with the same arguments;
- * commands that know how to split their work (sweep, mise --mc, density,
- * regress) do so, every other command runs on rank 0 alone. */
+ * commands that know how to split their work (sweep, mise --mc, density
+ * --data FILE) do so, every other command runs on rank 0 alone. */
 #ifndef GFI_CLI_MPI_H
 #define GFI_CLI_MPI_H
 
