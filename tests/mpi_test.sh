@@ -78,6 +78,16 @@ rc=$?
 kill -TERM "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 
+# --- a point that fails on some rank: exit 1 naming the point, the rank and why; the file resumes
+FAILS=(--model normal --dims 1 --phis 2 --ns 100 --Rs 1,2,1e300 --reps 0,20 --seed 1 --threads 1)
+mpi 2 "$GFI" sweep --out "$T/f.dat" "${FAILS[@]}" >/dev/null 2>"$T/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "point 5 (normal, D = 1, l = 2, N = 100, R = 1e+300, reps = 20) failed on rank [01]: .*f.dat holds every point finished before it and resumes" "$T/err" && ok ||
+  bad "a failing point under MPI: rc $rc, $(cat "$T/err")"
+unlocked "$T/f.dat"
+expect 1 "point 5 (normal, D = 1, l = 2, N = 100, R = 1e+300, reps = 20)" -- "$GFI" sweep --out "$T/f.dat" "${FAILS[@]}"
+[ "$(grep -v '^#' "$T/f.dat" | awk '{print $1}' | sort -n | uniq -d | wc -l)" -eq 0 ] && ok || bad "duplicated points after a failure"
+
 # --- mise --mc: the serial numbers to the bit
 for args in "--model normal --dim 1 --n 500 --phi pow:4 --R 2 --mc 7 --seed 3" \
   "--model normal --dim 2 --n 300 --phi pow:2 --R 2 --mc 5 --seed 3 --method direct" \
