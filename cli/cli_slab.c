@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,21 @@ enum { TAG_SLAB = 301 };
 int cli_slabs_possible(const char *path) {
   struct stat sb;
   return path && strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* An error every rank finds alike (after a collective): rank 0 says it once,
+ * and all leave together. */
+static _Noreturn void all_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static _Noreturn void all_die(const char *fmt, ...) {
+  if (cli_mpi_rank() == 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "gfi %s: ", cli_cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+  }
+  cli_mpi_exit(EXIT_RUNTIME, 1);
 }
 
 /* floor(b * total / nblk) without overflow (nblk <= MAX_BLOCKS) */
@@ -89,13 +105,13 @@ static void load_npy(FILE *f, const char *path, off_t size, size_t D, cli_slabs 
   gfi_errinfo e;
   gfi_errinfo_clear(&e);
   int st = npy_read_header(f, D, &rows, &cols, &ndims, &e);
-  if (st) cli_die(EXIT_RUNTIME, "data file %s: %s", path, e.msg[0] ? e.msg : gfi_strerror(st));
+  if (st) all_die("data file %s: %s", path, e.msg[0] ? e.msg : gfi_strerror(st));
   off_t off = ftello(f);
   if ((uintmax_t)(size - off) / sizeof(double) / (cols ? cols : 1) != rows || (size - off) % sizeof(double) ||
       (cols && (uintmax_t)(size - off) / sizeof(double) % cols))
-    cli_die(EXIT_RUNTIME, "data file %s: %lld bytes of values where the shape (%zu, %zu) needs %zu x %zu x 8", path,
+    all_die("data file %s: %lld bytes of values where the shape (%zu, %zu) needs %zu x %zu x 8", path,
             (long long)(size - off), rows, cols, rows, cols);
-  if (!rows) cli_die(EXIT_RUNTIME, "data file %s: no data rows", path);
+  if (!rows) all_die("data file %s: no data rows", path);
   s->D = cols;
   s->nblk = (rows + NPY_BLOCK_ROWS - 1) / NPY_BLOCK_ROWS;
   if (s->nblk > MAX_BLOCKS) s->nblk = MAX_BLOCKS;
@@ -133,13 +149,13 @@ void cli_slabs_load(const char *path, size_t D, cli_slabs *s) {
   /* every rank's column count and the number of rows in all */
   double lo = s->D ? (double)s->D : INFINITY, hi = s->D ? (double)s->D : -INFINITY;
   if (cli_mpi_minmax(&lo, &hi, 1)) cli_die(EXIT_RUNTIME, "MPI: cannot combine the column counts");
-  if (!isfinite(lo)) cli_die(EXIT_RUNTIME, "data file %s: no data rows", path);
-  if (lo != hi) cli_die(EXIT_RUNTIME, "data file %s: rows of %.0f and of %.0f columns", path, lo, hi);
+  if (!isfinite(lo)) all_die("data file %s: no data rows (the file is empty or only comments)", path);
+  if (lo != hi) all_die("data file %s: rows of %.0f and of %.0f columns", path, lo, hi);
   s->D = (size_t)lo;
   size_t N = 0;
   for (size_t b = s->b0; b < s->b1; b++) N += s->n[b - s->b0];
   if (cli_mpi_sum_size(&N, 1)) cli_die(EXIT_RUNTIME, "MPI: cannot count the data rows");
-  if (!N) cli_die(EXIT_RUNTIME, "data file %s: no data rows", path);
+  if (!N) all_die("data file %s: no data rows", path);
   s->N = N;
 }
 
