@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "cli_slab.h"
 #include "cli_source.h"
 #include "npy_internal.h"
+#include "regression_internal.h"
 
 #define MAX_BLOCKS 64
 #define TEXT_BLOCK_BYTES ((off_t)1 << 20) /* at least a MiB of text per block */
@@ -161,7 +163,9 @@ void cli_slabs_load(const char *path, size_t D, cli_slabs *s) {
 
 void cli_slabs_free(cli_slabs *s) {
   for (size_t b = s->b0; b < s->b1 && s->x; b++) free(s->x[b - s->b0]);
+  for (size_t b = s->b0; b < s->b1 && s->y; b++) free(s->y[b - s->b0]);
   free(s->x);
+  free(s->y);
   free(s->n);
   memset(s, 0, sizeof *s);
 }
@@ -216,4 +220,73 @@ void cli_slabs_density(const cli_slabs *s, const gfi_kernel *k, const double *R,
       for (size_t q = 0; q < M; q++) p[q] += in[i * M + q];
     free(in);
   }
+}
+
+void cli_slabs_split(cli_slabs *s, size_t D) {
+  const size_t C = s->D;
+  if (!D) D = C > 1 ? C - 1 : 1;
+  if (C <= D)
+    all_die("data file: rows of %zu numbers hold no response after --dim %zu inputs", C, D);
+  const size_t V = C - D, nb = s->b1 - s->b0;
+  s->y = cli_array(nb ? nb : 1, 1, sizeof *s->y);
+  for (size_t i = 0; i < nb; i++) {
+    size_t n = s->n[i];
+    s->y[i] = NULL;
+    if (!n) continue;
+    double *x = cli_array(n, D, sizeof *x), *y = cli_array(n, V, sizeof *y);
+    for (size_t r = 0; r < n; r++) {
+      memcpy(x + r * D, s->x[i] + r * C, D * sizeof *x);
+      memcpy(y + r * V, s->x[i] + r * C + D, V * sizeof *y);
+    }
+    free(s->x[i]);
+    s->x[i] = x;
+    s->y[i] = y;
+  }
+  s->D = D;
+  s->V = V;
+}
+
+size_t cli_slabs_regress(const cli_slabs *s, const gfi_kernel *k, const double *R, const double *H, double denom_tol,
+                         const gfi_opts *o, size_t M, const double *q, double *out, unsigned char *flags) {
+  const int P = cli_mpi_size(), rank = cli_mpi_rank();
+  const size_t W = NW_ACC(s->V), nb = s->b1 - s->b0;
+  if (M > SIZE_MAX / W) cli_die(EXIT_RUNTIME, "%zu query points of %zu sums: too many", M, W);
+  /* rank 0 gathers every block's accumulators (the common scale needs them all) */
+  double *part = cli_array(rank ? (nb ? nb : 1) : s->nblk, M * W, sizeof *part);
+  gfi_opts od = *o;
+  od.method = GFI_METHOD_DIRECT;
+  for (size_t b = s->b0; b < s->b1; b++) {
+    size_t i = b - s->b0;
+    double *pb = part + i * M * W; /* rank 0's blocks come first, b0 = 0 */
+    if (!s->n[i]) {
+      for (size_t r = 0; r < M; r++) {
+        pb[r * W] = -INFINITY; /* nothing yet */
+        for (size_t c = 1; c < W; c++) pb[r * W + c] = 0;
+      }
+      continue;
+    }
+    if (k) cli_check_phase("the data", s->n[i], s->D, s->x[i], R);
+    gfi_nw_plan *plan = NULL;
+    int st = k ? gfi_nw_plan_fourier(&plan, k, s->n[i], s->D, s->V, s->x[i], s->y[i], R, &od)
+               : gfi_nw_plan_gauss(&plan, s->n[i], s->D, s->V, s->x[i], s->y[i], H, &od);
+    cli_check(st, "building the estimator of a data block");
+    cli_check(nw_block_sums(plan, M, q, pb), "evaluating the estimator of a data block");
+    gfi_nw_destroy(plan);
+  }
+  if (rank != 0) {
+    if (nb && cli_mpi_send(0, TAG_SLAB, part, nb * M * W * sizeof *part))
+      cli_die(EXIT_RUNTIME, "MPI: cannot send the block sums to rank 0");
+    free(part);
+    return 0;
+  }
+  for (int r = 1; r < P; r++) {
+    size_t rb0 = cut(s->nblk, (size_t)r, (size_t)P), rb1 = cut(s->nblk, (size_t)r + 1, (size_t)P);
+    if (rb1 > rb0 && cli_mpi_recv(r, TAG_SLAB, part + rb0 * M * W, (rb1 - rb0) * M * W * sizeof *part))
+      cli_die(EXIT_RUNTIME, "MPI: cannot receive the block sums of rank %d", r);
+  }
+  size_t nflag = 0;
+  int st = nw_sums_finish(k != NULL, s->V, denom_tol, s->nblk, M, part, out, &nflag, flags);
+  if (st && st != GFI_EDENOM) cli_check(st, "combining the blocks' sums");
+  free(part);
+  return nflag;
 }

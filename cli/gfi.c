@@ -18,7 +18,7 @@ static const command commands[] = {
   {"sample", cmd_sample, "draw points from a truth model", 0},
   {"pdf", cmd_pdf, "true density of a model at given points", 0},
   {"density", cmd_density, "generalized Fourier (or Gaussian) density estimate at given points", 1},
-  {"regress", cmd_regress, "Nadaraya-Watson regression (Fourier or Gaussian kernel) at given points", 0},
+  {"regress", cmd_regress, "Nadaraya-Watson regression (Fourier or Gaussian kernel) at given points", 1},
   {"regress-sample", cmd_regress_sample, "draw (x, y) pairs: design model, truth function, noise", 0},
   {"regress-mse", cmd_regress_mse, "Monte-Carlo MSE (bias, variance) of a NW estimator at points", 0},
   {"regress-rates", cmd_regress_rates, "Monte-Carlo check of the regression rate theorems (Thm 2, Thm 4)", 0},

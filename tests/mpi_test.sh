@@ -128,6 +128,27 @@ for f in d.txt d.npy; do
     done
   done
 done
+# regression: the numerators and the denominator of every block, added in block order
+"$GFI" regress-sample --model normal --truth poly:1,2,3 --noise gauss:0.5 --dim 1 --n 60000 --seed 3 >"$T/r.txt"
+"$GFI" regress-sample --model normal --truth poly:1,2,3 --noise gauss:0.5 --dim 1 --n 60000 --seed 3 \
+  --out "$T/r.npy" >/dev/null
+for f in r.txt r.npy; do
+  for kern in "--phi pow:4 --R 3" "--phi pow:3 --R 3" "--kernel gauss --bandwidth 0.2"; do
+    # shellcheck disable=SC2086
+    "$GFI" regress --data "$T/$f" $kern --grid -3:3:13 --method direct | grep -v '^#' >"$T/s" || bad "serial regress"
+    for p in 1 2 3; do
+      # shellcheck disable=SC2086
+      mpi "$p" "$GFI" regress --data "$T/$f" $kern --grid -3:3:13 --threads 1 >"$T/m$p" 2>"$T/err" ||
+        bad "mpirun -np $p regress $f $kern: $(cat "$T/err")"
+      grep -q "^# mpi: $p ranks; the data in [0-9]* blocks" "$T/m$p" && ok || bad "regress $f: no '# mpi:' line"
+      grep -v '^#' "$T/m$p" | awk '{print $1, 0, $2}' >"$T/mp"
+      [ "$p" -eq 1 ] && cp "$T/mp" "$T/m1rows"
+      cmp -s "$T/m1rows" "$T/mp" && ok || bad "regress $f $kern: -np $p differs from -np 1"
+      close <(awk '{print $1, 0, $2}' "$T/s") "$T/mp" && ok || bad "regress $f $kern -np $p: not the serial NW within 1e-12"
+    done
+  done
+done
+
 # what needs all the data (weights) runs on rank 0 alone: one output
 awk '!/^#/ {print 1}' "$T/d.txt" >"$T/w.txt"
 mpi 2 "$GFI" density --data "$T/d.txt" --weights "$T/w.txt" --phi pow:4 --R 2 --at "$T/q.txt" >"$T/m" 2>"$T/err" ||
