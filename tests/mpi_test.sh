@@ -15,6 +15,11 @@ fi
 # containers the shared-memory transport's single-copy mode may be refused
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# in a sanitized build: Open MPI's run-time never frees some of its memory;
+# LeakSanitizer is told to ignore stacks through Open MPI (full stacks needed
+# to see them: its components are dlopen'ed), gfi's own leaks still count
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lsan_mpi.supp"
 mpi() {
   local p=$1
   shift
