@@ -11,6 +11,7 @@
 #include "gfi/rpe.h"
 #include "gfi/validate.h"
 #include "rpe_internal.h"
+#include "alloc.h"
 
 /* ------------------------------------------------------------------ */
 /* construction                                                         */
@@ -43,9 +44,9 @@ static int mixture_common(gfi_rpe **out, gfi_rpe_kind kind, size_t ell, size_t T
   gfi_rpe *r = rpe_new(kind, ell);
   if (!r) return GFI_ENOMEM;
   r->T = T;
-  r->w = malloc(T * sizeof *r->w);
-  r->mu = calloc(T * ell, sizeof *r->mu);
-  r->sig = malloc(T * sizeof *r->sig);
+  r->w = gfi_malloc2(T, sizeof *r->w);
+  r->mu = gfi_calloc4(T, ell, 1, sizeof *r->mu);
+  r->sig = gfi_malloc2(T, sizeof *r->sig);
   if (!r->w || !r->mu || !r->sig) {
     gfi_rpe_free(r);
     return GFI_ENOMEM;
@@ -98,7 +99,7 @@ int gfi_rpe_gauss(gfi_rpe **out, size_t ell, double s) {
 int gfi_rpe_gbf(gfi_rpe **out, size_t ell, size_t T, const double *w, const double *s) {
   int st = check_mixture_args(out, ell, T, w, s);
   if (st) return st;
-  double *sig = malloc(T * sizeof *sig);
+  double *sig = gfi_malloc2(T, sizeof *sig);
   if (!sig) return GFI_ENOMEM;
   for (size_t t = 0; t < T; t++) sig[t] = 1 / (2 * M_PI * s[t]);
   st = mixture_common(out, GFI_RPE_GBF, ell, T, w, NULL, sig);
@@ -191,9 +192,9 @@ gfi_rpe *gfi_rpe_clone_(const gfi_rpe *src) {
   *r = *src;
   r->w = r->mu = r->sig = NULL;
   if (src->T) {
-    r->w = malloc(src->T * sizeof *r->w);
-    r->mu = malloc(src->T * src->ell * sizeof *r->mu);
-    r->sig = malloc(src->T * sizeof *r->sig);
+    r->w = gfi_malloc2(src->T, sizeof *r->w);
+    r->mu = gfi_malloc3(src->T, src->ell, sizeof *r->mu);
+    r->sig = gfi_malloc2(src->T, sizeof *r->sig);
     if (!r->w || !r->mu || !r->sig) {
       gfi_rpe_free(r);
       return NULL;

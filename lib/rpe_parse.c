@@ -7,6 +7,7 @@
 #include "gfi/rpe.h"
 #include "gfi/table.h"
 #include "rpe_internal.h"
+#include "alloc.h"
 
 #define MAXKEYS 8
 #define MAXVALS 64
@@ -121,7 +122,7 @@ static int mixture_file(gfi_rpe **out, const char *path, size_t ell, gfi_errinfo
     }
     return st;
   }
-  double *w = malloc(rows * sizeof *w), *mu = malloc(rows * ell * sizeof *mu), *s = malloc(rows * sizeof *s);
+  double *w = gfi_malloc2(rows, sizeof *w), *mu = gfi_malloc3(rows, ell, sizeof *mu), *s = gfi_malloc2(rows, sizeof *s);
   if (!w || !mu || !s) {
     free(d); free(w); free(mu); free(s);
     return GFI_ENOMEM;

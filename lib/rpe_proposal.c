@@ -8,6 +8,7 @@
 #include "gfi/rng.h"
 #include "gfi/rpe.h"
 #include "rpe_internal.h"
+#include "alloc.h"
 
 static int check_ell(size_t ell) { return (ell >= 1 && ell <= GFI_RPE_MAX_ELL) ? GFI_OK : GFI_EDIM; }
 
@@ -66,7 +67,7 @@ int gfi_proposal_optimal(gfi_proposal **out, const gfi_rpe *rpe) {
   double f0 = gfi_rpe_f0_(rpe);
   p->logf0 = log(f0);
   if (rpe->T) {
-    p->cum = malloc(rpe->T * sizeof *p->cum);
+    p->cum = gfi_malloc2(rpe->T, sizeof *p->cum);
     if (!p->cum) {
       gfi_proposal_free(p);
       return GFI_ENOMEM;
@@ -303,7 +304,7 @@ int gfi_rpe_c(const gfi_rpe *rpe, const gfi_proposal *p, double *c) {
   /* Finite: radial scans over many directions, then local refinement. */
   ratio_ctx ctx = {rpe, p};
   size_t ndir = 0, maxdir = 2 * ell + 8 + 64 + 2 * (rpe->T ? rpe->T : 0);
-  double *dirs = malloc(maxdir * ell * sizeof *dirs);
+  double *dirs = gfi_malloc3(maxdir, ell, sizeof *dirs);
   if (!dirs) return GFI_ENOMEM;
   for (size_t j = 0; j < ell; j++)
     for (int sgn = -1; sgn <= 1; sgn += 2) {

@@ -134,6 +134,51 @@ static int same_rows(const gfi_exp_rate_row *a, const gfi_exp_rate_row *b, size_
   return 1;
 }
 
+/* Every theorem's hypotheses, one by one: the condition names what fails. */
+static void test_hypotheses(void) {
+  for (int i = 0; i < GFI_EXP_NTHEOREMS; i++) {
+    const gfi_exp_theorem *T = gfi_exp_theorem_get((gfi_exp_theorem_id)i);
+    CHECK(T->nhyp >= 2 && T->nhyp <= GFI_EXP_MAXHYP, "theorem %s: %zu hypotheses", T->name, T->nhyp);
+    for (size_t h = 0; h < T->nhyp; h++)
+      CHECK(T->hyp[h].on && T->hyp[h].text && T->hyp[h].fails && strcmp(T->hyp[h].fails, "met") != 0,
+            "theorem %s hypothesis %zu", T->name, h);
+  }
+  /* sinc^l: one vanishing moment from l = 3 on, |z|^k integrable for k <= l - 2 */
+  CHECK(gfi_exp_kernel_vanishing_moments(2) == 0 && gfi_exp_kernel_vanishing_moments(3) == 1 &&
+            gfi_exp_kernel_vanishing_moments(8) == 1,
+        "vanishing moments");
+  CHECK(gfi_exp_kernel_finite_moment(1) == -1 && gfi_exp_kernel_finite_moment(4) == 2, "finite moments");
+  struct {
+    gfi_exp_theorem_id th;
+    const char *spec;
+    size_t D;
+    int l;
+    const char *want;
+  } cases[] = {
+    {GFI_EXP_THM_1, "normal", 1, 4, "met"},        {GFI_EXP_THM_1, "normal", 2, 8, "met"},
+    {GFI_EXP_THM_1, "normal", 1, 3, "l<4"},        {GFI_EXP_THM_1, "laplace", 1, 4, "not-C2"},
+    {GFI_EXP_THM_1, "laplace", 2, 3, "l<4,not-C2"}, {GFI_EXP_THM_1, "cauchy", 1, 6, "met"},
+    {GFI_EXP_THM_3A, "laplace", 1, 1, "met"},      {GFI_EXP_THM_3A, "cauchy", 2, 1, "met"},
+    {GFI_EXP_THM_3A, "normal", 1, 2, "l!=1"},      {GFI_EXP_THM_3B, "laplace", 1, 2, "beta<=3"},
+    {GFI_EXP_THM_3B, "laplace", 3, 2, "beta<=3"},  {GFI_EXP_THM_3B, "normal", 2, 2, "met"},
+    {GFI_EXP_THM_3B, "uniform", 1, 2, "not-smooth-class"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    gfi_model *m = model(cases[i].spec, cases[i].D);
+    char buf[48];
+    int met = -1;
+    CHECK_STATUS(gfi_exp_density_condition(cases[i].th, m, cases[i].l, buf, sizeof buf, &met), GFI_OK);
+    CHECK(strcmp(buf, cases[i].want) == 0 && met == (strcmp(cases[i].want, "met") == 0),
+          "theorem %s, %s D=%zu l=%d: %s (want %s)", gfi_exp_theorem_get(cases[i].th)->name, cases[i].spec,
+          cases[i].D, cases[i].l, buf, cases[i].want);
+    gfi_model_free(m);
+  }
+  gfi_model *m = model("normal", 1);
+  char buf[48];
+  CHECK_STATUS(gfi_exp_density_condition(GFI_EXP_THM_2, m, 6, buf, sizeof buf, NULL), GFI_EINVAL);
+  gfi_model_free(m);
+}
+
 /* Lemma 1: the quadrature mean agrees with the Monte-Carlo mean, the
  * empirical tail never exceeds Bernstein's bound (beyond 3 s.e.), the
  * frequency at t(delta) is at most delta, the same for any thread count */
@@ -320,6 +365,7 @@ int main(void) {
   test_claims();
   test_verdicts();
   test_density_fit();
+  test_hypotheses();
   test_regress_study();
   test_lemma1();
   test_density_study();

@@ -54,6 +54,7 @@ typedef struct gfi_exp_rate_row {
 /* ---- density (Theorems 1, 3a, 3b) ---- */
 
 #define GFI_EXP_DRATES_MAXMODELS 16
+#define GFI_EXP_DRATES_MAXL 8
 
 typedef struct gfi_exp_drates_params {
   int full;                   /* sizes: 0 quick (N = 1e2..1e6, 1 per decade, fit on 3 decades,
@@ -61,6 +62,8 @@ typedef struct gfi_exp_drates_params {
                                  fit on 4 decades, MC 100 reps at N <= 316) */
   gfi_exp_theorem_id theorems[3];
   size_t ntheorems;           /* 0: 1, 3a, 3b */
+  int l1[GFI_EXP_DRATES_MAXL]; /* kernel powers Theorem 1 is checked with, one row each (--l1) */
+  size_t nl1;                 /* 0: the theorem's l = 4 */
   const char *models[GFI_EXP_DRATES_MAXMODELS]; /* truth specs (--model) */
   size_t nmodels;             /* 0: normal, cauchy, laplace and, in 1-D, mw:6 */
   size_t D;                   /* --dim, 1..3 */
