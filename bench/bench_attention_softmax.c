@@ -63,17 +63,30 @@ static int backward(job *j, int which) {
                                    j->dQ, j->dK, j->dV);
 }
 
+/* this process's peak resident size (VmHWM, KiB); NAN when unreadable */
+static double own_hwm_kib(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  double v = NAN;
+  while (f && fgets(line, sizeof line, f))
+    if (strncmp(line, "VmHWM:", 6) == 0) v = strtod(line + 6, NULL);
+  if (f) fclose(f);
+  return v;
+}
+
 /* peak RSS (MiB) of a child process (this program with --child) running
  * `which` once at length L (forward, or forward + backward); a fresh process
- * because the OpenMP runtime does not survive a bare fork */
+ * because the OpenMP runtime does not survive a bare fork. The child reports
+ * its own VmHWM: the ru_maxrss of wait4 would also carry the parent's peak,
+ * which Linux folds into the child's at exec. */
 static double child_peak(size_t L, int which, int with_back) {
-  char w[16], l[32], b[16];
+  char w[16], l[32], b[16], out[256];
   snprintf(w, sizeof w, "%d", which);
   snprintf(l, sizeof l, "%zu", L);
   snprintf(b, sizeof b, "%d", with_back);
   char *av[] = {"/proc/self/exe", "--child", w, l, b, NULL};
-  bu_proc r = bu_run(av, NULL, 0, 0);
-  return r.rc == 0 ? r.rss_mib : NAN;
+  bu_proc r = bu_run(av, out, sizeof out, 0);
+  return r.rc == 0 ? bu_kv(out, "hwm_kib") / 1024.0 : NAN;
 }
 
 /* the inputs at length L: FourierFormer-like, keys near the queries */
@@ -133,6 +146,7 @@ int main(int argc, char **argv) {
     if (!st) st = forward(&j, which);
     if (!st && back) st = backward(&j, which);
     teardown(&j);
+    printf("hwm_kib %.0f\n", own_hwm_kib());
     return st ? 1 : 0;
   }
   for (int i = 1; i < argc; i++) {
