@@ -25,6 +25,7 @@ static const command commands[] = {
   {"mise", cmd_mise, "exact or Monte-Carlo MISE of the density estimator"},
   {"ropt", cmd_ropt, "MISE-optimal radius R* (and the Gaussian-KDE baseline)"},
   {"rates", cmd_rates, "check the rate theorems (1, 3a, 3b) on the exact MISE"},
+  {"correlation", cmd_correlation, "isotropic Fourier against isotropic and full-H Gaussian KDEs, correlated normal"},
   {"sweep", cmd_sweep, "resumable MISE sweep over a grid of points"},
   {"reproduce", cmd_reproduce, "FourierFormer's Figures 1-2, rate checks and FLT study, with figures and summary"},
 };
