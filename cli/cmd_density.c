@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "cli_backend.h"
 #include "cli_source.h"
+#include "cli_select.h"
 #ifdef GFI_HAVE_CUDA
 #include "gfi_cuda.h"
 #endif
@@ -29,7 +30,9 @@ int cmd_density(int argc, char **argv) {
     {"kernel", CLI_STR, &kname, .def = "fourier", .arg = "K", .help = "fourier or gauss (Gaussian KDE baseline)"},
     {"phi", CLI_STR, &phi, .def = "pow:4", .arg = "pow:L",
      .help = "phi(z) = z^L, L = 1..8 (4 = Jackson, 2 = Fejer, 1 = Dirichlet)"},
-    {"R", CLI_STR, &Rs, .arg = "R1[,..,RD]", .help = "radius, one value for every axis or one per axis (> 0)"},
+    {"R", CLI_STR, &Rs, .arg = "R1[,..,RD]",
+     .help = "radius, one value for every axis or one per axis (> 0), or lscv (the\n"
+             "radius minimising least-squares cross-validation; recorded in '# R-select:')"},
     {"bandwidth", CLI_STR, &bw, .arg = "H",
      .help = "Gaussian bandwidth: scott | silverman (rule times the data covariance,\n"
              "as scipy's gaussian_kde) | h (H = h^2 I) | h1,..,hD (H = diag h_j^2)\n"
@@ -62,7 +65,6 @@ int cmd_density(int argc, char **argv) {
   o.nthreads = nthreads;
   o.tol = tol;
   cli_method(method, &o);
-  if (o.method == GFI_METHOD_FAST && gauss) cli_usage("--method", "fast needs --kernel fourier");
 
   double *data;
   size_t D, N, V;
@@ -79,7 +81,11 @@ int cmd_density(int argc, char **argv) {
 
   /* radii or bandwidth (need D) */
   double *R = NULL, *H = NULL;
-  if (!gauss)
+  gfi_select_result sel;
+  int selR = !gauss && cli_R_is_select(Rs);
+  if (selR)
+    R = cli_select_radii(Rs, "lscv", &k, N, D, 0, data, NULL, &o, &sel);
+  else if (!gauss)
     R = cli_radii("--R", Rs, D);
   else
     H = cli_bandwidth("--bandwidth", bw, D, N, data, w);
@@ -128,6 +134,7 @@ int cmd_density(int argc, char **argv) {
   if (!gauss) {
     cli_meta(f, "kernel", "fourier, phi %s, A = %.17g", phi, k.A);
     cli_meta_values(f, "R", "", D, R);
+    if (selR) cli_select_meta(f, "lscv", &sel, D);
   } else {
     char key[96];
     snprintf(key, sizeof key, "gauss, bandwidth %s, H =", bw);

@@ -8,7 +8,11 @@
  *
  *   s_col(y) = sum_i c_col,i prod_j (R_j / A_l) sinc(R_j (y_j - x_ij))^l
  *
- * at scattered points or on a tensor grid. The plan may precompute F(w) at
+ * at scattered points or on a tensor grid; with l = BL_GAUSS the kernel is
+ * the Gaussian prod_j (R_j / sqrt(2 pi)) exp(-R_j^2 (y_j - x_ij)^2 / 2)
+ * (R_j = 1 / h_j), whose transform exp(-w^2 / (2 R^2)) is integrated by the
+ * trapezoid rule, truncated where its tail is below the target (see
+ * bandlimited.c). The plan may precompute F(w) at
  * the nodes of a design span (the data box widened by a margin); queries
  * inside it reuse F, queries outside get a wider rule and their own F in
  * call-local memory, so evaluation on a const bl_sum is thread-safe. */
@@ -65,6 +69,9 @@ typedef struct bl_choice {
   size_t gf[3], gb[3];
 } bl_choice;
 
+/* l of the Gaussian kernel (sinc^l kernels have l = 1..8). */
+#define BL_GAUSS 0
+
 /* Largest D with a fast route (the NUFFTs are D <= 3). */
 #define BL_MAX_DIM 3
 
@@ -110,6 +117,15 @@ int bl_grid_check(size_t D, const double *R, const double *lo, const double *hi,
                   size_t *total);
 /* The grid's G points (G x D, last axis fastest), or NULL (no memory). */
 double *bl_grid_points(size_t D, const double *lo, const double *hi, const size_t *n, size_t G);
+
+/* The Gauss-Legendre helpers of the rule, for other integrals in frequency
+ * (estimators/select.c): log of the n-point error bound for
+ * int_{-1}^{1} p(t) e^{i a t} dt with deg p = deg and |p| <= 1; the smallest
+ * n >= nmin meeting exp(logt) (0: none up to 2048); the n nodes (increasing)
+ * and weights on [-1, 1]. */
+double bl_gl_log_bound(size_t n, double a, int deg);
+size_t bl_gl_count(double a, int deg, double logt, size_t nmin);
+void bl_gauss_legendre(size_t n, double *x, double *w);
 
 /* Cost-model helpers shared with the ecf. */
 double bl_nufft_cost(int D, size_t nsrc, size_t ntgt, const size_t *grid, double ntol);

@@ -111,6 +111,19 @@ void engine_whitened_table(const engine_layout *L, size_t D, const double *Linv,
   }
 }
 
+double *engine_whiten_rows(size_t D, const double *Linv, size_t M, const double *x) {
+  if (M > SIZE_MAX / D / sizeof(double)) return NULL;
+  double *z = malloc((M ? M : 1) * D * sizeof *z);
+  if (!z) return NULL;
+  for (size_t m = 0; m < M; m++)
+    for (size_t a = 0; a < D; a++) {
+      double s = 0;
+      for (size_t b = 0; b <= a; b++) s += Linv[a * D + b] * x[m * D + b];
+      z[m * D + a] = s;
+    }
+  return z;
+}
+
 typedef struct {
   const engine_layout *L;
   size_t M, W, ns, bps, nblocks;

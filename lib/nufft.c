@@ -380,6 +380,40 @@ void nufft3_destroy(nufft3_plan *p) {
   free(p);
 }
 
+/* Type-3 targets k of one block: grid coordinates t2 and the factor
+ * e^{i sign u.C} / prod_d phihat(up_d). */
+typedef struct {
+  nufft3_plan *p;
+  const nufft_kernel *kp;
+  const nufft_phihat_tab *tab;
+  const double *s;
+} t3tgt_ctx;
+
+static int t3tgt_task(void *vc, size_t blk, void *ws) {
+  (void)ws;
+  const t3tgt_ctx *c = vc;
+  nufft3_plan *p = c->p;
+  const int D = p->D;
+  const size_t k0 = blk * FOLD_BLOCK, k1 = p->K - k0 < FOLD_BLOCK ? p->K : k0 + FOLD_BLOCK;
+  for (size_t k = k0; k < k1; k++) {
+    double ph = 0, den = 1;
+    for (int d = 0; d < D; d++) {
+      double u = c->s[k * D + d] - p->Dc[d];
+      ph += u * p->C[d];
+      double up = p->gam[d] * u * p->h[d]; /* inner type-2 point, |up| <= pi / sigma */
+      den *= nufft_phihat_tab_eval(c->tab, c->kp, up);
+      double N2 = (double)p->nf2[d];
+      double t = up * (N2 / (2 * M_PI));
+      t -= N2 * floor(t / N2);
+      if (!(t < N2) || t < 0) t = 0;
+      p->t2[k * D + d] = t;
+    }
+    p->corr[2 * k] = cos(ph) / den;
+    p->corr[2 * k + 1] = p->sign * sin(ph) / den;
+  }
+  return GFI_OK;
+}
+
 int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *xhi, int sign,
                      size_t K, const double *s, const nufft_opts *o) {
   if (!pp) return GFI_EINVAL;
@@ -449,22 +483,18 @@ int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *x
     }
     w += p->nf[d];
   }
-  for (size_t k = 0; k < K; k++) {
-    double ph = 0, den = 1;
-    for (int d = 0; d < D; d++) {
-      double u = s[k * D + d] - p->Dc[d];
-      ph += u * p->C[d];
-      double up = p->gam[d] * u * p->h[d]; /* inner type-2 point, |up| <= pi / sigma */
-      den *= nufft_phihat(&kp, up);
-      double N2 = (double)p->nf2[d];
-      double t = up * (N2 / (2 * M_PI));
-      t -= N2 * floor(t / N2);
-      if (!(t < N2) || t < 0) t = 0;
-      p->t2[k * D + d] = t;
-    }
-    p->corr[2 * k] = cos(ph) / den;
-    p->corr[2 * k + 1] = sign * sin(ph) / den;
+  /* the targets' grid coordinates and correction factors, FOLD_BLOCK
+   * targets per task (each on its own: the same bits for any thread count) */
+  nufft_phihat_tab *tab = malloc(sizeof *tab);
+  if (!tab) {
+    nufft3_destroy(p);
+    return GFI_ENOMEM;
   }
+  nufft_phihat_tab_make(&kp, tab);
+  t3tgt_ctx tc = {p, &kp, tab, s};
+  (void)par_for((K + FOLD_BLOCK - 1) / FOLD_BLOCK, K < 4096 ? 1 : nufft_threads(p->nthreads), 0,
+                t3tgt_task, &tc); /* cannot fail */
+  free(tab);
   *pp = p;
   return GFI_OK;
 }

@@ -17,7 +17,7 @@ do for [fmt in "png pdf"] {
   if (fmt eq "png") { set terminal pngcairo size 560*cols,470*rows enhanced font "Sans,10" } \
   else { set terminal pdfcairo size (5.6*cols),(4.7*rows) enhanced font "Sans,9" }
   set output dir."/regress_rates.".fmt
-  set multiplot layout rows,cols title "Nadaraya-Watson rate checks: integrated MSE vs N (".size.")" font ",12"
+  set multiplot layout rows,cols title "Nadaraya-Watson rate checks: MSE vs N, integrated (rows NAME@x: at the point x) (".size.")" font ",12"
   set logscale xy
   set format y "10^{%L}"
   set xlabel "N"
