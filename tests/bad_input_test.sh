@@ -39,7 +39,8 @@ mkdir dir
 # ---- every command: unknown, repeated and valueless options ----------------
 for co in sample:n pdf:dim density:threads regress:threads regress-sample:n regress-mse:threads \
           regress-rates:threads flt-error:threads flt-complexity:threads mise:threads ropt:threads \
-          rates:threads sweep:threads reproduce:threads attention:threads concentration:threads; do
+          rates:threads sweep:threads reproduce:threads attention:threads concentration:threads \
+          correlation:threads; do
   cmd=${co%%:*} o=--${co#*:}
   c 2 "unknown option" "$cmd" --no-such-option 1
   c 2 "unexpected argument" "$cmd" stray
@@ -265,6 +266,10 @@ c 1 "\-\-grad: cannot write dir/no/x.dQ" attention --q Q.txt --k Q.txt --v Q.txt
 c 2 "\-\-model" concentration --model t:1e-300 --reps 100
 c 2 "\-\-at" concentration --at 1,2,3,4,5,6,7,8,9 --reps 100
 c 2 "\-\-l" concentration --l 9 --reps 100
+c 2 "\-\-rho: a correlation must lie in (-1, 1), got 1" correlation --rho 1
+c 2 "\-\-rho: entry 1 must be finite" correlation --rho nan
+c 2 "\-\-n: a sample size must lie in 2..1e15" correlation --n 1e300
+c 2 "\-\-l: kernel power 9" correlation --l 9
 
 # ---- every command: a full standard output is an error naming it ----------------------
 c 1 "writing /dev/full" sample --model normal --n 10 --seed 1 --out /dev/full
@@ -276,7 +281,8 @@ for args in "sample --model normal --n 10 --seed 1" "pdf --model normal --at q.t
             "flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 8 --trials 2" \
             "flt-complexity --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --eps 0.5 --delta 0.5 --trials 4 --rmax 64" \
             "regress-rates --reps 3 --points 3 --rows thm2-1d" "sample --help" "density --help" \
-            "attention --q Q.txt --k Q.txt --v Q.txt --R 2" "concentration --n 50 --reps 100"; do
+            "attention --q Q.txt --k Q.txt --v Q.txt --R 2" "concentration --n 50 --reps 100" \
+            "correlation --rho 0.5 --n 100"; do
   # shellcheck disable=SC2086
   expect 1 "writing" -- sh -c "\"\$0\" $args >/dev/full" "$GFI"
 done
