@@ -26,6 +26,8 @@ fi
 ninja -C "$B" >&2
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+# libomp's own thread-team memory is not gfi's leak (tools/lsan_openmp.supp)
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$GFI_ROOT/tools/lsan_openmp.supp:print_suppressions=0"
 if [ $# -gt 0 ]; then
   exec meson test -C "$B" --print-errorlogs --timeout-multiplier 4 "$@"
 fi
