@@ -133,6 +133,7 @@ static gfi_flt_positions *get_positions(const flt_args *a, size_t L, char *desc,
       if (n1 * n1 != L) cli_usage("--L", "with --ell 2 and no --grid, L must be a square, got %zu", L);
       n2 = n1;
     }
+    L = n1 <= SIZE_MAX / n2 ? n1 * n2 : SIZE_MAX; /* for the message */
     st = gfi_flt_positions_grid(&P, n1, n2);
     snprintf(desc, n, "%zu x %zu integer grid", n1, n2);
   } else {
