@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "cli_backend.h"
 #include "cli_source.h"
+#include "cli_select.h"
 #ifdef GFI_HAVE_CUDA
 #include "gfi_cuda.h"
 #endif
@@ -29,7 +30,9 @@ int cmd_density(int argc, char **argv) {
     {"kernel", CLI_STR, &kname, .def = "fourier", .arg = "K", .help = "fourier or gauss (Gaussian KDE baseline)"},
     {"phi", CLI_STR, &phi, .def = "pow:4", .arg = "pow:L",
      .help = "phi(z) = z^L, L = 1..8 (4 = Jackson, 2 = Fejer, 1 = Dirichlet)"},
-    {"R", CLI_STR, &Rs, .arg = "R1[,..,RD]", .help = "radius, one value for every axis or one per axis (> 0)"},
+    {"R", CLI_STR, &Rs, .arg = "R1[,..,RD]",
+     .help = "radius, one value for every axis or one per axis (> 0), or lscv (the\n"
+             "radius minimising least-squares cross-validation; recorded in '# R-select:')"},
     {"bandwidth", CLI_STR, &bw, .arg = "H",
      .help = "Gaussian bandwidth: scott | silverman (rule times the data covariance,\n"
              "as scipy's gaussian_kde) | h (H = h^2 I) | h1,..,hD (H = diag h_j^2)\n"
@@ -78,7 +81,11 @@ int cmd_density(int argc, char **argv) {
 
   /* radii or bandwidth (need D) */
   double *R = NULL, *H = NULL;
-  if (!gauss)
+  gfi_select_result sel;
+  int selR = !gauss && cli_R_is_select(Rs);
+  if (selR)
+    R = cli_select_radii(Rs, "lscv", &k, N, D, 0, data, NULL, &o, &sel);
+  else if (!gauss)
     R = cli_radii("--R", Rs, D);
   else
     H = cli_bandwidth("--bandwidth", bw, D, N, data, w);
@@ -86,6 +93,10 @@ int cmd_density(int argc, char **argv) {
   size_t M;
   char atdesc[512];
   double *x = cli_source_queries(&src, D, &M, atdesc, sizeof atdesc);
+  if (!gauss) {
+    cli_check_phase("the data", N, D, data, R);
+    cli_check_phase("the query points", M, D, x, R);
+  }
   cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST,
                                        gauss ? "--kernel gauss" : "--method fast (a CPU route)");
   gfi_density_plan *plan = NULL;
@@ -110,6 +121,7 @@ int cmd_density(int argc, char **argv) {
   }
 
   cli_output out_;
+  cli_require_finite("density values", M, 1, p);
   cli_output_open(&out_, out);
   FILE *f = out_.f;
   cli_header(f);
@@ -122,6 +134,7 @@ int cmd_density(int argc, char **argv) {
   if (!gauss) {
     cli_meta(f, "kernel", "fourier, phi %s, A = %.17g", phi, k.A);
     cli_meta_values(f, "R", "", D, R);
+    if (selR) cli_select_meta(f, "lscv", &sel, D);
   } else {
     char key[96];
     snprintf(key, sizeof key, "gauss, bandwidth %s, H =", bw);

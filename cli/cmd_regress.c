@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "cli_backend.h"
 #include "cli_source.h"
+#include "cli_select.h"
 #ifdef GFI_HAVE_CUDA
 #include "gfi_cuda.h"
 #endif
@@ -62,7 +63,9 @@ int cmd_regress(int argc, char **argv) {
     {"phi", CLI_STR, &phi, .def = "pow:4", .arg = "PHI",
      .help = "pow:L (phi(z) = z^L, L = 1..8), abs (|z|) or relu\n"
              "(max(z, 0)); A cancels in the ratio, so these need no finite A"},
-    {"R", CLI_STR, &Rs, .arg = "R1[,..,RD]", .help = "radius, one for every axis or one per axis (> 0)"},
+    {"R", CLI_STR, &Rs, .arg = "R1[,..,RD]",
+     .help = "radius, one for every axis or one per axis (> 0), or loocv (the radius\n"
+             "minimising leave-one-out CV; recorded in '# R-select:')"},
     {"bandwidth", CLI_STR, &bw, .arg = "H",
      .help = "Gaussian: h (H = h^2 I) | h1,..,hD (H = diag h_j^2) | D*D numbers\n"
              "(the full matrix H, row-major) | scott | silverman (rules on the inputs)"},
@@ -109,7 +112,11 @@ int cmd_regress(int argc, char **argv) {
   cli_source_load(&src, &D, &N, &x, &V, &y);
 
   double *R = NULL, *H = NULL;
-  if (!gauss)
+  gfi_select_result sel;
+  int selR = !gauss && cli_R_is_select(Rs);
+  if (selR)
+    R = cli_select_radii(Rs, "loocv", &k, N, D, V, x, y, &o, &sel);
+  else if (!gauss)
     R = cli_radii("--R", Rs, D);
   else
     H = cli_bandwidth("--bandwidth", bw, D, N, x, NULL);
@@ -117,6 +124,10 @@ int cmd_regress(int argc, char **argv) {
   size_t M;
   char atdesc[512];
   double *q = cli_source_queries(&src, D, &M, atdesc, sizeof atdesc);
+  if (!gauss) {
+    cli_check_phase("the data", N, D, x, R);
+    cli_check_phase("the query points", M, D, q, R);
+  }
   const char *why = gauss ? "--kernel gauss" : k.kind != GFI_PHI_POW ? "a custom phi" : "--method fast (a CPU route)";
   cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST, why);
   gfi_nw_plan *plan = NULL;
@@ -159,6 +170,7 @@ int cmd_regress(int argc, char **argv) {
   if (!gauss) {
     cli_meta(f, "kernel", "fourier nadaraya-watson, phi %s", phi);
     cli_meta_values(f, "R", "", D, R);
+    if (selR) cli_select_meta(f, "loocv", &sel, D);
   } else {
     char key[96];
     snprintf(key, sizeof key, "gauss nadaraya-watson, bandwidth %s, H =", bw);

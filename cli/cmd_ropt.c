@@ -1,17 +1,25 @@
-/* gfi ropt: the MISE-optimal radius R* (Brent on log R over the exact MISE). */
+/* gfi ropt: the MISE-optimal radius R* (Brent on log R over the exact MISE)
+ * of a truth model, or (--data, --select) the radius a data-driven criterion
+ * chooses for a sample: LSCV for the density, leave-one-out CV for NW. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "commands.h"
+#include "cli_source.h"
 
 void mise_cli_check_model(const gfi_model *m, const char *spec);
+int ropt_select(const char *data, const char *select, const char *range, int per_axis, int curve,
+                int regress, size_t D, int dim_given, const char *phi, const gfi_opts *o, size_t nscan);
 
 int cmd_ropt(int argc, char **argv) {
   const char *spec = NULL, *phi = NULL, *Ns = NULL, *dir = NULL;
   size_t D = 1;
   int nthreads = 0;
-  double res = 1;
+  double res = 1, tol = 0;
+  const char *data = NULL, *select = NULL, *range = NULL, *method = NULL;
+  int per_axis = 0, curve = 0, regress = 0;
+  size_t nscan = 100;
   const cli_opt opts[] = {
     {"model", CLI_STR, &spec, .arg = "SPEC", .help = "truth model (see 'gfi sample --help')"},
     CLI_OPT_DIM(D),
@@ -20,6 +28,19 @@ int cmd_ropt(int argc, char **argv) {
     {"dir", CLI_STR, &dir, .arg = "r1,..,rD", .help = "optimise along R = r * (r1,..,rD) (default: equal radii)"},
     {"resolution", CLI_POSITIVE, &res, .def = "1", .arg = "X", .help = "quadrature refinement factor"},
     CLI_OPT_THREADS(nthreads),
+    {"data", CLI_STR, &data, .arg = "FILE", .section = "data-driven radius (instead of --model)",
+     .help = "a sample: D numbers per line (with --regress: x_1..x_D then the responses),\n"
+             "or a .npy array"},
+    {"select", CLI_STR, &select, .arg = "C", .help = "lscv (density) or loocv (with --regress)"},
+    {"regress", CLI_FLAG, &regress, .help = "Nadaraya-Watson: FILE holds inputs and responses"},
+    {"R-range", CLI_STR, &range, .arg = "LO,HI",
+     .help = "scan range of R (default: [0.05, 10 max(5, N^(1/5))] / s, s the smallest\n"
+             "robust scale min(sd, IQR/1.349) of an axis)"},
+    {"nscan", CLI_SIZE, &nscan, .def = "100", .arg = "K", .min = 3, .help = "radii on the log-spaced scan"},
+    {"per-axis", CLI_FLAG, &per_axis, .help = "a radius per axis (D <= 3), refined axis by axis"},
+    {"curve", CLI_FLAG, &curve, .help = "print the criterion over the scan (columns R and lscv or cv)"},
+    CLI_OPT_METHOD(method),
+    CLI_OPT_TOL(tol),
     {0}};
   const cli_spec cs = {
     "usage: gfi ropt --model SPEC --dim D --n N1[,N2,..] --phi pow:L [options]\n\n"
@@ -27,9 +48,38 @@ int cmd_ropt(int argc, char **argv) {
     "estimator (phi(z) = z^L) for N points of a truth model: GSL's Brent method on\n"
     "log R after a geometric bracket search, with no upper cap on R. For normal-\n"
     "mixture truths the Gaussian KDE at its MISE-optimal bandwidth h* (H = h*^2 I,\n"
-    "exact MISE of Marron & Wand 1992) is printed alongside as the baseline.\n",
-    opts, "Columns: n R_opt mise_opt bias2 var h_gauss mise_gauss (NaN for non-mixtures).\n"};
+    "exact MISE of Marron & Wand 1992) is printed alongside as the baseline.\n\n"
+    "   or: gfi ropt --data FILE --dim D --phi pow:L --select lscv [--R-range LO,HI] [--per-axis]\n"
+    "   or: gfi ropt --regress --data FILE --dim D --phi pow:L --select loocv [--R-range LO,HI]\n\n"
+    "With --data, the radius minimising least-squares cross-validation of the density\n"
+    "estimate (LSCV(R) = int p_hat^2 - 2/(N(N-1)) sum_{i != k} K_R(x_i - x_k)) or the\n"
+    "leave-one-out CV of Nadaraya-Watson (mean over rows of |y_i - m_{-i}(x_i)|^2):\n"
+    "a log scan over the range, then golden-section refinement of the smallest value.\n",
+    opts, "Columns: n R_opt mise_opt bias2 var h_gauss mise_gauss (NaN for non-mixtures).\n"
+          "With --data: n R_opt lscv|cv bound nlocal at_edge evals [nflagged] R1 .. RD\n"
+          "(--curve: R lscv|cv, one row per scanned radius).\n"};
   if (cli_parse(&cs, argc, argv)) return 0;
+  if (data || select) {
+    if (spec) cli_usage("--model", "not with --data (the oracle needs a model, the criteria a sample)");
+    if (cli_given("n")) cli_usage("--n", "not with --data (N is the sample's size)");
+    if (dir) cli_usage("--dir", "not with --data");
+    gfi_opts o;
+    gfi_default_opts(&o);
+    o.nthreads = nthreads;
+    o.tol = tol;
+    cli_method(method, &o);
+    return ropt_select(data, select, range, per_axis, curve, regress, D, cli_given("dim") > 0, phi,
+                       &o, nscan);
+  }
+  {
+    const char *only[] = {"regress", "R-range", "per-axis", "curve", "method", "tol", "nscan"};
+    for (size_t i = 0; i < sizeof only / sizeof only[0]; i++)
+      if (cli_given(only[i])) {
+        char o[32];
+        snprintf(o, sizeof o, "--%s", only[i]);
+        cli_usage(o, "only with --data and --select");
+      }
+  }
   if (!spec) cli_usage("--model", "required");
   if (!Ns) cli_usage("--n", "required");
   size_t nn;

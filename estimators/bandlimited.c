@@ -162,9 +162,10 @@ static void rule_free(bl_rule *r) {
  * this axis' share, relative to R/A. Returns GFI_ERANGE when too many nodes. */
 static int axis_build(int l, double R, double A, double S, int half, double etarget, size_t *n_out,
                       double **w_out, double **wk_out, double *err_out) {
-  /* knots */
+  /* knots: at most l + 1 <= 9 of them */
   double knots[10];
   int nk = 0;
+  if (l < 1 || l > 8) return GFI_EORDER;
   if (!half) {
     for (int j = 0; j <= l; j++) knots[nk++] = (-l + 2 * j) * R;
   } else {
@@ -885,3 +886,9 @@ double *bl_grid_points(size_t D, const double *lo, const double *hi, const size_
   return q;
 }
 
+
+/* ---- the quadrature helpers, for other rules in frequency ------------------ */
+
+double bl_gl_log_bound(size_t n, double a, int deg) { return gl_log_bound(n, a, deg); }
+size_t bl_gl_count(double a, int deg, double logt, size_t nmin) { return gl_count(a, deg, logt, nmin); }
+void bl_gauss_legendre(size_t n, double *x, double *w) { gauss_legendre(n, x, w); }

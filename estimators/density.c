@@ -6,6 +6,7 @@
 #include <string.h>
 #include "density_internal.h"
 #include "gfi/validate.h"
+#include "alloc.h"
 
 /* Coordinate used for padding points: far from every query, so that their
  * kernel values are exactly 0. */
@@ -107,11 +108,11 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   if (st) return st;
   p->kernel = *k;
   size_t Np = p->lay.Np;
-  p->R = malloc(D * sizeof *p->R);
-  p->g = malloc(D * sizeof *p->g);
-  p->rk = malloc(D * Np * sizeof *p->rk);
-  p->sk = malloc(D * Np * sizeof *p->sk);
-  p->ck = malloc(D * Np * sizeof *p->ck);
+  p->R = gfi_malloc2(D, sizeof *p->R);
+  p->g = gfi_malloc2(D, sizeof *p->g);
+  p->rk = gfi_malloc3(D, Np, sizeof *p->rk);
+  p->sk = gfi_malloc3(D, Np, sizeof *p->sk);
+  p->ck = gfi_malloc3(D, Np, sizeof *p->ck);
   if (!p->R || !p->g || !p->rk || !p->sk || !p->ck) {
     plan_free(p);
     return GFI_ENOMEM;
@@ -131,7 +132,7 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   p->method = method;
   p->tol = tol;
   if (k->kind == GFI_PHI_POW && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
-    double *c = malloc(N * sizeof *c);
+    double *c = gfi_malloc2(N, sizeof *c);
     if (!c) {
       plan_free(p);
       return GFI_ENOMEM;
@@ -160,7 +161,7 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
   if (!H) return GFI_EINVAL;
   st = gfi_check_dim(D);
   if (st) return st;
-  double *Linv = malloc(D * D * sizeof *Linv), logdet_half = 0;
+  double *Linv = gfi_malloc3(D, D, sizeof *Linv), logdet_half = 0;
   if (!Linv) return GFI_ENOMEM;
   st = engine_whiten(D, H, Linv, &logdet_half);
   double lognorm = -0.5 * (double)D * log(2 * M_PI) - logdet_half;
@@ -174,7 +175,7 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
   p->Linv = Linv;
   p->lognorm = lognorm;
   p->exp_floor = -708.0;
-  p->z = malloc(D * p->lay.Np * sizeof *p->z);
+  p->z = gfi_malloc3(D, p->lay.Np, sizeof *p->z);
   if (!p->z) {
     plan_free(p);
     return GFI_ENOMEM;
@@ -228,7 +229,7 @@ static void fill_zero(double *dst, size_t nq, size_t W) {
 static int eval_direct(const gfi_density_plan *p, size_t M, const double *queries, double *out) {
   int st;
   size_t ns = p->lay.nsuper;
-  double *part = malloc(M * ns * sizeof *part);
+  double *part = gfi_malloc3(M, ns, sizeof *part);
   if (!part) return GFI_ENOMEM;
   eval_ctx ctx = {p, queries};
   st = engine_run(&p->lay, M, 1, density_ws_size(p), run_task, &ctx, fill_zero, part);

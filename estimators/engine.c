@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "par.h"
 #include "gfi/status.h"
+#include "alloc.h"
 
 /* Points per inner block (SIMD loops run over a block held in L1). */
 #define DEFAULT_BLOCK 256
@@ -63,7 +64,7 @@ int engine_whiten(size_t D, const double *H, double *Linv, double *logdet_half) 
         return GFI_EBANDWIDTH;
   if (D == 0) return GFI_EDIM;
   if (D > SIZE_MAX / sizeof(double) / D) return GFI_ENOMEM;
-  double *Lbuf = malloc(D * D * sizeof *Lbuf);
+  double *Lbuf = gfi_malloc3(D, D, sizeof *Lbuf);
   if (!Lbuf) return GFI_ENOMEM;
   /* The factor without GSL, whose Cholesky reports a matrix that is not
    * positive definite through GSL's error handler (chol.h). */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "regression_internal.h"
 #include "gfi/validate.h"
+#include "alloc.h"
 
 /* Padding points sit far from every query: their kernel values are 0. */
 #define PAD_COORD 1e100
@@ -69,7 +70,7 @@ static int plan_common(gfi_nw_plan **out, nw_type type, size_t N, size_t D, size
   engine_layout_init(&p->lay, N, opts);
   p->denom_tol = GFI_NW_DENOM_TOL;
   p->scaling = GFI_NW_SCALE_AUTO;
-  p->y = calloc(V * p->lay.Np, sizeof *p->y);
+  p->y = gfi_calloc4(V, p->lay.Np, 1, sizeof *p->y);
   if (!p->y) {
     plan_free(p);
     return GFI_ENOMEM;
@@ -106,10 +107,10 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   if (st) return st;
   p->kernel = *k;
   size_t Np = p->lay.Np;
-  p->R = malloc(D * sizeof *p->R);
-  p->rk = malloc(D * Np * sizeof *p->rk);
-  p->sk = malloc(D * Np * sizeof *p->sk);
-  p->ck = malloc(D * Np * sizeof *p->ck);
+  p->R = gfi_malloc2(D, sizeof *p->R);
+  p->rk = gfi_malloc3(D, Np, sizeof *p->rk);
+  p->sk = gfi_malloc3(D, Np, sizeof *p->sk);
+  p->ck = gfi_malloc3(D, Np, sizeof *p->ck);
   if (!p->R || !p->rk || !p->sk || !p->ck) {
     plan_free(p);
     return GFI_ENOMEM;
@@ -124,7 +125,7 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   p->tol = tol;
   for (size_t i = 0; i < N * V; i++) p->ymax = fmax(p->ymax, fabs(y[i]));
   if (k->kind == GFI_PHI_POW && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
-    double *c = malloc((V + 1) * N * sizeof *c);
+    double *c = gfi_malloc3((V + 1), N, sizeof *c);
     if (!c) {
       plan_free(p);
       return GFI_ENOMEM;
@@ -156,7 +157,7 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
   if (!H) return GFI_EINVAL;
   st = gfi_check_dim(D);
   if (st) return st;
-  double *Linv = malloc(D * D * sizeof *Linv), logdet_half = 0;
+  double *Linv = gfi_malloc3(D, D, sizeof *Linv), logdet_half = 0;
   if (!Linv) return GFI_ENOMEM;
   st = engine_whiten(D, H, Linv, &logdet_half); /* the normalising constant cancels */
   gfi_nw_plan *p = NULL;
@@ -167,7 +168,7 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
   }
   p->Linv = Linv;
   p->exp_floor = -708.0;
-  p->z = malloc(D * p->lay.Np * sizeof *p->z);
+  p->z = gfi_malloc3(D, p->lay.Np, sizeof *p->z);
   if (!p->z) {
     plan_free(p);
     return GFI_ENOMEM;
@@ -233,7 +234,7 @@ static void fill_empty(double *dst, size_t nq, size_t W) {
 
 static int run_pass(const gfi_nw_plan *p, size_t M, const double *queries, int scaled, double *res) {
   const size_t V = p->V, W = NW_ACC(V), ns = p->lay.nsuper;
-  double *part = malloc(ns * M * W * sizeof *part);
+  double *part = gfi_malloc4(ns, M, W, sizeof *part);
   if (!part) return GFI_ENOMEM;
   pass_ctx ctx = {p, queries, scaled};
   int st = engine_run(&p->lay, M, W, nw_ws_size(p), run_task, &ctx, fill_empty, part);
@@ -283,7 +284,7 @@ static int eval_direct(const gfi_nw_plan *p, size_t M, const double *queries, do
     for (size_t i = 0; i < M * p->D; i++)
       if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
   const size_t V = p->V, D = p->D, W = NW_ACC(V);
-  double *res = malloc(M * W * sizeof *res);
+  double *res = gfi_malloc3(M, W, sizeof *res);
   if (!res) return GFI_ENOMEM;
   int pow_kernel = p->type == NW_FOURIER && p->kernel.kind == GFI_PHI_POW;
   int scaled_first = p->type == NW_FOURIER &&
@@ -301,8 +302,8 @@ static int eval_direct(const gfi_nw_plan *p, size_t M, const double *queries, do
     for (size_t q = 0; q < M; q++)
       if (!(res[q * W + 2] >= lim)) nlow++;
     if (nlow) {
-      size_t *idx = malloc(nlow * sizeof *idx);
-      double *qq = malloc(nlow * D * sizeof *qq), *r2 = malloc(nlow * W * sizeof *r2);
+      size_t *idx = gfi_malloc2(nlow, sizeof *idx);
+      double *qq = gfi_malloc3(nlow, D, sizeof *qq), *r2 = gfi_malloc3(nlow, W, sizeof *r2);
       if (!idx || !qq || !r2) {
         free(idx);
         free(qq);
@@ -420,8 +421,8 @@ static int finish_fast(const gfi_nw_plan *p, const double *babs, size_t G, const
   info->bound = worst;
   int st = GFI_OK;
   if (nredo) {
-    double *q = malloc(nredo * D * sizeof *q), *o = malloc(nredo * V * sizeof *o);
-    double *dn = denom ? malloc(nredo * sizeof *dn) : NULL;
+    double *q = gfi_malloc3(nredo, D, sizeof *q), *o = gfi_malloc3(nredo, V, sizeof *o);
+    double *dn = denom ? gfi_malloc2(nredo, sizeof *dn) : NULL;
     unsigned char *fl = malloc(nredo);
     if (!q || !o || !fl || (denom && !dn)) {
       st = GFI_ENOMEM;
@@ -508,7 +509,7 @@ int gfi_nw_eval_ex(const gfi_nw_plan *p, size_t M, const double *queries, double
     free(qw);
     return eval_direct(p, M, queries, out, nflagged, flags, denom);
   }
-  double *res = malloc(M * nc * sizeof *res), *babs = malloc(nc * sizeof *babs);
+  double *res = gfi_malloc3(M, nc, sizeof *res), *babs = gfi_malloc2(nc, sizeof *babs);
   st = res && babs ? GFI_OK : GFI_ENOMEM;
   for (int pass = 0; !st; pass++) {
     st = bl_points(p->fast, &ch, M, qf, res, babs);
@@ -580,7 +581,7 @@ int gfi_nw_eval_grid(const gfi_nw_plan *p, const double *lo, const double *hi, c
   }
   if (ch.route == GFI_METHOD_FAST) {
     const size_t nc = p->V + 1;
-    double *res = malloc(G * nc * sizeof *res), *babs = malloc(nc * sizeof *babs);
+    double *res = gfi_malloc3(G, nc, sizeof *res), *babs = gfi_malloc2(nc, sizeof *babs);
     st = res && babs ? GFI_OK : GFI_ENOMEM;
     for (int pass = 0; !st; pass++) {
       st = bl_grid(p->fast, &ch, glo, ghi, n, res, babs);

@@ -16,6 +16,7 @@
 #include "gfi/status.h"
 #ifdef GFI_HAVE_OPENMP
 #include <omp.h>
+#include "alloc.h"
 #endif
 
 
@@ -360,14 +361,14 @@ static int binning_make(binning *b, nufft_work *w, int D, const size_t *nf, size
   if (w->n < N) {
     free(w->key);
     free(w->perm);
-    w->key = malloc(N * sizeof(size_t));
-    w->perm = malloc(N * sizeof(size_t));
+    w->key = gfi_malloc2(N, sizeof(size_t));
+    w->perm = gfi_malloc2(N, sizeof(size_t));
     w->n = w->key && w->perm ? N : 0;
     if (!w->n) return GFI_ENOMEM;
   }
   if (w->nb < b->nbins + 1) {
     free(w->start);
-    w->start = malloc((b->nbins + 1) * sizeof(size_t));
+    w->start = gfi_malloc2((b->nbins + 1), sizeof(size_t));
     w->nb = w->start ? b->nbins + 1 : 0;
     if (!w->nb) return GFI_ENOMEM;
   }

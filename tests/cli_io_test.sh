@@ -181,4 +181,11 @@ ln -s /dev/full "$T/full.npy"
 "$GFI" $A --data "$T/d.txt" --at "$T/q.txt" --out "$T/full.npy" >/dev/null 2>"$F"
 [ $? -eq 1 ] && grep -q "No space left on device" "$F" && ok || bad "--out to a full disk (.npy): $(cat "$F")"
 
+# A pipe given by name is read whole (its first byte tells text from .npy
+# and is put back): the same density as from the file.
+"$GFI" $A --data "$T/d.txt" --at "$T/q.txt" >"$T/file.out" 2>/dev/null
+"$GFI" $A --data <(cat "$T/d.txt") --at <(cat "$T/q.txt") >"$T/pipe.out" 2>"$F"
+[ $? -eq 0 ] && diff <(data "$T/file.out") <(data "$T/pipe.out") >/dev/null && ok ||
+  bad "tables from pipes given by name: $(cat "$F")"
+
 finish "cli-io"

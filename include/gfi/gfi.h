@@ -22,5 +22,6 @@
 #include "rpe.h"
 #include "flt.h"
 #include "mise.h"
+#include "select.h"
 #include "fast.h"
 #endif

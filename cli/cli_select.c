@@ -1,0 +1,37 @@
+/* Data-driven radii for the CLI (cli_select.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "cli_select.h"
+
+int cli_R_is_select(const char *Rs) {
+  return Rs && (strcmp(Rs, "lscv") == 0 || strcmp(Rs, "loocv") == 0);
+}
+
+double *cli_select_radii(const char *Rs, const char *want, const gfi_kernel *k, size_t N, size_t D,
+                         size_t V, const double *x, const double *y, const gfi_opts *o,
+                         gfi_select_result *res) {
+  if (strcmp(Rs, want) != 0)
+    cli_usage("--R", "'%s' is not a criterion of this command (expected radii or %s)", Rs, want);
+  if (k->kind != GFI_PHI_POW) cli_usage("--R", "%s needs phi = pow:L", want);
+  if (N < 2) cli_die(EXIT_RUNTIME, "--R %s: needs at least 2 data points, got %zu", want, N);
+  gfi_select_opts so;
+  gfi_select_default_opts(&so);
+  so.base = *o;
+  int st = y ? gfi_select_loocv(k, N, D, V, x, y, &so, res, NULL) : gfi_select_lscv(k, N, D, x, &so, res, NULL);
+  cli_check(st, y ? "choosing the radius by leave-one-out CV" : "choosing the radius by LSCV");
+  double *R = cli_array(D, 1, sizeof *R);
+  for (size_t j = 0; j < D; j++) R[j] = res->R[D > 3 ? 0 : j];
+  return R;
+}
+
+void cli_select_meta(FILE *f, const char *crit, const gfi_select_result *res, size_t D) {
+  fprintf(f, "# R-select: %s, R =", crit);
+  for (size_t j = 0; j < D; j++) fprintf(f, " %.17g", res->R[D > 3 ? 0 : j]);
+  fprintf(f, ", %s = %.17g (bound %.3g, %s route), scan %zu radii on [%.6g, %.6g], %zu local minima%s",
+          strcmp(crit, "loocv") == 0 ? "cv" : "lscv", res->value, res->bound,
+          res->route == GFI_METHOD_FAST ? "fast" : "direct", res->nscan, res->R_lo, res->R_hi,
+          res->nlocal, res->at_edge ? ", at the edge of the range" : "");
+  if (strcmp(crit, "loocv") == 0) fprintf(f, ", %zu rows left out", res->nflagged);
+  fputc('\n', f);
+}

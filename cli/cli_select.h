@@ -1,0 +1,22 @@
+/* Data-driven radii for the CLI: `--R lscv` (gfi density), `--R loocv`
+ * (gfi regress) and the metadata line that records the choice. */
+#ifndef GFI_CLI_SELECT_H
+#define GFI_CLI_SELECT_H
+
+#include <stdio.h>
+#include "gfi/gfi.h"
+
+/* 1 when --R names a criterion ("lscv" or "loocv"). */
+int cli_R_is_select(const char *Rs);
+
+/* The radii chosen by the criterion `Rs` names (must match `want`, else a
+ * usage error naming --R) for the data (x: N x D; y: N x V for loocv, else
+ * NULL), with the sums' method and tol from o; malloc'ed D values. */
+double *cli_select_radii(const char *Rs, const char *want, const gfi_kernel *k, size_t N, size_t D,
+                         size_t V, const double *x, const double *y, const gfi_opts *o,
+                         gfi_select_result *res);
+
+/* "# R-select: CRIT, R = ..., CRIT = ..., scan ..." */
+void cli_select_meta(FILE *f, const char *crit, const gfi_select_result *res, size_t D);
+
+#endif

@@ -1,0 +1,1011 @@
+/* Least-squares cross-validation of the Fourier density estimator and
+ * leave-one-out cross-validation of Fourier Nadaraya-Watson, direct and
+ * through the band-limited engine, and the radius search (gfi/select.h;
+ * maths in docs/theory.md section 7).
+ *
+ * The pair function of int p_hat^2. With K_R(u) = (R/A_l) sinc(R u)^l per
+ * axis, (K_R * K_R)(u) = (R / 2 pi) G_l(R u), G_l(v) = int g(w) e^{i v w} dw,
+ * g = kappa_l^2: a piecewise polynomial of degree 2l - 2 on [-l, l] with
+ * knots t_j = -l + 2j. kappa_l = P / P(0), P(w) = sum_{k <= j} (-1)^k C(l,k)
+ * (w + l - 2k)^(l-1) on piece j, so every derivative of P at a knot is an
+ * integer (exact in long double). Integrating by parts on every piece,
+ *
+ *   G_l(v) = Re sum_{m} i^(m+1) v^-(m+1) sum_j [g^(m)]_{t_j} e^{i v t_j},
+ *
+ * [.] the jump at the knot (zero for m < l - 1: kappa_l is C^(l-2)). For
+ * small |v| the terms cancel (they grow like v^-(2l-1)); there the Taylor
+ * series G_l(v) = sum_n (-1)^n mu_2n v^2n / (2n)! with the exact moments
+ * mu_2n = int w^2n g(w) dw is used instead. The switch |v| = vc(l) is where
+ * both lose about the same (few) digits; tests/test_select.c checks G_l
+ * against a fine quadrature to 1e-13. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gfi/select.h"
+#include "gfi/regression.h"
+#include "gfi/validate.h"
+#include "gfi/mise.h"
+#include "bandlimited.h"
+#include "select_internal.h"
+#include "../lib/nufft.h"
+#include "par.h"
+
+#ifdef GFI_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+static int threads_of(int n) {
+#ifdef GFI_HAVE_OPENMP
+  return n > 0 ? n : omp_get_max_threads();
+#else
+  (void)n;
+  return 1;
+#endif
+}
+
+/* ---- the pair function G_l ------------------------------------------------- */
+
+static double binom(int n, int k) {
+  double r = 1;
+  for (int i = 1; i <= k; i++) r = r * (n - k + i) / i;
+  return r;
+}
+
+/* r-th derivative at t of the polynomial of piece j (terms k = 0..j). */
+static long double piece_deriv(int l, int j, int r, long double t) {
+  if (j < 0 || j >= l) return 0;
+  if (r > l - 1) return 0;
+  long double ff = 1;
+  for (int i = 0; i < r; i++) ff *= (long double)(l - 1 - i);
+  long double s = 0;
+  for (int k = 0; k <= j; k++) {
+    long double b = t + l - 2 * k, p = 1;
+    for (int e = 0; e < l - 1 - r; e++) p *= b;
+    s += ((k % 2) ? -1 : 1) * (long double)binom(l, k) * ff * p;
+  }
+  return s;
+}
+
+void sel_pair_init(sel_pair *p, int l) {
+  memset(p, 0, sizeof *p);
+  p->l = l;
+  const int d = 2 * l - 2;
+  long double P0 = piece_deriv(l, l / 2, 0, 0);
+  long double c = 1.0L / (P0 * P0);
+  p->P0 = (double)P0;
+  for (int j = 0; j <= l; j++) {
+    long double t = -l + 2 * j;
+    long double L[SEL_MAXDEG + 1], Rr[SEL_MAXDEG + 1];
+    for (int r = 0; r <= d; r++) {
+      L[r] = piece_deriv(l, j - 1, r, t);
+      Rr[r] = piece_deriv(l, j, r, t);
+    }
+    for (int m = 0; m <= d; m++) {
+      if (m < l - 1) {
+        p->jump[j][m] = 0;
+        continue;
+      }
+      long double s = 0;
+      for (int r = 0; r <= m; r++) s += (long double)binom(m, r) * (Rr[r] * Rr[m - r] - L[r] * L[m - r]);
+      p->jump[j][m] = (double)(c * s);
+    }
+  }
+  /* moments by Gauss-Legendre on each piece (exact: degree <= 2 SEL_NT + d) */
+  enum { NG = SEL_NT + SEL_MAXDEG / 2 + 2 };
+  double gx[NG], gw[NG];
+  bl_gauss_legendre(NG, gx, gw);
+  double fact = 1;
+  for (int n = 0; n < SEL_NT; n++) {
+    if (n > 0) fact *= (2.0 * n - 1) * (2.0 * n);
+    long double mu = 0;
+    for (int j = 0; j < l; j++) {
+      double a = -l + 2 * j, cm = a + 1;
+      for (int q = 0; q < NG; q++) {
+        double w = cm + gx[q];
+        long double pv = piece_deriv(l, j, 0, w);
+        long double g = c * pv * pv;
+        mu += (long double)gw[q] * g * powl(w, 2 * n);
+      }
+    }
+    p->taylor[n] = (double)(mu / fact) * ((n % 2) ? -1 : 1);
+  }
+  /* switch: measured against a 400-point rule per piece, both forms are
+   * within 1e-15 of G_l(0) on 1.2 <= |v| <= 2 for every l = 1..8 */
+  p->vc = 1.6;
+}
+
+double sel_pair_G(const sel_pair *p, double v) {
+  v = fabs(v);
+  const int l = p->l, d = 2 * l - 2;
+  if (v < p->vc) {
+    double v2 = v * v, s = 0;
+    for (int n = SEL_NT - 1; n >= 0; n--) s = s * v2 + p->taylor[n];
+    return s;
+  }
+  /* e^{i v t_j}, t_j = -l + 2j */
+  double cv = cos(v), sv = sin(v);
+  double er[SEL_MAXL + 1], ei[SEL_MAXL + 1];
+  double c2 = cv * cv - sv * sv, s2 = 2 * sv * cv;
+  /* z^-l */
+  double zr = 1, zi = 0;
+  for (int k = 0; k < l; k++) {
+    double nr = zr * cv + zi * sv, ni = zi * cv - zr * sv;
+    zr = nr;
+    zi = ni;
+  }
+  for (int j = 0; j <= l; j++) {
+    er[j] = zr;
+    ei[j] = zi;
+    double nr = zr * c2 - zi * s2, ni = zr * s2 + zi * c2;
+    zr = nr;
+    zi = ni;
+  }
+  double inv = 1 / v, pw = 1, G = 0;
+  for (int m = 0; m <= d; m++) {
+    pw *= inv;
+    if (m < l - 1) continue;
+    double br = 0, bi = 0;
+    for (int j = 0; j <= l; j++) {
+      br += p->jump[j][m] * er[j];
+      bi += p->jump[j][m] * ei[j];
+    }
+    /* Re(i^(m+1) (br + i bi)) */
+    double re;
+    switch ((m + 1) % 4) {
+      case 0: re = br; break;
+      case 1: re = -bi; break;
+      case 2: re = -br; break;
+      default: re = bi; break;
+    }
+    G += pw * re;
+  }
+  return G;
+}
+
+/* ---- checks ------------------------------------------------------------------ */
+
+static int check_kernel(const gfi_kernel *k) {
+  if (!k) return GFI_EINVAL;
+  if (k->kind != GFI_PHI_POW) return GFI_EUNSUPPORTED;
+  return gfi_check_order(k->l);
+}
+
+static int check_data(size_t N, size_t D, const double *x) {
+  if (!x) return GFI_EINVAL;
+  if (N < 2) return GFI_EEMPTY;
+  int st = gfi_check_dim(D);
+  if (st) return st;
+  if (N > ((size_t)1 << 52) / D) return GFI_EDIM;
+  return gfi_check_finite(x, N * D, NULL);
+}
+
+/* ---- LSCV, direct --------------------------------------------------------------- */
+
+typedef struct {
+  size_t N, D;
+  int l;
+  const double *x, *R;
+  const sel_pair *pr;
+  double *slots; /* 2 per row: sum_{k > i} K, sum_{k > i} C (unscaled products) */
+} lscv_ctx;
+
+static int lscv_row(void *vc, size_t i, void *ws) {
+  (void)ws;
+  const lscv_ctx *c = vc;
+  const size_t D = c->D;
+  const int l = c->l;
+  double sk = 0, sc = 0;
+  const double *xi = c->x + i * D;
+  for (size_t k = i + 1; k < c->N; k++) {
+    const double *xk = c->x + k * D;
+    double pk = 1, pc = 1;
+    for (size_t j = 0; j < D; j++) {
+      double u = c->R[j] * (xi[j] - xk[j]);
+      double s = gfi_sinc(u), sl = s;
+      for (int e = 1; e < l; e++) sl *= s;
+      pk *= sl;
+      pc *= sel_pair_G(c->pr, u);
+    }
+    sk += pk;
+    sc += pc;
+  }
+  c->slots[2 * i] = sk;
+  c->slots[2 * i + 1] = sc;
+  return GFI_OK;
+}
+
+static int lscv_direct(int l, size_t N, size_t D, const double *x, const double *R, int nt,
+                       double *value) {
+  sel_pair pr;
+  sel_pair_init(&pr, l);
+  double *slots = malloc(2 * N * sizeof *slots);
+  if (!slots) return GFI_ENOMEM;
+  lscv_ctx c = {N, D, l, x, R, &pr, slots};
+  int st = par_for(N, threads_of(nt), 16, lscv_row, &c);
+  if (st) {
+    free(slots);
+    return st;
+  }
+  double s[2];
+  par_sum(slots, N, 2, s);
+  free(slots);
+  const double A = gfi_pow_A(l), G0 = gfi_kappa_sq_integral(l);
+  double fk = 1, fc = 1, c0 = 1;
+  for (size_t j = 0; j < D; j++) {
+    fk *= R[j] / A;
+    fc *= R[j] / (2 * M_PI);
+    c0 *= R[j] / (2 * M_PI) * G0;
+  }
+  const double n = (double)N;
+  double ip2 = (n * c0 + 2 * fc * s[1]) / (n * n);
+  *value = ip2 - 4 * fk * s[0] / (n * (n - 1));
+  return GFI_OK;
+}
+
+/* ---- LSCV, fast ------------------------------------------------------------------ */
+
+typedef struct {
+  size_t n;
+  double *w;   /* node frequencies */
+  double *gw;  /* GL weight / (2 pi) (doubled on the half axis) */
+  double *kap; /* kappa_l(w / R) */
+  double err;  /* quadrature bound, relative to the axis' int |g| scale R */
+} sel_axis;
+
+static void sel_axis_free(sel_axis *a) {
+  free(a->w);
+  free(a->gw);
+  free(a->kap);
+  memset(a, 0, sizeof *a);
+}
+
+#define SEL_ALPHA_SUB 256.0
+#define SEL_AXIS_MAX ((size_t)1 << 20)
+#define SEL_NODES_MAX ((size_t)1 << 24)
+
+/* One axis of the rule for int g(w) |F(w)|^2 dw / 2pi with g a polynomial of
+ * degree deg on each knot interval of kappa_l(w / R), |g| <= 3, and |F|^2 a
+ * trigonometric sum of frequencies in [-S, S]; relative target e (of R). */
+static int sel_axis_build(int l, double R, double S, int half, int deg, double e, sel_axis *ax) {
+  memset(ax, 0, sizeof *ax);
+  double knots[10];
+  int nk = 0;
+  if (!half)
+    for (int j = 0; j <= l; j++) knots[nk++] = (-l + 2 * j) * R;
+  else {
+    knots[nk++] = 0;
+    for (int j = (l % 2) ? 1 : 2; j <= l; j += 2) knots[nk++] = j * R;
+  }
+  const double mult = half ? 2.0 : 1.0;
+  size_t nsub[9], ns[9], nsub_tot = 0, total = 0;
+  for (int k = 0; k + 1 < nk; k++) {
+    double a = (knots[k + 1] - knots[k]) * S / 2;
+    double m = ceil(a / SEL_ALPHA_SUB);
+    if (!(m >= 1)) m = 1;
+    if (m > (double)SEL_AXIS_MAX) return GFI_ERANGE;
+    nsub[k] = (size_t)m;
+    nsub_tot += nsub[k];
+  }
+  double err = 0;
+  for (int k = 0; k + 1 < nk; k++) {
+    double h = (knots[k + 1] - knots[k]) / (double)nsub[k], a = h * S / 2;
+    double logt = log(e * R / (double)nsub_tot) - log(3 * mult / (2 * M_PI) * h / 2);
+    size_t n = bl_gl_count(a, deg, logt, (size_t)(deg / 2 + 2));
+    if (n == 0) return GFI_ERANGE;
+    ns[k] = n;
+    if (nsub[k] > SEL_AXIS_MAX / n || total > SEL_AXIS_MAX - nsub[k] * n) return GFI_ERANGE;
+    total += nsub[k] * n;
+    err += (double)nsub[k] * 3 * mult / (2 * M_PI) * h / 2 * exp(bl_gl_log_bound(n, a, deg));
+  }
+  ax->w = malloc(total * sizeof *ax->w);
+  ax->gw = malloc(total * sizeof *ax->gw);
+  ax->kap = malloc(total * sizeof *ax->kap);
+  double *gx = malloc(2048 * sizeof *gx), *gwt = malloc(2048 * sizeof *gwt);
+  if (!ax->w || !ax->gw || !ax->kap || !gx || !gwt) {
+    free(gx);
+    free(gwt);
+    sel_axis_free(ax);
+    return GFI_ENOMEM;
+  }
+  size_t at = 0, tab = 0;
+  for (int k = 0; k + 1 < nk; k++) {
+    if (ns[k] != tab) {
+      bl_gauss_legendre(ns[k], gx, gwt);
+      tab = ns[k];
+    }
+    double h = (knots[k + 1] - knots[k]) / (double)nsub[k];
+    for (size_t m = 0; m < nsub[k]; m++) {
+      double a = knots[k] + (double)m * h, b = (m + 1 == nsub[k]) ? knots[k + 1] : a + h;
+      double c = 0.5 * (a + b), hw = 0.5 * (b - a);
+      for (size_t i = 0; i < ns[k]; i++) {
+        double w = c + hw * gx[i];
+        ax->w[at] = w;
+        ax->gw[at] = mult / (2 * M_PI) * hw * gwt[i];
+        ax->kap[at] = gfi_kappa(l, w / R);
+        at++;
+      }
+    }
+  }
+  free(gx);
+  free(gwt);
+  ax->n = total;
+  ax->err = err / R;
+  return GFI_OK;
+}
+
+/* |F(w_q)|^2 at the tensor nodes of ax (last axis fastest), F = (1/N) sum e^{-i w.x}. */
+static int sel_F2(size_t N, size_t D, const double *xc, const double *lo, const double *hi,
+                  const sel_axis *ax, double ntol, int nt, double *F2) {
+  size_t Q = 1;
+  for (size_t j = 0; j < D; j++) Q *= ax[j].n;
+  double *nodes = malloc(Q * D * sizeof *nodes), *c = malloc(2 * N * sizeof *c);
+  double *F = malloc(2 * Q * sizeof *F);
+  int st = GFI_OK;
+  if (!nodes || !c || !F) st = GFI_ENOMEM;
+  if (!st) {
+    for (size_t q = 0; q < Q; q++) {
+      size_t rem = q;
+      for (size_t j = D; j-- > 0;) {
+        nodes[q * D + j] = ax[j].w[rem % ax[j].n];
+        rem /= ax[j].n;
+      }
+    }
+    for (size_t i = 0; i < N; i++) {
+      c[2 * i] = 1.0 / (double)N;
+      c[2 * i + 1] = 0;
+    }
+    nufft_opts o;
+    nufft_default_opts(&o);
+    o.tol = ntol;
+    o.nthreads = nt;
+    nufft3_plan *p = NULL;
+    st = nufft3_plan_make(&p, (int)D, lo, hi, -1, Q, nodes, &o);
+    if (!st) st = nufft3_add(p, N, xc, c);
+    if (!st) st = nufft3_exec(p, F);
+    nufft3_destroy(p);
+  }
+  if (!st)
+    for (size_t q = 0; q < Q; q++) F2[q] = F[2 * q] * F[2 * q] + F[2 * q + 1] * F[2 * q + 1];
+  free(nodes);
+  free(c);
+  free(F);
+  return st;
+}
+
+/* Data centred at the middle of their box: xc (N x D), lo, hi, S. */
+static double *centre(size_t N, size_t D, const double *x, double *lo, double *hi, double *S) {
+  double *xc = malloc(N * D * sizeof *xc);
+  if (!xc) return NULL;
+  for (size_t j = 0; j < D; j++) {
+    double a = x[j], b = x[j];
+    for (size_t i = 0; i < N; i++) {
+      a = fmin(a, x[i * D + j]);
+      b = fmax(b, x[i * D + j]);
+    }
+    double m = 0.5 * (a + b);
+    lo[j] = a - m;
+    hi[j] = b - m;
+    for (size_t i = 0; i < N; i++) {
+      double v = x[i * D + j] - m;
+      xc[i * D + j] = v;
+      lo[j] = fmin(lo[j], v);
+      hi[j] = fmax(hi[j], v);
+    }
+    S[j] = hi[j] - lo[j];
+  }
+  return xc;
+}
+
+static int lscv_fast(int l, size_t N, size_t D, const double *x, const double *R, double tol, int nt,
+                     double *value, double *bound) {
+  if (D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
+  double lo[3], hi[3], S[3];
+  double *xc = centre(N, D, x, lo, hi, S);
+  if (!xc) return GFI_ENOMEM;
+  sel_axis ax[3];
+  memset(ax, 0, sizeof ax);
+  int st = GFI_OK;
+  size_t Q = 1;
+  /* the scale of |LSCV| is about int p^2 >= 1 / (box volume); the rule's
+   * relative target is tol times that scale over the rule's own (prod l R) */
+  double e = 1e-3 * tol;
+  if (e < 1e-17) e = 1e-17;
+  for (size_t j = 0; j < D && !st; j++) {
+    st = sel_axis_build(l, R[j], S[j] > 0 ? S[j] : 1e-300, j == 0, 2 * l - 2, e / (double)D, &ax[j]);
+    if (!st && ax[j].n > SEL_NODES_MAX / Q) st = GFI_ERANGE;
+    if (!st) Q *= ax[j].n;
+  }
+  double ntol = 1e-3 * tol;
+  if (ntol < 1e-15) ntol = 1e-15;
+  if (ntol > 1e-3) ntol = 1e-3;
+  double *F2 = NULL;
+  if (!st) {
+    F2 = malloc(Q * sizeof *F2);
+    if (!F2) st = GFI_ENOMEM;
+  }
+  if (!st) st = sel_F2(N, D, xc, lo, hi, ax, ntol, nt, F2);
+  if (!st) {
+    const double n = (double)N, cc = 2 * n / (n - 1);
+    double t1 = 0, t2 = 0, sabs = 0;
+    for (size_t q = 0; q < Q; q++) {
+      size_t rem = q;
+      double wk = 1, wk2 = 1;
+      for (size_t j = D; j-- > 0;) {
+        size_t i = rem % ax[j].n;
+        rem /= ax[j].n;
+        wk *= ax[j].gw[i] * ax[j].kap[i];
+        wk2 *= ax[j].gw[i] * ax[j].kap[i] * ax[j].kap[i];
+      }
+      t1 += wk2 * F2[q];
+      t2 += wk * F2[q];
+      sabs += (fabs(wk2) + cc * fabs(wk)) * sqrt(F2[q]);
+    }
+    const double A = gfi_pow_A(l);
+    double K0 = 1, scale = 1;
+    for (size_t j = 0; j < D; j++) {
+      K0 *= R[j] / A;
+      scale *= R[j] * (1 + ax[j].err);
+    }
+    *value = t1 - cc * t2 + 2 * K0 / (n - 1);
+    double qb = 0;
+    for (size_t j = 0; j < D; j++) qb += ax[j].err;
+    double dF = 10 * ntol;
+    if (bound) *bound = qb * scale + 2 * dF * sabs + 3 * dF * dF * scale;
+  }
+  free(F2);
+  free(xc);
+  for (size_t j = 0; j < D; j++) sel_axis_free(&ax[j]);
+  return st;
+}
+
+/* Cost model: the direct sum costs about N^2/2 pairs of about 40 D ns, the
+ * fast route a NUFFT (about 1 us per point) and the rule. */
+static gfi_method lscv_route(gfi_method m, size_t N, size_t D) {
+  if (m != GFI_METHOD_AUTO) return m;
+  if (D > BL_MAX_DIM) return GFI_METHOD_DIRECT;
+  double n = (double)N;
+  return n * n * 20.0 * (double)D > 1000.0 * n + 2e6 ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+}
+
+int gfi_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data, const double *R,
+             const gfi_opts *opts, double *value, double *bound, gfi_method *route) {
+  if (!value) return GFI_EINVAL;
+  int st = check_kernel(k);
+  if (st) return st;
+  st = check_data(N, D, data);
+  if (st) return st;
+  if (!R) return GFI_EINVAL;
+  st = gfi_check_radii(R, D, NULL);
+  if (st) return st;
+  double tol;
+  gfi_method m;
+  st = bl_check_opts(opts, &tol, &m);
+  if (st) return st;
+  int nt = opts ? opts->nthreads : 0;
+  m = lscv_route(m, N, D);
+  if (m == GFI_METHOD_FAST && D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
+  if (bound) *bound = 0;
+  if (route) *route = m;
+  if (m == GFI_METHOD_DIRECT) return lscv_direct(k->l, N, D, data, R, nt, value);
+  st = lscv_fast(k->l, N, D, data, R, tol, nt, value, bound);
+  if (st == GFI_ERANGE && opts && opts->method == GFI_METHOD_AUTO) {
+    if (route) *route = GFI_METHOD_DIRECT;
+    if (bound) *bound = 0;
+    return lscv_direct(k->l, N, D, data, R, nt, value);
+  }
+  return st;
+}
+
+/* ---- leave-one-out CV of NW ----------------------------------------------------- */
+
+typedef struct {
+  size_t N, D, V;
+  int l;
+  const double *x, *y, *R;
+  double dtol;
+  double *slots; /* per row: squared residual, flagged (1/0) */
+} loo_ctx;
+
+/* Row i by the direct sum: residual^2 into *r2, 1 when flagged. */
+static int loo_row_direct(const loo_ctx *c, size_t i, double *num, double *r2) {
+  const size_t D = c->D, V = c->V;
+  double S = 0, Aa = 0;
+  for (size_t v = 0; v < V; v++) num[v] = 0;
+  const double *xi = c->x + i * D;
+  for (size_t k = 0; k < c->N; k++) {
+    if (k == i) continue;
+    const double *xk = c->x + k * D;
+    double K = 1;
+    for (size_t j = 0; j < D; j++) {
+      double s = gfi_sinc(c->R[j] * (xi[j] - xk[j])), sl = s;
+      for (int e = 1; e < c->l; e++) sl *= s;
+      K *= sl;
+    }
+    S += K;
+    Aa += fabs(K);
+    for (size_t v = 0; v < V; v++) num[v] += c->y[k * V + v] * K;
+  }
+  if (Aa == 0 || S <= c->dtol * Aa) {
+    *r2 = 0;
+    return 1;
+  }
+  double r = 0;
+  for (size_t v = 0; v < V; v++) {
+    double d = c->y[i * V + v] - num[v] / S;
+    r += d * d;
+  }
+  *r2 = r;
+  return 0;
+}
+
+static int loo_task(void *vc, size_t i, void *ws) {
+  const loo_ctx *c = vc;
+  double r2;
+  int f = loo_row_direct(c, i, ws, &r2);
+  c->slots[2 * i] = r2;
+  c->slots[2 * i + 1] = f;
+  return GFI_OK;
+}
+
+static int loo_finish(const double *slots, size_t N, double *value, size_t *nflag) {
+  double s[2];
+  par_sum(slots, N, 2, s);
+  size_t nf = (size_t)s[1];
+  if (nflag) *nflag = nf;
+  if (nf >= N) {
+    *value = NAN;
+    return GFI_EDENOM;
+  }
+  *value = s[0] / (double)(N - nf);
+  return GFI_OK;
+}
+
+typedef struct {
+  const loo_ctx *c;
+  const size_t *rows;
+} loo_redo_ctx;
+
+static int loo_redo(void *vc, size_t t, void *ws) {
+  const loo_redo_ctx *r = vc;
+  size_t i = r->rows[t];
+  double r2;
+  int f = loo_row_direct(r->c, i, ws, &r2);
+  r->c->slots[2 * i] = r2;
+  r->c->slots[2 * i + 1] = f;
+  return GFI_OK;
+}
+
+static int loo_fast(loo_ctx *c, double tol, int nt, double *bound, size_t *ndirect) {
+  const size_t N = c->N, D = c->D, V = c->V, nc = V + 1;
+  if (D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
+  if (N > SIZE_MAX / sizeof(double) / nc) return GFI_ENOMEM;
+  double *cf = malloc(N * nc * sizeof *cf), *out = malloc(N * nc * sizeof *out);
+  double *babs = malloc(nc * sizeof *babs);
+  size_t *redo = malloc(N * sizeof *redo);
+  bl_sum *s = NULL;
+  bl_choice ch;
+  memset(&ch, 0, sizeof ch);
+  int st = (!cf || !out || !babs || !redo) ? GFI_ENOMEM : GFI_OK;
+  gfi_opts o;
+  gfi_default_opts(&o);
+  o.method = GFI_METHOD_FAST;
+  o.tol = tol;
+  o.nthreads = nt;
+  if (!st) {
+    for (size_t i = 0; i < N; i++) {
+      cf[i] = 1;
+      for (size_t v = 0; v < V; v++) cf[(v + 1) * N + i] = c->y[i * V + v];
+    }
+    st = bl_sum_make(&s, (int)D, c->l, N, c->x, nc, cf, c->R, &o, 1.0);
+  }
+  double qlo[3], qhi[3];
+  if (!st) {
+    for (size_t j = 0; j < D; j++) {
+      qlo[j] = s->dlo[j] + s->ctr[j];
+      qhi[j] = s->dhi[j] + s->ctr[j];
+    }
+    st = bl_choose(s, N, qlo, qhi, NULL, 1.0, &ch);
+  }
+  if (!st) st = bl_points(s, &ch, N, c->x, out, babs);
+  size_t nr = 0;
+  double ymax = 0, worst = 0;
+  if (!st) {
+    for (size_t i = 0; i < N * V; i++) ymax = fmax(ymax, fabs(c->y[i]));
+    const double K0 = s->K0;
+    /* sum_{k != i} |K_ik| (R/A units) is at most (N - 1) K0 */
+    const double Abound = (double)(N - 1) * K0;
+    for (size_t i = 0; i < N; i++) {
+      double den = out[i * nc] - K0, eden = babs[0];
+      int ok = den - eden > c->dtol * ((c->l % 2) ? Abound : den + eden) && den - eden > 0;
+      double r2 = 0, eb = 0;
+      if (ok)
+        for (size_t v = 0; v < V; v++) {
+          double num = out[i * nc + v + 1] - K0 * c->y[i * V + v];
+          double m = num / den;
+          double d = c->y[i * V + v] - m;
+          r2 += d * d;
+          double em = (babs[v + 1] + fabs(m) * eden) / (den - eden);
+          eb = fmax(eb, em);
+        }
+      if (ok && eb <= tol * fmax(ymax, 1e-300)) {
+        c->slots[2 * i] = r2;
+        c->slots[2 * i + 1] = 0;
+        worst = fmax(worst, eb);
+      } else
+        redo[nr++] = i;
+    }
+  }
+  if (!st && nr) {
+    loo_redo_ctx rc = {c, redo};
+    par_spec sp = {nr, threads_of(nt), V * sizeof(double), 1, NULL, NULL};
+    st = par_run(&sp, loo_redo, &rc);
+  }
+  if (bound) {
+    /* |sum r2| error: per row 2 |resid| em + em^2, summed over V */
+    *bound = 0;
+    if (!st) {
+      double b = 0;
+      for (size_t i = 0; i < N; i++)
+        if (c->slots[2 * i + 1] == 0) b += (2 * sqrt(c->slots[2 * i]) + worst) * worst * (double)V;
+      *bound = b / (double)N;
+    }
+  }
+  if (ndirect) *ndirect = nr;
+  bl_choice_free(&ch);
+  bl_sum_free(s);
+  free(cf);
+  free(out);
+  free(babs);
+  free(redo);
+  return st;
+}
+
+int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x, const double *y,
+              const double *R, const gfi_opts *opts, double denom_tol, double *value,
+              size_t *nflagged, double *bound, gfi_method *route) {
+  if (!value || !y || V == 0) return GFI_EINVAL;
+  int st = check_kernel(k);
+  if (st) return st;
+  st = check_data(N, D, x);
+  if (st) return st;
+  if (N > SIZE_MAX / V / sizeof(double)) return GFI_ENOMEM;
+  st = gfi_check_finite(y, N * V, NULL);
+  if (st) return st;
+  if (!R) return GFI_EINVAL;
+  st = gfi_check_radii(R, D, NULL);
+  if (st) return st;
+  if (!(denom_tol >= 0 && denom_tol < 1)) return GFI_EINVAL;
+  if (denom_tol == 0) denom_tol = GFI_NW_DENOM_TOL;
+  double tol;
+  gfi_method m;
+  st = bl_check_opts(opts, &tol, &m);
+  if (st) return st;
+  int nt = opts ? opts->nthreads : 0;
+  m = lscv_route(m, N, D);
+  if (m == GFI_METHOD_FAST && D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
+  double *slots = malloc(2 * N * sizeof *slots);
+  if (!slots) return GFI_ENOMEM;
+  loo_ctx c = {N, D, V, k->l, x, y, R, denom_tol, slots};
+  if (bound) *bound = 0;
+  if (m == GFI_METHOD_FAST) {
+    st = loo_fast(&c, tol, nt, bound, NULL);
+    if (st == GFI_ERANGE && opts && opts->method == GFI_METHOD_AUTO) m = GFI_METHOD_DIRECT;
+    else if (st) {
+      free(slots);
+      return st;
+    }
+  }
+  if (m == GFI_METHOD_DIRECT) {
+    par_spec sp = {N, threads_of(nt), V * sizeof(double), 16, NULL, NULL};
+    st = par_run(&sp, loo_task, &c);
+    if (st) {
+      free(slots);
+      return st;
+    }
+  }
+  if (route) *route = m;
+  st = loo_finish(slots, N, value, nflagged);
+  free(slots);
+  return st;
+}
+
+/* ---- the search ------------------------------------------------------------------ */
+
+void gfi_select_default_opts(gfi_select_opts *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  gfi_default_opts(&o->base);
+}
+
+double sel_robust_scale(size_t N, size_t D, const double *x, size_t j) {
+  double *v = malloc(N * sizeof *v);
+  if (!v) return NAN;
+  double m = 0, ss = 0;
+  for (size_t i = 0; i < N; i++) {
+    v[i] = x[i * D + j];
+    m += v[i];
+  }
+  m /= (double)N;
+  for (size_t i = 0; i < N; i++) ss += (v[i] - m) * (v[i] - m);
+  double sd = sqrt(ss / (double)(N - 1));
+  double q1 = sel_quantile(v, N, 0.25), q3 = sel_quantile(v, N, 0.75);
+  free(v);
+  double iqr = (q3 - q1) / 1.349;
+  double s = fmin(sd, iqr);
+  if (!(s > 0)) s = sd > 0 ? sd : 1;
+  return s;
+}
+
+static int cmpd(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Type-7 quantile (R's default); sorts v. */
+double sel_quantile(double *v, size_t n, double p) {
+  qsort(v, n, sizeof *v, cmpd);
+  double h = (double)(n - 1) * p;
+  size_t lo = (size_t)floor(h);
+  if (lo + 1 >= n) return v[n - 1];
+  return v[lo] + (h - (double)lo) * (v[lo + 1] - v[lo]);
+}
+
+int sel_search(sel_crit f, void *ctx, size_t D, double lo, double hi, size_t nscan, int per_axis,
+               gfi_select_result *res, double *curve) {
+  memset(res, 0, sizeof *res);
+  res->D = D;
+  res->R_lo = lo;
+  res->R_hi = hi;
+  res->nscan = nscan;
+  double *val = malloc(nscan * sizeof *val), R[3];
+  if (!val) return GFI_ENOMEM;
+  const size_t Dr = D > 3 ? 1 : D;
+  int st = GFI_OK;
+  for (size_t s = 0; s < nscan && !st; s++) {
+    double r = lo * pow(hi / lo, (double)s / (double)(nscan - 1));
+    for (size_t j = 0; j < Dr; j++) R[j] = r;
+    st = f(ctx, R, &val[s]);
+    res->evals++;
+    if (curve) {
+      curve[2 * s] = r;
+      curve[2 * s + 1] = val[s];
+    }
+  }
+  if (st) {
+    free(val);
+    return st;
+  }
+  size_t best = 0, nloc = 0;
+  for (size_t s = 0; s < nscan; s++) {
+    if (val[s] < val[best] || !(val[best] == val[best])) best = s;
+    double a = s > 0 ? val[s - 1] : INFINITY, b = s + 1 < nscan ? val[s + 1] : INFINITY;
+    if (val[s] < a && val[s] <= b) nloc++;
+  }
+  res->nlocal = nloc;
+  res->at_edge = best == 0 || best == nscan - 1;
+  /* golden section on log r between the neighbours of the best */
+  double a = log(lo) + log(hi / lo) * (double)(best > 0 ? best - 1 : 0) / (double)(nscan - 1);
+  double b = log(lo) + log(hi / lo) * (double)(best + 1 < nscan ? best + 1 : best) / (double)(nscan - 1);
+  double bestv = val[best], bestr = lo * pow(hi / lo, (double)best / (double)(nscan - 1));
+  free(val);
+  const double gr = 0.5 * (sqrt(5.0) - 1);
+  double c = b - gr * (b - a), d = a + gr * (b - a), fc, fd;
+  for (size_t j = 0; j < Dr; j++) R[j] = exp(c);
+  st = f(ctx, R, &fc);
+  for (size_t j = 0; j < Dr; j++) R[j] = exp(d);
+  if (!st) st = f(ctx, R, &fd);
+  res->evals += 2;
+  while (!st && b - a > 1e-5) {
+    if (fc < fd) {
+      b = d;
+      d = c;
+      fd = fc;
+      c = b - gr * (b - a);
+      for (size_t j = 0; j < Dr; j++) R[j] = exp(c);
+      st = f(ctx, R, &fc);
+    } else {
+      a = c;
+      c = d;
+      fc = fd;
+      d = a + gr * (b - a);
+      for (size_t j = 0; j < Dr; j++) R[j] = exp(d);
+      st = f(ctx, R, &fd);
+    }
+    res->evals++;
+  }
+  if (st) return st;
+  if (fc < bestv) {
+    bestv = fc;
+    bestr = exp(c);
+  }
+  if (fd < bestv) {
+    bestv = fd;
+    bestr = exp(d);
+  }
+  for (size_t j = 0; j < Dr; j++) res->R[j] = bestr;
+  res->value = bestv;
+  if (!per_axis || D == 1) return GFI_OK;
+  /* per axis: a local scan and a golden-section search per axis, in sweeps */
+  for (int sweep = 0; sweep < 6; sweep++) {
+    double moved = 0;
+    for (size_t j = 0; j < D; j++) {
+      double Rj0 = res->R[j], l0 = log(Rj0 / 4), l1 = log(Rj0 * 4);
+      enum { NS = 17 };
+      double v[NS];
+      for (size_t k = 0; k < D; k++) R[k] = res->R[k];
+      size_t bi = 0;
+      for (size_t s = 0; s < NS; s++) {
+        R[j] = exp(l0 + (l1 - l0) * (double)s / (NS - 1));
+        st = f(ctx, R, &v[s]);
+        res->evals++;
+        if (st) return st;
+        if (v[s] < v[bi]) bi = s;
+      }
+      double aa = l0 + (l1 - l0) * (double)(bi > 0 ? bi - 1 : 0) / (NS - 1);
+      double bb = l0 + (l1 - l0) * (double)(bi + 1 < NS ? bi + 1 : bi) / (NS - 1);
+      double bv = v[bi], br = exp(l0 + (l1 - l0) * (double)bi / (NS - 1));
+      double cc = bb - gr * (bb - aa), dd = aa + gr * (bb - aa), fcc, fdd;
+      R[j] = exp(cc);
+      st = f(ctx, R, &fcc);
+      R[j] = exp(dd);
+      if (!st) st = f(ctx, R, &fdd);
+      res->evals += 2;
+      while (!st && bb - aa > 1e-5) {
+        if (fcc < fdd) {
+          bb = dd;
+          dd = cc;
+          fdd = fcc;
+          cc = bb - gr * (bb - aa);
+          R[j] = exp(cc);
+          st = f(ctx, R, &fcc);
+        } else {
+          aa = cc;
+          cc = dd;
+          fcc = fdd;
+          dd = aa + gr * (bb - aa);
+          R[j] = exp(dd);
+          st = f(ctx, R, &fdd);
+        }
+        res->evals++;
+      }
+      if (st) return st;
+      if (fcc < bv) {
+        bv = fcc;
+        br = exp(cc);
+      }
+      if (fdd < bv) {
+        bv = fdd;
+        br = exp(dd);
+      }
+      if (bv < res->value) {
+        moved = fmax(moved, fabs(br / Rj0 - 1));
+        res->R[j] = br;
+        res->value = bv;
+      }
+    }
+    if (moved < 1e-3) break;
+  }
+  return GFI_OK;
+}
+
+typedef struct {
+  const gfi_kernel *k;
+  size_t N, D, V;
+  const double *x, *y;
+  const gfi_opts *o;
+  double dtol;
+  double bound;
+  size_t nflag;
+  gfi_method route;
+} crit_ctx;
+
+static void fill_R(const crit_ctx *c, const double *R, double *Rf) {
+  for (size_t j = 0; j < c->D; j++) Rf[j] = c->D > 3 ? R[0] : R[j];
+}
+
+static int crit_lscv(void *vc, const double *R, double *v) {
+  crit_ctx *c = vc;
+  double Rs[3] = {0, 0, 0}, *Rf = c->D > 3 ? malloc(c->D * sizeof *Rf) : Rs;
+  if (!Rf) return GFI_ENOMEM;
+  fill_R(c, R, Rf);
+  int st = gfi_lscv(c->k, c->N, c->D, c->x, Rf, c->o, v, &c->bound, &c->route);
+  if (Rf != Rs) free(Rf);
+  return st;
+}
+
+static int crit_loocv(void *vc, const double *R, double *v) {
+  crit_ctx *c = vc;
+  double Rs[3] = {0, 0, 0}, *Rf = c->D > 3 ? malloc(c->D * sizeof *Rf) : Rs;
+  if (!Rf) return GFI_ENOMEM;
+  fill_R(c, R, Rf);
+  int st = gfi_loocv(c->k, c->N, c->D, c->V, c->x, c->y, Rf, c->o, c->dtol, v, &c->nflag, &c->bound,
+                     &c->route);
+  if (Rf != Rs) free(Rf);
+  if (st == GFI_EDENOM) {
+    *v = INFINITY;
+    st = GFI_OK;
+  }
+  return st;
+}
+
+static int range_of(const gfi_select_opts *o, size_t N, size_t D, const double *x, double *lo,
+                    double *hi, size_t *nscan) {
+  double s = INFINITY;
+  for (size_t j = 0; j < D; j++) {
+    double sj = sel_robust_scale(N, D, x, j);
+    if (!(sj == sj)) return GFI_ENOMEM;
+    s = fmin(s, sj);
+  }
+  *lo = o->R_lo > 0 ? o->R_lo : 0.05 / s;
+  *hi = o->R_hi > 0 ? o->R_hi : 10 * fmax(5, pow((double)N, 0.2)) / s;
+  if (!(*lo > 0) || !(*hi > *lo) || !isfinite(*hi)) return GFI_ERADIUS;
+  *nscan = o->nscan ? o->nscan : 100;
+  if (*nscan < 3) return GFI_EINVAL;
+  return GFI_OK;
+}
+
+static int select_common(const gfi_select_opts *opts, size_t D, gfi_select_opts *o) {
+  gfi_select_default_opts(o);
+  if (opts) *o = *opts;
+  if (o->per_axis && D > 3) return GFI_EUNSUPPORTED;
+  if (o->R_lo < 0 || o->R_hi < 0 || !isfinite(o->R_lo) || !isfinite(o->R_hi)) return GFI_ERADIUS;
+  return GFI_OK;
+}
+
+int gfi_select_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data,
+                    const gfi_select_opts *opts, gfi_select_result *res, double *curve) {
+  if (!res) return GFI_EINVAL;
+  int st = check_kernel(k);
+  if (st) return st;
+  st = check_data(N, D, data);
+  if (st) return st;
+  gfi_select_opts o;
+  st = select_common(opts, D, &o);
+  if (st) return st;
+  double lo, hi;
+  size_t ns;
+  st = range_of(&o, N, D, data, &lo, &hi, &ns);
+  if (st) return st;
+  crit_ctx c = {k, N, D, 0, data, NULL, &o.base, 0, 0, 0, GFI_METHOD_DIRECT};
+  st = sel_search(crit_lscv, &c, D, lo, hi, ns, o.per_axis, res, curve);
+  if (st) return st;
+  /* the bound and route at the chosen radius */
+  double v;
+  crit_ctx c2 = c;
+  st = crit_lscv(&c2, res->R, &v);
+  if (st) return st;
+  res->bound = c2.bound;
+  res->route = c2.route;
+  return GFI_OK;
+}
+
+int gfi_select_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x,
+                     const double *y, const gfi_select_opts *opts, gfi_select_result *res,
+                     double *curve) {
+  if (!res || !y || V == 0) return GFI_EINVAL;
+  int st = check_kernel(k);
+  if (st) return st;
+  st = check_data(N, D, x);
+  if (st) return st;
+  gfi_select_opts o;
+  st = select_common(opts, D, &o);
+  if (st) return st;
+  if (!(o.denom_tol >= 0 && o.denom_tol < 1)) return GFI_EINVAL;
+  double lo, hi;
+  size_t ns;
+  st = range_of(&o, N, D, x, &lo, &hi, &ns);
+  if (st) return st;
+  crit_ctx c = {k, N, D, V, x, y, &o.base, o.denom_tol, 0, 0, GFI_METHOD_DIRECT};
+  st = sel_search(crit_loocv, &c, D, lo, hi, ns, o.per_axis, res, curve);
+  if (st) return st;
+  double v;
+  crit_ctx c2 = c;
+  st = crit_loocv(&c2, res->R, &v);
+  if (st) return st;
+  if (!isfinite(res->value)) return GFI_EDENOM;
+  res->bound = c2.bound;
+  res->route = c2.route;
+  res->nflagged = c2.nflag;
+  return GFI_OK;
+}

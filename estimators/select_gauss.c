@@ -1,0 +1,559 @@
+/* Gaussian baselines of the data-driven choice (gfi/select.h): LSCV of the
+ * Gaussian KDE (direct in any D; in 1-D also through the empirical cf, one
+ * transform for every h), the direct plug-in of KernSmooth::dpik, the normal
+ * reference, and leave-one-out CV of Gaussian Nadaraya-Watson.
+ *
+ * Through the empirical cf (1-D): with phi_N(t) = (1/N) sum_i e^{i t x_i},
+ *   (1/N^2) sum_{i,k} f(x_i - x_k) = (1/pi) int_0^inf f^(t) |phi_N(t)|^2 dt
+ * for even f, f^ its Fourier transform: e^{-h^2 t^2} for N(0, 2h^2),
+ * e^{-h^2 t^2 / 2} for N(0, h^2), (-1)^(r/2) t^r e^{-g^2 t^2 / 2} for the r-th
+ * derivative of N(0, g^2). |phi_N|^2 is a trigonometric sum of frequencies up
+ * to the data span S, so Gauss-Legendre panels of width 16/S with 28 points
+ * integrate it to rounding (the bound of bandlimited.c: (e a / 4n)^2n with
+ * a = 8); the integrals stop where the Gaussian factor is below e^-45. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gfi/select.h"
+#include "gfi/density.h"
+#include "gfi/validate.h"
+#include "bandlimited.h"
+#include "chol.h"
+#include "par.h"
+#include "select_internal.h"
+
+#ifdef GFI_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+static int threads_of(int n) {
+#ifdef GFI_HAVE_OPENMP
+  return n > 0 ? n : omp_get_max_threads();
+#else
+  (void)n;
+  return 1;
+#endif
+}
+
+static int check_data(size_t N, size_t D, const double *x) {
+  if (!x) return GFI_EINVAL;
+  if (N < 2) return GFI_EEMPTY;
+  int st = gfi_check_dim(D);
+  if (st) return st;
+  if (N > ((size_t)1 << 52) / D) return GFI_EDIM;
+  return gfi_check_finite(x, N * D, NULL);
+}
+
+/* ---- direct Gaussian LSCV ---------------------------------------------------- */
+
+typedef struct {
+  size_t N, D;
+  const double *x, *L; /* L: Cholesky factor of H */
+  double *slots;       /* per row: sum_{k>i} e^{-q/4}, sum_{k>i} e^{-q/2} */
+} glscv_ctx;
+
+/* q = d' H^-1 d by forward substitution with L (D <= 64 on the stack). */
+static double quad_form(size_t D, const double *L, const double *d, double *z) {
+  double q = 0;
+  for (size_t j = 0; j < D; j++) {
+    double s = d[j];
+    for (size_t k = 0; k < j; k++) s -= L[j * D + k] * z[k];
+    z[j] = s / L[j * D + j];
+    q += z[j] * z[j];
+  }
+  return q;
+}
+
+static int glscv_row(void *vc, size_t i, void *ws) {
+  const glscv_ctx *c = vc;
+  const size_t D = c->D;
+  double *d = ws, *z = d + D;
+  double s2 = 0, s1 = 0;
+  for (size_t k = i + 1; k < c->N; k++) {
+    for (size_t j = 0; j < D; j++) d[j] = c->x[i * D + j] - c->x[k * D + j];
+    double q = quad_form(D, c->L, d, z);
+    s2 += exp(-0.25 * q);
+    s1 += exp(-0.5 * q);
+  }
+  c->slots[2 * i] = s2;
+  c->slots[2 * i + 1] = s1;
+  return GFI_OK;
+}
+
+int gfi_gauss_lscv(size_t N, size_t D, const double *data, const double *H, const gfi_opts *opts,
+                   double *value) {
+  if (!value || !H) return GFI_EINVAL;
+  int st = check_data(N, D, data);
+  if (st) return st;
+  if (D > 64) return GFI_EDIM;
+  st = gfi_check_finite(H, D * D, NULL);
+  if (st) return st;
+  double *L = malloc(D * D * sizeof *L), *slots = malloc(2 * N * sizeof *slots);
+  if (!L || !slots) {
+    free(L);
+    free(slots);
+    return GFI_ENOMEM;
+  }
+  if (chol_lower(D, H, L)) {
+    free(L);
+    free(slots);
+    return GFI_EBANDWIDTH;
+  }
+  double ldet = 0;
+  for (size_t j = 0; j < D; j++) ldet += log(L[j * D + j]);
+  glscv_ctx c = {N, D, data, L, slots};
+  par_spec sp = {N, threads_of(opts ? opts->nthreads : 0), 2 * D * sizeof(double), 16, NULL, NULL};
+  st = par_run(&sp, glscv_row, &c);
+  double s[2] = {0, 0};
+  if (!st) par_sum(slots, N, 2, s);
+  free(L);
+  free(slots);
+  if (st) return st;
+  /* N(0; H) = (2 pi)^-D/2 |H|^-1/2, N(0; 2H) = that times 2^-D/2 */
+  const double n = (double)N, c1 = exp(-0.5 * (double)D * log(2 * M_PI) - ldet);
+  const double c2 = c1 * pow(2.0, -0.5 * (double)D);
+  *value = (n * c2 + 2 * c2 * s[0]) / (n * n) - 4 * c1 * s[1] / (n * (n - 1));
+  return GFI_OK;
+}
+
+int gfi_bw_normal_ref(size_t N, size_t D, const double *data, double *H) {
+  if (!H) return GFI_EINVAL;
+  int st = check_data(N, D, data);
+  if (st) return st;
+  if (D > 64) return GFI_EDIM;
+  double *m = calloc(D, sizeof *m);
+  if (!m) return GFI_ENOMEM;
+  for (size_t i = 0; i < N; i++)
+    for (size_t j = 0; j < D; j++) m[j] += data[i * D + j];
+  for (size_t j = 0; j < D; j++) m[j] /= (double)N;
+  const double f = pow(4.0 / ((double)D + 2), 2.0 / ((double)D + 4)) * pow((double)N, -2.0 / ((double)D + 4));
+  for (size_t a = 0; a < D; a++)
+    for (size_t b = 0; b < D; b++) {
+      double s = 0;
+      for (size_t i = 0; i < N; i++) s += (data[i * D + a] - m[a]) * (data[i * D + b] - m[b]);
+      H[a * D + b] = f * s / (double)(N - 1);
+    }
+  free(m);
+  if (!(H[0] > 0)) return GFI_EBANDWIDTH;
+  return GFI_OK;
+}
+
+/* ---- 1-D functionals through the empirical cf ------------------------------- */
+
+typedef struct {
+  size_t K;
+  double *t, *w, *p2; /* nodes on [0, T], weights / pi, |phi_N|^2 */
+} ecf_rule;
+
+static void ecf_rule_free(ecf_rule *r) {
+  free(r->t);
+  free(r->w);
+  free(r->p2);
+  memset(r, 0, sizeof *r);
+}
+
+#define ECF_GL 28
+#define ECF_PANEL_A 8.0
+
+static int ecf_rule_make(size_t N, const double *x, double T, int nt, ecf_rule *r) {
+  memset(r, 0, sizeof *r);
+  double lo = x[0], hi = x[0];
+  for (size_t i = 0; i < N; i++) {
+    lo = fmin(lo, x[i]);
+    hi = fmax(hi, x[i]);
+  }
+  double S = hi - lo;
+  if (!(S > 0)) S = 1e-300;
+  double pw = 2 * ECF_PANEL_A / S;
+  double np = ceil(T / pw);
+  if (!(np >= 1)) np = 1;
+  if (np > 1e6) return GFI_ERANGE;
+  size_t P = (size_t)np, K = P * ECF_GL;
+  pw = T / (double)P;
+  r->t = malloc(K * sizeof *r->t);
+  r->w = malloc(K * sizeof *r->w);
+  r->p2 = malloc(K * sizeof *r->p2);
+  double *out = malloc(2 * K * sizeof *out), *xc = malloc(N * sizeof *xc);
+  if (!r->t || !r->w || !r->p2 || !out || !xc) {
+    free(out);
+    free(xc);
+    ecf_rule_free(r);
+    return GFI_ENOMEM;
+  }
+  double gx[ECF_GL], gw[ECF_GL];
+  bl_gauss_legendre(ECF_GL, gx, gw);
+  for (size_t p = 0; p < P; p++)
+    for (int q = 0; q < ECF_GL; q++) {
+      r->t[p * ECF_GL + q] = pw * ((double)p + 0.5 + 0.5 * gx[q]);
+      r->w[p * ECF_GL + q] = 0.5 * pw * gw[q] / M_PI;
+    }
+  double c = 0.5 * (lo + hi);
+  for (size_t i = 0; i < N; i++) xc[i] = x[i] - c;
+  gfi_opts o;
+  gfi_default_opts(&o);
+  o.nthreads = nt;
+  o.tol = 1e-14;
+  int st = gfi_ecf(N, 1, xc, NULL, K, r->t, &o, out, NULL);
+  if (!st)
+    for (size_t k = 0; k < K; k++) r->p2[k] = out[2 * k] * out[2 * k] + out[2 * k + 1] * out[2 * k + 1];
+  free(out);
+  free(xc);
+  if (st) {
+    ecf_rule_free(r);
+    return st;
+  }
+  r->K = K;
+  return GFI_OK;
+}
+
+/* (1/pi) int_0^T t^r e^{-a t^2} |phi_N|^2 dt */
+static double ecf_int(const ecf_rule *r, int pw, double a) {
+  double s = 0;
+  for (size_t k = 0; k < r->K; k++) {
+    double t = r->t[k], e = exp(-a * t * t);
+    if (e == 0) continue;
+    s += r->w[k] * pow(t, pw) * e * r->p2[k];
+  }
+  return s;
+}
+
+static double lscv_ecf(const ecf_rule *r, size_t N, double h) {
+  const double n = (double)N;
+  double t1 = ecf_int(r, 0, h * h), t2 = ecf_int(r, 0, 0.5 * h * h);
+  return t1 - 2 * n / (n - 1) * t2 + 2 / ((n - 1) * sqrt(2 * M_PI) * h);
+}
+
+/* ---- 1-D LSCV search ---------------------------------------------------------- */
+
+typedef struct {
+  size_t N;
+  const double *x;
+  const gfi_opts *o;
+  const ecf_rule *r;
+} h1_ctx;
+
+static int crit_h1(void *vc, const double *h, double *v) {
+  const h1_ctx *c = vc;
+  if (c->r) {
+    *v = lscv_ecf(c->r, c->N, h[0]);
+    return GFI_OK;
+  }
+  double H = h[0] * h[0];
+  return gfi_gauss_lscv(c->N, 1, c->x, &H, c->o, v);
+}
+
+/* ---- 2-D LSCV: Nelder-Mead on the Cholesky factor ---------------------------- */
+
+static void H_of(const double *p, double *H) {
+  double a = exp(p[0]), b = p[1], c = exp(p[2]);
+  H[0] = a * a;
+  H[1] = H[2] = a * b;
+  H[3] = b * b + c * c;
+}
+
+static int nm2(size_t N, const double *x, const gfi_opts *o, const double *H0, double *H) {
+  double p[4][3], f[4];
+  double L11 = sqrt(H0[0]), L21 = H0[2] / L11, L22 = sqrt(H0[3] - L21 * L21);
+  double base[3] = {log(L11), L21, log(L22)};
+  for (int v = 0; v < 4; v++) {
+    memcpy(p[v], base, sizeof base);
+    if (v > 0) p[v][v - 1] += v == 2 ? 0.3 * L11 : 0.3;
+    double Hv[4];
+    H_of(p[v], Hv);
+    int st = gfi_gauss_lscv(N, 2, x, Hv, o, &f[v]);
+    if (st) return st;
+  }
+  for (int it = 0; it < 400; it++) {
+    /* order */
+    for (int a = 0; a < 4; a++)
+      for (int b = a + 1; b < 4; b++)
+        if (f[b] < f[a]) {
+          double t = f[a];
+          f[a] = f[b];
+          f[b] = t;
+          for (int j = 0; j < 3; j++) {
+            t = p[a][j];
+            p[a][j] = p[b][j];
+            p[b][j] = t;
+          }
+        }
+    double spread = 0;
+    for (int v = 1; v < 4; v++)
+      for (int j = 0; j < 3; j++) spread = fmax(spread, fabs(p[v][j] - p[0][j]));
+    if (spread < 1e-7) break;
+    double cen[3] = {0, 0, 0};
+    for (int v = 0; v < 3; v++)
+      for (int j = 0; j < 3; j++) cen[j] += p[v][j] / 3;
+    double pr[3], fr, Hr[4];
+    for (int j = 0; j < 3; j++) pr[j] = cen[j] + (cen[j] - p[3][j]);
+    H_of(pr, Hr);
+    int st = gfi_gauss_lscv(N, 2, x, Hr, o, &fr);
+    if (st) return st;
+    if (fr < f[0]) {
+      double pe[3], fe, He[4];
+      for (int j = 0; j < 3; j++) pe[j] = cen[j] + 2 * (cen[j] - p[3][j]);
+      H_of(pe, He);
+      st = gfi_gauss_lscv(N, 2, x, He, o, &fe);
+      if (st) return st;
+      if (fe < fr) {
+        memcpy(p[3], pe, sizeof pe);
+        f[3] = fe;
+      } else {
+        memcpy(p[3], pr, sizeof pr);
+        f[3] = fr;
+      }
+    } else if (fr < f[2]) {
+      memcpy(p[3], pr, sizeof pr);
+      f[3] = fr;
+    } else {
+      double pc[3], fc, Hc[4];
+      for (int j = 0; j < 3; j++) pc[j] = cen[j] + 0.5 * (p[3][j] - cen[j]);
+      H_of(pc, Hc);
+      st = gfi_gauss_lscv(N, 2, x, Hc, o, &fc);
+      if (st) return st;
+      if (fc < f[3]) {
+        memcpy(p[3], pc, sizeof pc);
+        f[3] = fc;
+      } else
+        for (int v = 1; v < 4; v++) {
+          for (int j = 0; j < 3; j++) p[v][j] = p[0][j] + 0.5 * (p[v][j] - p[0][j]);
+          double Hs[4];
+          H_of(p[v], Hs);
+          st = gfi_gauss_lscv(N, 2, x, Hs, o, &f[v]);
+          if (st) return st;
+        }
+    }
+  }
+  int best = 0;
+  for (int v = 1; v < 4; v++)
+    if (f[v] < f[best]) best = v;
+  H_of(p[best], H);
+  return GFI_OK;
+}
+
+int gfi_bw_lscv(size_t N, size_t D, const double *data, const gfi_opts *opts, double *H) {
+  if (!H) return GFI_EINVAL;
+  int st = check_data(N, D, data);
+  if (st) return st;
+  if (D > 2) return GFI_EUNSUPPORTED;
+  gfi_method m;
+  st = bl_check_opts(opts, NULL, &m);
+  if (st) return st;
+  double Hn[4];
+  st = gfi_bw_normal_ref(N, D, data, Hn);
+  if (st) return st;
+  if (D == 2) return nm2(N, data, opts, Hn, H);
+  double hn = sqrt(Hn[0]), lo = hn / 50, hi = 4 * hn;
+  if (m == GFI_METHOD_AUTO) m = N > 1000 ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+  ecf_rule r;
+  memset(&r, 0, sizeof r);
+  if (m == GFI_METHOD_FAST) {
+    st = ecf_rule_make(N, data, sqrt(90.0) / lo, opts ? opts->nthreads : 0, &r);
+    if (st) return st;
+  }
+  h1_ctx c = {N, data, opts, m == GFI_METHOD_FAST ? &r : NULL};
+  gfi_select_result res;
+  st = sel_search(crit_h1, &c, 1, lo, hi, 100, 0, &res, NULL);
+  ecf_rule_free(&r);
+  if (st) return st;
+  H[0] = res.R[0] * res.R[0];
+  return GFI_OK;
+}
+
+/* ---- direct plug-in (KernSmooth::dpik, level 2) ------------------------------ */
+
+typedef struct {
+  size_t N;
+  const double *x;
+  double g;
+  int r;
+  double *slots;
+} psi_ctx;
+
+static int psi_row(void *vc, size_t i, void *ws) {
+  (void)ws;
+  const psi_ctx *c = vc;
+  double s = 0;
+  for (size_t k = i + 1; k < c->N; k++) {
+    double z = (c->x[i] - c->x[k]) / c->g, z2 = z * z;
+    double he = c->r == 4 ? (z2 - 6) * z2 + 3 : ((z2 - 15) * z2 + 45) * z2 - 15;
+    s += he * exp(-0.5 * z2);
+  }
+  c->slots[i] = s;
+  return GFI_OK;
+}
+
+/* psi_r(g) = (1/N^2) sum_{i,k} phi_g^(r)(x_i - x_k), r = 4 or 6 */
+static int psi_direct(size_t N, const double *x, int r, double g, int nt, double *out) {
+  double *slots = malloc(N * sizeof *slots);
+  if (!slots) return GFI_ENOMEM;
+  psi_ctx c = {N, x, g, r, slots};
+  int st = par_for(N, threads_of(nt), 16, psi_row, &c);
+  double s = 0;
+  if (!st) par_sum(slots, N, 1, &s);
+  free(slots);
+  if (st) return st;
+  double he0 = r == 4 ? 3 : -15, n = (double)N;
+  *out = (n * he0 + 2 * s) / (n * n) / (sqrt(2 * M_PI) * pow(g, r + 1));
+  return GFI_OK;
+}
+
+int gfi_bw_dpi(size_t N, const double *data, const gfi_opts *opts, double *h) {
+  if (!h) return GFI_EINVAL;
+  int st = check_data(N, 1, data);
+  if (st) return st;
+  gfi_method m;
+  st = bl_check_opts(opts, NULL, &m);
+  if (st) return st;
+  int nt = opts ? opts->nthreads : 0;
+  double s = sel_robust_scale(N, 1, data, 0), mean = 0;
+  if (!(s == s)) return GFI_ENOMEM;
+  for (size_t i = 0; i < N; i++) mean += data[i];
+  mean /= (double)N;
+  double *sx = malloc(N * sizeof *sx);
+  if (!sx) return GFI_ENOMEM;
+  for (size_t i = 0; i < N; i++) sx[i] = (data[i] - mean) / s;
+  const double n = (double)N;
+  double a6 = pow(2 * pow(sqrt(2.0), 9) / (7 * n), 1.0 / 9), psi6 = 0, psi4 = 0;
+  if (m == GFI_METHOD_AUTO) m = N > 4000 ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+  ecf_rule r;
+  memset(&r, 0, sizeof r);
+  if (m == GFI_METHOD_FAST) {
+    st = ecf_rule_make(N, sx, 14.0 / a6, nt, &r);
+    if (!st) psi6 = -ecf_int(&r, 6, 0.5 * a6 * a6);
+  } else
+    st = psi_direct(N, sx, 6, a6, nt, &psi6);
+  if (!st && !(psi6 < 0)) st = GFI_EQUAD;
+  if (!st) {
+    double a4 = pow(-3 * sqrt(2 / M_PI) / (psi6 * n), 1.0 / 7);
+    if (m == GFI_METHOD_FAST) {
+      if (14.0 / a4 > r.t[r.K - 1] * 1.0000001) {
+        ecf_rule_free(&r);
+        st = ecf_rule_make(N, sx, 14.0 / a4, nt, &r);
+      }
+      if (!st) psi4 = ecf_int(&r, 4, 0.5 * a4 * a4);
+    } else
+      st = psi_direct(N, sx, 4, a4, nt, &psi4);
+  }
+  ecf_rule_free(&r);
+  free(sx);
+  if (st) return st;
+  if (!(psi4 > 0)) return GFI_EQUAD;
+  *h = s * pow(4 * M_PI, -0.1) * pow(1 / (psi4 * n), 0.2);
+  return GFI_OK;
+}
+
+/* ---- leave-one-out CV of Gaussian NW ------------------------------------------ */
+
+typedef struct {
+  size_t N, D, V;
+  const double *x, *y, *L;
+  double *slots;
+} gnw_ctx;
+
+static int gnw_row(void *vc, size_t i, void *ws) {
+  const gnw_ctx *c = vc;
+  const size_t D = c->D, V = c->V, N = c->N;
+  double *d = ws, *z = d + D, *num = z + D;
+  /* shift by the smallest q so that the nearest neighbour has weight 1 */
+  double qmin = INFINITY;
+  for (size_t k = 0; k < N; k++) {
+    if (k == i) continue;
+    for (size_t j = 0; j < D; j++) d[j] = c->x[i * D + j] - c->x[k * D + j];
+    qmin = fmin(qmin, quad_form(D, c->L, d, z));
+  }
+  double S = 0;
+  for (size_t v = 0; v < V; v++) num[v] = 0;
+  for (size_t k = 0; k < N; k++) {
+    if (k == i) continue;
+    for (size_t j = 0; j < D; j++) d[j] = c->x[i * D + j] - c->x[k * D + j];
+    double K = exp(-0.5 * (quad_form(D, c->L, d, z) - qmin));
+    S += K;
+    for (size_t v = 0; v < V; v++) num[v] += K * c->y[k * V + v];
+  }
+  double r2 = 0;
+  int flag = !(S > 0) || !isfinite(qmin);
+  if (!flag)
+    for (size_t v = 0; v < V; v++) {
+      double e = c->y[i * V + v] - num[v] / S;
+      r2 += e * e;
+    }
+  c->slots[2 * i] = flag ? 0 : r2;
+  c->slots[2 * i + 1] = flag;
+  return GFI_OK;
+}
+
+int gfi_gauss_nw_loocv(size_t N, size_t D, size_t V, const double *x, const double *y, const double *H,
+                       const gfi_opts *opts, double *value, size_t *nflagged) {
+  if (!value || !y || !H || V == 0) return GFI_EINVAL;
+  int st = check_data(N, D, x);
+  if (st) return st;
+  if (D > 64) return GFI_EDIM;
+  st = gfi_check_finite(y, N * V, NULL);
+  if (st) return st;
+  double *L = malloc(D * D * sizeof *L), *slots = malloc(2 * N * sizeof *slots);
+  if (!L || !slots) {
+    free(L);
+    free(slots);
+    return GFI_ENOMEM;
+  }
+  if (chol_lower(D, H, L)) {
+    free(L);
+    free(slots);
+    return GFI_EBANDWIDTH;
+  }
+  gnw_ctx c = {N, D, V, x, y, L, slots};
+  par_spec sp = {N, threads_of(opts ? opts->nthreads : 0), (2 * D + V) * sizeof(double), 16, NULL, NULL};
+  st = par_run(&sp, gnw_row, &c);
+  double s[2] = {0, 0};
+  if (!st) par_sum(slots, N, 2, s);
+  free(L);
+  free(slots);
+  if (st) return st;
+  size_t nf = (size_t)s[1];
+  if (nflagged) *nflagged = nf;
+  if (nf >= N) {
+    *value = NAN;
+    return GFI_EDENOM;
+  }
+  *value = s[0] / (double)(N - nf);
+  return GFI_OK;
+}
+
+typedef struct {
+  size_t N, D, V;
+  const double *x, *y;
+  const gfi_opts *o;
+} gnw_sel;
+
+static int crit_gnw(void *vc, const double *h, double *v) {
+  const gnw_sel *c = vc;
+  double *H = calloc(c->D * c->D, sizeof *H);
+  if (!H) return GFI_ENOMEM;
+  for (size_t j = 0; j < c->D; j++) H[j * c->D + j] = h[0] * h[0];
+  int st = gfi_gauss_nw_loocv(c->N, c->D, c->V, c->x, c->y, H, c->o, v, NULL);
+  free(H);
+  if (st == GFI_EDENOM) {
+    *v = INFINITY;
+    st = GFI_OK;
+  }
+  return st;
+}
+
+int gfi_bw_nw_loocv(size_t N, size_t D, size_t V, const double *x, const double *y, const gfi_opts *opts,
+                    double *h, double *value) {
+  if (!h || !y || V == 0) return GFI_EINVAL;
+  int st = check_data(N, D, x);
+  if (st) return st;
+  if (D > 64) return GFI_EDIM;
+  double s = INFINITY;
+  for (size_t j = 0; j < D; j++) s = fmin(s, sel_robust_scale(N, D, x, j));
+  if (!(s == s)) return GFI_ENOMEM;
+  gnw_sel c = {N, D, V, x, y, opts};
+  gfi_select_result r;
+  st = sel_search(crit_gnw, &c, 1, s / 200, 2 * s, 60, 0, &r, NULL);
+  if (st) return st;
+  *h = r.R[0];
+  if (value) *value = r.value;
+  return GFI_OK;
+}

@@ -1,0 +1,38 @@
+/* Shared parts of the selection code (estimators/select.c, select_gauss.c):
+ * the closed-form pair function of int p_hat^2, the search, robust scales. */
+#ifndef GFI_SELECT_INTERNAL_H
+#define GFI_SELECT_INTERNAL_H
+
+#include <stddef.h>
+#include "gfi/select.h"
+
+#define SEL_MAXL 8
+#define SEL_MAXDEG (2 * SEL_MAXL - 2)
+/* Taylor terms of G_l near 0 (enough for l |v| <= 12 to 1e-17) */
+#define SEL_NT 40
+
+/* G_l(v) = int kappa_l(w)^2 e^{i v w} dw: jumps of kappa_l^2's derivatives
+ * at the knots -l + 2j, and Taylor coefficients (-1)^n mu_2n / (2n)!. */
+typedef struct sel_pair {
+  int l;
+  double P0;
+  double jump[SEL_MAXL + 1][SEL_MAXDEG + 1];
+  double taylor[SEL_NT];
+  double vc; /* |v| below which the Taylor series is used */
+} sel_pair;
+
+void sel_pair_init(sel_pair *p, int l);
+double sel_pair_G(const sel_pair *p, double v);
+
+/* criterion at radii R (D <= 3: R[j]; larger D: R[0] for every axis) */
+typedef int (*sel_crit)(void *ctx, const double *R, double *value);
+/* The scan, golden-section refinement and per-axis sweeps (gfi/select.h). */
+int sel_search(sel_crit f, void *ctx, size_t D, double lo, double hi, size_t nscan, int per_axis,
+               gfi_select_result *res, double *curve);
+
+/* min(sd, IQR/1.349) of column j (N x D), NaN when out of memory. */
+double sel_robust_scale(size_t N, size_t D, const double *x, size_t j);
+/* Type-7 quantile; sorts v. */
+double sel_quantile(double *v, size_t n, double p);
+
+#endif

@@ -1,0 +1,63 @@
+#!/bin/bash
+# gfi ropt --data --select, gfi density --R lscv, gfi regress --R loocv: the
+# contract of the data-driven radius (columns, metadata, errors).
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+
+"$GFI" sample --model normal --n 300 --seed 3 >"$T/d1" || bad "sample"
+"$GFI" sample --model normal --dim 2 --n 200 --seed 4 >"$T/d2" || bad "sample 2-D"
+"$GFI" regress-sample --model normal --truth sin --noise gauss:0.2 --n 300 --seed 2 >"$T/r1" || bad "regress-sample"
+
+# LSCV: one row with R_opt and lscv; the direct and fast routes agree
+expect 0 "" -- "$GFI" ropt --data "$T/d1" --phi pow:4 --select lscv --method fast
+cp "$T/out" "$T/fast"
+expect 0 "" -- "$GFI" ropt --data "$T/d1" --phi pow:4 --select lscv --method direct
+cp "$T/out" "$T/direct"
+rf=$(col "$T/fast" R_opt) rd=$(col "$T/direct" R_opt) lf=$(col "$T/fast" lscv) ld=$(col "$T/direct" lscv)
+[ "$(data "$T/fast" | wc -l)" -eq 1 ] && ok || bad "ropt --select lscv: expected one row"
+awk -v a="$rf" -v b="$rd" 'BEGIN { exit !(a > 0.5 && a < 10 && (a - b) ^ 2 < (1e-4 * a) ^ 2) }' && ok ||
+  bad "R_opt fast $rf direct $rd"
+awk -v a="$lf" -v b="$ld" 'BEGIN { exit !(a < 0 && (a - b) ^ 2 < (1e-9 * a) ^ 2) }' && ok || bad "lscv fast $lf direct $ld"
+grep -q "^# R_opt: " "$T/fast" && ok || bad "no '# R_opt:' line"
+
+# --curve: nscan rows (R, lscv), none below the refined minimum
+expect 0 "" -- "$GFI" ropt --data "$T/d1" --select lscv --curve --nscan 25 --R-range 0.5,20
+[ "$(data "$T/out" | wc -l)" -eq 25 ] && ok || bad "--curve: expected 25 rows"
+col "$T/out" lscv | awk -v m="$lf" '$1 < m - 1e-12 { b = 1 } END { exit b }' && ok || bad "curve below the minimum"
+col "$T/out" R | head -1 | awk '{ exit !($1 == 0.5) }' && ok || bad "curve starts at LO"
+
+# --per-axis in 2-D: one radius column per axis
+expect 0 "" -- "$GFI" ropt --data "$T/d2" --dim 2 --select lscv --per-axis --nscan 30
+r1=$(col "$T/out" R1) r2=$(col "$T/out" R2)
+awk -v a="$r1" -v b="$r2" 'BEGIN { exit !(a > 0 && b > 0) }' && ok || bad "per-axis radii '$r1' '$r2'"
+
+# leave-one-out CV of NW: R_opt and cv
+expect 0 "" -- "$GFI" ropt --regress --data "$T/r1" --dim 1 --phi pow:4 --select loocv
+cp "$T/out" "$T/loo"
+cv=$(col "$T/loo" cv) rl=$(col "$T/loo" R_opt)
+awk -v c="$cv" 'BEGIN { exit !(c > 0.02 && c < 0.1) }' && ok || bad "cv $cv for noise sd 0.2"
+
+# density --R lscv and regress --R loocv use the same radius, in the metadata
+expect 0 "" -- "$GFI" density --data "$T/d1" --phi pow:4 --R lscv --grid -2:2:5
+grep -q "^# R-select: lscv, R = $rf" "$T/out" && ok || bad "density --R lscv: '# R-select:' $(grep R-select "$T/out")"
+[ "$(data "$T/out" | wc -l)" -eq 5 ] && ok || bad "density rows"
+expect 0 "" -- "$GFI" regress --data "$T/r1" --phi pow:4 --R loocv --grid -2:2:5
+grep -q "^# R-select: loocv, R = $rl" "$T/out" && ok || bad "regress --R loocv: $(grep R-select "$T/out")"
+
+# the oracle keeps its contract
+expect 0 "" -- "$GFI" ropt --model normal --n 100 --phi pow:4
+grep -q "^# n R_opt mise_opt bias2 var h_gauss mise_gauss$" "$T/out" && ok || bad "oracle columns"
+
+# errors
+expect 2 "unknown criterion" -- "$GFI" ropt --data "$T/d1" --select aic
+expect 2 "is for regression" -- "$GFI" ropt --data "$T/d1" --select loocv
+expect 2 "is for densities" -- "$GFI" ropt --regress --data "$T/r1" --select lscv
+expect 2 "R-range" -- "$GFI" ropt --data "$T/d1" --select lscv --R-range 3,1
+expect 2 "R-range" -- "$GFI" ropt --data "$T/d1" --select lscv --R-range 3
+expect 2 "required" -- "$GFI" ropt --select lscv
+expect 2 "only with --data" -- "$GFI" ropt --model normal --n 100 --per-axis
+expect 2 "not with --data" -- "$GFI" ropt --model normal --data "$T/d1" --select lscv
+expect 1 "columns" -- "$GFI" ropt --data "$T/d2" --dim 1 --select lscv
+expect 2 "not a criterion" -- "$GFI" regress --data "$T/r1" --R lscv --grid 0:1:3
+expect 2 "not a criterion" -- "$GFI" density --data "$T/d1" --R loocv --grid 0:1:3
+expect 2 "pow:L" -- "$GFI" regress --data "$T/r1" --phi abs --R loocv --grid 0:1:3
+finish select-cli

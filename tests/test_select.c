@@ -1,0 +1,365 @@
+/* Data-driven radius selection (gfi/select.h): the LSCV and leave-one-out
+ * criteria against independent direct computations, the fast route against
+ * the direct one, the search, thread invariance and the error paths. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_rng.h>
+#include "check.h"
+#include "gfi/gfi.h"
+#include "select_internal.h"
+#include "bandlimited.h"
+
+static double *normal_data(size_t N, size_t D, unsigned long seed) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, seed);
+  gfi_model *m;
+  gfi_model_normal(&m, D, NULL, NULL);
+  double *x = malloc(N * D * sizeof *x);
+  gfi_model_sample(m, r, N, x);
+  gfi_model_free(m);
+  gsl_rng_free(r);
+  return x;
+}
+
+/* G_l against a 400-point Gauss-Legendre rule on every piece. */
+static void test_pair(void) {
+  double gx[400], gw[400];
+  bl_gauss_legendre(400, gx, gw);
+  for (int l = 1; l <= 8; l++) {
+    sel_pair p;
+    sel_pair_init(&p, l);
+    double worst = 0;
+    for (double v = 1e-3; v < 60; v *= 1.07) {
+      long double s = 0;
+      for (int j = 0; j < l; j++)
+        for (int q = 0; q < 400; q++) {
+          double t = -l + 2 * j + 1 + gx[q], k = gfi_kappa(l, t);
+          s += (long double)gw[q] * k * k * cosl((long double)v * t);
+        }
+      worst = fmax(worst, fabs(sel_pair_G(&p, v) - (double)s));
+      worst = fmax(worst, fabs(sel_pair_G(&p, -v) - (double)s));
+    }
+    CHECK(worst < 1e-13, "l = %d: G_l off by %.3g", l, worst);
+    CHECK_CLOSE(sel_pair_G(&p, 0), gfi_kappa_sq_integral(l), 1e-14, 0);
+  }
+}
+
+/* LSCV from scratch: int p_hat^2 by Plancherel with plain sums of the
+ * empirical cf on a fine rule (panels between the
+ * knots of kappa, h span <= 3, 24 points each: exact to rounding), and the leave-one-out term from the
+ * direct density estimate at the data points. D = 1 or 2. */
+static double lscv_independent(int l, size_t N, size_t D, const double *x, const double *R) {
+  gfi_kernel k;
+  gfi_kernel_pow(&k, l);
+  double gx[24], gw[24];
+  bl_gauss_legendre(24, gx, gw);
+  double *t[2] = {NULL, NULL}, *wt[2] = {NULL, NULL};
+  size_t n[2] = {1, 1};
+  for (size_t j = 0; j < D; j++) {
+    double lo = x[j], hi = x[j];
+    for (size_t i = 0; i < N; i++) {
+      lo = fmin(lo, x[i * D + j]);
+      hi = fmax(hi, x[i * D + j]);
+    }
+    double S = hi - lo;
+    size_t per = (size_t)ceil(R[j] * S / 3) + 1; /* h S / 2 <= 1.5 with 24 points */
+    n[j] = (size_t)(2 * l) * per * 24;
+    t[j] = malloc(n[j] * sizeof(double));
+    wt[j] = malloc(n[j] * sizeof(double));
+    size_t at = 0;
+    for (int s = 0; s < 2 * l; s++) {
+      double a = (-l + s) * R[j], h = R[j] / (double)per;
+      for (size_t p = 0; p < per; p++)
+        for (int q = 0; q < 24; q++) {
+          double w = a + ((double)p + 0.5) * h + 0.5 * h * gx[q], kk = gfi_kappa(l, w / R[j]);
+          t[j][at] = w;
+          wt[j][at] = 0.5 * h * gw[q] * kk * kk / (2 * M_PI);
+          at++;
+        }
+    }
+  }
+  long double ip2 = 0;
+  for (size_t a = 0; a < n[0]; a++)
+    for (size_t b = 0; b < n[1]; b++) {
+      double cr = 0, ci = 0;
+      for (size_t i = 0; i < N; i++) {
+        double ph = t[0][a] * x[i * D] + (D > 1 ? t[1][b] * x[i * D + 1] : 0);
+        cr += cos(ph);
+        ci += sin(ph);
+      }
+      cr /= (double)N;
+      ci /= (double)N;
+      ip2 += (long double)wt[0][a] * (D > 1 ? wt[1][b] : 1) * (cr * cr + ci * ci);
+    }
+  for (size_t j = 0; j < D; j++) {
+    free(t[j]);
+    free(wt[j]);
+  }
+  gfi_opts o;
+  gfi_default_opts(&o);
+  o.method = GFI_METHOD_DIRECT;
+  gfi_density_plan *p;
+  gfi_density_plan_fourier(&p, &k, N, D, x, NULL, R, &o);
+  double *ph = malloc(N * sizeof *ph);
+  gfi_density_eval(p, N, x, ph);
+  gfi_density_destroy(p);
+  double s = 0, K0 = 1;
+  for (size_t i = 0; i < N; i++) s += ph[i];
+  free(ph);
+  for (size_t j = 0; j < D; j++) K0 *= R[j] / gfi_pow_A(l);
+  /* sum_{i != k} K = N sum_i p_hat(x_i) - N K0 */
+  double n_ = (double)N;
+  return (double)ip2 - 2.0 / (n_ * (n_ - 1)) * (n_ * s - n_ * K0);
+}
+
+static void test_lscv_values(void) {
+  struct {
+    size_t N, D;
+    int l;
+    double R[3];
+  } cs[] = {{150, 1, 4, {2}},   {150, 1, 1, {3}},      {150, 1, 2, {5}},    {150, 1, 7, {9}},
+            {80, 2, 2, {1.5, 2.5}}, {80, 2, 4, {2, 1}}, {120, 1, 3, {0.4}}};
+  gfi_kernel k;
+  gfi_opts od, of;
+  gfi_default_opts(&od);
+  od.method = GFI_METHOD_DIRECT;
+  gfi_default_opts(&of);
+  of.method = GFI_METHOD_FAST;
+  for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+    double *x = normal_data(cs[c].N, cs[c].D, 10 + c);
+    gfi_kernel_pow(&k, cs[c].l);
+    double vd, vf, b, vi = lscv_independent(cs[c].l, cs[c].N, cs[c].D, x, cs[c].R);
+    gfi_method rt;
+    CHECK_STATUS(gfi_lscv(&k, cs[c].N, cs[c].D, x, cs[c].R, &od, &vd, &b, &rt), GFI_OK);
+    CHECK(rt == GFI_METHOD_DIRECT && b == 0, "direct route");
+    CHECK_STATUS(gfi_lscv(&k, cs[c].N, cs[c].D, x, cs[c].R, &of, &vf, &b, &rt), GFI_OK);
+    CHECK(rt == GFI_METHOD_FAST, "fast route");
+    CHECK_CLOSE(vd, vi, 1e-9, 0);
+    CHECK_CLOSE(vf, vd, 1e-9, 0);
+    CHECK(fabs(vf - vd) <= b, "case %zu: fast error %.3g above its bound %.3g", c, fabs(vf - vd), b);
+    free(x);
+  }
+  /* D = 3, and a wide outlier (long span) on the fast route */
+  double *x = normal_data(200, 3, 3);
+  double R3[3] = {1, 1.5, 0.7}, vd, vf;
+  gfi_kernel_pow(&k, 2);
+  CHECK_STATUS(gfi_lscv(&k, 200, 3, x, R3, &od, &vd, NULL, NULL), GFI_OK);
+  CHECK_STATUS(gfi_lscv(&k, 200, 3, x, R3, &of, &vf, NULL, NULL), GFI_OK);
+  CHECK_CLOSE(vf, vd, 1e-9, 0);
+  free(x);
+  x = normal_data(400, 1, 4);
+  x[7] = 60;
+  double R1 = 3;
+  gfi_kernel_pow(&k, 4);
+  CHECK_STATUS(gfi_lscv(&k, 400, 1, x, &R1, &od, &vd, NULL, NULL), GFI_OK);
+  CHECK_STATUS(gfi_lscv(&k, 400, 1, x, &R1, &of, &vf, NULL, NULL), GFI_OK);
+  CHECK_CLOSE(vf, vd, 1e-9, 0);
+  /* D = 5: direct only; the fast route is unsupported */
+  free(x);
+  x = normal_data(60, 5, 5);
+  double R5[5] = {1, 1, 1, 1, 1};
+  CHECK_STATUS(gfi_lscv(&k, 60, 5, x, R5, &od, &vd, NULL, NULL), GFI_OK);
+  CHECK(isfinite(vd), "D = 5 value");
+  CHECK_STATUS(gfi_lscv(&k, 60, 5, x, R5, &of, &vf, NULL, NULL), GFI_EUNSUPPORTED);
+  free(x);
+}
+
+/* Leave-one-out CV against N plans of N - 1 points. */
+static void test_loocv_values(void) {
+  const size_t N = 70, V = 2;
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 7);
+  for (size_t D = 1; D <= 2; D++)
+    for (int l = 1; l <= 4; l += 3) {
+      double *x = malloc(N * D * sizeof *x), *y = malloc(N * V * sizeof *y);
+      for (size_t i = 0; i < N * D; i++) x[i] = 4 * gsl_rng_uniform(r) - 2;
+      for (size_t i = 0; i < N; i++) {
+        y[i * V] = sin(2 * x[i * D]) + 0.2 * gsl_rng_uniform(r);
+        y[i * V + 1] = x[i * D] * x[i * D];
+      }
+      double R[2] = {2.5, 1.5};
+      gfi_kernel k;
+      gfi_kernel_pow(&k, l);
+      gfi_opts od;
+      gfi_default_opts(&od);
+      od.method = GFI_METHOD_DIRECT;
+      double *xs = malloc((N - 1) * D * sizeof *xs), *ys = malloc((N - 1) * V * sizeof *ys);
+      long double sum = 0;
+      size_t used = 0;
+      for (size_t i = 0; i < N; i++) {
+        size_t a = 0;
+        for (size_t k2 = 0; k2 < N; k2++) {
+          if (k2 == i) continue;
+          memcpy(xs + a * D, x + k2 * D, D * sizeof *xs);
+          memcpy(ys + a * V, y + k2 * V, V * sizeof *ys);
+          a++;
+        }
+        gfi_nw_plan *p;
+        gfi_nw_plan_fourier(&p, &k, N - 1, D, V, xs, ys, R, &od);
+        double m[2];
+        size_t nf = 0;
+        int st = gfi_nw_eval(p, 1, x + i * D, m, &nf);
+        gfi_nw_destroy(p);
+        if (st == GFI_OK) {
+          for (size_t v = 0; v < V; v++) sum += (y[i * V + v] - m[v]) * (y[i * V + v] - m[v]);
+          used++;
+        }
+      }
+      double want = (double)(sum / used), vd, vf, b;
+      size_t nfd, nff;
+      CHECK_STATUS(gfi_loocv(&k, N, D, V, x, y, R, &od, 0, &vd, &nfd, NULL, NULL), GFI_OK);
+      CHECK_CLOSE(vd, want, 1e-10, 0);
+      CHECK(nfd == N - used, "flag count %zu, brute force %zu", nfd, N - used);
+      gfi_opts of = od;
+      of.method = GFI_METHOD_FAST;
+      CHECK_STATUS(gfi_loocv(&k, N, D, V, x, y, R, &of, 0, &vf, &nff, &b, NULL), GFI_OK);
+      CHECK_CLOSE(vf, vd, 1e-9, 0);
+      CHECK(nff == nfd, "fast flags %zu vs %zu", nff, nfd);
+      free(x);
+      free(y);
+      free(xs);
+      free(ys);
+    }
+  /* a negative leave-one-out denominator (l = 1: sinc < 0 at distances in
+   * (pi, 2 pi)): the point at 4.5 sees only negative weights; its row is
+   * left out and counted, never NaN, on both routes */
+  double x[5] = {0, 0.01, 0.02, 0.03, 4.5}, y[5] = {1, 2, 3, 4, 5}, R = 1, v, vf2;
+  size_t nf, nf2;
+  gfi_kernel k;
+  gfi_kernel_pow(&k, 1);
+  gfi_opts o;
+  gfi_default_opts(&o);
+  o.method = GFI_METHOD_DIRECT;
+  CHECK_STATUS(gfi_loocv(&k, 5, 1, 1, x, y, &R, &o, 0, &v, &nf, NULL, NULL), GFI_OK);
+  CHECK(isfinite(v) && nf == 1, "value %g, %zu rows left out", v, nf);
+  o.method = GFI_METHOD_FAST;
+  CHECK_STATUS(gfi_loocv(&k, 5, 1, 1, x, y, &R, &o, 0, &vf2, &nf2, NULL, NULL), GFI_OK);
+  CHECK(nf2 == 1, "fast: %zu rows left out", nf2);
+  CHECK_CLOSE(vf2, v, 1e-9, 0);
+  gsl_rng_free(r);
+}
+
+static void test_search(void) {
+  const size_t N = 400;
+  double *x = normal_data(N, 1, 21);
+  gfi_kernel k;
+  gfi_kernel_pow(&k, 4);
+  gfi_select_opts o;
+  gfi_select_default_opts(&o);
+  o.base.method = GFI_METHOD_FAST;
+  o.nscan = 60;
+  gfi_select_result r;
+  double *curve = malloc(2 * 60 * sizeof *curve);
+  CHECK_STATUS(gfi_select_lscv(&k, N, 1, x, &o, &r, curve), GFI_OK);
+  double cmin = INFINITY;
+  for (size_t s = 0; s < 60; s++) cmin = fmin(cmin, curve[2 * s + 1]);
+  CHECK(r.value <= cmin, "refined %.17g above the scan's %.17g", r.value, cmin);
+  CHECK(r.R[0] > 0.5 && r.R[0] < 10, "R = %g for N(0,1), N = 400, l = 4", r.R[0]);
+  /* the value is the criterion at R */
+  double v;
+  CHECK_STATUS(gfi_lscv(&k, N, 1, x, r.R, &o.base, &v, NULL, NULL), GFI_OK);
+  CHECK(v == r.value, "value %.17g vs %.17g", v, r.value);
+  /* a nearby radius is not better */
+  double Rp = r.R[0] * 1.01, Rm = r.R[0] / 1.01, vp, vm;
+  gfi_lscv(&k, N, 1, x, &Rp, &o.base, &vp, NULL, NULL);
+  gfi_lscv(&k, N, 1, x, &Rm, &o.base, &vm, NULL, NULL);
+  CHECK(vp >= r.value && vm >= r.value, "not a minimum");
+  /* thread invariance, bit for bit */
+  gfi_select_result r1, r3;
+  o.base.nthreads = 1;
+  CHECK_STATUS(gfi_select_lscv(&k, N, 1, x, &o, &r1, NULL), GFI_OK);
+  o.base.nthreads = 3;
+  CHECK_STATUS(gfi_select_lscv(&k, N, 1, x, &o, &r3, NULL), GFI_OK);
+  CHECK(r1.R[0] == r3.R[0] && r1.value == r3.value, "threads change the result");
+  o.base.method = GFI_METHOD_DIRECT;
+  o.base.nthreads = 1;
+  CHECK_STATUS(gfi_select_lscv(&k, 200, 1, x, &o, &r1, NULL), GFI_OK);
+  o.base.nthreads = 3;
+  CHECK_STATUS(gfi_select_lscv(&k, 200, 1, x, &o, &r3, NULL), GFI_OK);
+  CHECK(r1.R[0] == r3.R[0] && r1.value == r3.value, "threads change the direct result");
+  free(x);
+  /* per axis: scales 1 and 4 give radii in about that ratio */
+  x = normal_data(600, 2, 22);
+  for (size_t i = 0; i < 600; i++) x[2 * i + 1] *= 4;
+  gfi_select_default_opts(&o);
+  o.per_axis = 1;
+  o.nscan = 40;
+  CHECK_STATUS(gfi_select_lscv(&k, 600, 2, x, &o, &r, NULL), GFI_OK);
+  CHECK(r.R[0] / r.R[1] > 2 && r.R[0] / r.R[1] < 8, "per-axis radii %g %g", r.R[0], r.R[1]);
+  gfi_select_result ri;
+  o.per_axis = 0;
+  CHECK_STATUS(gfi_select_lscv(&k, 600, 2, x, &o, &ri, NULL), GFI_OK);
+  CHECK(r.value <= ri.value, "per-axis %.17g worse than isotropic %.17g", r.value, ri.value);
+  free(x);
+  /* NW: the CV radius of a smooth curve */
+  x = normal_data(300, 1, 23);
+  double *y = malloc(300 * sizeof *y);
+  for (size_t i = 0; i < 300; i++) y[i] = sin(x[i]) + 0.1 * cos(37.0 * (double)i);
+  gfi_select_default_opts(&o);
+  o.nscan = 40;
+  CHECK_STATUS(gfi_select_loocv(&k, 300, 1, 1, x, y, &o, &r, curve), GFI_OK);
+  CHECK(r.R[0] > 0.2 && r.R[0] < 50 && r.value < 0.05, "NW R %g cv %g", r.R[0], r.value);
+  free(y);
+  free(x);
+  free(curve);
+}
+
+static double phi_sq(double z, void *c) {
+  (void)c;
+  return z * z;
+}
+
+static void test_errors(void) {
+  double x[4] = {0, 1, 2, 3}, y[4] = {1, 2, 3, 4}, R = 1, v;
+  gfi_kernel k, kc;
+  gfi_kernel_pow(&k, 2);
+  gfi_kernel_custom(&kc, phi_sq, NULL);
+  CHECK_STATUS(gfi_lscv(NULL, 4, 1, x, &R, NULL, &v, NULL, NULL), GFI_EINVAL);
+  CHECK_STATUS(gfi_lscv(&k, 4, 1, x, &R, NULL, NULL, NULL, NULL), GFI_EINVAL);
+  CHECK_STATUS(gfi_lscv(&k, 1, 1, x, &R, NULL, &v, NULL, NULL), GFI_EEMPTY);
+  CHECK_STATUS(gfi_lscv(&k, 4, 0, x, &R, NULL, &v, NULL, NULL), GFI_EDIM);
+  CHECK_STATUS(gfi_lscv(&kc, 4, 1, x, &R, NULL, &v, NULL, NULL), GFI_EUNSUPPORTED);
+  double Rb = -1, xn[4] = {0, NAN, 1, 2};
+  CHECK_STATUS(gfi_lscv(&k, 4, 1, x, &Rb, NULL, &v, NULL, NULL), GFI_ERADIUS);
+  CHECK_STATUS(gfi_lscv(&k, 4, 1, xn, &R, NULL, &v, NULL, NULL), GFI_ENONFINITE);
+  gfi_opts bad;
+  gfi_default_opts(&bad);
+  bad.tol = 2;
+  CHECK_STATUS(gfi_lscv(&k, 4, 1, x, &R, &bad, &v, NULL, NULL), GFI_EINVAL);
+  CHECK_STATUS(gfi_loocv(&k, 4, 1, 0, x, y, &R, NULL, 0, &v, NULL, NULL, NULL), GFI_EINVAL);
+  CHECK_STATUS(gfi_loocv(&k, 4, 1, 1, x, y, &R, NULL, 2, &v, NULL, NULL, NULL), GFI_EINVAL);
+  double yn[4] = {1, INFINITY, 0, 0};
+  CHECK_STATUS(gfi_loocv(&k, 4, 1, 1, x, yn, &R, NULL, 0, &v, NULL, NULL, NULL), GFI_ENONFINITE);
+  /* every row left out */
+  double xf[2] = {0, 4.5}, yf[2] = {0, 1};
+  size_t nf;
+  gfi_kernel k1;
+  gfi_kernel_pow(&k1, 1);
+  CHECK_STATUS(gfi_loocv(&k1, 2, 1, 1, xf, yf, &R, NULL, 0, &v, &nf, NULL, NULL), GFI_EDENOM);
+  CHECK(isnan(v) && nf == 2, "all rows left out");
+  gfi_select_opts o;
+  gfi_select_result r;
+  gfi_select_default_opts(&o);
+  o.nscan = 2;
+  CHECK_STATUS(gfi_select_lscv(&k, 4, 1, x, &o, &r, NULL), GFI_EINVAL);
+  gfi_select_default_opts(&o);
+  o.R_lo = 5;
+  o.R_hi = 1;
+  CHECK_STATUS(gfi_select_lscv(&k, 4, 1, x, &o, &r, NULL), GFI_ERADIUS);
+  gfi_select_default_opts(&o);
+  o.per_axis = 1;
+  double x4[16] = {0};
+  for (int i = 0; i < 16; i++) x4[i] = i * 0.37;
+  CHECK_STATUS(gfi_select_lscv(&k, 4, 4, x4, &o, &r, NULL), GFI_EUNSUPPORTED);
+  CHECK_STATUS(gfi_select_lscv(&k, 4, 1, x, NULL, NULL, NULL), GFI_EINVAL);
+}
+
+int main(void) {
+  test_pair();
+  test_lscv_values();
+  test_loocv_values();
+  test_search();
+  test_errors();
+  return check_summary("select");
+}
