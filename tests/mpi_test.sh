@@ -138,7 +138,10 @@ done
 "$GFI" regress-sample --model normal --truth poly:1,2,3 --noise gauss:0.5 --dim 1 --n 60000 --seed 3 \
   --out "$T/r.npy" >/dev/null
 for f in r.txt r.npy; do
-  for kern in "--phi pow:4 --R 3" "--phi pow:3 --R 3" "--kernel gauss --bandwidth 0.2"; do
+  kerns=("--phi pow:4 --R 3")
+  # the odd power (signed kernel) and the Gaussian kernel on one of the two files
+  [ "$f" = r.npy ] && kerns+=("--phi pow:3 --R 3" "--kernel gauss --bandwidth 0.2")
+  for kern in "${kerns[@]}"; do
     # shellcheck disable=SC2086
     "$GFI" regress --data "$T/$f" $kern --grid -3:3:13 --method direct | grep -v '^#' >"$T/s" || bad "serial regress"
     for p in 1 2 3; do
