@@ -19,7 +19,8 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # LeakSanitizer is told to ignore stacks through Open MPI (full stacks needed
 # to see them: its components are dlopen'ed), gfi's own leaks still count
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lsan_mpi.supp"
+supp=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lsan_mpi.supp
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$supp"
 mpi() {
   local p=$1
   shift
