@@ -29,6 +29,7 @@ static const command commands[] = {
   {"mise", cmd_mise, "exact or Monte-Carlo MISE of the density estimator", 1},
   {"ropt", cmd_ropt, "MISE-optimal radius R* (and the Gaussian-KDE baseline)", 0},
   {"rates", cmd_rates, "check the rate theorems (1, 3a, 3b) on the exact MISE", 0},
+  {"correlation", cmd_correlation, "isotropic Fourier against isotropic and full-H Gaussian KDEs, correlated normal", 0},
   {"sweep", cmd_sweep, "resumable MISE sweep over a grid of points", 1},
   {"reproduce", cmd_reproduce, "FourierFormer's Figures 1-2, rate checks and FLT study, with figures and summary", 0},
 };
