@@ -260,6 +260,49 @@ static double time_full(size_t N, size_t D, const double *data, double R, gfi_me
   return best;
 }
 
+/* The Gaussian KDE (H = h^2 I) on the grid gs by the fast route, plan +
+ * evaluate, best of the repeats; NaN when this gfi has no such route. The
+ * direct Gaussian KDE at the nq points q goes to ref (NULL: skipped). */
+static double gauss_grid(size_t N, size_t D, const double *data, double h, const gridspec *gs,
+                         double *out, size_t nq, const double *q, double *ref,
+                         gfi_fast_info *info) {
+  double H[9] = {0};
+  for (size_t j = 0; j < D; j++) H[j * D + j] = h * h;
+  double lo[3] = {gs->lo, gs->lo, gs->lo}, hi[3] = {gs->hi, gs->hi, gs->hi};
+  size_t nn[3] = {gs->n, gs->n, gs->n};
+  double best = INFINITY;
+  for (int r = 0; r < g_to.repeats; r++) {
+    gfi_opts o;
+    gfi_default_opts(&o);
+    o.nthreads = g_to.nthreads;
+    o.method = GFI_METHOD_FAST;
+    o.tol = TOL_MAIN;
+    double t0 = bu_now();
+    gfi_density_plan *p = NULL;
+    int st = gfi_density_plan_gauss(&p, N, D, data, NULL, H, &o);
+    if (st == GFI_EUNSUPPORTED) return NAN;
+    if (st) die("gfi_density_plan_gauss (fast)", st);
+    st = gfi_density_eval_grid(p, lo, hi, nn, out, info);
+    if (st) die("gfi_density_eval_grid (gauss)", st);
+    gfi_density_destroy(p);
+    double el = bu_now() - t0;
+    if (el < best) best = el;
+    if (el > 2.0) break;
+  }
+  if (ref) {
+    gfi_opts o;
+    gfi_default_opts(&o);
+    o.nthreads = g_to.nthreads;
+    o.method = GFI_METHOD_DIRECT;
+    gfi_density_plan *p = NULL;
+    int st = gfi_density_plan_gauss(&p, N, D, data, NULL, H, &o);
+    if (!st) st = gfi_density_eval(p, nq, q, ref);
+    if (st) die("gfi_density_plan_gauss (direct)", st);
+    gfi_density_destroy(p);
+  }
+  return best;
+}
+
 /* The direct sum timed on an evenly spread subset of the M queries and scaled
  * to M. sub receives the subset's indices (M entries of room), ref its direct
  * values; returns the scaled seconds, *msub the subset size. */
@@ -486,6 +529,7 @@ typedef struct {
   double gfi_whole, kdepy_whole, fastkde_whole, gfi_rss, kdepy_rss, fastkde_rss;
   double gfi_cpu, kdepy_cpu, fastkde_cpu;
   double cli_vs_lib;
+  double gauss_s, gauss_err, gauss_whole, gauss_cpu, gauss_rss; /* gfi's Gaussian KDE, fast route */
 } grid_row;
 
 static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst_ratio,
@@ -509,7 +553,8 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
   FILE *f = open_dat(outdir, "fast_grid.dat");
   fprintf(f, "# D N grid_points R h fast_s direct_s rel_err kdepy_s kdepy_rel_err fastkde_s "
              "gfi_whole_s kdepy_whole_s fastkde_whole_s gfi_rss_mib kdepy_rss_mib "
-             "fastkde_rss_mib gfi_whole_cpu_s kdepy_whole_cpu_s fastkde_whole_cpu_s\n");
+             "fastkde_rss_mib gfi_whole_cpu_s kdepy_whole_cpu_s fastkde_whole_cpu_s "
+             "gauss_fast_s gauss_rel_err gauss_whole_s gauss_whole_cpu_s gauss_rss_mib\n");
   *goal_met = 1;
   *worst_ratio = INFINITY;
   *worst_err = 0;
@@ -532,7 +577,7 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
     }
     const gridspec gs = {-L, L, n};
     grid_row r;
-    for (double *p = &r.fast_s; p <= &r.cli_vs_lib; p++) *p = NAN;
+    for (double *p = &r.fast_s; p <= &r.gauss_rss; p++) *p = NAN;
     double *fast = xmalloc(G, sizeof *fast), *ref = xmalloc(G, sizeof *ref);
     size_t *idx = xmalloc(G, sizeof *idx), msub;
     double uf, ud;
@@ -544,6 +589,18 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
       for (size_t i = 0; i < msub; i++) fs[i] = fast[idx[i]];
       r.err = rel_err(msub, fs, ref);
       free(fs);
+    }
+    /* gfi's Gaussian KDE with KDEpy's bandwidth: like for like with FFTKDE */
+    gfi_fast_info ginfo;
+    memset(&ginfo, 0, sizeof ginfo);
+    {
+      double *qs = xmalloc(msub, D * sizeof *qs), *gref = xmalloc(msub, sizeof *gref);
+      double *gf = xmalloc(G, sizeof *gf), *fs = xmalloc(msub, sizeof *fs);
+      for (size_t i = 0; i < msub; i++) memcpy(qs + i * D, g + idx[i] * D, D * sizeof *qs);
+      r.gauss_s = gauss_grid(N, D, x, h, &gs, gf, msub, qs, gref, &ginfo);
+      for (size_t i = 0; i < msub; i++) fs[i] = gf[idx[i]];
+      if (isfinite(r.gauss_s)) r.gauss_err = rel_err(msub, fs, gref);
+      free(qs), free(gref), free(gf), free(fs);
     }
     char npy[4200], out_gfi[4200], out_peer[4200];
     snprintf(npy, sizeof npy, "%s/data_D%zu.npy", dir, D);
@@ -573,6 +630,18 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
       argv[a] = NULL;
       if (whole(argv, &r.gfi_whole, &r.gfi_cpu, &r.gfi_rss) == 0 && cli_out) {
         r.cli_vs_lib = out_vs(out_gfi, G, D, fast);
+      }
+      if (isfinite(r.gauss_s)) {
+        char sh[64];
+        snprintf(sh, sizeof sh, "%.17g", h);
+        a = 0;
+        argv[a++] = g_gfi, argv[a++] = "density", argv[a++] = "--data", argv[a++] = npy;
+        argv[a++] = "--dim", argv[a++] = sD, argv[a++] = "--kernel", argv[a++] = "gauss";
+        argv[a++] = "--bandwidth", argv[a++] = sh, argv[a++] = sgfi_grid;
+        argv[a++] = "--method", argv[a++] = "fast", argv[a++] = "--tol", argv[a++] = stol;
+        if (cli_out) argv[a++] = "--out", argv[a++] = out_gfi;
+        argv[a] = NULL;
+        whole(argv, &r.gauss_whole, &r.gauss_cpu, &r.gauss_rss);
       }
     } else if (GFI_HAVE_FAST_INFO) {
       char self[4096], sn[32], slo[64], shi[64];
@@ -623,10 +692,20 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
     if (isfinite(r.cli_vs_lib))
       printf("    check              gfi whole process's grid vs this process's fast values: max "
              "rel diff %.2e\n", r.cli_vs_lib);
+    if (isfinite(r.gauss_s)) {
+      printf("    gfi Gaussian KDE   (h = %.4g as KDEpy, fast route: %zu frequency nodes, bound %.2g) "
+             "computation %.4g s (KDEpy/gfi %.2f), whole process %.4g s, CPU %.4g s, %.0f MiB "
+             "(KDEpy/gfi wall %.2f, CPU %.2f); error vs the exact Gaussian KDE: gfi %.2e, KDEpy "
+             "%.2e\n", h, ginfo.nodes_total, ginfo.bound, r.gauss_s, r.kdepy_s / r.gauss_s,
+             r.gauss_whole, r.gauss_cpu, r.gauss_rss, r.kdepy_whole / r.gauss_whole,
+             r.kdepy_cpu / r.gauss_cpu, r.gauss_err, r.kdepy_err);
+      if (!(r.gauss_err <= TOL_MAIN)) g_wrong = 1;
+    }
     fprintf(f, "%zu %zu %zu %.6g %.6g %.6e %.6e %.6e %.6e %.6e %.6e %.6e %.6e %.6e %.1f %.1f "
-               "%.1f %.6e %.6e %.6e\n", D, N, G, R, h, r.fast_s, r.direct_s, r.err, r.kdepy_s,
-            r.kdepy_err, r.fastkde_s, r.gfi_whole, r.kdepy_whole, r.fastkde_whole, r.gfi_rss,
-            r.kdepy_rss, r.fastkde_rss, r.gfi_cpu, r.kdepy_cpu, r.fastkde_cpu);
+               "%.1f %.6e %.6e %.6e %.6e %.6e %.6e %.6e %.1f\n", D, N, G, R, h, r.fast_s,
+            r.direct_s, r.err, r.kdepy_s, r.kdepy_err, r.fastkde_s, r.gfi_whole, r.kdepy_whole,
+            r.fastkde_whole, r.gfi_rss, r.kdepy_rss, r.fastkde_rss, r.gfi_cpu, r.kdepy_cpu,
+            r.fastkde_cpu, r.gauss_s, r.gauss_err, r.gauss_whole, r.gauss_cpu, r.gauss_rss);
     if (!(r.err <= TOL_MAIN) || (isfinite(r.cli_vs_lib) && r.cli_vs_lib > 1e-12)) g_wrong = 1;
     double ratio = r.kdepy_whole / r.gfi_whole;
     if (!(ratio >= GOAL_WHOLE) || !(r.err < GOAL_ERR)) *goal_met = 0;

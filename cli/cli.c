@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "alloc.h"
 
 const char *cli_cmd = "gfi";
 int cli_argc = 0;
@@ -76,7 +77,7 @@ size_t cli_size(const char *opt, const char *s, size_t min) {
 double *cli_list(const char *opt, const char *s, size_t *n) {
   size_t cap = 1;
   for (const char *c = s; *c; c++) cap += (*c == ',');
-  double *v = malloc(cap * sizeof *v);
+  double *v = gfi_malloc2(cap, sizeof *v);
   char *copy = strdup(s);
   if (!v || !copy) cli_die(EXIT_RUNTIME, "out of memory");
   size_t k = 0;
@@ -101,7 +102,7 @@ double *cli_radii(const char *opt, const char *s, size_t D) {
   size_t nr;
   double *r = cli_list(opt, s, &nr);
   if (nr != 1 && nr != D) cli_usage(opt, "expected 1 or D = %zu values, got %zu", D, nr);
-  double *R = malloc(D * sizeof *R);
+  double *R = gfi_malloc2(D, sizeof *R);
   if (!R) cli_die(EXIT_RUNTIME, "out of memory");
   for (size_t j = 0; j < D; j++) {
     R[j] = r[nr == 1 ? 0 : j];
@@ -113,7 +114,7 @@ double *cli_radii(const char *opt, const char *s, size_t D) {
 
 double *cli_bandwidth(const char *opt, const char *s, size_t D, size_t N, const double *data,
                       const double *weights) {
-  double *H = calloc(D * D, sizeof *H);
+  double *H = gfi_calloc4(D, D, 1, sizeof *H);
   if (!H) cli_die(EXIT_RUNTIME, "out of memory");
   if (strcmp(s, "scott") == 0 || strcmp(s, "silverman") == 0) {
     if (!data) cli_usage(opt, "the '%s' rule needs data; give bandwidths", s);
@@ -130,6 +131,29 @@ double *cli_bandwidth(const char *opt, const char *s, size_t D, size_t N, const 
     }
   } else if (nb == D * D) {
     memcpy(H, b, D * D * sizeof *H);
+    for (size_t i = 0; i < D; i++)
+      for (size_t j = i + 1; j < D; j++)
+        if (!(fabs(H[i * D + j] - H[j * D + i]) <= 1e-12 * (fabs(H[i * D + j]) + fabs(H[j * D + i]))))
+          cli_usage(opt, "the matrix H must be symmetric: entry (%zu,%zu) = %g but (%zu,%zu) = %g", i + 1,
+                    j + 1, H[i * D + j], j + 1, i + 1, H[j * D + i]);
+    /* Cholesky: a non-positive pivot names the leading minor that fails */
+    double *L = cli_array(D, D, sizeof *L);
+    memcpy(L, H, D * D * sizeof *L);
+    for (size_t j = 0; j < D; j++) {
+      double d = L[j * D + j];
+      for (size_t k = 0; k < j; k++) d -= L[j * D + k] * L[j * D + k];
+      if (!(d > 0))
+        cli_usage(opt, "the matrix H must be positive definite: its leading %zu x %zu minor is not", j + 1,
+                  j + 1);
+      d = sqrt(d);
+      L[j * D + j] = d;
+      for (size_t i = j + 1; i < D; i++) {
+        double v = L[i * D + j];
+        for (size_t k = 0; k < j; k++) v -= L[i * D + k] * L[j * D + k];
+        L[i * D + j] = v / d;
+      }
+    }
+    free(L);
   } else {
     cli_usage(opt, "expected 1, D = %zu or D*D = %zu values, got %zu", D, D * D, nb);
   }
@@ -161,23 +185,24 @@ gfi_model *cli_model(const char *spec, size_t D) {
   return m;
 }
 
-/* .npy: chosen by the suffix or the magic; on stdin by the magic's first
- * byte (0x93, which no text table starts with). */
-static int is_npy(const char *path) {
-  if (strcmp(path, "-") != 0) return gfi_npy_sniff(path);
-  int c = getc(stdin);
-  if (c == EOF) return 0;
-  ungetc(c, stdin);
-  return c == 0x93;
-}
-
+/* .npy: by the suffix or by the first byte (0x93, the magic, which no text
+ * table starts with). The file is opened once and that byte put back, so that
+ * a pipe or a FIFO given by name ("<(...)", /dev/stdin) is read whole, not
+ * sniffed away. */
 double *cli_read_table(const char *what, const char *path, size_t cols, size_t *rows, size_t *ncols) {
   gfi_errinfo err;
   double *data = NULL;
   size_t nc = 0;
-  const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-  if (is_npy(path)) {
-    int st = gfi_npy_read(path, cols, rows, &nc, &data, &err);
+  int use_stdin = strcmp(path, "-") == 0;
+  const char *name = use_stdin ? "<stdin>" : path;
+  FILE *f = use_stdin ? stdin : fopen(path, "rb");
+  int npy = cli_is_npy_path(path);
+  if (!f) cli_die(EXIT_RUNTIME, "%s %s: %s%s", what, name, npy ? "" : "cannot open: ", strerror(errno));
+  int c = getc(f);
+  if (c != EOF) ungetc(c, f);
+  if (npy || c == 0x93) {
+    int st = gfi_npy_read_stream(f, cols, rows, &nc, &data, &err);
+    if (!use_stdin) fclose(f);
     if (st) cli_die(EXIT_RUNTIME, "%s %s: %s", what, name, err.msg[0] ? err.msg : gfi_strerror(st));
     if (*rows == 0) cli_die(EXIT_RUNTIME, "%s %s: no data rows (shape (0, %zu))", what, name, nc);
     for (size_t i = 0; i < *rows * nc; i++)
@@ -185,7 +210,8 @@ double *cli_read_table(const char *what, const char *path, size_t cols, size_t *
         cli_die(EXIT_RUNTIME, "%s %s: row %zu, column %zu: value is NaN or infinite", what, name, i / nc + 1,
                 i % nc + 1);
   } else {
-    int st = gfi_table_read(path, cols, rows, &nc, &data, &err);
+    int st = gfi_table_read_stream(f, cols, rows, &nc, &data, &err);
+    if (!use_stdin) fclose(f);
     if (st) {
       if (err.line && err.column)
         cli_die(EXIT_RUNTIME, "%s %s:%zu:%zu: %s", what, name, err.line, err.column, err.msg);
@@ -296,8 +322,8 @@ int cli_parse(const cli_spec *spec, int argc, char **argv) {
   while (spec->opts[n].name) n++;
   size_t na = argc > 1 ? (size_t)argc : 1;
   int *count = calloc(n + 1, sizeof *count);
-  size_t *off = calloc(n + 1, sizeof *off), *which = malloc(na * sizeof *which);
-  const char **given = malloc(na * sizeof *given), **vals = malloc(na * sizeof *vals);
+  size_t *off = calloc(n + 1, sizeof *off), *which = gfi_malloc2(na, sizeof *which);
+  const char **given = gfi_malloc2(na, sizeof *given), **vals = gfi_malloc2(na, sizeof *vals);
   if (!count || !off || !which || !given || !vals) cli_die(EXIT_RUNTIME, "out of memory");
   g_spec = spec;
   g_nopts = n;
@@ -432,10 +458,24 @@ void cli_header(FILE *f) {
   }
 }
 
+void cli_check_phase(const char *what, size_t n, size_t D, const double *x, const double *R) {
+  for (size_t i = 0; i < n * D; i++)
+    if (!(fabs(R[i % D] * x[i]) <= 4503599627370496.0))
+      cli_usage("--R", "R_%zu * x = %g * %g = %g at %s row %zu, column %zu exceeds 2^52 (the phase R x would "
+                "not be resolved): lower --R or rescale the data", i % D + 1, R[i % D], x[i], R[i % D] * x[i],
+                what, i / D + 1, i % D + 1);
+}
+
+void cli_require_finite(const char *what, size_t rows, size_t cols, const double *v) {
+  for (size_t i = 0; i < rows * cols; i++)
+    if (!isfinite(v[i]))
+      cli_die(EXIT_RUNTIME, "%s: row %zu, column %zu is %s (the computation overflowed; nothing written)",
+              what, i / cols + 1, i % cols + 1, isnan(v[i]) ? "NaN" : "infinite");
+}
+
 void *cli_array(size_t a, size_t b, size_t size) {
-  void *p = NULL;
-  if ((b == 0 || a <= SIZE_MAX / b) && (size == 0 || a * b <= SIZE_MAX / size))
-    p = malloc(a * b * size > 0 ? a * b * size : 1);
+  size_t n;
+  void *p = gfi_size_prod(&n, a, b, size, 1) ? NULL : malloc(n ? n : 1);
   if (!p) cli_die(EXIT_RUNTIME, "out of memory for %zu x %zu values", a, b);
   return p;
 }

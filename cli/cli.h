@@ -184,6 +184,16 @@ void cli_output_meta(cli_output *o, size_t M, size_t D, size_t k, int points);
 /* Check and close the output and standard output (cli_finish_output). */
 void cli_output_close(cli_output *o);
 
+/* The Fourier estimators need |R_j x_ij| <= 2^52 (beyond, the phase R x is
+ * not resolved): a usage error naming --R, the row and column of `what`
+ * ("data file F") and the product when some point breaks it. */
+void cli_check_phase(const char *what, size_t n, size_t D, const double *x, const double *R);
+
+/* rows x cols values (row-major) about to be printed as `what`: a NaN or
+ * an infinity is a runtime error (exit 1) naming the row and column, so that
+ * no non-finite number goes out with exit status 0. */
+void cli_require_finite(const char *what, size_t rows, size_t cols, const double *v);
+
 /* malloc(a * b * size) with the product checked: on overflow or failure a
  * runtime error "out of memory for a x b values". Never NULL; a zero size
  * gets one byte. */

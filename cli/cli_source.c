@@ -233,6 +233,7 @@ int cli_kernel_choice(const char *kernel, const char *R, const char *bandwidth) 
   } else {
     if (!bandwidth) cli_usage("--bandwidth", "required for --kernel gauss");
     if (R) cli_usage("--R", "only for --kernel fourier");
+    if (cli_given("phi")) cli_usage("--phi", "only for --kernel fourier (the Gaussian kernel has no phi)");
   }
   return gauss;
 }

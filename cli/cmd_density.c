@@ -65,7 +65,6 @@ int cmd_density(int argc, char **argv) {
   o.nthreads = nthreads;
   o.tol = tol;
   cli_method(method, &o);
-  if (o.method == GFI_METHOD_FAST && gauss) cli_usage("--method", "fast needs --kernel fourier");
 
   double *data;
   size_t D, N, V;
@@ -94,6 +93,10 @@ int cmd_density(int argc, char **argv) {
   size_t M;
   char atdesc[512];
   double *x = cli_source_queries(&src, D, &M, atdesc, sizeof atdesc);
+  if (!gauss) {
+    cli_check_phase("the data", N, D, data, R);
+    cli_check_phase("the query points", M, D, x, R);
+  }
   cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST,
                                        gauss ? "--kernel gauss" : "--method fast (a CPU route)");
   gfi_density_plan *plan = NULL;
@@ -118,6 +121,7 @@ int cmd_density(int argc, char **argv) {
   }
 
   cli_output out_;
+  cli_require_finite("density values", M, 1, p);
   cli_output_open(&out_, out);
   FILE *f = out_.f;
   cli_header(f);

@@ -1,10 +1,14 @@
 /* gfi mise: exact (Plancherel) or Monte-Carlo MISE of the generalized
- * Fourier density estimator for a truth model. */
+ * Fourier density estimator for a truth model, and of the Gaussian KDE
+ * baseline (--kernel gauss: Marron & Wand's exact MISE, or Monte Carlo
+ * with the closed-form ISE) for normal-mixture truths. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
 #include "cli_backend.h"
+#include "cli_source.h"
 #include "commands.h"
 #ifdef GFI_HAVE_CUDA
 #include "gfi_cuda.h"
@@ -16,8 +20,59 @@ void mise_cli_check_model(const gfi_model *m, const char *spec) {
               "Laplace/Cauchy/t factors, D <= 3", spec, gfi_model_dim(m));
 }
 
+/* --kernel gauss: the Gaussian KDE with bandwidth matrix H. */
+static void mise_gauss(const char *spec, size_t D, size_t N, const char *bw, int exact, size_t reps, uint64_t seed,
+                       int nthreads) {
+  const char *fourier_only[] = {"phi", "ise", "method", "tol", "no-parts", "backend", "resolution"};
+  for (size_t i = 0; i < sizeof fourier_only / sizeof fourier_only[0]; i++)
+    if (cli_given(fourier_only[i])) cli_usage("--kernel", "--%s goes with --kernel fourier", fourier_only[i]);
+  gfi_model *m = cli_model(spec, D);
+  if (gfi_model_get_kind(m) != GFI_MODEL_MIXTURE)
+    cli_usage("--model", "'%s': the Gaussian KDE's MISE needs a normal-mixture truth (normal, mw:K, mix:..)", spec);
+  double *H, hopt = NAN;
+  gfi_mise_result r;
+  if (strcmp(bw, "opt") == 0) {
+    H = calloc(D * D, sizeof *H);
+    if (!H) cli_die(EXIT_RUNTIME, "out of memory");
+    cli_check(gfi_mise_gauss_hopt(m, (double)N, &hopt, &r), "MISE-optimal bandwidth");
+    for (size_t j = 0; j < D; j++) H[j * D + j] = hopt * hopt;
+  } else {
+    H = cli_bandwidth("--bandwidth", bw, D, N, NULL, NULL);
+  }
+  gfi_mise_opts o;
+  gfi_mise_default_opts(&o);
+  o.base.nthreads = nthreads;
+  o.base.seed = seed;
+  int st = exact ? gfi_mise_gauss_exact(m, (double)N, H, &r) : gfi_mise_gauss_mc(m, N, H, reps, &o, &r, NULL);
+  if (st == GFI_EBANDWIDTH) cli_usage("--bandwidth", "H is not symmetric positive definite");
+  cli_check(st, exact ? "exact MISE of the Gaussian KDE" : "Monte-Carlo MISE of the Gaussian KDE");
+  cli_header(stdout);
+  cli_meta(stdout, "model", "%s (%s), dim %zu", spec, gfi_model_describe(m), D);
+  if (isfinite(hopt))
+    cli_meta(stdout, "kernel", "gauss, bandwidth opt: H = h^2 I at the MISE-optimal h = %.17g", hopt);
+  else
+    cli_meta(stdout, "kernel", "gauss, bandwidth %s", bw);
+  fprintf(stdout, "# H:");
+  for (size_t q = 0; q < D * D; q++) fprintf(stdout, " %.17g", H[q]);
+  fputc('\n', stdout);
+  if (exact)
+    cli_meta(stdout, "method", "exact (Marron & Wand 1992; the value of R's ks::mise.mixt)");
+  else
+    cli_meta(stdout, "method", "monte carlo, %zu replications, seed %llu (replication k on stream (seed, k)), "
+             "ISE in closed form (Gaussian convolutions, O(N^2) per replication); bias2 and var not estimated",
+             reps, (unsigned long long)seed);
+  cli_meta(stdout, "eval-threads", "%d", gfi_threads_resolve(&(gfi_opts){.nthreads = nthreads}));
+  fputs("# n h mise se bias2 var lo95 hi95 reps\n", stdout);
+  double row[9] = {(double)N, sqrt(H[0]), r.mise, r.se, r.bias2, r.var, r.lo95, r.hi95, (double)r.nreps};
+  gfi_table_write_rows(stdout, 1, 9, row);
+  cli_finish_output(stdout, "standard output");
+  free(H);
+  gfi_model_free(m);
+}
+
 int cmd_mise(int argc, char **argv) {
   const char *spec = NULL, *phi = NULL, *Rs = NULL, *ise = NULL, *backend = NULL, *method = NULL;
+  const char *kname = NULL, *bw = NULL;
   size_t D = 1, N = 0, reps = 0;
   uint64_t seed = 0;
   int exact = 0, nthreads = 0, noparts = 0;
@@ -26,8 +81,14 @@ int cmd_mise(int argc, char **argv) {
     {"model", CLI_STR, &spec, .arg = "SPEC", .help = "truth model (see 'gfi sample --help')"},
     CLI_OPT_DIM(D),
     {"n", CLI_SIZE, &N, .arg = "N", .min = 1, .help = "sample size"},
+    {"kernel", CLI_STR, &kname, .def = "fourier", .arg = "K",
+     .help = "fourier (phi = z^L, --R) or gauss (the Gaussian KDE baseline,\n"
+             "--bandwidth; normal-mixture truths)"},
     CLI_OPT_PHI(phi),
     {"R", CLI_STR, &Rs, .arg = "R1[,..,RD]", .help = "radius, one for every axis or one per axis (> 0)"},
+    {"bandwidth", CLI_STR, &bw, .arg = "H",
+     .help = "--kernel gauss: h (H = h^2 I) | h1,..,hD (H = diag h_j^2) | D*D\n"
+             "numbers, H itself (row-major) | opt (H = h^2 I at the MISE-optimal h)"},
     {"exact", CLI_FLAG, &exact,
      .help = "exact MISE through Plancherel (docs/theory.md section 3): normal\n"
              "mixtures (mw:K, normal:cov=..) and Laplace/Cauchy/t (products\n"
@@ -61,21 +122,29 @@ int cmd_mise(int argc, char **argv) {
     {0}};
   const cli_spec cs = {
     "usage: gfi mise --model SPEC --dim D --n N --phi pow:L --R R1[,..,RD] --exact\n"
-    "       gfi mise --model SPEC --dim D --n N --phi pow:L --R R1[,..,RD] --mc REPS --seed S\n\n"
+    "       gfi mise --model SPEC --dim D --n N --phi pow:L --R R1[,..,RD] --mc REPS --seed S\n"
+    "       gfi mise --model SPEC --dim D --n N --kernel gauss --bandwidth H --exact|--mc REPS --seed S\n\n"
     "Mean integrated squared error of the generalized Fourier density estimator\n"
-    "(phi(z) = z^L, radius R_j per axis) for N points of a truth model.\n",
+    "(phi(z) = z^L, radius R_j per axis) for N points of a truth model, or of the\n"
+    "Gaussian KDE with bandwidth matrix H (--kernel gauss, normal-mixture truths).\n",
     opts,
     "Prints one row: n R mise se bias2 var lo95 hi95 reps. R is the first axis's\n"
-    "radius (all radii are in the metadata); se = 0 and reps = 0 for --exact.\n"};
+    "radius (all radii are in the metadata); se = 0 and reps = 0 for --exact.\n"
+    "With --kernel gauss the second column is h = sqrt(H_11) (H in the metadata);\n"
+    "its Monte Carlo gives NaN for bias2 and var.\n"};
   if (cli_parse(&cs, argc, argv)) return 0;
   int have_seed = cli_given("seed"), parts = !noparts;
   if (!spec) cli_usage("--model", "required");
   if (!N) cli_usage("--n", "required");
-  if (!Rs) cli_usage("--R", "required");
+  int gauss = cli_kernel_choice(kname, Rs, bw);
   if (exact && reps) cli_usage("--exact", "give either --exact or --mc REPS, not both");
   if (!exact && !reps) cli_usage("--exact", "required (or --mc REPS --seed S)");
   if (reps && !have_seed) cli_usage("--seed", "required with --mc");
   if (exact && (have_seed || ise)) cli_usage(have_seed ? "--seed" : "--ise", "goes with --mc, not --exact");
+  if (gauss) {
+    mise_gauss(spec, D, N, bw, exact, reps, seed, nthreads);
+    return 0;
+  }
   gfi_kernel k;
   cli_phi("--phi", phi, &k);
   gfi_model *m = cli_model(spec, D);
@@ -122,6 +191,11 @@ int cmd_mise(int argc, char **argv) {
   else if (be == CLI_BACKEND_CUDA) st = gfi_cuda_mise_mc(m, k.l, N, R, reps, &o, &r, NULL, NULL);
 #endif
   else st = gfi_mise_mc(m, k.l, N, R, reps, &o, &r, NULL);
+  if (exact && st == GFI_ERANGE && r.nodes[0])
+    cli_die(EXIT_RUNTIME, "exact MISE: the quadrature would need %zu%s%.0zu%s%.0zu nodes, above the limits of "
+            "%zu per axis and %zu in all (hours of computing or tens of GB); lower --resolution (now %g) or --R",
+            r.nodes[0], D > 1 ? " x " : "", D > 1 ? r.nodes[1] : 0, D > 2 ? " x " : "", D > 2 ? r.nodes[2] : 0,
+            GFI_MISE_EXACT_MAX_AXIS, GFI_MISE_EXACT_MAX_NODES, res);
   cli_check(st, exact ? "exact MISE" : be == CLI_BACKEND_CUDA ? "Monte-Carlo MISE on the GPU" : "Monte-Carlo MISE");
   cli_header(stdout);
   cli_meta(stdout, "model", "%s (%s), dim %zu", spec, gfi_model_describe(m), D);

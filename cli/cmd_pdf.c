@@ -30,6 +30,7 @@ int cmd_pdf(int argc, char **argv) {
   double *x = cli_read_table("query file", at, D, &M, NULL);
   double *p = cli_array(M, 1, sizeof *p);
   cli_check(gfi_model_pdf(m, M, x, p), "pdf");
+  cli_require_finite("pdf values", M, 1, p);
   cli_output o;
   cli_output_open(&o, out);
   cli_header(o.f);

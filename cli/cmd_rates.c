@@ -22,7 +22,7 @@ static void header(FILE *f, void *arg) {
 int cmd_rates(int argc, char **argv) {
   gfi_exp_drates_params P;
   gfi_exp_drates_default(&P);
-  const char *size = NULL, *ths = NULL;
+  const char *size = NULL, *ths = NULL, *l1 = NULL;
   size_t perdec = 0, mcreps = 0;
   int nthreads = 0, progress = 0;
   const cli_opt opts[] = {
@@ -31,6 +31,9 @@ int cmd_rates(int argc, char **argv) {
              "MC 40 reps at N <= 1e2; about a minute on 2 cores) or full (N = 1e2..1e9,\n"
              "2 per decade, fit on the last 4 decades, MC 100 reps at N <= 316)"},
     {"theorems", CLI_STR, &ths, .def = "1,3a,3b", .arg = "LIST", .help = "subset of 1,3a,3b"},
+    {"l1", CLI_STR, &l1, .arg = "L1,L2,..",
+     .help = "kernel powers for Theorem 1, one row each (default 4; e.g. 3,4,6,8:\n"
+             "l = 3 fails the theorem's moment hypothesis and reads l<4)"},
     {"model", CLI_STR, NULL, .arg = "SPEC", .flags = CLI_MULTI, .parse = check_model,
      .help = "truth (default normal, cauchy, laplace and, in 1-D, mw:6)"},
     {"dim", CLI_SIZE, &P.D, .def = "1", .arg = "D", .min = 1, .help = "dimension 1..3"},
@@ -66,8 +69,9 @@ int cmd_rates(int argc, char **argv) {
     "R_claimed R_observed n_fit mc_points mc_max_z verdict condition\n"
     "(verdict: consistent, faster-than-claimed or slower-than-claimed against the\n"
     "claimed exponent, within --slack; baseline for the Gaussian-KDE rows;\n"
-    "condition: 'met', or which hypothesis of the theorem the truth fails,\n"
-    "e.g. not-C2 for Theorem 1 on the Laplace density; the row is still measured)\n"};
+    "condition: 'met', or which hypotheses of the theorem the truth or kernel\n"
+    "fail: not-C2 or l<4 (Theorem 1), beta<=1 (3a), beta<=3 (3b: the Laplace\n"
+    "density, beta = 2); the row is still measured)\n"};
   if (cli_parse(&spec, argc, argv)) return 0;
   if (!strcmp(size, "quick")) P.full = 0;
   else if (!strcmp(size, "full")) P.full = 1;
@@ -89,6 +93,19 @@ int cmd_rates(int argc, char **argv) {
     }
     free(copy);
     if (!P.ntheorems) cli_usage("--theorems", "empty list");
+  }
+  if (l1) {
+    char *copy = strdup(l1), *save = NULL;
+    if (!copy) cli_die(EXIT_RUNTIME, "out of memory");
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+      char *end;
+      long v = strtol(tok, &end, 10);
+      if (end == tok || *end || v < 1 || v > 8) cli_usage("--l1", "expected powers 1..8, got '%s'", tok);
+      if (P.nl1 == GFI_EXP_DRATES_MAXL) cli_usage("--l1", "at most %d powers", GFI_EXP_DRATES_MAXL);
+      P.l1[P.nl1++] = (int)v;
+    }
+    free(copy);
+    if (!P.nl1) cli_usage("--l1", "empty list");
   }
   gfi_exp_ctx ctx = {.program = "gfi rates", .argc = cli_argc, .argv = cli_argv, .nthreads = nthreads,
                      .progress = (progress || isatty(2)) ? stderr : NULL, .header = header};

@@ -103,8 +103,8 @@ int cmd_regress(int argc, char **argv) {
   o.nthreads = nthreads;
   o.tol = ftol;
   cli_method(method, &o);
-  if (o.method == GFI_METHOD_FAST && (gauss || k.kind != GFI_PHI_POW))
-    cli_usage("--method", "fast needs --kernel fourier with phi = pow:L");
+  if (o.method == GFI_METHOD_FAST && !gauss && k.kind != GFI_PHI_POW)
+    cli_usage("--method", "fast needs --kernel fourier with phi = pow:L (or --kernel gauss)");
 
   /* data: x (N x D), y (N x V) */
   double *x, *y;
@@ -124,6 +124,10 @@ int cmd_regress(int argc, char **argv) {
   size_t M;
   char atdesc[512];
   double *q = cli_source_queries(&src, D, &M, atdesc, sizeof atdesc);
+  if (!gauss) {
+    cli_check_phase("the data", N, D, x, R);
+    cli_check_phase("the query points", M, D, q, R);
+  }
   const char *why = gauss ? "--kernel gauss" : k.kind != GFI_PHI_POW ? "a custom phi" : "--method fast (a CPU route)";
   cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST, why);
   gfi_nw_plan *plan = NULL;

@@ -27,7 +27,13 @@ int cmd_regress_rates(int argc, char **argv) {
     {"reps", CLI_SIZE, &P.reps, .arg = "K", .min = 3, .help = "replications per size (overrides --size)"},
     {"points", CLI_SIZE, &P.points, .arg = "M", .min = 1,
      .help = "evaluation points drawn from the design (overrides --size)"},
-    {"rows", CLI_STR, &P.rows, .arg = "LIST", .help = "comma-separated subset of the rows above (default all)"},
+    {"rows", CLI_STR, &P.rows, .arg = "LIST",
+     .help = "comma-separated subset of the rows above and the defined ones\n"
+             "(default: all built-in rows, or only the defined ones with --define)"},
+    {"define", CLI_STR, NULL, .arg = "SPEC", .flags = CLI_MULTI,
+     .help = "define a row (at most 16):\n"
+             "NAME:thm=2|4|gauss[;dim=D][;l=L][;c=C][;design=SPEC][;truth=SPEC]\n"
+             "[;box=B][;at=x/x/...]  (see below)"},
     {"seed", CLI_U64, &P.seed, .def = "1", .arg = "S",
      .help = "replication k of size N uses stream (S', k) with S' = S + N; the\n"
              "design points come from stream (S, 2^62) (and (S + 1, 2^62), ...\n"
@@ -52,6 +58,9 @@ int cmd_regress_rates(int argc, char **argv) {
     "  thm2-1d      Fourier NW, phi = z^6, D = 1, R = N^(1/5)              claimed -4/5\n"
     "  thm2-2d      Fourier NW, phi = z^6, D = 2, design normal:cov=1,0.5,0.5,1,\n"
     "               R = N^(1/6) on both axes                                claimed -2/3\n"
+    "  thm2-1d-pt   as thm2-1d, the MSE at the fixed points x = 0, 1, 2 (centre,\n"
+    "               shoulder, tail: p(x) = 0.399, 0.242, 0.054), one row NAME@x per\n"
+    "               point; Theorem 2 bounds MSE(x) by C / (p(x)^2 J(R))      claimed -4/5\n"
     "  thm4-1d      Fourier NW, phi = z (l = 1), D = 1: the design and f p are supersmooth\n"
     "               (alpha = 2; f p has transform poly(t) exp(-t^2/2) <= C1 exp(-t^2/4),\n"
     "               so C = 1/4), R = (log N / 2C)^(1/2) = sqrt(2 log N); MSE over the\n"
@@ -59,13 +68,28 @@ int cmd_regress_rates(int argc, char **argv) {
     "  thm4-1d-all  the same over the whole design (Thm4*: outside the theorem's setting,\n"
     "               condition p-not-bounded-below; where p -> 0 the l = 1 denominator\n"
     "               nearly cancels, see the report)\n"
+    "  thm4-2d      Fourier NW, l = 1, D = 2, design N(0, I), truth polysum:0,1,-0.5,0.2\n"
+    "               (a cubic of each axis), R = sqrt(2 log N) on both axes, |x_j| <= 2\n"
+    "                                                                       claimed log N/N\n"
     "  gauss-1d     Gaussian NW, h = 0.5 N^(-1/5) (classical baseline)      classical -4/5\n"
     "'claimed' for Theorem 4 is the slope of log((log N)^(D/alpha)/N) fitted over the\n"
     "same sizes; 'classical' is the rate of a kernel of the same order (second order:\n"
-    "-4/(D+4); the sinc kernel (l = 1) is of infinite order: -1).\n",
-    opts, NULL};
+    "-4/(D+4); the sinc kernel (l = 1) is of infinite order: -1).\n\n"
+    "Pointwise rows also print '# gamma ROW:' lines: the slope of log C(x) on\n"
+    "log(1/p(x)), C(x) = MSE(N, x) / claimed rate(N) (geometric mean over N);\n"
+    "with --out they are in DIR/regress_points.dat with p(x), C(x) p(x), C(x) p(x)^2.\n",
+    opts,
+    "--define: thm=2: phi = z^l (l = 6 by default; l < 6 is measured with condition\n"
+    "l<6), R = c N^(1/(D+4)) (c = 1); thm=4: l = 1, R = sqrt(log N / (2c)), c the\n"
+    "constant C of the supersmooth design (0.25); thm=gauss: Gaussian NW, h = c\n"
+    "N^(-1/(D+4)) (c = 0.5). dim = 1..3 (1); design (normal) and truth\n"
+    "(poly:0,1,-0.5,0.2) as gfi regress-sample takes them; box = B keeps the\n"
+    "design points in |x_j| <= B; at = fixed points, '/' between points and ','\n"
+    "between coordinates. Example:\n"
+    "  gfi regress-rates --define 'tail:thm=2;at=0/1.5/2.5;truth=sin'\n"};
   if (cli_parse(&spec, argc, argv)) return 0;
   if (!cli_given("progress")) progress = isatty(2);
+  P.defines = cli_values("define", &P.ndefines);
   gfi_exp_ctx ctx = {.program = "gfi regress-rates", .argc = cli_argc, .argv = cli_argv, .nthreads = nthreads,
                      .progress = progress ? stderr : NULL, .header = header};
   gfi_exp_err e;

@@ -43,6 +43,8 @@ int cmd_regress_sample(int argc, char **argv) {
   gsl_rng *r = gfi_rng_stream(seed, 0);
   if (!r) cli_die(EXIT_RUNTIME, "out of memory");
   cli_check(gfi_regress_sample(m, f, &nz, r, N, x, y), "sampling");
+  cli_require_finite("sampled points", N, D, x);
+  cli_require_finite("--truth: responses y", N, 1, y);
   char nd[128];
   gfi_noise_describe(&nz, nd, sizeof nd);
   cli_output o;

@@ -32,6 +32,7 @@ int cmd_sample(int argc, char **argv) {
   gsl_rng *r = gfi_rng_stream(seed, 0);
   if (!r) cli_die(EXIT_RUNTIME, "out of memory");
   cli_check(gfi_model_sample(m, r, N, x), "sampling");
+  cli_require_finite("sampled points", N, D, x);
   cli_output o;
   cli_output_open(&o, out);
   cli_header(o.f);

@@ -8,6 +8,8 @@ int cmd_regress(int argc, char **argv);
 int cmd_regress_sample(int argc, char **argv);
 int cmd_regress_rates(int argc, char **argv);
 int cmd_regress_mse(int argc, char **argv);
+int cmd_concentration(int argc, char **argv);
+int cmd_attention(int argc, char **argv);
 int cmd_flt_error(int argc, char **argv);
 int cmd_flt_complexity(int argc, char **argv);
 int cmd_mise(int argc, char **argv);

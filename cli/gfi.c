@@ -20,6 +20,8 @@ static const command commands[] = {
   {"regress-sample", cmd_regress_sample, "draw (x, y) pairs: design model, truth function, noise"},
   {"regress-mse", cmd_regress_mse, "Monte-Carlo MSE (bias, variance) of a NW estimator at points"},
   {"regress-rates", cmd_regress_rates, "Monte-Carlo check of the regression rate theorems (Thm 2, Thm 4)"},
+  {"attention", cmd_attention, "Fourier or softmax attention of given Q, K, V (heads), with gradients"},
+  {"concentration", cmd_concentration, "Lemma 1: tail of p_hat(x) - E p_hat(x) against Bernstein's bound"},
   {"flt-error", cmd_flt_error, "max-norm error of FLT random features for an RPE mask, over trials"},
   {"flt-complexity", cmd_flt_complexity, "FLT sample complexity r*(eps, delta) against Theorem 4.2"},
   {"mise", cmd_mise, "exact or Monte-Carlo MISE of the density estimator"},

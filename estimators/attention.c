@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include "attention_internal.h"
 #include "gfi/validate.h"
+#include "alloc.h"
 
 void gfi_attn_default_spec(gfi_attn_spec *s) {
   if (!s) return;
@@ -98,7 +99,7 @@ static size_t count_flagged(size_t L, const double *stat) {
 int gfi_attn_forward(const gfi_attn_plan *p, const double *Q, const double *K, const double *V,
                      const double *R, double *H, double *saved, gfi_attn_info *info) {
   if (!p || !H) return GFI_EINVAL;
-  double *Rd = malloc(p->D * sizeof *Rd);
+  double *Rd = gfi_malloc2(p->D, sizeof *Rd);
   if (!Rd) return GFI_ENOMEM;
   int st = check_inputs(p, Q, K, V, R, Rd);
   if (st) {
@@ -106,7 +107,7 @@ int gfi_attn_forward(const gfi_attn_plan *p, const double *Q, const double *K, c
     return st;
   }
   const size_t L = p->L;
-  double *scratch = malloc((saved ? L : 3 * L) * sizeof *scratch);
+  double *scratch = gfi_malloc2((saved ? L : 3 * L), sizeof *scratch);
   if (!scratch) {
     free(Rd);
     return GFI_ENOMEM;
@@ -134,7 +135,7 @@ int gfi_attn_backward(const gfi_attn_plan *p, const double *Q, const double *K, 
   if (st) return st;
   for (size_t i = 0; i < L; i++)
     if (isnan(saved[2 * i])) return GFI_EINVAL; /* not written by a forward */
-  double *Rd = malloc((D + L * np) * sizeof *Rd);
+  double *Rd = gfi_malloc2((D + L * np), sizeof *Rd);
   if (!Rd) return GFI_ENOMEM;
   double *dRrow = Rd + D;
   st = check_inputs(p, Q, K, V, R, Rd);

@@ -5,6 +5,7 @@
 #include <gsl/gsl_randist.h>
 #include "par.h"
 #include "gfi/attention.h"
+#include "alloc.h"
 
 int gfi_favor_draw(gsl_rng *rng, size_t m, size_t dim, int orthogonal, double *W) {
   if (!rng || !W || m == 0 || dim == 0) return GFI_EINVAL;
@@ -12,7 +13,7 @@ int gfi_favor_draw(gsl_rng *rng, size_t m, size_t dim, int orthogonal, double *W
     for (size_t i = 0; i < m * dim; i++) W[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
     return GFI_OK;
   }
-  double *B = malloc(dim * dim * sizeof *B);
+  double *B = gfi_malloc3(dim, dim, sizeof *B);
   if (!B) return GFI_ENOMEM;
   for (size_t r0 = 0; r0 < m; r0 += dim) {
     for (size_t i = 0; i < dim * dim; i++) B[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
@@ -138,9 +139,9 @@ int gfi_favor_attention(size_t L, size_t dim, const double *Q, const double *K, 
   if (L == 0) return GFI_EEMPTY;
   int nt = nthreads_of(nthreads);
   size_t nbytes = (L * m + NCHUNK * m * (dv + 1) + m * (dv + 1)) * sizeof(double);
-  double *PK = malloc(L * m * sizeof *PK);                       /* key logits, then features */
-  double *part = malloc(NCHUNK * m * (dv + 1) * sizeof *part);   /* per-chunk K'^T [V 1] */
-  double *KV = malloc(m * (dv + 1) * sizeof *KV);
+  double *PK = gfi_malloc3(L, m, sizeof *PK);                       /* key logits, then features */
+  double *part = gfi_malloc4(NCHUNK, m, (dv + 1), sizeof *part);   /* per-chunk K'^T [V 1] */
+  double *KV = gfi_malloc3(m, (dv + 1), sizeof *KV);
   if (!PK || !part || !KV) {
     free(PK); free(part); free(KV);
     return GFI_ENOMEM;

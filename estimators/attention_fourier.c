@@ -36,6 +36,7 @@
 #include "attention_internal.h"
 #include "par.h"
 #include "sinc_series.h"
+#include "alloc.h"
 
 #define FWD_BLOCK 64  /* keys per block in the forward */
 #define BWD_BLOCK 16  /* lanes (keys or queries) per block in the backward */
@@ -204,7 +205,7 @@ static int fwd_row(void *vc, size_t i, void *vws) {
 int attn_fourier_forward(const gfi_attn_plan *p, const double *Q, const double *K, const double *V,
                          const double *Rd, double *H, double *stat, double *ratio) {
   const size_t L = p->L, D = p->D, Dv = p->Dv, Lp = p->Lp;
-  double *tab = malloc(3 * D * Lp * sizeof *tab);
+  double *tab = gfi_malloc4(3, D, Lp, sizeof *tab);
   if (!tab) return GFI_ENOMEM;
   double *rk = tab, *sk = tab + D * Lp, *ck = tab + 2 * D * Lp;
   fill_tables(p, K, Rd, rk, sk, ck);
@@ -430,7 +431,7 @@ int attn_fourier_backward(const gfi_attn_plan *p, const double *Q, const double 
                           const double *V, const double *Rd, const double *H, const double *stat,
                           const double *dH, double *dQ, double *dK, double *dV, double *dRrow) {
   const size_t L = p->L, D = p->D, Dv = p->Dv, Lp = p->Lp, B = BWD_BLOCK;
-  double *tab = malloc((6 * D * Lp + 2 * L) * sizeof *tab);
+  double *tab = gfi_malloc2((6 * D * Lp + 2 * L), sizeof *tab);
   if (!tab) return GFI_ENOMEM;
   double *rq = tab, *sq = rq + D * Lp, *cq = sq + D * Lp;
   double *rk = cq + D * Lp, *sk = rk + D * Lp, *ck = sk + D * Lp;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include "attention_internal.h"
 #include "par.h"
+#include "alloc.h"
 
 #define FWD_BLOCK 64
 #define BWD_BLOCK 32
@@ -94,7 +95,7 @@ static int fwd_row(void *vc, size_t i, void *vws) {
 int attn_gauss_forward(const gfi_attn_plan *p, const double *Q, const double *K, const double *V,
                        double sigma, double *H, double *stat, double *ratio) {
   const size_t L = p->L, D = p->D, Dv = p->Dv, Lp = p->Lp;
-  double *kT = malloc(D * Lp * sizeof *kT);
+  double *kT = gfi_malloc3(D, Lp, sizeof *kT);
   if (!kT) return GFI_ENOMEM;
   transpose(p, K, kT);
   gctx g = {.p = p, .Q = Q, .V = V, .kT = kT, .c = 0.5 / (sigma * sigma),
@@ -190,7 +191,7 @@ int attn_gauss_backward(const gfi_attn_plan *p, const double *Q, const double *K
                         double *dQ, double *dK, double *dV, double *dsrow) {
   const size_t L = p->L, D = p->D, Dv = p->Dv, Lp = p->Lp, B = BWD_BLOCK;
   const double is2 = 1.0 / (sigma * sigma);
-  double *tab = malloc((2 * D * Lp + 2 * L) * sizeof *tab);
+  double *tab = gfi_malloc2((2 * D * Lp + 2 * L), sizeof *tab);
   if (!tab) return GFI_ENOMEM;
   double *qT = tab, *kT = tab + D * Lp, *P = kT + D * Lp, *invS = P + L;
   transpose(p, Q, qT);

@@ -162,9 +162,10 @@ static void rule_free(bl_rule *r) {
  * this axis' share, relative to R/A. Returns GFI_ERANGE when too many nodes. */
 static int axis_build(int l, double R, double A, double S, int half, double etarget, size_t *n_out,
                       double **w_out, double **wk_out, double *err_out) {
-  /* knots */
+  /* knots: at most l + 1 <= 9 of them */
   double knots[10];
   int nk = 0;
+  if (l < 1 || l > 8) return GFI_EORDER;
   if (!half) {
     for (int j = 0; j <= l; j++) knots[nk++] = (-l + 2 * j) * R;
   } else {
@@ -241,6 +242,53 @@ static int axis_build(int l, double R, double A, double S, int half, double etar
   return GFI_OK;
 }
 
+/* One axis of the Gaussian kernel K(u) = (R / sqrt(2 pi)) e^{-R^2 u^2 / 2},
+ * transform e^{-w^2 / (2 R^2)}: the trapezoid rule w_k = k d, |k| <= K,
+ * weight d e^{-w_k^2 / (2 R^2)} / (2 pi). Two errors, each relative to
+ * K(0) = R / sqrt(2 pi) and for every |u| <= S:
+ *  - aliasing (Poisson summation): the infinite rule sums K over the copies
+ *    u + m P, P = 2 pi / d; with P = S + t / R the error is at most
+ *    sum_{m != 0} e^{-R^2 (u + m P)^2 / 2} <= 2 e^{-t^2/2} / (1 - e^{-t^2});
+ *  - truncation: the weights beyond K d sum to at most the integral beyond
+ *    W = K d (the weight decreases in |w|): erfc(W / (R sqrt 2)).
+ * t and W are the smallest meeting half of etarget each. */
+static int axis_build_gauss(double R, double S, int half, double etarget, size_t *n_out,
+                            double **w_out, double **wk_out, double *err_out) {
+  const double ea = 0.5 * etarget, et = 0.5 * etarget;
+  double t = sqrt(2 * log(2 / ea)); /* 2 e^{-t^2/2} = ea */
+  double alias = 2 * exp(-0.5 * t * t) / (1 - exp(-t * t));
+  /* smallest v with erfc(v / sqrt 2) <= et: bisection below the bound
+   * erfc(x) <= e^{-x^2} */
+  double vhi = sqrt(2 * log(1 / et)), vlo = 0;
+  for (int it = 0; it < 60; it++) {
+    double mid = 0.5 * (vlo + vhi);
+    if (erfc(mid / M_SQRT2) <= et) vhi = mid;
+    else vlo = mid;
+  }
+  const double P = S + t / R, d = 2 * M_PI / P;
+  const double Kd = ceil(vhi * R / d);
+  if (!(Kd < (double)BL_AXIS_MAX / 2)) return GFI_ERANGE;
+  const size_t K = (size_t)Kd;
+  const size_t n = half ? K + 1 : 2 * K + 1;
+  double *w = malloc(n * sizeof *w), *wk = malloc(n * sizeof *wk);
+  if (!w || !wk) {
+    free(w);
+    free(wk);
+    return GFI_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++) {
+    double k = half ? (double)i : (double)i - (double)K;
+    double wi = k * d, v = wi / R;
+    w[i] = wi;
+    wk[i] = (half && i > 0 ? 2.0 : 1.0) * d / (2 * M_PI) * exp(-0.5 * v * v);
+  }
+  *n_out = n;
+  *w_out = w;
+  *wk_out = wk;
+  *err_out = alias + erfc((double)K * d / R / M_SQRT2);
+  return GFI_OK;
+}
+
 static int rule_make(bl_rule *r, int D, int l, const double *R, double A, const double *S,
                      double eps) {
   memset(r, 0, sizeof *r);
@@ -250,7 +298,9 @@ static int rule_make(bl_rule *r, int D, int l, const double *R, double A, const 
   size_t Q = 1;
   for (int j = 0; j < D; j++) {
     r->span[j] = S[j];
-    int st = axis_build(l, R[j], A, S[j], j == 0, eps / D, &r->n[j], &r->w[j], &r->wk[j], &e[j]);
+    int st = l == BL_GAUSS
+                 ? axis_build_gauss(R[j], S[j], j == 0, eps / D, &r->n[j], &r->w[j], &r->wk[j], &e[j])
+                 : axis_build(l, R[j], A, S[j], j == 0, eps / D, &r->n[j], &r->w[j], &r->wk[j], &e[j]);
     if (st) {
       rule_free(r);
       return st;
@@ -296,8 +346,9 @@ static void rule_tensor(const bl_rule *r, double *nodes, double *wts) {
 
 /* ---- cost model --------------------------------------------------------- */
 
+/* The NUFFT's spreading width at tolerance ntol (lib/nufft.h: ceil(log10(10 / tol)) + 1). */
 static int window_width(double ntol) {
-  int w = (int)ceil(-log10(ntol)) + 1;
+  int w = (int)ceil(-log10(ntol)) + 2;
   return w < 2 ? 2 : (w > 16 ? 16 : w);
 }
 
@@ -379,7 +430,7 @@ int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t nc
   s->l = l;
   s->N = N;
   s->ncol = ncol;
-  s->A = gfi_pow_A(l);
+  s->A = l == BL_GAUSS ? sqrt(2 * M_PI) : gfi_pow_A(l);
   s->K0 = 1;
   for (int j = 0; j < D; j++) {
     s->R[j] = R[j];
@@ -436,12 +487,15 @@ int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t nc
     *out = s;
     return GFI_OK;
   }
-  /* Design span: the data box widened by a quarter of its width (at least a
-   * few kernel widths) on each side. */
+  /* Design span: the data box widened on each side by a quarter of its
+   * width, or by a few kernel widths (4 pi / R for sinc^l, 2 h = 2 / R for
+   * the Gaussian) but not more than the box's width: a wide kernel on a
+   * small box would otherwise multiply the nodes (in 3-D by their cube) for
+   * queries that may never come; those get their own rule. */
   double S0[3], qlo[3], qhi[3];
   for (int j = 0; j < D; j++) {
     double wdt = s->dhi[j] - s->dlo[j];
-    double m = fmax(0.25 * wdt, 4 * M_PI / R[j]);
+    double m = fmax(0.25 * wdt, fmin(wdt, (l == BL_GAUSS ? 2.0 : 4 * M_PI) / R[j]));
     qlo[j] = s->dlo[j] - m + s->ctr[j];
     qhi[j] = s->dhi[j] + m + s->ctr[j];
     S0[j] = wdt + 2 * m;
@@ -512,7 +566,8 @@ int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, c
     double Qe = 1, cl;
     int explode = 0;
     for (int j = 0; j < D; j++) {
-      double e = (j == 0 ? 0.5 : 1.0) * s->l * (0.5 * s->R[j] * S[j] + 8);
+      double e = (j == 0 ? 0.5 : 1.0) *
+                 (s->l == BL_GAUSS ? 2.7 * (s->R[j] * S[j] + 8) : s->l * (0.5 * s->R[j] * S[j] + 8));
       if (e > (double)BL_AXIS_MAX) explode = 1;
       Qe *= e;
     }

@@ -8,7 +8,11 @@
  *
  *   s_col(y) = sum_i c_col,i prod_j (R_j / A_l) sinc(R_j (y_j - x_ij))^l
  *
- * at scattered points or on a tensor grid. The plan may precompute F(w) at
+ * at scattered points or on a tensor grid; with l = BL_GAUSS the kernel is
+ * the Gaussian prod_j (R_j / sqrt(2 pi)) exp(-R_j^2 (y_j - x_ij)^2 / 2)
+ * (R_j = 1 / h_j), whose transform exp(-w^2 / (2 R^2)) is integrated by the
+ * trapezoid rule, truncated where its tail is below the target (see
+ * bandlimited.c). The plan may precompute F(w) at
  * the nodes of a design span (the data box widened by a margin); queries
  * inside it reuse F, queries outside get a wider rule and their own F in
  * call-local memory, so evaluation on a const bl_sum is thread-safe. */
@@ -64,6 +68,9 @@ typedef struct bl_choice {
   double cost_direct, cost_fast;
   size_t gf[3], gb[3];
 } bl_choice;
+
+/* l of the Gaussian kernel (sinc^l kernels have l = 1..8). */
+#define BL_GAUSS 0
 
 /* Largest D with a fast route (the NUFFTs are D <= 3). */
 #define BL_MAX_DIM 3

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "density_internal.h"
 #include "gfi/validate.h"
+#include "alloc.h"
 
 /* Coordinate used for padding points: far from every query, so that their
  * kernel values are exactly 0. */
@@ -107,11 +108,11 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   if (st) return st;
   p->kernel = *k;
   size_t Np = p->lay.Np;
-  p->R = malloc(D * sizeof *p->R);
-  p->g = malloc(D * sizeof *p->g);
-  p->rk = malloc(D * Np * sizeof *p->rk);
-  p->sk = malloc(D * Np * sizeof *p->sk);
-  p->ck = malloc(D * Np * sizeof *p->ck);
+  p->R = gfi_malloc2(D, sizeof *p->R);
+  p->g = gfi_malloc2(D, sizeof *p->g);
+  p->rk = gfi_malloc3(D, Np, sizeof *p->rk);
+  p->sk = gfi_malloc3(D, Np, sizeof *p->sk);
+  p->ck = gfi_malloc3(D, Np, sizeof *p->ck);
   if (!p->R || !p->g || !p->rk || !p->sk || !p->ck) {
     plan_free(p);
     return GFI_ENOMEM;
@@ -131,7 +132,7 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   p->method = method;
   p->tol = tol;
   if (k->kind == GFI_PHI_POW && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
-    double *c = malloc(N * sizeof *c);
+    double *c = gfi_malloc2(N, sizeof *c);
     if (!c) {
       plan_free(p);
       return GFI_ENOMEM;
@@ -152,14 +153,15 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
                            const double *weights, const double *H, const gfi_opts *opts) {
   if (!plan) return GFI_EINVAL;
   *plan = NULL;
+  double tol;
   gfi_method method;
-  int st = bl_check_opts(opts, NULL, &method);
+  int st = bl_check_opts(opts, &tol, &method);
   if (st) return st;
-  if (method == GFI_METHOD_FAST) return GFI_EUNSUPPORTED;
+  if (method == GFI_METHOD_FAST && D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
   if (!H) return GFI_EINVAL;
   st = gfi_check_dim(D);
   if (st) return st;
-  double *Linv = malloc(D * D * sizeof *Linv), logdet_half = 0;
+  double *Linv = gfi_malloc3(D, D, sizeof *Linv), logdet_half = 0;
   if (!Linv) return GFI_ENOMEM;
   st = engine_whiten(D, H, Linv, &logdet_half);
   double lognorm = -0.5 * (double)D * log(2 * M_PI) - logdet_half;
@@ -173,12 +175,34 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
   p->Linv = Linv;
   p->lognorm = lognorm;
   p->exp_floor = -708.0;
-  p->z = malloc(D * p->lay.Np * sizeof *p->z);
+  p->z = gfi_malloc3(D, p->lay.Np, sizeof *p->z);
   if (!p->z) {
     plan_free(p);
     return GFI_ENOMEM;
   }
   engine_whitened_table(&p->lay, D, Linv, data, PAD_COORD, p->z); /* padding: exp(-huge) = 0 */
+  p->method = method;
+  p->tol = tol;
+  p->hdiag = 1;
+  for (size_t a = 0; a < D; a++)
+    for (size_t b = 0; b < a; b++)
+      if (Linv[a * D + b] != 0) p->hdiag = 0;
+  if (D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
+    /* The fast route on the whitened data: N(z - z_i; 0, I) det(Linv), the
+     * unit Gaussian of the engine (R = 1) with det(Linv) in the coefficients. */
+    double *z = engine_whiten_rows(D, Linv, N, data), *c = malloc(N * sizeof *c);
+    const double one[BL_MAX_DIM] = {1, 1, 1}, det = exp(-logdet_half);
+    if (z && c)
+      for (size_t i = 0; i < N; i++) c[i] = (p->w ? p->w[i] : p->uniform_w) * det;
+    st = z && c ? bl_sum_make(&p->fast, (int)D, BL_GAUSS, N, z, 1, c, one, opts, direct_pair_cost(D))
+                : GFI_ENOMEM;
+    free(z);
+    free(c);
+    if (st) {
+      plan_free(p);
+      return st;
+    }
+  }
   *plan = p;
   return GFI_OK;
 }
@@ -205,7 +229,7 @@ static void fill_zero(double *dst, size_t nq, size_t W) {
 static int eval_direct(const gfi_density_plan *p, size_t M, const double *queries, double *out) {
   int st;
   size_t ns = p->lay.nsuper;
-  double *part = malloc(M * ns * sizeof *part);
+  double *part = gfi_malloc3(M, ns, sizeof *part);
   if (!part) return GFI_ENOMEM;
   eval_ctx ctx = {p, queries};
   st = engine_run(&p->lay, M, 1, density_ws_size(p), run_task, &ctx, fill_zero, part);
@@ -230,12 +254,12 @@ static void info_direct(const gfi_density_plan *p, int reason, gfi_fast_info *in
   info->route = GFI_METHOD_DIRECT;
   info->reason = reason;
   info->dim = p->D;
-  info->tol = p->type == DENSITY_FOURIER && p->tol > 0 ? p->tol : GFI_FAST_TOL_DEFAULT;
+  info->tol = p->tol > 0 ? p->tol : GFI_FAST_TOL_DEFAULT;
 }
 
 /* Why a plan has no fast route. */
 static int no_fast_reason(const gfi_density_plan *p) {
-  if (p->type != DENSITY_FOURIER || p->kernel.kind != GFI_PHI_POW) return GFI_ROUTE_KERNEL;
+  if (p->type == DENSITY_FOURIER && p->kernel.kind != GFI_PHI_POW) return GFI_ROUTE_KERNEL;
   if (p->D > BL_MAX_DIM) return GFI_ROUTE_DIM;
   return GFI_ROUTE_REQUESTED;
 }
@@ -263,6 +287,14 @@ int gfi_density_eval_info(const gfi_density_plan *p, size_t M, const double *que
       if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
   if (!p->fast) return eval_direct(p, M, queries, out);
   const size_t D = p->D;
+  /* the Gaussian's fast route works on whitened queries */
+  double *qw = NULL;
+  if (p->type == DENSITY_GAUSS) {
+    qw = engine_whiten_rows(D, p->Linv, M, queries);
+    if (!qw) return GFI_ENOMEM;
+  }
+  const double *qraw = queries;
+  if (qw) queries = qw;
   double lo[BL_MAX_DIM], hi[BL_MAX_DIM];
   for (size_t j = 0; j < D; j++) lo[j] = hi[j] = queries[j];
   for (size_t m = 0; m < M; m++)
@@ -273,7 +305,10 @@ int gfi_density_eval_info(const gfi_density_plan *p, size_t M, const double *que
     }
   bl_choice ch;
   st = bl_choose(p->fast, M, lo, hi, NULL, direct_pair_cost(D), &ch);
-  if (st) return st;
+  if (st) {
+    free(qw);
+    return st;
+  }
   bl_info_fill(p->fast, &ch, D, info);
   if (ch.route == GFI_METHOD_FAST) {
     for (int pass = 0;; pass++) {
@@ -289,9 +324,10 @@ int gfi_density_eval_info(const gfi_density_plan *p, size_t M, const double *que
     info->nufft_tol = ch.ntol;
     info->reused = ch.useF0;
   } else {
-    st = eval_direct(p, M, queries, out);
+    st = eval_direct(p, M, qraw, out);
   }
   bl_choice_free(&ch);
+  free(qw);
   return st;
 }
 
@@ -307,14 +343,31 @@ int gfi_density_eval_grid(const gfi_density_plan *p, const double *lo, const dou
   size_t G;
   int st = bl_grid_check(p->D, p->type == DENSITY_FOURIER ? p->R : NULL, lo, hi, n, &G);
   if (st) return st;
+  if (p->fast && p->type == DENSITY_GAUSS && !p->hdiag) {
+    /* a full H shears the grid: its whitened points are scattered points */
+    double *q = bl_grid_points(p->D, lo, hi, n, G);
+    st = q ? gfi_density_eval_info(p, G, q, out, info) : GFI_ENOMEM;
+    free(q);
+    return st;
+  }
+  /* Gaussian, diagonal H: the whitened grid is the grid Linv_jj lo_j : Linv_jj hi_j */
+  double zlo[BL_MAX_DIM], zhi[BL_MAX_DIM];
+  if (p->fast && p->type == DENSITY_GAUSS) {
+    for (size_t j = 0; j < p->D; j++) {
+      zlo[j] = p->Linv[j * p->D + j] * lo[j];
+      zhi[j] = p->Linv[j * p->D + j] * hi[j];
+    }
+  }
+  const double *glo = lo, *ghi = hi;
+  if (p->fast && p->type == DENSITY_GAUSS) glo = zlo, ghi = zhi;
   bl_choice ch;
   memset(&ch, 0, sizeof ch);
   ch.route = GFI_METHOD_DIRECT;
   if (p->fast) {
     double qlo[BL_MAX_DIM], qhi[BL_MAX_DIM];
     for (size_t j = 0; j < p->D; j++) {
-      qlo[j] = fmin(lo[j], hi[j]);
-      qhi[j] = fmax(lo[j], hi[j]);
+      qlo[j] = fmin(glo[j], ghi[j]);
+      qhi[j] = fmax(glo[j], ghi[j]);
     }
     st = bl_choose(p->fast, G, qlo, qhi, n, direct_pair_cost(p->D), &ch);
     if (st) return st;
@@ -325,7 +378,7 @@ int gfi_density_eval_grid(const gfi_density_plan *p, const double *lo, const dou
   if (ch.route == GFI_METHOD_FAST) {
     for (int pass = 0;; pass++) {
       double babs;
-      st = bl_grid(p->fast, &ch, lo, hi, n, out, &babs);
+      st = bl_grid(p->fast, &ch, glo, ghi, n, out, &babs);
       if (st) break;
       double m = max_abs(out, G), rel = m > 0 ? babs / m : INFINITY;
       info->bound_abs = babs;

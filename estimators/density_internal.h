@@ -22,7 +22,8 @@ struct gfi_density_plan {
   double *g;        /* per-axis factor scale: (R_j/A)^(1/l) (powers) or R_j/A (custom) */
   double *rk;       /* D x Np: R_j k_ij (structure of arrays) */
   double *sk, *ck;  /* D x Np: sin and cos of R_j k_ij */
-  bl_sum *fast;     /* band-limited route (phi = z^l, D <= 3, method not DIRECT) or NULL */
+  bl_sum *fast;     /* fast route (phi = z^l or Gaussian, D <= 3, method not DIRECT) or NULL;
+                       Gaussian: on the whitened data Linv k_i with R = 1 */
   gfi_method method;
   double tol;
 
@@ -31,6 +32,7 @@ struct gfi_density_plan {
   double *z;        /* D x Np: Linv k_i (structure of arrays) */
   double lognorm;   /* -D/2 log(2 pi) - log det(H)/2 */
   double exp_floor; /* -708: kernel values below exp(-708) are 0 (see simd_math.h) */
+  int hdiag;        /* H (so Linv) is diagonal: tensor grids stay tensor grids when whitened */
 };
 
 /* Engines: evaluate queries [q0, q1) against data super-chunk s, writing the

@@ -12,6 +12,7 @@
 #include "gfi/validate.h"
 #include "bandlimited.h"
 #include "../lib/nufft.h"
+#include "alloc.h"
 
 /* direct cost per (frequency, point) pair and axis, nanoseconds: a sin and
  * a cos per pair dominate */
@@ -93,7 +94,7 @@ int gfi_ecf(size_t N, size_t D, const double *data, const double *weights, size_
   }
   info->route = route;
   if (N > SIZE_MAX / 2 / sizeof(double) / (D > 1 ? D : 1)) return GFI_ENOMEM;
-  double *xc = malloc(N * D * sizeof *xc), *c = malloc(2 * N * sizeof *c), c1 = 0;
+  double *xc = gfi_malloc3(N, D, sizeof *xc), *c = gfi_malloc3(2, N, sizeof *c), c1 = 0;
   if (!xc || !c) {
     free(xc);
     free(c);

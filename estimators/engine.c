@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "par.h"
 #include "gfi/status.h"
+#include "alloc.h"
 
 /* Points per inner block (SIMD loops run over a block held in L1). */
 #define DEFAULT_BLOCK 256
@@ -63,7 +64,7 @@ int engine_whiten(size_t D, const double *H, double *Linv, double *logdet_half) 
         return GFI_EBANDWIDTH;
   if (D == 0) return GFI_EDIM;
   if (D > SIZE_MAX / sizeof(double) / D) return GFI_ENOMEM;
-  double *Lbuf = malloc(D * D * sizeof *Lbuf);
+  double *Lbuf = gfi_malloc3(D, D, sizeof *Lbuf);
   if (!Lbuf) return GFI_ENOMEM;
   /* The factor without GSL, whose Cholesky reports a matrix that is not
    * positive definite through GSL's error handler (chol.h). */
@@ -108,6 +109,19 @@ void engine_whitened_table(const engine_layout *L, size_t D, const double *Linv,
     }
     for (size_t i = N; i < Np; i++) za[i] = pad;
   }
+}
+
+double *engine_whiten_rows(size_t D, const double *Linv, size_t M, const double *x) {
+  if (M > SIZE_MAX / D / sizeof(double)) return NULL;
+  double *z = malloc((M ? M : 1) * D * sizeof *z);
+  if (!z) return NULL;
+  for (size_t m = 0; m < M; m++)
+    for (size_t a = 0; a < D; a++) {
+      double s = 0;
+      for (size_t b = 0; b <= a; b++) s += Linv[a * D + b] * x[m * D + b];
+      z[m * D + a] = s;
+    }
+  return z;
 }
 
 typedef struct {

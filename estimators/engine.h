@@ -41,6 +41,9 @@ int engine_whiten(size_t D, const double *H, double *Linv, double *logdet_half);
 /* z[a Np + i] = (Linv x_i)_a for i < N and `pad` for padding points. */
 void engine_whitened_table(const engine_layout *L, size_t D, const double *Linv, const double *x,
                            double pad, double *z);
+/* Rows x (M x D, row-major) whitened by Linv, in the same order of operations
+ * as engine_whitened_table (the Gaussian's fast route); NULL without memory. */
+double *engine_whiten_rows(size_t D, const double *Linv, size_t M, const double *x);
 
 /* One task: queries [q0, q1) against data [i0, i1) (whole blocks), writing W
  * doubles per query at dst + (q - q0) W; ws holds the workspace. */

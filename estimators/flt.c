@@ -6,6 +6,7 @@
 #include "gfi/flt.h"
 #include "gfi/stats.h"
 #include "gfi/validate.h"
+#include "alloc.h"
 
 /* A run of differences diff[first + j] = start + j * step, j < len: the
  * phases exp(2 pi i d.xi) along a run follow by rotation. */
@@ -38,9 +39,9 @@ static gfi_flt_positions *pos_alloc(size_t L, size_t ell, size_t ndiff, size_t n
   p->ell = ell;
   p->ndiff = ndiff;
   p->nrun = nrun;
-  p->coords = malloc(L * ell * sizeof *p->coords);
-  p->diff = malloc(ndiff * ell * sizeof *p->diff);
-  p->mult = malloc(ndiff * sizeof *p->mult);
+  p->coords = gfi_malloc3(L, ell, sizeof *p->coords);
+  p->diff = gfi_malloc3(ndiff, ell, sizeof *p->diff);
+  p->mult = gfi_malloc2(ndiff, sizeof *p->mult);
   p->runs = calloc(nrun, sizeof *p->runs);
   if (!p->coords || !p->diff || !p->mult || !p->runs) {
     gfi_flt_positions_free(p);
@@ -267,8 +268,8 @@ typedef struct {
 } trial_ctx;
 
 static int exact_f(const gfi_rpe *rpe, const gfi_flt_positions *P, double **fre, double **fim) {
-  *fre = malloc(P->ndiff * sizeof **fre);
-  *fim = malloc(P->ndiff * sizeof **fim);
+  *fre = gfi_malloc2(P->ndiff, sizeof **fre);
+  *fim = gfi_malloc2(P->ndiff, sizeof **fim);
   if (!*fre || !*fim) return GFI_ENOMEM;
   return gfi_rpe_f(rpe, P->ndiff, P->diff, *fre, *fim);
 }
@@ -299,7 +300,7 @@ static int trial_fn(size_t k, gsl_rng *rng, double *out, void *vctx) {
   (void)k;
   const trial_ctx *c = vctx;
   size_t ell = c->P->ell, nd = c->P->ndiff;
-  double *xi = malloc(c->rmax * ell * sizeof *xi), *w = malloc(c->rmax * sizeof *w);
+  double *xi = gfi_malloc3(c->rmax, ell, sizeof *xi), *w = gfi_malloc2(c->rmax, sizeof *w);
   double *are = calloc(nd, sizeof *are), *aim = calloc(nd, sizeof *aim);
   int st = (!xi || !w || !are || !aim) ? GFI_ENOMEM : GFI_OK;
   if (!st) st = gfi_flt_draw(c->rpe, c->p, rng, c->rmax, xi, w);
@@ -365,7 +366,7 @@ static int mom_fn(size_t k, gsl_rng *rng, double *out, void *vctx) {
   (void)k;
   const mom_ctx *c = vctx;
   size_t ell = c->P->ell, nd = c->P->ndiff;
-  double *xi = malloc(c->r * ell * sizeof *xi), *w = malloc(c->r * sizeof *w);
+  double *xi = gfi_malloc3(c->r, ell, sizeof *xi), *w = gfi_malloc2(c->r, sizeof *w);
   int st = (!xi || !w) ? GFI_ENOMEM : GFI_OK;
   memset(out, 0, 2 * nd * sizeof *out);
   if (!st) st = gfi_flt_draw(c->rpe, c->p, rng, c->r, xi, w);
@@ -390,7 +391,7 @@ int gfi_flt_moments(const gfi_rpe *rpe, const gfi_proposal *p, const gfi_flt_pos
   gfi_flt_default_opts(&def);
   if (!o) o = &def;
   size_t nd = P->ndiff;
-  double *all = malloc(ntrials * 2 * nd * sizeof *all);
+  double *all = gfi_malloc4(ntrials, 2, nd, sizeof *all);
   if (!all) return GFI_ENOMEM;
   mom_ctx c = {rpe, p, P, r, o->features, o->progress};
   st = gfi_replicate(ntrials, 2 * nd, &o->base, mom_fn, &c, all);

@@ -7,6 +7,7 @@
 #include "par.h"
 #include "gfi/flt.h"
 #include "gfi/validate.h"
+#include "alloc.h"
 
 static int nthreads_of(int nthreads) {
   gfi_opts o;
@@ -23,9 +24,9 @@ int gfi_flt_attention(const gfi_rpe *rpe, const gfi_proposal *p, size_t L, size_
   if (L == 0) return GFI_EEMPTY;
   if (gfi_rpe_dim(rpe) != ell || gfi_proposal_dim(p) != ell) return GFI_EDIM;
   size_t D = 2 * r + d;
-  double *xi = malloc(r * ell * sizeof *xi), *w = malloc(r * sizeof *w);
-  double *N1 = malloc(L * 2 * r * sizeof *N1), *N2 = malloc(L * 2 * r * sizeof *N2);
-  double *Qh = malloc(L * D * sizeof *Qh), *Kh = malloc(L * D * sizeof *Kh), *W = malloc(m * D * sizeof *W);
+  double *xi = gfi_malloc3(r, ell, sizeof *xi), *w = gfi_malloc2(r, sizeof *w);
+  double *N1 = gfi_malloc4(L, 2, r, sizeof *N1), *N2 = gfi_malloc4(L, 2, r, sizeof *N2);
+  double *Qh = gfi_malloc3(L, D, sizeof *Qh), *Kh = gfi_malloc3(L, D, sizeof *Kh), *W = gfi_malloc3(m, D, sizeof *W);
   size_t nbytes = (r * ell + r + 4 * L * r + 2 * L * D + m * D) * sizeof(double);
   int st = (!xi || !w || !N1 || !N2 || !Qh || !Kh || !W) ? GFI_ENOMEM : GFI_OK;
   if (!st) st = gfi_flt_draw(rpe, p, rng, r, xi, w);
@@ -129,7 +130,7 @@ int gfi_rpe_attention_exact(const gfi_rpe *rpe, size_t L, size_t ell, const doub
   size_t nbytes = (size_t)nt * L * (ell + 3) * sizeof(double);
   if (materialise) {
     if (L > SIZE_MAX / sizeof(double) / L) return GFI_ENOMEM;
-    A = malloc(L * L * sizeof *A);
+    A = gfi_malloc3(L, L, sizeof *A);
     if (!A) return GFI_ENOMEM;
     nbytes += L * L * sizeof *A;
   }

@@ -5,6 +5,7 @@
 #include <fftw3.h>
 #include "gfi/flt.h"
 #include "../lib/fftw_lock.h"
+#include "alloc.h"
 
 int gfi_rpe_invert_fft(const gfi_rpe *rpe, size_t n, double dx, double *x, double *fre, double *fim) {
   if (!rpe || !x || !fre || n == 0 || n % 4 != 0 || !(dx > 0) || !isfinite(dx)) return GFI_EINVAL;
@@ -14,7 +15,7 @@ int gfi_rpe_invert_fft(const gfi_rpe *rpe, size_t n, double dx, double *x, doubl
   for (size_t a = 0; a < ell; a++) tot *= n;
   double dxi = 1 / ((double)n * dx);
   fftw_complex *buf = fftw_malloc(tot * sizeof *buf);
-  double *xi = malloc(ell * sizeof *xi);
+  double *xi = gfi_malloc2(ell, sizeof *xi);
   if (!buf || !xi) {
     fftw_free(buf);
     free(xi);

@@ -18,6 +18,7 @@
 #include "par.h"
 #include "gsl_quiet.h"
 #include "gfi/validate.h"
+#include "alloc.h"
 
 #define MAX_NODES PL_MAX_NODES
 
@@ -182,7 +183,7 @@ static int integrals_mixture(const psi_info *pi, int l, const double *R, double 
     if (st) break;
     if (total > MAX_NODES / ax[j].n) st = GFI_EUNSUPPORTED;
     total *= ax[j].n;
-    kap[j] = malloc(ax[j].n * sizeof *kap[j]);
+    kap[j] = gfi_malloc2(ax[j].n, sizeof *kap[j]);
     inb[j] = malloc(ax[j].n);
     if (!kap[j] || !inb[j]) {
       st = GFI_ENOMEM;
@@ -196,7 +197,7 @@ static int integrals_mixture(const psi_info *pi, int l, const double *R, double 
   }
   size_t n0 = st ? 0 : ax[0].n;
   if (!st) {
-    part = calloc(4 * n0, sizeof *part);
+    part = gfi_calloc4(4, n0, 1, sizeof *part);
     if (!part) st = GFI_ENOMEM;
   }
   if (!st) {
@@ -237,9 +238,9 @@ static int integrals_product(const psi_info *pi, int l, const double *R, double 
     if (total > MAX_NODES / ax[j].n) st = GFI_EUNSUPPORTED;
     total *= ax[j].n;
     size_t n = ax[j].n;
-    kap[j] = malloc(n * sizeof *kap[j]);
-    wp[j] = malloc(n * sizeof *wp[j]);
-    double *im = malloc(n * sizeof *im);
+    kap[j] = gfi_malloc2(n, sizeof *kap[j]);
+    wp[j] = gfi_malloc2(n, sizeof *wp[j]);
+    double *im = gfi_malloc2(n, sizeof *im);
     if (!kap[j] || !wp[j] || !im) {
       free(im);
       st = GFI_ENOMEM;
@@ -303,6 +304,21 @@ int mise_integrals_compute(const psi_info *pi, int l, const double *R, double re
                            mise_integrals *I) {
   memset(I, 0, sizeof *I);
   if (!(res > 0) || !isfinite(res)) return GFI_EINVAL;
+  /* Count the nodes first: a rule too large to finish in reasonable time and
+   * memory is refused before anything is built (the counts stay in I). */
+  double total = 1;
+  int over = 0;
+  for (size_t j = 0; j < pi->D; j++) {
+    size_t n;
+    if (pi->route == PSI_MIXTURE)
+      n = axis_count(j == 0 ? 0.0 : -pi->T[j], pi->T[j], l, R[j], pi->h[j], pi->osc[j], 0, res);
+    else
+      n = axis_count(0.0, fmin(l * R[j], pi->T[j]), l, R[j], pi->h[j], pi->osc[j], pi->graded[j], res);
+    I->nodes[j] = n;
+    total *= (double)n;
+    over |= n > GFI_MISE_EXACT_MAX_AXIS;
+  }
+  if (over || total > (double)GFI_MISE_EXACT_MAX_NODES) return GFI_ERANGE;
   return pi->route == PSI_MIXTURE ? integrals_mixture(pi, l, R, res, nthreads, I)
                                   : integrals_product(pi, l, R, res, nthreads, I);
 }
@@ -332,6 +348,10 @@ int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R, const g
   if (st) return st;
   mise_integrals I;
   st = mise_integrals_compute(&pi, l, R, o.resolution, resolve_threads(&o), &I);
+  if (st == GFI_ERANGE) {
+    memset(res, 0, sizeof *res);
+    for (size_t j = 0; j < D; j++) res->nodes[j] = I.nodes[j];
+  }
   if (st) return st;
   double c = pow(2 * M_PI, -(double)D);
   double kb2 = 1, cl = gfi_kappa_sq_integral(l);
@@ -345,6 +365,7 @@ int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R, const g
   res->se = 0;
   res->lo95 = res->hi95 = res->mise;
   res->nreps = 0;
+  for (size_t j = 0; j < D; j++) res->nodes[j] = I.nodes[j];
   if (!isfinite(res->mise)) return GFI_EQUAD;
   return GFI_OK;
 }
@@ -355,7 +376,7 @@ int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R, const g
 static int log_normal_density(size_t D, const double *x, const double *S, double *out) {
   if (D == 0) return GFI_EDIM;
   if (D > SIZE_MAX / sizeof(double) / (D + 1)) return GFI_ENOMEM;
-  double *buf = malloc(D * (D + 1) * sizeof *buf);
+  double *buf = gfi_malloc3(D, (D + 1), sizeof *buf);
   if (!buf) return GFI_ENOMEM;
   double *Lbuf = buf, *vbuf = buf + D * D;
   int st = GFI_OK;
@@ -388,7 +409,7 @@ int gfi_mise_gauss_exact(const gfi_model *m, double N, const double *H, gfi_mise
   if (st) return st;
   for (size_t q = 0; q < D * D; q++)
     if (!isfinite(H[q])) return GFI_EBANDWIDTH;
-  double *Sg = malloc(D * D * sizeof *Sg), *dx = malloc(D * sizeof *dx);
+  double *Sg = gfi_malloc3(D, D, sizeof *Sg), *dx = gfi_malloc2(D, sizeof *dx);
   if (!Sg || !dx) {
     free(Sg);
     free(dx);

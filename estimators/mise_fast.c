@@ -10,6 +10,7 @@
 #include "par.h"
 #include "gfi/rng.h"
 #include "gfi/validate.h"
+#include "alloc.h"
 
 double ise_fast_tol(double tol) { return tol > 0 ? tol : 1e-12; }
 
@@ -50,7 +51,7 @@ double *ise_pl_targets(const ise_pl_rule *r, const axis_nodes *ax, size_t *K_out
   size_t D = r->D, n0 = ax[0].n, nrow = ise_pl_row(r, ax);
   if (nrow && n0 > SIZE_MAX / nrow / D / sizeof(double)) return NULL;
   size_t K = n0 * nrow;
-  double *t = malloc(K * D * sizeof *t);
+  double *t = gfi_malloc3(K, D, sizeof *t);
   if (!t) return NULL;
   size_t n1 = D > 1 ? ax[1].n : 1, n2 = D > 2 ? ax[2].n : 1, q = 0;
   for (size_t i0 = 0; i0 < n0; i0++)
@@ -78,7 +79,7 @@ int ise_pl_ecf_nufft(const ise_pl_rule *r, const axis_nodes *ax, size_t N, const
       hi[j] = fmax(hi[j], x[i * D + j]);
     }
   double *t = ise_pl_targets(r, ax, &K);
-  double *c = malloc(2 * PL_CHUNK * sizeof *c), *f = K ? malloc(2 * K * sizeof *f) : NULL;
+  double *c = gfi_malloc3(2, PL_CHUNK, sizeof *c), *f = K ? gfi_malloc3(2, K, sizeof *f) : NULL;
   nufft3_plan *p = NULL;
   int st = t && c && f ? GFI_OK : GFI_ENOMEM;
   nufft_opts no;
@@ -274,7 +275,7 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
   if ((size_t)T > nreps) T = (int)nreps;
   int inner = nt / T > 1 ? nt / T : 1;
   if (nreps > SIZE_MAX / (2 * MISE_MAXD)) return GFI_ENOMEM;
-  double *ext = malloc(nreps * 2 * D * sizeof *ext);
+  double *ext = gfi_malloc4(nreps, 2, D, sizeof *ext);
   worker *wk = calloc((size_t)T, sizeof *wk);
   if (!ext || !wk) {
     free(ext);
@@ -283,7 +284,7 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
   }
   for (int t = 0; t < T && !st; t++) {
     wk[t].r = gfi_rng_stream(o->base.seed, 0);
-    wk[t].x = malloc(PL_CHUNK * D * sizeof *wk[t].x);
+    wk[t].x = gfi_malloc3(PL_CHUNK, D, sizeof *wk[t].x);
     if (!wk[t].r || !wk[t].x) st = GFI_ENOMEM;
   }
   /* pass 1: every replication's extent (min and max per axis) */
@@ -326,16 +327,16 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
     n0 = ax[0].n;
     nrow = ise_pl_row(&rule, ax);
     K = n0 * nrow;
-    psr = malloc(K * sizeof *psr);
-    psi = malloc(K * sizeof *psi);
-    k0 = malloc(n0 * sizeof *k0);
-    w0 = malloc(n0 * sizeof *w0);
-    kr = malloc(nrow * sizeof *kr);
-    wr = malloc(nrow * sizeof *wr);
-    slots = malloc((size_t)T * 2 * K * sizeof *slots);
-    pool = o->parts ? calloc(2 * K, sizeof *pool) : NULL;
-    ise = malloc(nreps * sizeof *ise);
-    bound = malloc(nreps * sizeof *bound);
+    psr = gfi_malloc2(K, sizeof *psr);
+    psi = gfi_malloc2(K, sizeof *psi);
+    k0 = gfi_malloc2(n0, sizeof *k0);
+    w0 = gfi_malloc2(n0, sizeof *w0);
+    kr = gfi_malloc2(nrow, sizeof *kr);
+    wr = gfi_malloc2(nrow, sizeof *wr);
+    slots = gfi_malloc4((size_t)T, 2, K, sizeof *slots);
+    pool = o->parts ? gfi_calloc4(2, K, 1, sizeof *pool) : NULL;
+    ise = gfi_malloc2(nreps, sizeof *ise);
+    bound = gfi_malloc2(nreps, sizeof *bound);
     if (!psr || !psi || !k0 || !w0 || !kr || !wr || !slots || (o->parts && !pool) || !ise || !bound)
       st = GFI_ENOMEM;
   }
@@ -347,8 +348,8 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
     no.tol = tol;
     no.nthreads = inner;
     for (int t = 0; t < T && !st; t++) {
-      wk[t].c = malloc(2 * PL_CHUNK * sizeof *wk[t].c);
-      wk[t].f = malloc(2 * K * sizeof *wk[t].f);
+      wk[t].c = gfi_malloc3(2, PL_CHUNK, sizeof *wk[t].c);
+      wk[t].f = gfi_malloc3(2, K, sizeof *wk[t].f);
       if (!wk[t].c || !wk[t].f) st = GFI_ENOMEM;
       for (size_t i = 0; i < PL_CHUNK && !st; i++) {
         wk[t].c[2 * i] = 1.0;

@@ -12,6 +12,7 @@
  *   k2       = int |psi|^2 Kbar^2               psi_box  = int_box |psi|^2 */
 typedef struct mise_integrals {
   double bias_in, bias_out, k2, psi_box;
+  size_t nodes[3]; /* the quadrature's nodes per axis (also on GFI_ERANGE) */
 } mise_integrals;
 
 int mise_integrals_compute(const psi_info *pi, int l, const double *R, double res, int nthreads,

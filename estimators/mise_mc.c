@@ -11,6 +11,7 @@
 #include "gfi/rng.h"
 #include "gfi/stats.h"
 #include "gfi/validate.h"
+#include "alloc.h"
 
 static int nthreads_of(const gfi_mise_opts *o) {
   gfi_opts g;
@@ -95,9 +96,9 @@ int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, 
     if (o.base.method == GFI_METHOD_AUTO) engine = GFI_METHOD_FAST;
     else st = GFI_EUNSUPPORTED;
   }
-  double *pr = calloc(n0 * n1, sizeof *pr), *pim = calloc(n0 * n1, sizeof *pim);
-  double *part = malloc(n0 * sizeof *part), *k0 = malloc(n0 * sizeof *k0), *w0 = malloc(n0 * sizeof *w0);
-  double *k1 = malloc(n1 * sizeof *k1), *w1 = malloc(n1 * sizeof *w1);
+  double *pr = gfi_calloc4(n0, n1, 1, sizeof *pr), *pim = gfi_calloc4(n0, n1, 1, sizeof *pim);
+  double *part = gfi_malloc2(n0, sizeof *part), *k0 = gfi_malloc2(n0, sizeof *k0), *w0 = gfi_malloc2(n0, sizeof *w0);
+  double *k1 = gfi_malloc2(n1, sizeof *k1), *w1 = gfi_malloc2(n1, sizeof *w1);
   if (!st && (!pr || !pim || !part || !k0 || !w0 || !k1 || !w1)) st = GFI_ENOMEM;
   if (!st)
     st = engine == GFI_METHOD_FAST ? ise_pl_ecf_nufft(&rule, ax, N, data, o.base.tol, nt, pr, pim)
@@ -184,8 +185,8 @@ int ise_grid_rule(const gfi_model *m, const double *R, const double *lo, const d
       break;
     }
     M *= n[j];
-    xs[j] = malloc(n[j] * sizeof *xs[j]);
-    ws[j] = malloc(n[j] * sizeof *ws[j]);
+    xs[j] = gfi_malloc2(n[j], sizeof *xs[j]);
+    ws[j] = gfi_malloc2(n[j], sizeof *ws[j]);
     if (!xs[j] || !ws[j]) {
       st = GFI_ENOMEM;
       break;
@@ -200,8 +201,8 @@ int ise_grid_rule(const gfi_model *m, const double *R, const double *lo, const d
   gsl_integration_glfixed_table_free(tab);
   double *pts = NULL, *W = NULL;
   if (!st) {
-    pts = malloc(M * D * sizeof *pts);
-    W = malloc(M * sizeof *W);
+    pts = gfi_malloc3(M, D, sizeof *pts);
+    W = gfi_malloc2(M, sizeof *W);
     if (!pts || !W) st = GFI_ENOMEM;
   }
   if (!st) {
@@ -258,8 +259,8 @@ int gfi_ise_grid(const gfi_model *m, const gfi_kernel *k, size_t N, const double
   st = ise_grid_rule(m, R, lo, hi, &o, &M, &pts, &Wq);
   gfi_density_plan *plan = NULL;
   if (!st) {
-    ph = malloc(M * sizeof *ph);
-    pt = malloc(M * sizeof *pt);
+    ph = gfi_malloc2(M, sizeof *ph);
+    pt = gfi_malloc2(M, sizeof *pt);
     if (!ph || !pt) st = GFI_ENOMEM;
   }
   if (!st) {
@@ -343,7 +344,7 @@ int gfi_mse_points(const gfi_model *m, const gfi_kernel *k, size_t N, const doub
   gfi_density_plan *plan;
   st = gfi_density_plan_fourier(&plan, k, N, D, data, NULL, R, &go);
   if (st) return st;
-  double *ph = malloc(M * sizeof *ph), *pt = malloc(M * sizeof *pt);
+  double *ph = gfi_malloc2(M, sizeof *ph), *pt = gfi_malloc2(M, sizeof *pt);
   if (!ph || !pt) st = GFI_ENOMEM;
   if (!st) st = gfi_density_eval(plan, M, points, ph);
   if (!st) st = gfi_model_pdf(m, M, points, pt);
@@ -373,7 +374,7 @@ int gfi_mse_box(const gfi_model *m, const gfi_kernel *k, size_t N, const double 
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
   if (opts) o = *opts;
-  double *pts = malloc(M * D * sizeof *pts);
+  double *pts = gfi_malloc3(M, D, sizeof *pts);
   gsl_rng *r = gfi_rng_stream(o.base.seed, (uint64_t)1 << 63);
   if (!pts || !r) {
     free(pts);
@@ -410,7 +411,7 @@ static int measure(const mc_ctx *c, size_t N, const double *x, const gfi_mise_op
 static int mc_rep(size_t k, gsl_rng *r, double *out, void *vp) {
   (void)k;
   const mc_ctx *c = vp;
-  double *x = malloc(c->N * c->D * sizeof *x);
+  double *x = gfi_malloc3(c->N, c->D, sizeof *x);
   if (!x) return GFI_ENOMEM;
   int st = gfi_model_sample(c->m, r, c->N, x);
   if (!st) st = measure(c, c->N, x, &c->inner, out);
@@ -475,7 +476,7 @@ int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nre
     c.lo = lo;
     c.hi = hi;
   }
-  double *ise = malloc(nreps * sizeof *ise);
+  double *ise = gfi_malloc2(nreps, sizeof *ise);
   if (!ise) return GFI_ENOMEM;
   gfi_opts ro;
   gfi_default_opts(&ro);
@@ -486,7 +487,7 @@ int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nre
   if (!st && ise_out) memcpy(ise_out, ise, nreps * sizeof *ise);
   if (!st && o.parts) {
     /* the pooled estimator: the mean of the nreps estimates */
-    double *x = malloc(nreps * N * D * sizeof *x);
+    double *x = gfi_malloc4(nreps, N, D, sizeof *x);
     gsl_rng *r = gfi_rng_stream(o.base.seed, 0);
     if (!x || !r) st = GFI_ENOMEM;
     for (size_t k = 0; k < nreps && !st; k++) {

@@ -11,6 +11,7 @@
 #include "par.h"
 #include "plancherel.h"
 #include "mise_internal.h"
+#include "alloc.h"
 
 /* |psi|^2 of a Gaussian pair term is below e^-LOG_CUT of its peak beyond T. */
 #define LOG_CUT 45.0
@@ -192,12 +193,17 @@ void axis_free(axis_nodes *ax) {
 typedef struct {
   double *c;
   size_t n, cap;
+  int count_only; /* count the edges, store nothing */
 } cells;
 
 static int cell_add(cells *c, double x) {
+  if (c->count_only) {
+    c->n++;
+    return GFI_OK;
+  }
   if (c->n == c->cap) {
     size_t nc = c->cap ? 2 * c->cap : 64;
-    double *p = realloc(c->c, nc * sizeof *p);
+    double *p = gfi_realloc2(c->c, nc, sizeof *p);
     if (!p) return GFI_ENOMEM;
     c->c = p;
     c->cap = nc;
@@ -211,9 +217,10 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-int axis_build(double a, double b, int l, double R, double h, double osc, int graded, double res,
-               axis_nodes *ax) {
-  memset(ax, 0, sizeof *ax);
+/* The cell edges of an axis into c (b last); with c->count_only set only
+ * their number. */
+static int axis_cells(double a, double b, int l, double R, double h, double osc, int graded,
+                      double res, cells *cp) {
   if (!(b > a)) return GFI_EINVAL;
   if (l < 1 || l > 8) return GFI_EORDER;
   /* a, b, the l + 1 <= 9 knots k R (k = -l, -l+2, ..., l) and NGEOM graded points */
@@ -234,7 +241,7 @@ int axis_build(double a, double b, int l, double R, double h, double osc, int gr
   bp[nb++] = b;
   qsort(bp, nb, sizeof *bp, cmp_double);
   double wmax = fmin(h, osc) / res;
-  cells c = {0};
+  cells c = *cp;
   int st = GFI_OK;
   for (size_t i = 0; i + 1 < nb && !st; i++) {
     double u = bp[i], v = bp[i + 1];
@@ -263,6 +270,23 @@ int axis_build(double a, double b, int l, double R, double h, double osc, int gr
     }
   }
   if (!st) st = cell_add(&c, b);
+  *cp = c;
+  return st;
+}
+
+size_t axis_count(double a, double b, int l, double R, double h, double osc, int graded,
+                  double res) {
+  cells c = {0};
+  c.count_only = 1;
+  if (axis_cells(a, b, l, R, h, osc, graded, res, &c) || c.n < 1) return SIZE_MAX;
+  return (c.n - 1) * MISE_GL;
+}
+
+int axis_build(double a, double b, int l, double R, double h, double osc, int graded, double res,
+               axis_nodes *ax) {
+  memset(ax, 0, sizeof *ax);
+  cells c = {0};
+  int st = axis_cells(a, b, l, R, h, osc, graded, res, &c);
   if (st) {
     free(c.c);
     return st;
@@ -270,8 +294,8 @@ int axis_build(double a, double b, int l, double R, double h, double osc, int gr
   /* c.c holds the cell edges (sorted, b last) */
   size_t ncell = c.n - 1;
   ax->n = ncell * MISE_GL;
-  ax->t = malloc(ax->n * sizeof *ax->t);
-  ax->w = malloc(ax->n * sizeof *ax->w);
+  ax->t = gfi_malloc2(ax->n, sizeof *ax->t);
+  ax->w = gfi_malloc2(ax->n, sizeof *ax->w);
   gsl_integration_glfixed_table *tab = gsl_integration_glfixed_table_alloc(MISE_GL);
   if (!ax->t || !ax->w || !tab) {
     free(c.c);
@@ -480,7 +504,7 @@ int ise_pl_ecf_accum(const ise_pl_rule *r, const axis_nodes *ax, size_t N, const
   const size_t n1 = ax[1].n, n2 = D > 2 ? ax[2].n : 1;
   const size_t ntab = n1 + (D > 2 ? n2 : 0);
   if (ntab > SIZE_MAX / PL_PBLOCK / sizeof(double)) return GFI_ENOMEM;
-  double *er = malloc(ntab * PL_PBLOCK * sizeof *er), *ei = malloc(ntab * PL_PBLOCK * sizeof *ei);
+  double *er = gfi_malloc3(ntab, PL_PBLOCK, sizeof *er), *ei = gfi_malloc3(ntab, PL_PBLOCK, sizeof *ei);
   if (!er || !ei) {
     free(er);
     free(ei);

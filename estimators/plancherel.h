@@ -67,6 +67,10 @@ typedef struct axis_nodes {
 int axis_build(double a, double b, int l, double R, double h, double osc, int graded,
                double res, axis_nodes *ax);
 void axis_free(axis_nodes *ax);
+/* The node count axis_build would return, without building anything
+ * (SIZE_MAX when it would fail). */
+size_t axis_count(double a, double b, int l, double R, double h, double osc, int graded,
+                  double res);
 
 /* ---- the node rule of a Plancherel ISE --------------------------------------- */
 

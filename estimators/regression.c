@@ -3,10 +3,12 @@
  * queries), combination of partial sums at a common scale, and row flags.
  * The inner loops live in regression_fourier.c and regression_gauss.c. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "regression_internal.h"
 #include "gfi/validate.h"
+#include "alloc.h"
 
 /* Padding points sit far from every query: their kernel values are 0. */
 #define PAD_COORD 1e100
@@ -68,7 +70,7 @@ static int plan_common(gfi_nw_plan **out, nw_type type, size_t N, size_t D, size
   engine_layout_init(&p->lay, N, opts);
   p->denom_tol = GFI_NW_DENOM_TOL;
   p->scaling = GFI_NW_SCALE_AUTO;
-  p->y = calloc(V * p->lay.Np, sizeof *p->y);
+  p->y = gfi_calloc4(V, p->lay.Np, 1, sizeof *p->y);
   if (!p->y) {
     plan_free(p);
     return GFI_ENOMEM;
@@ -105,10 +107,10 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   if (st) return st;
   p->kernel = *k;
   size_t Np = p->lay.Np;
-  p->R = malloc(D * sizeof *p->R);
-  p->rk = malloc(D * Np * sizeof *p->rk);
-  p->sk = malloc(D * Np * sizeof *p->sk);
-  p->ck = malloc(D * Np * sizeof *p->ck);
+  p->R = gfi_malloc2(D, sizeof *p->R);
+  p->rk = gfi_malloc3(D, Np, sizeof *p->rk);
+  p->sk = gfi_malloc3(D, Np, sizeof *p->sk);
+  p->ck = gfi_malloc3(D, Np, sizeof *p->ck);
   if (!p->R || !p->rk || !p->sk || !p->ck) {
     plan_free(p);
     return GFI_ENOMEM;
@@ -123,7 +125,7 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   p->tol = tol;
   for (size_t i = 0; i < N * V; i++) p->ymax = fmax(p->ymax, fabs(y[i]));
   if (k->kind == GFI_PHI_POW && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
-    double *c = malloc((V + 1) * N * sizeof *c);
+    double *c = gfi_malloc3((V + 1), N, sizeof *c);
     if (!c) {
       plan_free(p);
       return GFI_ENOMEM;
@@ -147,14 +149,15 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
                       const double *y, const double *H, const gfi_opts *opts) {
   if (!plan) return GFI_EINVAL;
   *plan = NULL;
+  double tol;
   gfi_method method;
-  int st = bl_check_opts(opts, NULL, &method);
+  int st = bl_check_opts(opts, &tol, &method);
   if (st) return st;
-  if (method == GFI_METHOD_FAST) return GFI_EUNSUPPORTED;
+  if (method == GFI_METHOD_FAST && D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
   if (!H) return GFI_EINVAL;
   st = gfi_check_dim(D);
   if (st) return st;
-  double *Linv = malloc(D * D * sizeof *Linv), logdet_half = 0;
+  double *Linv = gfi_malloc3(D, D, sizeof *Linv), logdet_half = 0;
   if (!Linv) return GFI_ENOMEM;
   st = engine_whiten(D, H, Linv, &logdet_half); /* the normalising constant cancels */
   gfi_nw_plan *p = NULL;
@@ -165,12 +168,39 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
   }
   p->Linv = Linv;
   p->exp_floor = -708.0;
-  p->z = malloc(D * p->lay.Np * sizeof *p->z);
+  p->z = gfi_malloc3(D, p->lay.Np, sizeof *p->z);
   if (!p->z) {
     plan_free(p);
     return GFI_ENOMEM;
   }
   engine_whitened_table(&p->lay, D, Linv, x, PAD_COORD, p->z);
+  p->method = method;
+  p->tol = tol;
+  for (size_t i = 0; i < N * V; i++) p->ymax = fmax(p->ymax, fabs(y[i]));
+  p->hdiag = 1;
+  for (size_t a = 0; a < D; a++)
+    for (size_t b = 0; b < a; b++)
+      if (Linv[a * D + b] != 0) p->hdiag = 0;
+  if (D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
+    /* the fast route on the whitened data, unit Gaussian (R = 1) */
+    double *z = engine_whiten_rows(D, Linv, N, x), *c = NULL;
+    if (N <= SIZE_MAX / sizeof(double) / (V + 1)) c = malloc((V + 1) * N * sizeof *c);
+    const double one[BL_MAX_DIM] = {1, 1, 1};
+    if (z && c)
+      for (size_t i = 0; i < N; i++) {
+        c[i] = 1.0;
+        for (size_t v = 0; v < V; v++) c[(v + 1) * N + i] = y[i * V + v];
+      }
+    st = z && c ? bl_sum_make(&p->fast, (int)D, BL_GAUSS, N, z, V + 1, c, one, opts,
+                              direct_pair_cost(D, V))
+                : GFI_ENOMEM;
+    free(z);
+    free(c);
+    if (st) {
+      plan_free(p);
+      return st;
+    }
+  }
   *plan = p;
   return GFI_OK;
 }
@@ -204,7 +234,7 @@ static void fill_empty(double *dst, size_t nq, size_t W) {
 
 static int run_pass(const gfi_nw_plan *p, size_t M, const double *queries, int scaled, double *res) {
   const size_t V = p->V, W = NW_ACC(V), ns = p->lay.nsuper;
-  double *part = malloc(ns * M * W * sizeof *part);
+  double *part = gfi_malloc4(ns, M, W, sizeof *part);
   if (!part) return GFI_ENOMEM;
   pass_ctx ctx = {p, queries, scaled};
   int st = engine_run(&p->lay, M, W, nw_ws_size(p), run_task, &ctx, fill_empty, part);
@@ -254,7 +284,7 @@ static int eval_direct(const gfi_nw_plan *p, size_t M, const double *queries, do
     for (size_t i = 0; i < M * p->D; i++)
       if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
   const size_t V = p->V, D = p->D, W = NW_ACC(V);
-  double *res = malloc(M * W * sizeof *res);
+  double *res = gfi_malloc3(M, W, sizeof *res);
   if (!res) return GFI_ENOMEM;
   int pow_kernel = p->type == NW_FOURIER && p->kernel.kind == GFI_PHI_POW;
   int scaled_first = p->type == NW_FOURIER &&
@@ -272,8 +302,8 @@ static int eval_direct(const gfi_nw_plan *p, size_t M, const double *queries, do
     for (size_t q = 0; q < M; q++)
       if (!(res[q * W + 2] >= lim)) nlow++;
     if (nlow) {
-      size_t *idx = malloc(nlow * sizeof *idx);
-      double *qq = malloc(nlow * D * sizeof *qq), *r2 = malloc(nlow * W * sizeof *r2);
+      size_t *idx = gfi_malloc2(nlow, sizeof *idx);
+      double *qq = gfi_malloc3(nlow, D, sizeof *qq), *r2 = gfi_malloc3(nlow, W, sizeof *r2);
       if (!idx || !qq || !r2) {
         free(idx);
         free(qq);
@@ -329,8 +359,8 @@ static void info_direct(const gfi_nw_plan *p, gfi_fast_info *info) {
   memset(info, 0, sizeof *info);
   info->route = GFI_METHOD_DIRECT;
   info->dim = p->D;
-  info->tol = p->type == NW_FOURIER && p->tol > 0 ? p->tol : GFI_FAST_TOL_DEFAULT;
-  if (p->type != NW_FOURIER || p->kernel.kind != GFI_PHI_POW) info->reason = GFI_ROUTE_KERNEL;
+  info->tol = p->tol > 0 ? p->tol : GFI_FAST_TOL_DEFAULT;
+  if (p->type == NW_FOURIER && p->kernel.kind != GFI_PHI_POW) info->reason = GFI_ROUTE_KERNEL;
   else if (p->D > BL_MAX_DIM) info->reason = GFI_ROUTE_DIM;
   else info->reason = GFI_ROUTE_REQUESTED;
 }
@@ -391,8 +421,8 @@ static int finish_fast(const gfi_nw_plan *p, const double *babs, size_t G, const
   info->bound = worst;
   int st = GFI_OK;
   if (nredo) {
-    double *q = malloc(nredo * D * sizeof *q), *o = malloc(nredo * V * sizeof *o);
-    double *dn = denom ? malloc(nredo * sizeof *dn) : NULL;
+    double *q = gfi_malloc3(nredo, D, sizeof *q), *o = gfi_malloc3(nredo, V, sizeof *o);
+    double *dn = denom ? gfi_malloc2(nredo, sizeof *dn) : NULL;
     unsigned char *fl = malloc(nredo);
     if (!q || !o || !fl || (denom && !dn)) {
       st = GFI_ENOMEM;
@@ -449,28 +479,40 @@ int gfi_nw_eval_ex(const gfi_nw_plan *p, size_t M, const double *queries, double
   if (M > ((size_t)1 << 52) / (p->D + p->V)) return GFI_EDIM;
   int st = gfi_check_finite(queries, M * p->D, NULL);
   if (st) return st;
-  for (size_t i = 0; i < M * p->D; i++)
-    if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
+  if (p->type == NW_FOURIER)
+    for (size_t i = 0; i < M * p->D; i++)
+      if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
   const size_t D = p->D, nc = p->V + 1;
+  /* the Gaussian's fast route works on whitened queries */
+  double *qw = NULL;
+  if (p->type == NW_GAUSS) {
+    qw = engine_whiten_rows(D, p->Linv, M, queries);
+    if (!qw) return GFI_ENOMEM;
+  }
+  const double *qf = qw ? qw : queries;
   double lo[BL_MAX_DIM], hi[BL_MAX_DIM];
-  for (size_t j = 0; j < D; j++) lo[j] = hi[j] = queries[j];
+  for (size_t j = 0; j < D; j++) lo[j] = hi[j] = qf[j];
   for (size_t m = 0; m < M; m++)
     for (size_t j = 0; j < D; j++) {
-      lo[j] = fmin(lo[j], queries[m * D + j]);
-      hi[j] = fmax(hi[j], queries[m * D + j]);
+      lo[j] = fmin(lo[j], qf[m * D + j]);
+      hi[j] = fmax(hi[j], qf[m * D + j]);
     }
   bl_choice ch;
   st = bl_choose(p->fast, M, lo, hi, NULL, direct_pair_cost(D, p->V), &ch);
-  if (st) return st;
+  if (st) {
+    free(qw);
+    return st;
+  }
   bl_info_fill(p->fast, &ch, D, info);
   if (ch.route != GFI_METHOD_FAST) {
     bl_choice_free(&ch);
+    free(qw);
     return eval_direct(p, M, queries, out, nflagged, flags, denom);
   }
-  double *res = malloc(M * nc * sizeof *res), *babs = malloc(nc * sizeof *babs);
+  double *res = gfi_malloc3(M, nc, sizeof *res), *babs = gfi_malloc2(nc, sizeof *babs);
   st = res && babs ? GFI_OK : GFI_ENOMEM;
   for (int pass = 0; !st; pass++) {
-    st = bl_points(p->fast, &ch, M, queries, res, babs);
+    st = bl_points(p->fast, &ch, M, qf, res, babs);
     /* many rows unsettled: the NUFFTs once more, tighter */
     if (st || pass || unsettled_rows(p, M, res, babs) <= M / 20 ||
         !bl_tighten(&ch, ch.ntol * 1e-3))
@@ -482,6 +524,7 @@ int gfi_nw_eval_ex(const gfi_nw_plan *p, size_t M, const double *queries, double
     st = finish_fast(p, babs, M, res, queries, NULL, NULL, NULL, out, nflagged, flags, denom, info);
   free(babs);
   free(res);
+  free(qw);
   bl_choice_free(&ch);
   return st;
 }
@@ -505,14 +548,32 @@ int gfi_nw_eval_grid(const gfi_nw_plan *p, const double *lo, const double *hi, c
   size_t G;
   int st = bl_grid_check(p->D, p->type == NW_FOURIER ? p->R : NULL, lo, hi, n, &G);
   if (st) return st;
+  if (p->fast && p->type == NW_GAUSS && !p->hdiag) {
+    /* a full H shears the grid: its whitened points are scattered points */
+    double *q = bl_grid_points(p->D, lo, hi, n, G);
+    st = q ? gfi_nw_eval_ex(p, G, q, out, nflagged, NULL, NULL, info) : GFI_ENOMEM;
+    free(q);
+    return st;
+  }
+  /* Gaussian, diagonal H: the whitened grid is the grid Linv_jj lo_j : Linv_jj hi_j */
+  double zlo[BL_MAX_DIM], zhi[BL_MAX_DIM];
+  const double *glo = lo, *ghi = hi;
+  if (p->fast && p->type == NW_GAUSS) {
+    for (size_t j = 0; j < p->D; j++) {
+      zlo[j] = p->Linv[j * p->D + j] * lo[j];
+      zhi[j] = p->Linv[j * p->D + j] * hi[j];
+    }
+    glo = zlo;
+    ghi = zhi;
+  }
   bl_choice ch;
   memset(&ch, 0, sizeof ch);
   ch.route = GFI_METHOD_DIRECT;
   if (p->fast) {
     double qlo[BL_MAX_DIM], qhi[BL_MAX_DIM];
     for (size_t j = 0; j < p->D; j++) {
-      qlo[j] = fmin(lo[j], hi[j]);
-      qhi[j] = fmax(lo[j], hi[j]);
+      qlo[j] = fmin(glo[j], ghi[j]);
+      qhi[j] = fmax(glo[j], ghi[j]);
     }
     st = bl_choose(p->fast, G, qlo, qhi, n, direct_pair_cost(p->D, p->V), &ch);
     if (st) return st;
@@ -520,10 +581,10 @@ int gfi_nw_eval_grid(const gfi_nw_plan *p, const double *lo, const double *hi, c
   }
   if (ch.route == GFI_METHOD_FAST) {
     const size_t nc = p->V + 1;
-    double *res = malloc(G * nc * sizeof *res), *babs = malloc(nc * sizeof *babs);
+    double *res = gfi_malloc3(G, nc, sizeof *res), *babs = gfi_malloc2(nc, sizeof *babs);
     st = res && babs ? GFI_OK : GFI_ENOMEM;
     for (int pass = 0; !st; pass++) {
-      st = bl_grid(p->fast, &ch, lo, hi, n, res, babs);
+      st = bl_grid(p->fast, &ch, glo, ghi, n, res, babs);
       if (st || pass || unsettled_rows(p, G, res, babs) <= G / 20 ||
           !bl_tighten(&ch, ch.ntol * 1e-3))
         break;

@@ -22,7 +22,8 @@ struct gfi_nw_plan {
   double *R;        /* D radii */
   double *rk;       /* D x Np: R_j k_ij */
   double *sk, *ck;  /* D x Np: sin and cos of R_j k_ij */
-  bl_sum *fast;     /* band-limited route: column 0 the denominator, 1..V the numerators */
+  bl_sum *fast;     /* fast route: column 0 the denominator, 1..V the numerators
+                       (Gaussian: on the whitened data Linv k_i with R = 1) */
   gfi_method method;
   double tol;
   double ymax;      /* max |y_iv|: the scale of the fast route's accuracy */
@@ -31,6 +32,7 @@ struct gfi_nw_plan {
   double *Linv;     /* D x D lower-triangular inverse Cholesky factor of H */
   double *z;        /* D x Np: Linv k_i */
   double exp_floor; /* -708: relative kernel values below exp(-708) are 0 (simd_math.h) */
+  int hdiag;        /* H (so Linv) is diagonal: tensor grids stay tensor grids when whitened */
 };
 
 /* Partial sums of one query over a range of data, all relative to the scale

@@ -6,6 +6,7 @@
 #include "gfi/regression_mse.h"
 #include "gfi/rng.h"
 #include "gfi/stats.h"
+#include "alloc.h"
 
 int gfi_nw_design_points(const gfi_model *design, uint64_t seed, size_t M, double *points) {
   if (!design || !points) return GFI_EINVAL;
@@ -29,7 +30,7 @@ static int one_rep(size_t k, gsl_rng *r, double *out, void *vp) {
   const rep_ctx *c = vp;
   const gfi_nw_study *s = c->s;
   size_t N = s->N, D = c->D;
-  double *x = malloc(N * D * sizeof *x), *y = malloc(N * sizeof *y);
+  double *x = gfi_malloc3(N, D, sizeof *x), *y = gfi_malloc2(N, sizeof *y);
   if (!x || !y) {
     free(x);
     free(y);
@@ -64,8 +65,8 @@ int gfi_nw_mse(const gfi_nw_study *s, size_t M, const double *points, size_t nre
   if (s->gauss ? !s->H : !s->R) return GFI_EINVAL;
   if (nreps > ((size_t)1 << 40) / M) return GFI_EDIM;
   memset(res, 0, sizeof *res);
-  double *est = malloc(nreps * M * sizeof *est), *f = malloc(M * sizeof *f);
-  double *ise = malloc(nreps * sizeof *ise);
+  double *est = gfi_malloc3(nreps, M, sizeof *est), *f = gfi_malloc2(M, sizeof *f);
+  double *ise = gfi_malloc2(nreps, sizeof *ise);
   if (!est || !f || !ise) {
     free(est);
     free(f);

@@ -23,7 +23,7 @@ int main(int argc, char **argv) {
       case 'h':
         printf("usage: flt_study [--out DIR] [--quick] [--seed S] [--only PART]\n"
                "FLT tables (.dat) and a markdown summary in DIR (default results); parts: error rstar tau moments "
-               "shapes attention scaling\n");
+               "shapes attention scaling paper\n");
         return 0;
       default: return 2;
     }

@@ -8,6 +8,7 @@
 #include "sinc_series.h"
 #include "gfi/validate.h"
 #include "gsl_quiet.h"
+#include "alloc.h"
 
 /* Both by their Taylor series below GFI_SINC_CUT (sinc_series.h). */
 double gfi_sinc(double x) {
@@ -127,7 +128,7 @@ static int phi_integral(gfi_phi_fn fn, void *ctx, double *A, double *abserr) {
   gsl_function F = {integrand, &c};
   gsl_integration_workspace *ws = gsl_integration_workspace_alloc(64);
   if (!ws) return GFI_ENOMEM;
-  double *terms = malloc(NPER * sizeof *terms);
+  double *terms = gfi_malloc2(NPER, sizeof *terms);
   if (!terms) {
     gsl_integration_workspace_free(ws);
     return GFI_ENOMEM;

@@ -30,6 +30,7 @@
 #include "gfi/model.h"
 #include "gfi/validate.h"
 #include "model_internal.h"
+#include "alloc.h"
 
 struct gfi_model {
   gfi_model_kind kind;
@@ -192,12 +193,12 @@ static int mixture_new(gfi_model **out, size_t D, size_t K, const double *w,
   gfi_model *m = model_new(GFI_MODEL_MIXTURE, D);
   if (!m) return GFI_ENOMEM;
   m->K = K;
-  m->w = malloc(K * sizeof *m->w);
-  m->cumw = malloc(K * sizeof *m->cumw);
-  m->logc = malloc(K * sizeof *m->logc);
-  m->means = calloc(K * D, sizeof *m->means);
-  m->covs = calloc(K * D * D, sizeof *m->covs);
-  m->chol = calloc(K * D * D, sizeof *m->chol);
+  m->w = gfi_malloc2(K, sizeof *m->w);
+  m->cumw = gfi_malloc2(K, sizeof *m->cumw);
+  m->logc = gfi_malloc2(K, sizeof *m->logc);
+  m->means = gfi_calloc4(K, D, 1, sizeof *m->means);
+  m->covs = gfi_calloc4(K, D, D, sizeof *m->covs);
+  m->chol = gfi_calloc4(K, D, D, sizeof *m->chol);
   if (!m->w || !m->cumw || !m->logc || !m->means || !m->covs || !m->chol) {
     gfi_model_free(m);
     return GFI_ENOMEM;
@@ -259,7 +260,7 @@ static size_t mixture_pick(const gfi_model *m, double u) {
 
 static int mixture_sample(const gfi_model *m, gsl_rng *r, size_t n, double *x) {
   const size_t D = m->D;
-  double *z = malloc(D * sizeof *z);
+  double *z = gfi_malloc2(D, sizeof *z);
   if (!z) return GFI_ENOMEM;
   for (size_t i = 0; i < n; i++) {
     /* A single normal draws no uniform, so its stream is pure normals. */
@@ -294,7 +295,7 @@ static double mahalanobis2(size_t D, const double *L, double *v) {
  * density are perfectly representable. */
 static int mixture_pdf(const gfi_model *m, size_t n, const double *x, double *p) {
   const size_t D = m->D, K = m->K;
-  double *v = malloc(D * sizeof *v);
+  double *v = gfi_malloc2(D, sizeof *v);
   if (!v) return GFI_ENOMEM;
   for (size_t i = 0; i < n; i++) {
     const double *xi = x + i * D;
@@ -526,7 +527,7 @@ static int beta_cf(const gfi_model *m, size_t n, const double *t, double *re, do
   if (!ws) return GFI_ENOMEM;
   const double *x = gsl_integration_fixed_nodes(ws);
   const double *wt = gsl_integration_fixed_weights(ws);
-  double *lw = malloc(nn * sizeof *lw);
+  double *lw = gfi_malloc2(nn, sizeof *lw);
   if (!lw) {
     gsl_integration_fixed_free(ws);
     return GFI_ENOMEM;
@@ -583,7 +584,7 @@ static gfi_model *model_clone(const gfi_model *src) {
   if (!m->desc) goto fail;
 #define CLONE(field, count)                                           \
   if (src->field) {                                                   \
-    m->field = malloc((count) * sizeof *m->field);                    \
+    m->field = gfi_malloc2((count), sizeof *m->field);                    \
     if (!m->field) goto fail;                                         \
     memcpy(m->field, src->field, (count) * sizeof *m->field);         \
   }
@@ -675,7 +676,7 @@ enum { CHUNK = 16384 };
 
 static int product_pdf(const gfi_model *m, size_t n, const double *x, double *p) {
   const size_t D = m->D, c = n < CHUNK ? n : CHUNK;
-  double *col = malloc(2 * c * sizeof *col);
+  double *col = gfi_malloc3(2, c, sizeof *col);
   if (!col) return GFI_ENOMEM;
   double *val = col + c;
   int st = GFI_OK;
@@ -685,7 +686,10 @@ static int product_pdf(const gfi_model *m, size_t n, const double *x, double *p)
     for (size_t j = 0; j < D && !st; j++) {
       for (size_t k = 0; k < cnt; k++) col[k] = x[(i0 + k) * D + j];
       st = model_pdf(m->factors[j], cnt, col, val);
-      for (size_t k = 0; k < cnt && !st; k++) p[i0 + k] *= val[k];
+      /* a factor 0 (outside its support) makes the density 0, also where
+       * another factor is unbounded (Beta with a shape < 1 at 0 or 1) */
+      for (size_t k = 0; k < cnt && !st; k++)
+        p[i0 + k] = val[k] == 0 || p[i0 + k] == 0 ? 0.0 : p[i0 + k] * val[k];
     }
   }
   free(col);
@@ -694,7 +698,7 @@ static int product_pdf(const gfi_model *m, size_t n, const double *x, double *p)
 
 static int product_cf(const gfi_model *m, size_t n, const double *t, double *re, double *im) {
   const size_t D = m->D, c = n < CHUNK ? n : CHUNK;
-  double *col = malloc(3 * c * sizeof *col);
+  double *col = gfi_malloc3(3, c, sizeof *col);
   if (!col) return GFI_ENOMEM;
   double *fr = col + c, *fi = col + 2 * c;
   int st = GFI_OK;

@@ -14,8 +14,9 @@
 
 #include "gfi/model.h"
 #include "gfi/validate.h"
+#include "alloc.h"
 
-#define KNOWN_MODELS "normal, mw:K, laplace, cauchy, t:NU, uniform, beta:A,B"
+#define KNOWN_MODELS "normal, mw:K, laplace, cauchy, t:NU, uniform, beta:A,B, mix:W*normal|.."
 
 /* The specification as quoted in messages: long ones (a big covariance) are
  * cut so that the message still has room for the reason. */
@@ -100,6 +101,18 @@ static int bad_number(gfi_errinfo *err, const char *spec, const char *bad) {
               (size_t)(bad - spec) + 1);
 }
 
+/* Parameter `name` = x must lie in [lo, hi]: the limits of gfi/model.h
+ * that keep the sampler and the density finite. */
+static int in_range(gfi_errinfo *err, const char *spec, const char *name, double x, double lo,
+                    double hi) {
+  if (x >= lo && x <= hi) return GFI_OK;
+  return fail(err, GFI_EMODEL, spec, NULL,
+              "%s = %g is outside [%g, %g] (the limit that keeps samples and the density finite)",
+              name, x, lo, hi);
+}
+#define LOC(name, x) in_range(err, spec, name, x, -GFI_MODEL_MAX_PARAM, GFI_MODEL_MAX_PARAM)
+#define SCALE(name, x) in_range(err, spec, name, x, GFI_MODEL_MIN_SCALE, GFI_MODEL_MAX_PARAM)
+
 /* Exactly `want` numbers (the whole argument string args), names for the
  * message ("mu,b"). */
 static int parse_params(const char *spec, const char *args, size_t want, const char *names,
@@ -147,7 +160,7 @@ static int parse_normal(gfi_model **out, const char *spec, const char *args, siz
       break;
     }
     size_t want = is_mean ? D : D * D, got = 0;
-    double *v = malloc(want * sizeof *v);
+    double *v = gfi_malloc2(want, sizeof *v);
     if (!v) {
       st = fail(err, GFI_ENOMEM, spec, NULL, "%s", gfi_strerror(GFI_ENOMEM));
       break;
@@ -165,6 +178,14 @@ static int parse_normal(gfi_model **out, const char *spec, const char *args, siz
                 want, is_mean ? "mean" : "covariance", D, got);
       break;
     }
+    for (size_t i = 0; i < want && !st; i++) {
+      char name[64];
+      if (is_mean) snprintf(name, sizeof name, "mean entry %zu", i + 1);
+      else snprintf(name, sizeof name, "covariance entry (%zu,%zu)", i / D + 1, i % D + 1);
+      /* a diagonal entry <= 0 is left to the positive-definiteness check */
+      st = !is_mean && i / D == i % D && v[i] > 0 ? SCALE(name, v[i]) : LOC(name, v[i]);
+    }
+    if (st) break;
     if (*end == '\0') break;
     p = end + 1;  /* past ';' */
   }
@@ -177,6 +198,77 @@ static int parse_normal(gfi_model **out, const char *spec, const char *args, siz
   }
   free(mean);
   free(cov);
+  return st;
+}
+
+/* mix:W1*normal[:...]|W2*normal[:...]|... : a normal mixture in D
+ * dimensions, each component a normal specification. Components are parsed
+ * in a copy whose '|' are cut to '\0', so positions in it are positions in
+ * spec: a component's error keeps its column and names the whole spec. */
+#define MIX_MAXK 64
+static int parse_mix(gfi_model **out, const char *spec, const char *args, size_t D, gfi_errinfo *err) {
+  if (!args || !*args)
+    return fail(err, GFI_EMODEL, spec, NULL, "mix: needs components W*normal[:...] separated by '|'");
+  size_t L = strlen(spec);
+  char *buf = malloc(L + 1);
+  double *w = malloc(MIX_MAXK * sizeof *w), *mu = malloc(MIX_MAXK * D * sizeof *mu),
+         *S = malloc(MIX_MAXK * D * D * sizeof *S);
+  int st = GFI_OK;
+  if (!buf || !w || !mu || !S) {
+    st = fail(err, GFI_ENOMEM, spec, NULL, "%s", gfi_strerror(GFI_ENOMEM));
+    goto done;
+  }
+  memcpy(buf, spec, L + 1);
+  for (char *c = buf; *c; c++)
+    if (*c == '|') *c = '\0';
+  size_t K = 0;
+  for (char *comp = buf + (args - spec); comp <= buf + L; comp += strlen(comp) + 1) {
+    const char *at = spec + (comp - buf);
+    if (K == MIX_MAXK) {
+      st = fail(err, GFI_EMODEL, spec, at, "at most %d components", MIX_MAXK);
+      goto done;
+    }
+    char *end;
+    double wk = strtod(comp, &end);
+    if (end == comp || *end != '*' || !isfinite(wk) || !(wk > 0)) {
+      st = fail(err, GFI_EMODEL, spec, at, "component %zu at column %zu: expected W*normal[:...] with a weight W > 0",
+                K + 1, (size_t)(at - spec) + 1);
+      goto done;
+    }
+    char *cs = end + 1, *colon = strchr(cs, ':');
+    size_t nlen = colon ? (size_t)(colon - cs) : strlen(cs);
+    if (nlen != 6 || strncmp(cs, "normal", 6)) {
+      st = fail(err, GFI_EMODEL, spec, spec + (cs - buf), "component %zu: expected 'normal' after the weight",
+                K + 1);
+      goto done;
+    }
+    gfi_model *c = NULL;
+    gfi_errinfo ce;
+    gfi_errinfo_clear(&ce);
+    /* buf as the spec: columns count from its start, which is spec's */
+    st = parse_normal(&c, buf, colon ? colon + 1 : NULL, D, &ce);
+    if (st) {
+      const char *reason = strstr(ce.msg, "': ");
+      fail(err, st, spec, NULL, "component %zu: %s", K + 1, reason ? reason + 3 : ce.msg);
+      if (err) err->column = ce.column;
+      goto done;
+    }
+    size_t Kc;
+    const double *cw, *cm, *cS;
+    gfi_model_mixture_parts(c, &Kc, &cw, &cm, &cS);
+    w[K] = wk;
+    memcpy(mu + K * D, cm, D * sizeof *mu);
+    memcpy(S + K * D * D, cS, D * D * sizeof *S);
+    gfi_model_free(c);
+    K++;
+  }
+  st = gfi_model_mixture(out, D, K, w, mu, S);
+  if (st) fail(err, st, spec, NULL, "%s", gfi_strerror(st));
+done:
+  free(buf);
+  free(w);
+  free(mu);
+  free(S);
   return st;
 }
 
@@ -206,18 +298,22 @@ static int parse_1d(gfi_model **out, const char *spec, const char *name, size_t 
     v[0] = 0, v[1] = 1;
     if (args && (st = parse_params(spec, args, 2, "mu,b", v, err))) return st;
     if (!(v[1] > 0)) return fail(err, GFI_EMODEL, spec, NULL, "scale b must be > 0, got %g", v[1]);
+    if ((st = LOC("mu", v[0])) || (st = SCALE("scale b", v[1]))) return st;
     st = gfi_model_laplace(out, v[0], v[1]);
   } else if (IS("cauchy")) {
     v[0] = 0, v[1] = 1;
     if (args && (st = parse_params(spec, args, 2, "x0,gamma", v, err))) return st;
     if (!(v[1] > 0))
       return fail(err, GFI_EMODEL, spec, NULL, "scale gamma must be > 0, got %g", v[1]);
+    if ((st = LOC("x0", v[0])) || (st = SCALE("scale gamma", v[1]))) return st;
     st = gfi_model_cauchy(out, v[0], v[1]);
   } else if (IS("t")) {
     if (!args) return fail(err, GFI_EMODEL, spec, NULL, "t:NU needs the degrees of freedom NU");
     if ((st = parse_params(spec, args, 1, "NU", v, err))) return st;
     if (!(v[0] > 0))
       return fail(err, GFI_EMODEL, spec, NULL, "degrees of freedom must be > 0, got %g", v[0]);
+    if ((st = in_range(err, spec, "degrees of freedom NU", v[0], GFI_MODEL_MIN_NU, GFI_MODEL_MAX_NU)))
+      return st;
     st = gfi_model_student_t(out, v[0]);
   } else if (IS("uniform")) {
     v[0] = 0, v[1] = 1;
@@ -225,6 +321,8 @@ static int parse_1d(gfi_model **out, const char *spec, const char *name, size_t 
     if (!(v[0] < v[1]) || !isfinite(v[1] - v[0]))
       return fail(err, GFI_EMODEL, spec, NULL, "needs a < b (and b - a finite), got a = %g, b = %g",
                   v[0], v[1]);
+    if ((st = LOC("a", v[0])) || (st = LOC("b", v[1])) || (st = SCALE("width b - a", v[1] - v[0])))
+      return st;
     st = gfi_model_uniform(out, v[0], v[1]);
   } else if (IS("beta")) {
     if (!args) return fail(err, GFI_EMODEL, spec, NULL, "beta:A,B needs both shape parameters");
@@ -232,6 +330,9 @@ static int parse_1d(gfi_model **out, const char *spec, const char *name, size_t 
     if (!(v[0] > 0) || !(v[1] > 0))
       return fail(err, GFI_EMODEL, spec, NULL, "shape parameters must be > 0, got A = %g, B = %g",
                   v[0], v[1]);
+    if ((st = in_range(err, spec, "shape A", v[0], GFI_MODEL_MIN_SHAPE, GFI_MODEL_MAX_SHAPE)) ||
+        (st = in_range(err, spec, "shape B", v[1], GFI_MODEL_MIN_SHAPE, GFI_MODEL_MAX_SHAPE)))
+      return st;
     st = gfi_model_beta(out, v[0], v[1]);
   } else {
     if (err) {
@@ -262,6 +363,7 @@ int gfi_model_parse(gfi_model **out, const char *spec, size_t D, gfi_errinfo *er
 
   if (nlen == 6 && !strncmp(spec, "normal", 6)) return parse_normal(out, spec, args, D, err);
   if (nlen == 2 && !strncmp(spec, "mw", 2)) return parse_mw(out, spec, args, D, err);
+  if (nlen == 3 && !strncmp(spec, "mix", 3)) return parse_mix(out, spec, args, D, err);
 
   gfi_model *m1 = NULL;
   int st = parse_1d(&m1, spec, spec, nlen, args, err);
@@ -271,7 +373,7 @@ int gfi_model_parse(gfi_model **out, const char *spec, size_t D, gfi_errinfo *er
     return GFI_OK;
   }
   /* A 1-D family in D > 1 dimensions is the i.i.d. product over the axes. */
-  const gfi_model **f = malloc(D * sizeof *f);
+  const gfi_model **f = gfi_malloc2(D, sizeof *f);
   if (!f) {
     gfi_model_free(m1);
     return fail(err, GFI_ENOMEM, spec, NULL, "%s", gfi_strerror(GFI_ENOMEM));

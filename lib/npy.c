@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gfi/npy.h"
+#include "alloc.h"
 
 #define MAGIC "\x93NUMPY"
 #define MAGIC_LEN 6
@@ -196,7 +197,7 @@ int gfi_npy_read_stream(FILE *f, size_t cols_expected, size_t *rows, size_t *col
     return fail(err, GFI_EDIM, "shape %s: expected %zu column%s", sh, cols_expected, cols_expected == 1 ? "" : "s");
   if (c && n > SIZE_MAX / c / sizeof(double)) return fail(err, GFI_EDIM, "shape %s: too large", sh);
   size_t total = n * c;
-  double *x = malloc(total ? total * sizeof *x : 1);
+  double *x = total ? gfi_malloc2(total, sizeof *x) : malloc(1);
   if (!x) return GFI_ENOMEM;
   for (size_t done = 0; done < total;) {
     size_t want = total - done < BLOCK ? total - done : BLOCK;

@@ -13,6 +13,7 @@
 #include "nufft_internal.h"
 #include "par.h"
 #include "gfi/status.h"
+#include "alloc.h"
 
 #define CHUNK ((size_t)1 << 18) /* points per spreading pass (fixed: part of the summation order) */
 #define DEFAULT_MAX_GRID ((size_t)1 << 28)
@@ -80,7 +81,7 @@ static int run_fft(int D, const size_t *nf, double *grid, int sign, int nthreads
 static double *deconv_factors(const nufft_kernel *k, int D, const size_t *m, const size_t *nf) {
   size_t tot = 0;
   for (int d = 0; d < D; d++) tot += m[d];
-  double *w = malloc(tot * sizeof(double));
+  double *w = gfi_malloc2(tot, sizeof(double));
   if (!w) return NULL;
   double *p = w;
   for (int d = 0; d < D; d++) {
@@ -225,7 +226,7 @@ int nufft1(int D, size_t N, const double *x, const double *c, int sign, const si
   nufft_work wk = {0};
   size_t nb = N < CHUNK ? N : CHUNK;
   double *grid = grid_alloc(tot);
-  double *t = malloc((nb ? nb : 1) * D * sizeof(double));
+  double *t = gfi_malloc3((nb ? nb : 1), D, sizeof(double));
   double *w = deconv_factors(&kp, D, ms, nf);
   if (!grid || !t || !w) {
     st = GFI_ENOMEM;
@@ -259,7 +260,7 @@ int nufft2(int D, size_t N, const double *x, double *c, int sign, const size_t *
   nufft_work wk = {0};
   size_t nb = N < CHUNK ? N : CHUNK;
   double *grid = grid_alloc(tot);
-  double *t = malloc(nb * D * sizeof(double));
+  double *t = gfi_malloc3(nb, D, sizeof(double));
   double *w = deconv_factors(&kp, D, ms, nf);
   if (!grid || !t || !w) {
     st = GFI_ENOMEM;
@@ -379,6 +380,40 @@ void nufft3_destroy(nufft3_plan *p) {
   free(p);
 }
 
+/* Type-3 targets k of one block: grid coordinates t2 and the factor
+ * e^{i sign u.C} / prod_d phihat(up_d). */
+typedef struct {
+  nufft3_plan *p;
+  const nufft_kernel *kp;
+  const nufft_phihat_tab *tab;
+  const double *s;
+} t3tgt_ctx;
+
+static int t3tgt_task(void *vc, size_t blk, void *ws) {
+  (void)ws;
+  const t3tgt_ctx *c = vc;
+  nufft3_plan *p = c->p;
+  const int D = p->D;
+  const size_t k0 = blk * FOLD_BLOCK, k1 = p->K - k0 < FOLD_BLOCK ? p->K : k0 + FOLD_BLOCK;
+  for (size_t k = k0; k < k1; k++) {
+    double ph = 0, den = 1;
+    for (int d = 0; d < D; d++) {
+      double u = c->s[k * D + d] - p->Dc[d];
+      ph += u * p->C[d];
+      double up = p->gam[d] * u * p->h[d]; /* inner type-2 point, |up| <= pi / sigma */
+      den *= nufft_phihat_tab_eval(c->tab, c->kp, up);
+      double N2 = (double)p->nf2[d];
+      double t = up * (N2 / (2 * M_PI));
+      t -= N2 * floor(t / N2);
+      if (!(t < N2) || t < 0) t = 0;
+      p->t2[k * D + d] = t;
+    }
+    p->corr[2 * k] = cos(ph) / den;
+    p->corr[2 * k + 1] = p->sign * sin(ph) / den;
+  }
+  return GFI_OK;
+}
+
 int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *xhi, int sign,
                      size_t K, const double *s, const nufft_opts *o) {
   if (!pp) return GFI_EINVAL;
@@ -429,9 +464,9 @@ int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *x
   for (int d = 0; d < D; d++) wtot += p->nf[d];
   p->grid1 = grid_alloc(p->tot1);
   p->grid2 = grid_alloc(p->tot2);
-  p->w2 = malloc(wtot * sizeof(double));
-  p->t2 = malloc((K ? K : 1) * D * sizeof(double));
-  p->corr = malloc(2 * (K ? K : 1) * sizeof(double));
+  p->w2 = gfi_malloc2(wtot, sizeof(double));
+  p->t2 = gfi_malloc3((K ? K : 1), D, sizeof(double));
+  p->corr = gfi_malloc3(2, (K ? K : 1), sizeof(double));
   if (!p->grid1 || !p->grid2 || !p->w2 || !p->t2 || !p->corr) {
     nufft3_destroy(p);
     return GFI_ENOMEM;
@@ -448,22 +483,18 @@ int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *x
     }
     w += p->nf[d];
   }
-  for (size_t k = 0; k < K; k++) {
-    double ph = 0, den = 1;
-    for (int d = 0; d < D; d++) {
-      double u = s[k * D + d] - p->Dc[d];
-      ph += u * p->C[d];
-      double up = p->gam[d] * u * p->h[d]; /* inner type-2 point, |up| <= pi / sigma */
-      den *= nufft_phihat(&kp, up);
-      double N2 = (double)p->nf2[d];
-      double t = up * (N2 / (2 * M_PI));
-      t -= N2 * floor(t / N2);
-      if (!(t < N2) || t < 0) t = 0;
-      p->t2[k * D + d] = t;
-    }
-    p->corr[2 * k] = cos(ph) / den;
-    p->corr[2 * k + 1] = sign * sin(ph) / den;
+  /* the targets' grid coordinates and correction factors, FOLD_BLOCK
+   * targets per task (each on its own: the same bits for any thread count) */
+  nufft_phihat_tab *tab = malloc(sizeof *tab);
+  if (!tab) {
+    nufft3_destroy(p);
+    return GFI_ENOMEM;
   }
+  nufft_phihat_tab_make(&kp, tab);
+  t3tgt_ctx tc = {p, &kp, tab, s};
+  (void)par_for((K + FOLD_BLOCK - 1) / FOLD_BLOCK, K < 4096 ? 1 : nufft_threads(p->nthreads), 0,
+                t3tgt_task, &tc); /* cannot fail */
+  free(tab);
   *pp = p;
   return GFI_OK;
 }
@@ -523,8 +554,8 @@ int nufft3_add(nufft3_plan *p, size_t N, const double *x, const double *c) {
   if (need > p->cap) { /* the chunk buffers grow to the largest block seen (<= CHUNK) */
     free(p->tbuf);
     free(p->cbuf);
-    p->tbuf = malloc(need * D * sizeof(double));
-    p->cbuf = malloc(2 * need * sizeof(double));
+    p->tbuf = gfi_malloc3(need, D, sizeof(double));
+    p->cbuf = gfi_malloc3(2, need, sizeof(double));
     p->cap = p->tbuf && p->cbuf ? need : 0;
     if (!p->cap) return GFI_ENOMEM;
   }

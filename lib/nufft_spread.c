@@ -16,6 +16,7 @@
 #include "gfi/status.h"
 #ifdef GFI_HAVE_OPENMP
 #include <omp.h>
+#include "alloc.h"
 #endif
 
 
@@ -177,6 +178,51 @@ double nufft_phihat(const nufft_kernel *k, double xi) {
   return s;
 }
 
+void nufft_phihat_tab_make(const nufft_kernel *k, nufft_phihat_tab *t) {
+  const double h = M_PI / (2.0 * NUFFT_PH_PIECES);
+  double suma = 0, bmax = 0;
+  for (int i = 0; i < k->q; i++) {
+    suma += fabs(k->a[i]);
+    bmax = fmax(bmax, fabs(k->b[i]));
+  }
+  /* degree: remainder (bmax h)^(n+1) / (n+1)! <= 1e-17 */
+  int deg = 0;
+  double r = bmax * h;
+  for (deg = 1; deg <= NUFFT_PH_MAXDEG; deg++) {
+    r *= bmax * h / (double)(deg + 1);
+    if (r <= 1e-17) break;
+  }
+  t->deg = deg <= NUFFT_PH_MAXDEG ? deg : 0;
+  t->h = h;
+  if (!t->deg || !(suma > 0)) {
+    t->deg = 0;
+    return;
+  }
+  for (int p = 0; p < NUFFT_PH_PIECES; p++) {
+    double c = (2 * p + 1) * h;
+    for (int n = 0; n <= deg; n++) t->c[p][n] = 0;
+    for (int i = 0; i < k->q; i++) {
+      double cs = cos(k->b[i] * c), sn = sin(k->b[i] * c), bn = k->a[i];
+      /* d^n/dt^n cos(b (c + t)) at 0 = b^n cos(b c + n pi / 2) */
+      for (int n = 0; n <= deg; n++) {
+        double v = (n & 3) == 0 ? cs : (n & 3) == 1 ? -sn : (n & 3) == 2 ? -cs : sn;
+        t->c[p][n] += bn * v;
+        bn *= k->b[i] / (double)(n + 1);
+      }
+    }
+  }
+}
+
+double nufft_phihat_tab_eval(const nufft_phihat_tab *t, const nufft_kernel *k, double xi) {
+  double x = fabs(xi);
+  if (!t->deg || !(x <= M_PI)) return nufft_phihat(k, xi);
+  int p = (int)(x / (2 * t->h));
+  if (p >= NUFFT_PH_PIECES) p = NUFFT_PH_PIECES - 1;
+  double u = x - (2 * p + 1) * t->h, s = t->c[p][t->deg];
+  for (int n = t->deg - 1; n >= 0; n--) s = s * u + t->c[p][n];
+  return s;
+}
+
 size_t nufft_next235even(size_t m) {
   if (m <= 2) return 2;
   if (m % 2) m++;
@@ -315,14 +361,14 @@ static int binning_make(binning *b, nufft_work *w, int D, const size_t *nf, size
   if (w->n < N) {
     free(w->key);
     free(w->perm);
-    w->key = malloc(N * sizeof(size_t));
-    w->perm = malloc(N * sizeof(size_t));
+    w->key = gfi_malloc2(N, sizeof(size_t));
+    w->perm = gfi_malloc2(N, sizeof(size_t));
     w->n = w->key && w->perm ? N : 0;
     if (!w->n) return GFI_ENOMEM;
   }
   if (w->nb < b->nbins + 1) {
     free(w->start);
-    w->start = malloc((b->nbins + 1) * sizeof(size_t));
+    w->start = gfi_malloc2((b->nbins + 1), sizeof(size_t));
     w->nb = w->start ? b->nbins + 1 : 0;
     if (!w->nb) return GFI_ENOMEM;
   }

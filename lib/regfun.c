@@ -81,6 +81,11 @@ int gfi_regfun_parse(gfi_regfun **out, const char *spec, size_t D, gfi_errinfo *
     if (!end) return fail(err, GFI_EMODEL, spec, bad, "malformed number at column %zu", (size_t)(bad - spec) + 1);
     if (f.ncoef > MAX_COEF)
       return fail(err, GFI_EMODEL, spec, NULL, "at most %d coefficients (degree %d)", MAX_COEF, MAX_COEF - 1);
+    for (size_t i = 0; i < f.ncoef; i++)
+      if (!(fabs(f.c[i]) <= GFI_REGFUN_MAX_PARAM))
+        return fail(err, GFI_EMODEL, spec, NULL,
+                    "coefficient c%zu = %g is outside [-%g, %g] (the limit that keeps the truth finite)", i,
+                    f.c[i], GFI_REGFUN_MAX_PARAM, GFI_REGFUN_MAX_PARAM);
     if (*end == ';') {
       if (f.kind != RF_POLY || strncmp(end + 1, "axis=", 5) != 0)
         return fail(err, GFI_EMODEL, spec, end + 1, "expected axis=J at column %zu", (size_t)(end + 1 - spec) + 1);
@@ -100,6 +105,9 @@ int gfi_regfun_parse(gfi_regfun **out, const char *spec, size_t D, gfi_errinfo *
       const char *end = numbers(args, &f.w, 1, &n, &bad);
       if (!end) return fail(err, GFI_EMODEL, spec, bad, "malformed frequency at column %zu", (size_t)(bad - spec) + 1);
       if (n != 1 || *end) return fail(err, GFI_EMODEL, spec, NULL, "expects one frequency w");
+      if (!(fabs(f.w) <= GFI_REGFUN_MAX_PARAM))
+        return fail(err, GFI_EMODEL, spec, NULL, "frequency w = %g is outside [-%g, %g]", f.w,
+                    GFI_REGFUN_MAX_PARAM, GFI_REGFUN_MAX_PARAM);
     }
   } else {
     return fail(err, GFI_EMODEL, spec, spec, "unknown truth '%.*s' (known: poly, polysum, sin, prod-sin)",
@@ -186,7 +194,7 @@ int gfi_noise_parse(gfi_noise *n, const char *spec, gfi_errinfo *err) {
   const char *bad = NULL, *end = NULL;
   if (strncmp(spec, "gauss:", 6) == 0) {
     end = numbers(spec + 6, v, 2, &cnt, &bad);
-    if (!end || *end || cnt != 1 || !(v[0] >= 0))
+    if (!end || *end || cnt != 1 || !(v[0] >= 0) || !(v[0] <= GFI_REGFUN_MAX_PARAM))
       goto bad_noise;
     n->kind = GFI_NOISE_GAUSS;
     n->s0 = v[0];
@@ -194,7 +202,8 @@ int gfi_noise_parse(gfi_noise *n, const char *spec, gfi_errinfo *err) {
   }
   if (strncmp(spec, "hetero:", 7) == 0) {
     end = numbers(spec + 7, v, 2, &cnt, &bad);
-    if (!end || *end || cnt != 2 || !(v[0] >= 0) || !(v[1] >= 0))
+    if (!end || *end || cnt != 2 || !(v[0] >= 0) || !(v[1] >= 0) || !(v[0] <= GFI_REGFUN_MAX_PARAM) ||
+        !(v[1] <= GFI_REGFUN_MAX_PARAM))
       goto bad_noise;
     n->kind = GFI_NOISE_HETERO;
     n->s0 = v[0];
@@ -204,7 +213,8 @@ int gfi_noise_parse(gfi_noise *n, const char *spec, gfi_errinfo *err) {
 bad_noise:
   if (err)
     snprintf(err->msg, sizeof err->msg,
-             "noise '%.40s': expected none, gauss:S or hetero:S0,S1 with S >= 0", spec);
+             "noise '%.40s': expected none, gauss:S or hetero:S0,S1 with 0 <= S <= %g", spec,
+             GFI_REGFUN_MAX_PARAM);
   return GFI_EMODEL;
 }
 

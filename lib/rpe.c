@@ -11,6 +11,7 @@
 #include "gfi/rpe.h"
 #include "gfi/validate.h"
 #include "rpe_internal.h"
+#include "alloc.h"
 
 /* ------------------------------------------------------------------ */
 /* construction                                                         */
@@ -43,9 +44,9 @@ static int mixture_common(gfi_rpe **out, gfi_rpe_kind kind, size_t ell, size_t T
   gfi_rpe *r = rpe_new(kind, ell);
   if (!r) return GFI_ENOMEM;
   r->T = T;
-  r->w = malloc(T * sizeof *r->w);
-  r->mu = calloc(T * ell, sizeof *r->mu);
-  r->sig = malloc(T * sizeof *r->sig);
+  r->w = gfi_malloc2(T, sizeof *r->w);
+  r->mu = gfi_calloc4(T, ell, 1, sizeof *r->mu);
+  r->sig = gfi_malloc2(T, sizeof *r->sig);
   if (!r->w || !r->mu || !r->sig) {
     gfi_rpe_free(r);
     return GFI_ENOMEM;
@@ -98,7 +99,7 @@ int gfi_rpe_gauss(gfi_rpe **out, size_t ell, double s) {
 int gfi_rpe_gbf(gfi_rpe **out, size_t ell, size_t T, const double *w, const double *s) {
   int st = check_mixture_args(out, ell, T, w, s);
   if (st) return st;
-  double *sig = malloc(T * sizeof *sig);
+  double *sig = gfi_malloc2(T, sizeof *sig);
   if (!sig) return GFI_ENOMEM;
   for (size_t t = 0; t < T; t++) sig[t] = 1 / (2 * M_PI * s[t]);
   st = mixture_common(out, GFI_RPE_GBF, ell, T, w, NULL, sig);
@@ -129,6 +130,41 @@ int gfi_rpe_local(gfi_rpe **out, size_t ell, const double *v, int k, double C, i
   }
   r->k = k;
   r->C = C;
+  r->nb = 1;
+  r->bC[0] = C;
+  for (size_t j = 0; j < ell; j++) r->kj[j] = k, r->bv[j] = r->v[j];
+  describe(r);
+  *out = r;
+  return GFI_OK;
+}
+
+int gfi_rpe_boxes(gfi_rpe **out, size_t ell, size_t nb, const double *C, const double *v, const int *k) {
+  if (!out || !C || !v || !k) return GFI_EINVAL;
+  int st = check_ell(ell);
+  if (st) return st;
+  if (nb < 1 || nb > GFI_RPE_MAX_BOXES) return GFI_EINVAL;
+  for (size_t j = 0; j < ell; j++)
+    if ((st = gfi_check_order(k[j]))) return st;
+  for (size_t b = 0; b < nb; b++) {
+    if (!isfinite(C[b])) return GFI_ENONFINITE;
+    if (C[b] == 0) return GFI_EINVAL;
+    for (size_t j = 0; j < ell; j++) {
+      if (!isfinite(v[b * ell + j])) return GFI_ENONFINITE;
+      if (!(v[b * ell + j] > 0)) return GFI_EINVAL;
+    }
+  }
+  gfi_rpe *r = rpe_new(nb == 1 ? GFI_RPE_LOCAL : GFI_RPE_BOXES, ell);
+  if (!r) return GFI_ENOMEM;
+  r->nb = nb;
+  r->C = C[0];
+  r->k = 0;
+  for (size_t j = 0; j < ell; j++) {
+    r->kj[j] = k[j];
+    if (k[j] > r->k) r->k = k[j];
+    r->v[j] = v[j];
+  }
+  memcpy(r->bC, C, nb * sizeof *C);
+  memcpy(r->bv, v, nb * ell * sizeof *v);
   describe(r);
   *out = r;
   return GFI_OK;
@@ -156,9 +192,9 @@ gfi_rpe *gfi_rpe_clone_(const gfi_rpe *src) {
   *r = *src;
   r->w = r->mu = r->sig = NULL;
   if (src->T) {
-    r->w = malloc(src->T * sizeof *r->w);
-    r->mu = malloc(src->T * src->ell * sizeof *r->mu);
-    r->sig = malloc(src->T * sizeof *r->sig);
+    r->w = gfi_malloc2(src->T, sizeof *r->w);
+    r->mu = gfi_malloc3(src->T, src->ell, sizeof *r->mu);
+    r->sig = gfi_malloc2(src->T, sizeof *r->sig);
     if (!r->w || !r->mu || !r->sig) {
       gfi_rpe_free(r);
       return NULL;
@@ -182,7 +218,21 @@ static void describe(gfi_rpe *r) {
       int m = snprintf(d, n, "%s(ell=%zu,v=", r->kind == GFI_RPE_LOCAL ? "local" : "local-paper", r->ell);
       for (size_t j = 0; j < r->ell && m < (int)n; j++)
         m += snprintf(d + m, n - m, "%s%.17g", j ? ":" : "", r->v[j]);
-      if (m < (int)n) snprintf(d + m, n - m, ",k=%d,C=%.17g)", r->k, r->C);
+      int same = 1;
+      for (size_t j = 1; j < r->ell; j++) same &= r->kj[j] == r->kj[0];
+      if (r->kind == GFI_RPE_LOCAL_PAPER || same) {
+        if (m < (int)n) snprintf(d + m, n - m, ",k=%d,C=%.17g)", r->k, r->C);
+      } else {
+        if (m < (int)n) m += snprintf(d + m, n - m, ",k=");
+        for (size_t j = 0; j < r->ell && m < (int)n; j++) m += snprintf(d + m, n - m, "%s%d", j ? ":" : "", r->kj[j]);
+        if (m < (int)n) snprintf(d + m, n - m, ",C=%.17g)", r->C);
+      }
+      break;
+    }
+    case GFI_RPE_BOXES: {
+      int m = snprintf(d, n, "boxes(ell=%zu,nb=%zu,k=", r->ell, r->nb);
+      for (size_t j = 0; j < r->ell && m < (int)n; j++) m += snprintf(d + m, n - m, "%s%d", j ? ":" : "", r->kj[j]);
+      if (m < (int)n) snprintf(d + m, n - m, ")");
       break;
     }
     case GFI_RPE_EXP: snprintf(d, n, "exp(ell=%zu,s=%.17g)", r->ell, r->s); break;
@@ -228,7 +278,13 @@ int gfi_rpe_g_nonneg(const gfi_rpe *rpe) {
       for (size_t t = 0; t < rpe->T; t++)
         if (rpe->w[t] < 0) return 0;
       return 1;
-    case GFI_RPE_LOCAL: return rpe->C > 0 && rpe->k % 2 == 0;
+    case GFI_RPE_LOCAL:
+    case GFI_RPE_BOXES:
+      for (size_t b = 0; b < rpe->nb; b++)
+        if (rpe->bC[b] < 0) return 0;
+      for (size_t j = 0; j < rpe->ell; j++)
+        if (rpe->kj[j] % 2) return 0;
+      return 1;
     case GFI_RPE_LOCAL_PAPER: return 0;
     default: return 1;
   }
@@ -298,13 +354,17 @@ int gfi_rpe_f(const gfi_rpe *rpe, size_t n, const double *x, double *re, double 
         }
         break;
       }
-      case GFI_RPE_LOCAL: {
-        double p = rpe->C;
-        for (size_t j = 0; j < ell; j++) {
-          double v = rpe->v[j];
-          p *= pow(2 * v, rpe->k - 1) * gfi_pow_A(rpe->k) / M_PI * gfi_kappa(rpe->k, xi[j] / v);
+      case GFI_RPE_LOCAL:
+      case GFI_RPE_BOXES: {
+        for (size_t b = 0; b < rpe->nb; b++) {
+          double p = rpe->bC[b];
+          for (size_t j = 0; j < ell; j++) {
+            double v = rpe->bv[b * ell + j];
+            int k = rpe->kj[j];
+            p *= pow(2 * v, k - 1) * gfi_pow_A(k) / M_PI * gfi_kappa(k, xi[j] / v);
+          }
+          fr += p;
         }
-        fr = p;
         break;
       }
       case GFI_RPE_LOCAL_PAPER: {
@@ -378,6 +438,19 @@ static double log_abs_g1(const gfi_rpe *rpe, const double *xi, int *sign) {
       *sign = s > 0 ? 1 : (s < 0 ? -1 : 0);
       return s == 0 ? -INFINITY : m + log(fabs(s));
     }
+    case GFI_RPE_BOXES: {
+      double g = 0;
+      for (size_t b = 0; b < rpe->nb; b++) {
+        double p = rpe->bC[b];
+        for (size_t j = 0; j < ell; j++) {
+          double v = rpe->bv[b * ell + j];
+          p *= pow(2 * v * gfi_sinc(2 * M_PI * v * xi[j]), rpe->kj[j]);
+        }
+        g += p;
+      }
+      *sign = g > 0 ? 1 : (g < 0 ? -1 : 0);
+      return g == 0 ? -INFINITY : log(fabs(g));
+    }
     case GFI_RPE_LOCAL:
     case GFI_RPE_LOCAL_PAPER: {
       double l = log(fabs(rpe->C));
@@ -387,7 +460,7 @@ static double log_abs_g1(const gfi_rpe *rpe, const double *xi, int *sign) {
         double f1 = 2 * v * gfi_sinc(u); /* sin(2 pi v xi)/(pi xi) */
         double fac;
         if (rpe->kind == GFI_RPE_LOCAL)
-          fac = pow(f1, rpe->k);
+          fac = pow(f1, rpe->kj[j]);
         else
           fac = f1 * pow(sin(u), rpe->k - 1);
         if (fac == 0) {

@@ -12,8 +12,13 @@ struct gfi_rpe {
   double s;                     /* gauss / kernel scale */
   double nu;                    /* Student-t degrees of freedom of g (exp: 1, matern32: 3) */
   double v[GFI_RPE_MAX_ELL];    /* local half-widths */
-  int k;                        /* local order */
+  int k;                        /* local order (the largest k_j) */
   double C;                     /* local amplitude */
+  /* local and boxes: order per axis, and the boxes' amplitudes and
+   * half-widths (nb boxes; local: one, bC[0] = C, bv = v) */
+  int kj[GFI_RPE_MAX_ELL];
+  size_t nb;
+  double bC[GFI_RPE_MAX_BOXES], bv[GFI_RPE_MAX_BOXES * GFI_RPE_MAX_ELL];
   char desc[160];
 };
 

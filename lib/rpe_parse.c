@@ -7,6 +7,7 @@
 #include "gfi/rpe.h"
 #include "gfi/table.h"
 #include "rpe_internal.h"
+#include "alloc.h"
 
 #define MAXKEYS 8
 #define MAXVALS 64
@@ -121,7 +122,7 @@ static int mixture_file(gfi_rpe **out, const char *path, size_t ell, gfi_errinfo
     }
     return st;
   }
-  double *w = malloc(rows * sizeof *w), *mu = malloc(rows * ell * sizeof *mu), *s = malloc(rows * sizeof *s);
+  double *w = gfi_malloc2(rows, sizeof *w), *mu = gfi_malloc3(rows, ell, sizeof *mu), *s = gfi_malloc2(rows, sizeof *s);
   if (!w || !mu || !s) {
     free(d); free(w); free(mu); free(s);
     return GFI_ENOMEM;
@@ -185,13 +186,50 @@ int gfi_rpe_parse(gfi_rpe **out, const char *spec, size_t ell, gfi_errinfo *err)
       if ((st = positive(fam, "v", vv[j], err))) return st;
     }
     int box = fam[0] == 'b';
-    if ((st = scalar(kv, nk, fam, "k", !box, 1, &kd, err))) return st;
-    if (box && key(kv, nk, "k") && kd != 1) return fail(err, GFI_EMODEL, "box is local with k = 1");
-    if (kd != floor(kd) || kd < 1 || kd > 8) return fail(err, GFI_EMODEL, "%s: k must be an integer 1..8", fam);
+    int kk[GFI_RPE_MAX_ELL];
+    keyval *kl = key(kv, nk, "k");
+    if (strcmp(fam, "local") == 0 && kl && kl->n == ell && ell > 1) {
+      /* per-axis orders */
+      kl->used = 1;
+      for (size_t j = 0; j < ell; j++) {
+        double kd2 = kl->val[j];
+        if (kd2 != floor(kd2) || kd2 < 1 || kd2 > 8) return fail(err, GFI_EMODEL, "%s: k must be integers 1..8", fam);
+        kk[j] = (int)kd2;
+      }
+      kd = 0;
+    } else {
+      if ((st = scalar(kv, nk, fam, "k", !box, 1, &kd, err))) return st;
+      if (box && key(kv, nk, "k") && kd != 1) return fail(err, GFI_EMODEL, "box is local with k = 1");
+      if (kd != floor(kd) || kd < 1 || kd > 8) return fail(err, GFI_EMODEL, "%s: k must be an integer 1..8", fam);
+    }
     if ((st = scalar(kv, nk, fam, "C", 0, 1, &C, err))) return st;
     if (C == 0) return fail(err, GFI_EMODEL, "%s: C must be non-zero", fam);
     if ((st = unused(kv, nk, fam, err))) return st;
+    if (kd == 0) return gfi_rpe_boxes(out, ell, 1, &C, vv, kk);
     return gfi_rpe_local(out, ell, vv, (int)kd, C, fam[5] == '-');
+  }
+  if (strcmp(fam, "boxes") == 0) {
+    keyval *ck = key(kv, nk, "C"), *v = key(kv, nk, "v"), *kl = key(kv, nk, "k");
+    if (!ck || !v || !kl) return fail(err, GFI_EMODEL, "boxes needs C=C1,..;v=..;k=K (see gfi flt-error --help)");
+    ck->used = v->used = kl->used = 1;
+    size_t nb = ck->n;
+    if (nb < 1 || nb > GFI_RPE_MAX_BOXES) return fail(err, GFI_EMODEL, "boxes: 1 to %d boxes", GFI_RPE_MAX_BOXES);
+    if (v->n != nb * ell)
+      return fail(err, GFI_EMODEL, "boxes: v needs %zu half-widths (%zu boxes x %zu axes), got %zu", nb * ell, nb, ell,
+                  v->n);
+    if (kl->n != 1 && kl->n != ell) return fail(err, GFI_EMODEL, "boxes: k needs 1 or %zu values, got %zu", ell, kl->n);
+    int kk[GFI_RPE_MAX_ELL];
+    for (size_t j = 0; j < ell; j++) {
+      double kd2 = kl->val[kl->n == 1 ? 0 : j];
+      if (kd2 != floor(kd2) || kd2 < 1 || kd2 > 8) return fail(err, GFI_EMODEL, "boxes: k must be integers 1..8");
+      kk[j] = (int)kd2;
+    }
+    for (size_t b = 0; b < nb; b++)
+      if (ck->val[b] == 0) return fail(err, GFI_EMODEL, "boxes: C must be non-zero");
+    for (size_t i = 0; i < nb * ell; i++)
+      if ((st = positive(fam, "v", v->val[i], err))) return st;
+    if ((st = unused(kv, nk, fam, err))) return st;
+    return gfi_rpe_boxes(out, ell, nb, ck->val, v->val, kk);
   }
   if (strcmp(fam, "gbf") == 0 || strcmp(fam, "mixture") == 0) {
     int mix = fam[0] == 'm';
@@ -209,7 +247,7 @@ int gfi_rpe_parse(gfi_rpe **out, const char *spec, size_t ell, gfi_errinfo *err)
     return st;
   }
   return fail(err, GFI_EMODEL,
-              "unknown RPE family '%s' (gauss, box, local, local-paper, exp, matern12, matern32, laplace, gbf, mixture)",
+              "unknown RPE family '%s' (gauss, box, local, boxes, local-paper, exp, matern12, matern32, laplace, gbf, mixture)",
               fam);
 }
 

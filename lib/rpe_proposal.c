@@ -8,6 +8,7 @@
 #include "gfi/rng.h"
 #include "gfi/rpe.h"
 #include "rpe_internal.h"
+#include "alloc.h"
 
 static int check_ell(size_t ell) { return (ell >= 1 && ell <= GFI_RPE_MAX_ELL) ? GFI_OK : GFI_EDIM; }
 
@@ -66,7 +67,7 @@ int gfi_proposal_optimal(gfi_proposal **out, const gfi_rpe *rpe) {
   double f0 = gfi_rpe_f0_(rpe);
   p->logf0 = log(f0);
   if (rpe->T) {
-    p->cum = malloc(rpe->T * sizeof *p->cum);
+    p->cum = gfi_malloc2(rpe->T, sizeof *p->cum);
     if (!p->cum) {
       gfi_proposal_free(p);
       return GFI_ENOMEM;
@@ -77,6 +78,22 @@ int gfi_proposal_optimal(gfi_proposal **out, const gfi_rpe *rpe) {
       p->cum[t] = acc;
     }
     for (size_t t = 0; t < rpe->T; t++) p->cum[t] /= acc;
+  }
+  if (rpe->kind == GFI_RPE_BOXES) {
+    p->cum = malloc(rpe->nb * sizeof *p->cum);
+    if (!p->cum) {
+      gfi_proposal_free(p);
+      return GFI_ENOMEM;
+    }
+    double acc = 0;
+    for (size_t b = 0; b < rpe->nb; b++) {
+      double m = rpe->bC[b];
+      for (size_t j = 0; j < rpe->ell; j++)
+        m *= pow(2 * rpe->bv[b * rpe->ell + j], rpe->kj[j] - 1) * gfi_pow_A(rpe->kj[j]) / M_PI;
+      acc += m;
+      p->cum[b] = acc;
+    }
+    for (size_t b = 0; b < rpe->nb; b++) p->cum[b] /= acc;
   }
   snprintf(p->desc, sizeof p->desc, "optimal(p = g/f(0) for %s)", rpe->desc);
   *out = p;
@@ -125,8 +142,16 @@ int gfi_proposal_sample(const gfi_proposal *p, gsl_rng *r, size_t n, double *xi)
             break;
           }
           case GFI_RPE_LOCAL:
-            for (size_t j = 0; j < ell; j++) x[j] = sample_sinc_pow(r, q->k) / (2 * M_PI * q->v[j]);
+          case GFI_RPE_BOXES: {
+            /* a box with probability proportional to its f_b(0), then each axis */
+            size_t b = 0;
+            if (q->nb > 1) {
+              double u = gsl_rng_uniform(r);
+              while (b + 1 < q->nb && u >= p->cum[b]) b++;
+            }
+            for (size_t j = 0; j < ell; j++) x[j] = sample_sinc_pow(r, q->kj[j]) / (2 * M_PI * q->bv[b * ell + j]);
             break;
+          }
           case GFI_RPE_EXP:
           case GFI_RPE_MATERN32: {
             double g = gsl_ran_chisq(r, q->nu) / q->nu, sc = 1 / (2 * M_PI * q->s) / sqrt(g);
@@ -200,7 +225,13 @@ static void g_tail(const gfi_rpe *q, int *gaussian, double *a, int *centred, dou
           for (size_t j = 0; j < ell; j++) *centred &= q->mu[t * ell + j] == 0;
       break;
     }
-    case GFI_RPE_LOCAL: *beta = q->k; break;
+    case GFI_RPE_LOCAL:
+    case GFI_RPE_BOXES:
+      /* along axis j, |g| ~ |xi_j|^-k_j: the slowest axis decides */
+      *beta = q->kj[0];
+      for (size_t j = 1; j < ell; j++)
+        if (q->kj[j] < *beta) *beta = q->kj[j];
+      break;
     case GFI_RPE_LOCAL_PAPER: *beta = 1; break;
     case GFI_RPE_EXP:
     case GFI_RPE_MATERN32: *beta = q->nu + (double)ell; break;
@@ -273,7 +304,7 @@ int gfi_rpe_c(const gfi_rpe *rpe, const gfi_proposal *p, double *c) {
   /* Finite: radial scans over many directions, then local refinement. */
   ratio_ctx ctx = {rpe, p};
   size_t ndir = 0, maxdir = 2 * ell + 8 + 64 + 2 * (rpe->T ? rpe->T : 0);
-  double *dirs = malloc(maxdir * ell * sizeof *dirs);
+  double *dirs = gfi_malloc3(maxdir, ell, sizeof *dirs);
   if (!dirs) return GFI_ENOMEM;
   for (size_t j = 0; j < ell; j++)
     for (int sgn = -1; sgn <= 1; sgn += 2) {

@@ -7,6 +7,7 @@
 #include "par.h"
 #include "gfi/rng.h"
 #include "gfi/stats.h"
+#include "alloc.h"
 
 typedef struct {
   uint64_t seed;
@@ -80,7 +81,7 @@ int gfi_fit_line(const double *x, const double *y, const double *sigma, size_t f
     if (sigma && !(sigma[i] > 0 && isfinite(sigma[i]))) return GFI_EINVAL;
   }
   /* gsl_fit_wlinear reports nothing through GSL's error handler. */
-  double *w = malloc(m * sizeof *w);
+  double *w = gfi_malloc2(m, sizeof *w);
   if (!w) return GFI_ENOMEM;
   for (size_t i = 0; i < m; i++) w[i] = sigma ? 1.0 / (sigma[first + i] * sigma[first + i]) : 1.0;
   double c0, c1, cov00, cov01, cov11, chisq;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gfi/table.h"
+#include "alloc.h"
 
 static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
 
@@ -24,6 +25,45 @@ static int fail(gfi_errinfo *err, int status, size_t line, size_t col, const cha
   return status;
 }
 
+/* One line into *buf (NUL-terminated, the newline kept), at most
+ * GFI_TABLE_MAX_LINE bytes: an endless line (/dev/zero, a binary file) is
+ * refused once it passes the limit, not read into memory whole. Returns the
+ * length, -1 at end of input, -2 when the line is too long, -3 at a NUL byte
+ * (*where = its 1-based byte position), -4 when out of memory. */
+static long read_line(FILE *f, char **buf, size_t *cap, size_t *where) {
+  size_t n = 0;
+  int c = EOF;
+  flockfile(f);
+  while ((c = getc_unlocked(f)) != EOF) {
+    if (c == '\0') {
+      *where = n + 1;
+      funlockfile(f);
+      return -3;
+    }
+    if (n + 2 > *cap) {
+      if (*cap >= GFI_TABLE_MAX_LINE) {
+        funlockfile(f);
+        return -2;
+      }
+      size_t nc = *cap ? 2 * *cap : 256;
+      if (nc > GFI_TABLE_MAX_LINE) nc = GFI_TABLE_MAX_LINE;
+      char *p = realloc(*buf, nc);
+      if (!p) {
+        funlockfile(f);
+        return -4;
+      }
+      *buf = p;
+      *cap = nc;
+    }
+    (*buf)[n++] = (char)c;
+    if (c == '\n') break;
+  }
+  funlockfile(f);
+  if (n == 0 && c == EOF) return -1;
+  (*buf)[n] = '\0';
+  return (long)n;
+}
+
 int gfi_table_read_stream(FILE *f, size_t ncols_expected, size_t *rows, size_t *cols,
                           double **data, gfi_errinfo *err) {
   gfi_errinfo_clear(err);
@@ -35,13 +75,26 @@ int gfi_table_read_stream(FILE *f, size_t ncols_expected, size_t *rows, size_t *
   double *buf = NULL;
   char *line = NULL;
   size_t linecap = 0;
-  ssize_t len;
+  long len;
+  size_t where = 0;
   int status = GFI_OK;
   errno = 0;
-  while ((len = getline(&line, &linecap, f)) >= 0) {
+  while ((len = read_line(f, &line, &linecap, &where)) != -1) {
     lineno++;
-    if ((size_t)len != strlen(line)) {
-      status = fail(err, GFI_EPARSE, lineno, 0, "NUL byte in line (binary file?)", NULL);
+    if (len == -2) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "line longer than %d bytes (not a text table?)", GFI_TABLE_MAX_LINE);
+      status = fail(err, GFI_EPARSE, lineno, 0, msg, NULL);
+      goto out;
+    }
+    if (len == -3) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "NUL byte at byte %zu of the line (binary file?)", where);
+      status = fail(err, GFI_EPARSE, lineno, 0, msg, NULL);
+      goto out;
+    }
+    if (len == -4) {
+      status = fail(err, GFI_ENOMEM, lineno, 0, "out of memory for one line", NULL);
       goto out;
     }
     char *p = line;
@@ -77,7 +130,7 @@ int gfi_table_read_stream(FILE *f, size_t ncols_expected, size_t *rows, size_t *
       }
       if (n == cap) {
         size_t ncap = cap ? 2 * cap : 1024;
-        double *nb = realloc(buf, ncap * sizeof *nb);
+        double *nb = gfi_realloc2(buf, ncap, sizeof *nb);
         if (!nb) {
           status = fail(err, GFI_ENOMEM, lineno, field, "out of memory", NULL);
           goto out;

@@ -150,3 +150,34 @@ do for [fmt in "png pdf"] {
   unset output
   reset
 }
+
+# FLT's own configurations (flt_paper.dat): mean max-norm error vs r per case,
+# with Theorem A.3's c/sqrt(r) where c is finite (none where c = inf)
+f_pa = dir."/flt_paper.dat"
+if (system("test -s ".f_pa." && echo 1 || echo 0") + 0) {
+  npa = int(system("grep -c '^# case' ".f_pa))
+  patitle(i) = system(sprintf("sed -n 's/^# case %d: \\(.*\\) | ell .* | c \\(.*\\)/\\1, c = \\2/p' '%s' | sed 's/ | rpe / /; s/ | proposal /, p = /'", i, f_pa))
+  pcols = 4
+  prows = int((npa + pcols - 1) / pcols)
+  do for [fmt in "png pdf"] {
+    if (fmt eq "png") { set terminal pngcairo size 460*pcols,360*prows enhanced font "Sans,9" } \
+    else { set terminal pdfcairo size (4.6*pcols),(3.6*prows) enhanced font "Sans,8" }
+    set output dir."/flt_paper.".fmt
+    set multiplot layout prows,pcols title "FLT's own configurations: max-norm error of the RPE mask vs r (where c = inf, Theorems A.3/4.2 give no bound)" font ",11"
+    set logscale xy
+    set format y "10^{%L}"
+    set xlabel "r"
+    set ylabel "max_{ij} |N_{hat} - N|"
+    set grid
+    set key bottom left box opaque font ",7"
+    do for [i=0:npa-1] {
+      set title patitle(i) font ",8" noenhanced
+      plot f_pa index i u 1:2:3 w yerrorlines lw 2 pt 7 ps 0.5 lc rgb "#1f77b4" t "mean", \
+           f_pa index i u 1:4 w lp lw 1 pt 5 ps 0.4 lc rgb "#d62728" t "q99", \
+           f_pa index i u 1:($5 < 1e300 ? $6 : 1/0) w l lw 1.5 dt 2 lc rgb "#2ca02c" t "c/sqrt(r) (Thm A.3)", \
+           f_pa index i u 1:8 w l lw 1 dt 3 lc rgb "gray40" t "r^{-1/2} from the first r"
+    }
+    unset multiplot
+    unset output
+  }
+}

@@ -138,13 +138,25 @@ done
 grep -q '^# method: fast (requested), tol 1e-10; [0-9]* frequency nodes' "$T/m2" && ok || bad "regress fast metadata: $(grep method "$T/m2")"
 paste <(rows "$T/m1") <(rows "$T/m2") | awk '{ d = $3 - $6; if (d < 0) d = -d; if (d > 1e-8) bad = 1 } END { exit bad || NR == 0 }' &&
   ok || bad "regress fast differs from direct by more than 1e-8"
-grep -q '^# method: direct (the kernel is not band-limited)' <("$GFI" density --data "$T/d.txt" --kernel gauss --bandwidth 1 --at "$T/q.txt") &&
+grep -q '^# method: direct (auto: the cost model)' <("$GFI" density --data "$T/d.txt" --kernel gauss --bandwidth 1 --at "$T/q.txt") &&
   ok || bad "gauss route metadata"
 grep -q '^# --method: auto (default)' "$T/o.txt" && ok || bad "default method in the metadata"
 expect 2 "\-\-method: unknown method 'quick'" -- "$GFI" $A --data "$T/d.txt" --at "$T/q.txt" --method quick
 expect 2 "\-\-tol: must be in (0, 1)" -- "$GFI" $A --data "$T/d.txt" --at "$T/q.txt" --tol 1
 expect 2 "\-\-tol: value must be > 0" -- "$GFI" $A --data "$T/d.txt" --at "$T/q.txt" --tol 0
-expect 2 "\-\-method: fast needs --kernel fourier" -- "$GFI" density --data "$T/d.txt" --kernel gauss --bandwidth 1 --at "$T/q.txt" --method fast
+# the Gaussian baselines have a fast route too: same values, and the metadata says so
+"$GFI" density --data "$T/d.txt" --kernel gauss --bandwidth 0.7 --at "$T/q.txt" --method fast > "$T/gf.txt" &&
+  "$GFI" density --data "$T/d.txt" --kernel gauss --bandwidth 0.7 --at "$T/q.txt" --method direct > "$T/gd.txt" &&
+  grep -q '^# method: fast (requested), tol 1e-10; [0-9]* frequency nodes' "$T/gf.txt" &&
+  paste <(grep -v '^#' "$T/gf.txt") <(grep -v '^#' "$T/gd.txt") |
+  awk '{n = NF / 2; d = $n - $NF; if (d < 0) d = -d; if (d > 1e-10) bad = 1} END {exit bad}' &&
+  ok || bad "gauss density fast differs from direct or does not say so"
+"$GFI" regress --data "$T/p.txt" --dim 2 --kernel gauss --bandwidth 0.8,0.6 --at "$T/q.txt" --method fast > "$T/rf.txt" &&
+  "$GFI" regress --data "$T/p.txt" --dim 2 --kernel gauss --bandwidth 0.8,0.6 --at "$T/q.txt" --method direct > "$T/rd.txt" &&
+  grep -q '^# method: fast (requested)' "$T/rf.txt" &&
+  paste <(grep -v '^#' "$T/rf.txt") <(grep -v '^#' "$T/rd.txt") |
+  awk '{n = NF / 2; d = $n - $NF; if (d < 0) d = -d; if (d > 1e-9) bad = 1} END {exit bad}' &&
+  ok || bad "gauss regress fast differs from direct or does not say so"
 expect 2 "\-\-method: fast needs --kernel fourier with phi = pow:L" -- "$GFI" regress --data "$T/p.txt" --dim 2 --phi abs --R 2 --at "$T/q.txt" --method fast
 expect 2 "\-\-backend" -- "$GFI" $A --data "$T/d.txt" --at "$T/q.txt" --method fast --backend cuda
 
@@ -168,5 +180,12 @@ full "$GFI" sample --help
 ln -s /dev/full "$T/full.npy"
 "$GFI" $A --data "$T/d.txt" --at "$T/q.txt" --out "$T/full.npy" >/dev/null 2>"$F"
 [ $? -eq 1 ] && grep -q "No space left on device" "$F" && ok || bad "--out to a full disk (.npy): $(cat "$F")"
+
+# A pipe given by name is read whole (its first byte tells text from .npy
+# and is put back): the same density as from the file.
+"$GFI" $A --data "$T/d.txt" --at "$T/q.txt" >"$T/file.out" 2>/dev/null
+"$GFI" $A --data <(cat "$T/d.txt") --at <(cat "$T/q.txt") >"$T/pipe.out" 2>"$F"
+[ $? -eq 0 ] && diff <(data "$T/file.out") <(data "$T/pipe.out") >/dev/null && ok ||
+  bad "tables from pipes given by name: $(cat "$F")"
 
 finish "cli-io"

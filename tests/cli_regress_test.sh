@@ -101,6 +101,26 @@ cmp -s "$T/r1" "$T/r2" && ok || bad "regress-rates depends on the thread count"
 expect 2 "\-\-size: expected small, medium or large" -- "$GFI" regress-rates --size huge
 expect 2 "\-\-rows: unknown row 'thm9'" -- "$GFI" regress-rates --rows thm2-1d,thm9
 expect 2 "\-\-reps: must be at least 3" -- "$GFI" regress-rates --reps 1
+# --- concentration (Lemma 1): the table, its files, and bad input
+expect 0 "" -- "$GFI" concentration --reps 400 --n 100 --at 0,1 --out "$T/l1"
+[ "$(grep -vc '^#' "$T/out")" -eq 8 ] && ok || bad "concentration rows: $(cat "$T/out")"
+awk '!/^#/ { if ($5 > $2 + 3 * sqrt($2 / 400)) b = 1 } END { exit b }' "$T/out" && ok || bad "frequency above delta: $(cat "$T/out")"
+[ "$(grep -v '^#' "$T/l1/lemma1.dat" | awk 'NF == 6' | wc -l)" -eq 162 ] && ok || bad "lemma1.dat rows"
+expect 2 "\-\-at: expected 1 to 8 points" -- "$GFI" concentration --at 1,2,3,4,5,6,7,8,9
+expect 2 "\-\-model" -- "$GFI" concentration --model nonsense
+expect 2 "\-\-l: expected 1..8" -- "$GFI" concentration --l 9
+# --- regress-rates, Theorem 2 pointwise: one row per fixed point, the '# gamma' line and regress_points.dat
+expect 0 "" -- "$GFI" regress-rates --size small --rows thm2-1d-pt --reps 6 --out "$T/pt"
+[ "$(grep -v '^#' "$T/out" | awk '$1 ~ /^thm2-1d-pt@[012]$/ && NF == 17' | wc -l)" -eq 3 ] && ok || bad "pointwise rows: $(cat "$T/out")"
+grep -q '^# gamma thm2-1d-pt: C(x) ~ p(x)^-gamma over 3 points, gamma = ' "$T/out" && ok || bad "gamma line"
+awk '!/^#/ && NF { n++; if (NF != 12 || !($3 > 0) || !($9 > 0)) b = 1 } END { exit b || n != 3 }' "$T/pt/regress_points.dat" &&
+  ok || bad "regress_points.dat: $(cat "$T/pt/regress_points.dat")"
+expect 0 "" -- "$GFI" regress-rates --size small --reps 4 --points 20 --define 'mine:thm=gauss;dim=2;at=0,0/1,1'
+[ "$(grep -v '^#' "$T/out" | awk '{print $1, $17}' | tr '\n' ' ')" = "mine@0,0 baseline mine@1,1 baseline " ] && ok ||
+  bad "defined rows: $(cat "$T/out")"
+expect 2 "\-\-define: row x: at=0,1: expected points" -- "$GFI" regress-rates --define 'x:thm=2;at=0,1'
+expect 2 "\-\-define: x: Theorem 4 needs a supersmooth design" -- "$GFI" regress-rates --define 'x:thm=4;design=laplace'
+expect 2 "\-\-define: row x: unknown key 'foo'" -- "$GFI" regress-rates --define 'x:thm=2;foo=1'
 
 # --- regress-mse: a flat Gaussian NW on a constant truth is the mean of the responses:
 # MSE sigma^2 / N = 0.005 at every point (4 standard errors); threads change nothing

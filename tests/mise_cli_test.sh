@@ -57,7 +57,15 @@ grep -v "^#" "$T/rt" | grep -q slower-than-claimed &&
 # Theorem 1 assumes p in C^2: the Laplace row says it fails that, the normal row does not
 [ "$(grep -v '^#' "$T/rt" | awk '$1 == "1" && $2 == "laplace" {print $NF}')" = not-C2 ] && ok || bad "Thm 1 on Laplace not flagged"
 [ "$(grep -v '^#' "$T/rt" | awk '$1 == "1" && $2 == "normal" {print $NF}')" = met ] && ok || bad "Thm 1 on normal flagged"
-[ "$(grep -v '^#' "$T/rt" | awk '$1 == "3b" && $2 == "laplace" {print $NF}')" = met ] && ok || bad "Thm 3b on Laplace flagged"
+# Theorem 3b needs beta > 3 of an ordinary smooth truth: Laplace (beta = 2) fails it; 3a (beta > 1) holds
+[ "$(grep -v '^#' "$T/rt" | awk '$1 == "3b" && $2 == "laplace" {print $NF}')" = "beta<=3" ] && ok || bad "Thm 3b on Laplace not flagged"
+[ "$(grep -v '^#' "$T/rt" | awk '$1 == "3a" && $2 == "laplace" {print $NF}')" = met ] && ok || bad "Thm 3a on Laplace flagged"
+[ "$(grep -v '^#' "$T/rt" | awk '$1 == "3b" && $2 == "normal" {print $NF}')" = met ] && ok || bad "Thm 3b on normal flagged"
+# --l1: one Theorem 1 row per power; l = 3 has no finite second absolute moment
+"$GFI" rates --theorems 1 --l1 3,6 --model normal --nmax 1e4 --fit-decades 2 --mc 0 >"$T/rl" || bad "rates --l1 ran"
+[ "$(grep -v '^#' "$T/rl" | awk '$1 == "1" {print $4 ":" $NF}' | tr '\n' ' ')" = "3:l<4 6:met " ] && ok ||
+  bad "rates --l1 rows: $(grep -v '^#' "$T/rl")"
+expect 2 "\-\-l1: expected powers 1..8, got '9'" -- "$GFI" rates --l1 4,9
 
 # --- sweep: kill it mid-way, resume, compare with an uninterrupted run
 SW=(--model normal --model laplace --dims 1 --phis 1,2 --ns 150,300 --Rs 1,2,3 --reps 0,150 --seed 9)

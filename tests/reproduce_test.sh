@@ -25,11 +25,11 @@ R=$T/r
 for f in fig1a_curve fig1a_mse fig1a_sensitivity fig1b_grid fig1b_mse fig1b_sensitivity \
          fig2_slice fig2_points fig2_mse fig2_sensitivity summary \
          rates/rates_table regress_rates/regress_rates regress_rates/regress_rates_table \
-         flt/flt_err_vs_r flt/flt_rstar; do
+         regress_rates/regress_points lemma1/lemma1 lemma1/lemma1_delta flt/flt_err_vs_r flt/flt_rstar; do
   if [ -s "$R/$f.dat" ] && grep -q '^# gfi\|^# flt_study' "$R/$f.dat" && grep -vq '^#' "$R/$f.dat"; then ok
   else bad "$f.dat missing, empty or without metadata"; fi
 done
-for f in fig1a fig1b fig2 sensitivity rates/mise_rates regress_rates/regress_rates flt/flt_err_vs_r flt/flt_fig4; do
+for f in fig1a fig1b fig2 sensitivity rates/mise_rates regress_rates/regress_rates lemma1/lemma1 flt/flt_err_vs_r flt/flt_fig4; do
   if [ "$(head -c 8 "$R/$f.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
      [ "$(stat -c %s "$R/$f.png")" -gt 10000 ]; then ok; else bad "$f.png missing or not a PNG"; fi
   if [ "$(head -c 4 "$R/$f.pdf" 2>/dev/null)" = "%PDF" ]; then ok; else bad "$f.pdf missing or not a PDF"; fi
@@ -49,7 +49,7 @@ awk '!/^#/ { printf "%.3g\n", $6 }' "$R/summary.dat" >"$T/dat_mse"
 awk '{ if (!($1 + 0 > 0) || $1 !~ /^[0-9.e+-]+$/) exit 1 }' "$T/md_mse" && ok || bad "summary.md MSE not finite positive: $(cat "$T/md_mse")"
 awk 'NR == FNR { a[FNR] = $1 + 0; next } { if (a[FNR] != $1 + 0) exit 1 }' "$T/md_mse" "$T/dat_mse" && ok ||
   bad "summary.md and summary.dat disagree"
-for s in "Sensitivity to R" "Density rate checks" "Regression rate checks" "FLT" "paper"; do
+for s in "Sensitivity to R" "Density rate checks" "Regression rate checks" "Theorem 2 is pointwise" "Lemma 1" "FLT" "paper"; do
   grep -q "$s" "$R/summary.md" && ok || bad "summary.md lacks '$s'"
 done
 # every figure the summary shows exists

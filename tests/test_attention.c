@@ -245,9 +245,91 @@ static void gradient_case(gsl_rng *r, const gfi_attn_spec *sp, size_t L, size_t 
   free(dV);
 }
 
+/* Softmax attention: forward against the plain max-shifted softmax sum,
+ * causal too; the backward against central finite differences of
+ * sum(dH * H); the same bits for 1 and 3 threads. */
+static void softmax_brute(size_t L, size_t D, size_t Dv, const double *Q, const double *K, const double *V,
+                          double scale, int causal, double *H) {
+  for (size_t i = 0; i < L; i++) {
+    size_t n = causal ? i + 1 : L;
+    double m = -INFINITY;
+    for (size_t j = 0; j < n; j++) {
+      double s = 0;
+      for (size_t d = 0; d < D; d++) s += Q[i * D + d] * K[j * D + d];
+      m = fmax(m, scale * s);
+    }
+    double den = 0;
+    for (size_t c = 0; c < Dv; c++) H[i * Dv + c] = 0;
+    for (size_t j = 0; j < n; j++) {
+      double s = 0;
+      for (size_t d = 0; d < D; d++) s += Q[i * D + d] * K[j * D + d];
+      double w = exp(scale * s - m);
+      den += w;
+      for (size_t c = 0; c < Dv; c++) H[i * Dv + c] += w * V[j * Dv + c];
+    }
+    for (size_t c = 0; c < Dv; c++) H[i * Dv + c] /= den;
+  }
+}
+
+static double softmax_loss(size_t L, size_t D, size_t Dv, const double *Q, const double *K, const double *V,
+                           double scale, int causal, const double *dH, double *H) {
+  softmax_brute(L, D, Dv, Q, K, V, scale, causal, H);
+  double s = 0;
+  for (size_t k = 0; k < L * Dv; k++) s += dH[k] * H[k];
+  return s;
+}
+
+static void test_softmax(gsl_rng *r) {
+  const size_t L = 37, D = 5, Dv = 3;
+  double Q[37 * 5], K[37 * 5], V[37 * 3], H[37 * 3], Hb[37 * 3], H3[37 * 3], dH[37 * 3];
+  double dQ[37 * 5], dK[37 * 5], dV[37 * 3], g3[37 * 5];
+  fill_normal(r, L * D, 1.5, Q);
+  fill_normal(r, L * D, 1.5, K);
+  fill_normal(r, L * Dv, 1.0, V);
+  fill_normal(r, L * Dv, 1.0, dH);
+  gfi_opts o1, o3;
+  gfi_default_opts(&o1);
+  gfi_default_opts(&o3);
+  o1.nthreads = 1, o3.nthreads = 3;
+  for (int causal = 0; causal < 2; causal++) {
+    double scale = 1 / sqrt((double)D);
+    CHECK_STATUS(gfi_attn_softmax_forward(L, D, Dv, Q, K, V, scale, causal, &o1, H), GFI_OK);
+    CHECK_STATUS(gfi_attn_softmax_forward(L, D, Dv, Q, K, V, scale, causal, &o3, H3), GFI_OK);
+    softmax_brute(L, D, Dv, Q, K, V, scale, causal, Hb);
+    double e = 0;
+    for (size_t k = 0; k < L * Dv; k++) e = fmax(e, fabs(H[k] - Hb[k]));
+    CHECK(e < 1e-12, "softmax forward (causal %d) vs brute force: %g", causal, e);
+    CHECK(memcmp(H, H3, sizeof H) == 0, "softmax forward depends on the thread count");
+    CHECK_STATUS(gfi_attn_softmax_backward(L, D, Dv, Q, K, V, scale, causal, &o1, dH, dQ, dK, dV), GFI_OK);
+    CHECK_STATUS(gfi_attn_softmax_backward(L, D, Dv, Q, K, V, scale, causal, &o3, dH, g3, g3, g3), GFI_OK);
+    double *xs[3] = {Q, K, V}, *gs[3] = {dQ, dK, dV};
+    size_t ns[3] = {L * D, L * D, L * Dv};
+    for (int a = 0; a < 3; a++) {
+      double worst = 0, gmax = 0;
+      for (size_t k = 0; k < ns[a]; k++) {
+        double x0 = xs[a][k], h = 1e-5 * fmax(1, fabs(x0));
+        xs[a][k] = x0 + h;
+        double lp = softmax_loss(L, D, Dv, Q, K, V, scale, causal, dH, Hb);
+        xs[a][k] = x0 - h;
+        double lm = softmax_loss(L, D, Dv, Q, K, V, scale, causal, dH, Hb);
+        xs[a][k] = x0;
+        worst = fmax(worst, fabs((lp - lm) / (2 * h) - gs[a][k]));
+        gmax = fmax(gmax, fabs(gs[a][k]));
+      }
+      CHECK(worst < 1e-7 * fmax(1, gmax), "softmax d%c (causal %d) vs finite differences: %g (largest %g)", "QKV"[a],
+            causal, worst, gmax);
+    }
+  }
+  CHECK_STATUS(gfi_attn_softmax_forward(L, D, Dv, Q, K, V, 0, 0, NULL, H), GFI_EBANDWIDTH);
+  CHECK_STATUS(gfi_attn_softmax_forward(0, D, Dv, Q, K, V, 1, 0, NULL, H), GFI_EEMPTY);
+  Q[3] = NAN;
+  CHECK_STATUS(gfi_attn_softmax_forward(L, D, Dv, Q, K, V, 1, 0, NULL, H), GFI_ENONFINITE);
+}
+
 int main(void) {
   gsl_set_error_handler_off();
   gsl_rng *r = gfi_rng_stream(4242, 0);
+  test_softmax(r);
 
   /* 1. forward against brute force: every l, scalar and per-axis R, causal or
    * not, L not a multiple of the block (130 = 2 blocks + 2) */

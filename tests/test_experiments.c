@@ -7,6 +7,7 @@
 #include <string.h>
 #include "gfi/gfi.h"
 #include "gfi_exp/flt_study.h"
+#include "gfi_exp/lemma1.h"
 #include "gfi_exp/rate_checks.h"
 #include "gfi_exp/reproduce.h"
 #include "gfi_exp/theorems.h"
@@ -133,6 +134,86 @@ static int same_rows(const gfi_exp_rate_row *a, const gfi_exp_rate_row *b, size_
   return 1;
 }
 
+/* Every theorem's hypotheses, one by one: the condition names what fails. */
+static void test_hypotheses(void) {
+  for (int i = 0; i < GFI_EXP_NTHEOREMS; i++) {
+    const gfi_exp_theorem *T = gfi_exp_theorem_get((gfi_exp_theorem_id)i);
+    CHECK(T->nhyp >= 2 && T->nhyp <= GFI_EXP_MAXHYP, "theorem %s: %zu hypotheses", T->name, T->nhyp);
+    for (size_t h = 0; h < T->nhyp; h++)
+      CHECK(T->hyp[h].on && T->hyp[h].text && T->hyp[h].fails && strcmp(T->hyp[h].fails, "met") != 0,
+            "theorem %s hypothesis %zu", T->name, h);
+  }
+  /* sinc^l: one vanishing moment from l = 3 on, |z|^k integrable for k <= l - 2 */
+  CHECK(gfi_exp_kernel_vanishing_moments(2) == 0 && gfi_exp_kernel_vanishing_moments(3) == 1 &&
+            gfi_exp_kernel_vanishing_moments(8) == 1,
+        "vanishing moments");
+  CHECK(gfi_exp_kernel_finite_moment(1) == -1 && gfi_exp_kernel_finite_moment(4) == 2, "finite moments");
+  struct {
+    gfi_exp_theorem_id th;
+    const char *spec;
+    size_t D;
+    int l;
+    const char *want;
+  } cases[] = {
+    {GFI_EXP_THM_1, "normal", 1, 4, "met"},        {GFI_EXP_THM_1, "normal", 2, 8, "met"},
+    {GFI_EXP_THM_1, "normal", 1, 3, "l<4"},        {GFI_EXP_THM_1, "laplace", 1, 4, "not-C2"},
+    {GFI_EXP_THM_1, "laplace", 2, 3, "l<4,not-C2"}, {GFI_EXP_THM_1, "cauchy", 1, 6, "met"},
+    {GFI_EXP_THM_3A, "laplace", 1, 1, "met"},      {GFI_EXP_THM_3A, "cauchy", 2, 1, "met"},
+    {GFI_EXP_THM_3A, "normal", 1, 2, "l!=1"},      {GFI_EXP_THM_3B, "laplace", 1, 2, "beta<=3"},
+    {GFI_EXP_THM_3B, "laplace", 3, 2, "beta<=3"},  {GFI_EXP_THM_3B, "normal", 2, 2, "met"},
+    {GFI_EXP_THM_3B, "uniform", 1, 2, "not-smooth-class"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    gfi_model *m = model(cases[i].spec, cases[i].D);
+    char buf[48];
+    int met = -1;
+    CHECK_STATUS(gfi_exp_density_condition(cases[i].th, m, cases[i].l, buf, sizeof buf, &met), GFI_OK);
+    CHECK(strcmp(buf, cases[i].want) == 0 && met == (strcmp(cases[i].want, "met") == 0),
+          "theorem %s, %s D=%zu l=%d: %s (want %s)", gfi_exp_theorem_get(cases[i].th)->name, cases[i].spec,
+          cases[i].D, cases[i].l, buf, cases[i].want);
+    gfi_model_free(m);
+  }
+  gfi_model *m = model("normal", 1);
+  char buf[48];
+  CHECK_STATUS(gfi_exp_density_condition(GFI_EXP_THM_2, m, 6, buf, sizeof buf, NULL), GFI_EINVAL);
+  gfi_model_free(m);
+}
+
+/* Lemma 1: the quadrature mean agrees with the Monte-Carlo mean, the
+ * empirical tail never exceeds Bernstein's bound (beyond 3 s.e.), the
+ * frequency at t(delta) is at most delta, the same for any thread count */
+static void test_lemma1(void) {
+  gfi_exp_lemma1_params p;
+  gfi_exp_lemma1_default(&p);
+  p.reps = 3000;
+  p.N = 200;
+  gfi_exp_lemma1_point a[2], b[2];
+  gfi_exp_ctx c1 = {.program = "test", .nthreads = 1}, c2 = {.program = "test", .nthreads = 2};
+  gfi_exp_err e;
+  gfi_exp_err_clear(&e);
+  CHECK_STATUS(gfi_exp_lemma1(&p, &c1, NULL, a, &e), GFI_OK);
+  CHECK_STATUS(gfi_exp_lemma1(&p, &c2, NULL, b, &e), GFI_OK);
+  for (int i = 0; i < 2; i++) {
+    CHECK(fabs(a[i].mean_z) < 4, "x = %g: MC mean %g vs quadrature %g, z = %g", a[i].x, a[i].mean_mc,
+          a[i].mean_exact, a[i].mean_z);
+    /* the Monte-Carlo sd of p_hat against sigma / sqrt(N): within 4 s.e. of an sd (sd / sqrt(2 K)) */
+    double sd = sqrt(a[i].sigma2 / (double)p.N);
+    CHECK(fabs(a[i].sd_mc - sd) < 4 * sd / sqrt(2.0 * (double)p.reps), "x = %g: sd %g vs %g", a[i].x, a[i].sd_mc, sd);
+    CHECK(a[i].sigma2 <= a[i].sigma2_sup, "the sup-norm variance bound holds");
+    CHECK(a[i].violations == 0, "x = %g: %zu grid points above the bound", a[i].x, a[i].violations);
+    for (int d = 0; d < 4; d++)
+      CHECK(a[i].freq[d] <= a[i].delta[d] + 3 * sqrt(a[i].delta[d] / (double)p.reps), "x = %g delta %g: %g",
+            a[i].x, a[i].delta[d], a[i].freq[d]);
+    CHECK(memcmp(&a[i], &b[i], sizeof a[i]) == 0, "lemma 1 depends on the thread count");
+  }
+  p.l = 9;
+  CHECK_STATUS(gfi_exp_lemma1(&p, &c1, NULL, NULL, &e), GFI_EINVAL);
+  CHECK(strcmp(e.param, "--l") == 0, "bad l: %s", e.param);
+  p.l = 4;
+  p.model = "nonsense";
+  CHECK(gfi_exp_lemma1(&p, &c1, NULL, NULL, &e) != GFI_OK && strcmp(e.param, "--model") == 0, "bad model");
+}
+
 static void test_regress_study(void) {
   gfi_exp_rrates_params p;
   gfi_exp_rrates_default(&p);
@@ -162,7 +243,52 @@ static void test_regress_study(void) {
   p.rows = "thm2-1d,thm9";
   CHECK_STATUS(gfi_exp_regress_rates(&p, &c1, NULL, NULL, NULL, &e), GFI_EINVAL);
   CHECK(strcmp(e.param, "--rows") == 0 && strstr(e.msg, "thm9"), "unknown row: %s %s", e.param, e.msg);
+  /* Theorem 2 pointwise: a defined row at three fixed points, one rate row
+   * per point with the design density there; the same rows for any thread
+   * count; the constant grows with 1/p(x) no faster than the bound's 1/p^2 */
+  const char *defs[] = {"pt:thm=2;at=0/1/2", "g2:thm=4;dim=2;truth=polysum:0,1;box=2"};
   p.rows = NULL;
+  p.defines = defs;
+  p.ndefines = 1;
+  p.reps = 10;
+  CHECK_STATUS(gfi_exp_regress_rates(&p, &c1, NULL, &r1, &n1, &e), GFI_OK);
+  CHECK_STATUS(gfi_exp_regress_rates(&p, &c2, NULL, &r2, &n2, &e), GFI_OK);
+  CHECK(n1 == 3 && n2 == 3, "pointwise rows %zu %zu", n1, n2);
+  if (n1 == 3 && n2 == 3) {
+    CHECK(same_rows(r1, r2, 3), "pointwise rows depend on the thread count");
+    CHECK(strcmp(r1[0].name, "pt@0") == 0 && strcmp(r1[2].name, "pt@2") == 0, "names %s %s", r1[0].name,
+          r1[2].name);
+    for (size_t i = 0; i < 3; i++) {
+      double xi = (double)i, pn = exp(-xi * xi / 2) / 2.5066282746310002;
+      CHECK_CLOSE(r1[i].point_p, pn, 1e-12, 0);
+      CHECK(r1[i].point_x[0] == xi && r1[i].point_C > 0, "point %zu: x %g C %g", i, r1[i].point_x[0], r1[i].point_C);
+      CHECK(gfi_exp_verdict_consistent(r1[i].verdict), "pt@%zu: %s (observed %.3f [%.3f, %.3f])", i,
+            gfi_exp_verdict_name(r1[i].verdict), r1[i].observed, r1[i].lo95, r1[i].hi95);
+    }
+    CHECK(r1[2].point_C > r1[0].point_C, "the tail's constant exceeds the centre's");
+    CHECK(r1[0].point_gamma > 0 && r1[0].point_gamma < 2, "gamma %g", r1[0].point_gamma);
+  }
+  free(r1);
+  free(r2);
+  /* Theorem 4 in D = 2 as a defined row: the claimed exponent is the slope of
+   * log(log N / N), between -1 and -0.8 over these sizes */
+  p.defines = defs + 1;
+  p.reps = 6;
+  CHECK_STATUS(gfi_exp_regress_rates(&p, &c2, NULL, &r1, &n1, &e), GFI_OK);
+  CHECK(n1 == 1 && r1 && r1[0].D == 2 && r1[0].claimed > -1 && r1[0].claimed < -0.8 &&
+          strcmp(r1[0].condition, "met") == 0,
+        "thm4 D = 2: %zu rows, claimed %g", n1, n1 ? r1[0].claimed : NAN);
+  free(r1);
+  const char *bad[] = {"nocolon", "x:l=6", "x:thm=4;design=laplace", "x:thm=2;at=0,1", "x:thm=2;foo=1",
+                       "thm2-1d:thm=2"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    p.defines = bad + i;
+    gfi_exp_err_clear(&e);
+    CHECK_STATUS(gfi_exp_regress_rates(&p, &c1, NULL, NULL, NULL, &e), GFI_EINVAL);
+    CHECK(strcmp(e.param, "--define") == 0 && e.msg[0], "%s: param '%s' msg '%s'", bad[i], e.param, e.msg);
+  }
+  p.defines = NULL;
+  p.ndefines = 0;
   p.size = "huge";
   CHECK_STATUS(gfi_exp_regress_rates(&p, &c1, NULL, NULL, NULL, &e), GFI_EINVAL);
   CHECK(strcmp(e.param, "--size") == 0, "bad size: %s", e.param);
@@ -239,7 +365,9 @@ int main(void) {
   test_claims();
   test_verdicts();
   test_density_fit();
+  test_hypotheses();
   test_regress_study();
+  test_lemma1();
   test_density_study();
   test_repro_check();
   return check_summary("experiments");

@@ -152,6 +152,10 @@ static void test_pairs_fft(void) {
   check_fft("mixture:w=1,1;mu=0.3,0.2,-0.3,-0.2;s=0.4,0.4", 2, 256, 0.1, 6, 1e-10, NULL, 0, 0);
   check_fft("local:v=1,0.7,k=2", 2, 512, 0.02, 3, 0.02, NULL, 0, 0);
   check_fft("local:v=1,k=3", 2, 512, 0.02, 3, 2e-3, NULL, 0, 0);
+  /* per-axis orders and sums of boxes (FLT eq. 20-21): closed-form f against the inverse FFT of g */
+  check_fft("local:v=1,0.7,k=2,3", 2, 512, 0.02, 3, 0.02, NULL, 0, 0);
+  check_fft("boxes:C=1,0.5;v=1,0.7,0.4,1.2;k=2,4", 2, 512, 0.02, 3, 0.05, NULL, 0, 0); /* f(0) = 7.35 */
+  check_fft("boxes:C=1,-0.3,0.2;v=0.6,1.5,1;k=3", 1, 4096, 0.01, 8, 1e-4, NULL, 0, 0);
   check_fft("matern32:s=1", 2, 512, 0.05, 5, 2e-3, NULL, 0, 0);
   check_fft("exp:s=1", 2, 1024, 0.05, 5, 0.03, j0, 1, 0.15);
   check_fft("laplace:s=1", 2, 1024, 0.05, 5, 0.03, j0, 1, 0.15);
@@ -313,6 +317,9 @@ static void test_moments(void) {
   check_moments("matern32:s=2", "t:nu=1,tau=0.2", 2, GFI_FLT_REAL, 8, 3000);
   check_moments("gbf:w=1,0.5;s=0.6,1.5", "optimal", 3, GFI_FLT_COMPLEX, 8, 3000);
   check_moments("laplace:s=2", "cauchy:tau=0.1", 1, GFI_FLT_COMPLEX, 8, 3000);
+  check_moments("boxes:C=1,0.5;v=1,0.7,0.4,1.2;k=2,4", "optimal", 2, GFI_FLT_REAL, 8, 3000);
+  check_moments("boxes:C=1,-0.3;v=2,4;k=3", "cauchy:tau=0.1", 1, GFI_FLT_COMPLEX, 8, 3000);
+  check_moments("local:v=2,1,k=2,1", "cauchy:tau=0.2", 2, GFI_FLT_COMPLEX, 8, 3000);
 }
 
 /* The difference-set metrics of trial 0 against an explicit N1 N2^T product

@@ -227,6 +227,56 @@ static void test_gauss(void) {
   gfi_model_free(m);
 }
 
+/* The Gaussian KDE's closed-form ISE of one sample against the ISE of the
+ * estimate summed point by point on a fine grid; its Monte Carlo against
+ * the exact MISE within standard errors and independent of the thread
+ * count. */
+static void test_gauss_ise_mc(void) {
+  gfi_model *m = model("mw:2", 1);
+  gsl_rng *g = gfi_rng_stream(11, 0);
+  size_t N = 40;
+  double x[40], h = 0.35, H = h * h, ise;
+  CHECK_STATUS(gfi_model_sample(m, g, N, x), GFI_OK);
+  CHECK_STATUS(gfi_ise_gauss(m, N, x, &H, &ise), GFI_OK);
+  /* brute force: p_hat and p summed at every grid point, Simpson on [-12, 12] */
+  size_t G = 24001;
+  double a = -12, step = 24.0 / (double)(G - 1), bf = 0;
+  for (size_t q = 0; q < G; q++) {
+    double t = a + step * (double)q, ph = 0, p;
+    for (size_t i = 0; i < N; i++) ph += exp(-0.5 * (t - x[i]) * (t - x[i]) / H) / sqrt(2 * M_PI * H);
+    ph /= (double)N;
+    gfi_model_pdf(m, 1, &t, &p);
+    double wq = (q == 0 || q == G - 1) ? 1 : (q % 2 ? 4 : 2);
+    bf += wq * (ph - p) * (ph - p);
+  }
+  bf *= step / 3;
+  CHECK_CLOSE(ise, bf, 1e-9, 0);
+  /* 2-D correlated normal: Monte Carlo within 4 se of the exact value; threads do not change the bits */
+  gfi_model *m2 = model("normal:cov=1,0.7,0.7,2", 2);
+  double H2[4] = {0.2, 0.05, 0.05, 0.3};
+  gfi_mise_result ex, mc1, mc2;
+  gfi_mise_opts o;
+  gfi_mise_default_opts(&o);
+  o.base.seed = 5;
+  o.base.nthreads = 1;
+  CHECK_STATUS(gfi_mise_gauss_exact(m2, 200, H2, &ex), GFI_OK);
+  CHECK_STATUS(gfi_mise_gauss_mc(m2, 200, H2, 400, &o, &mc1, NULL), GFI_OK);
+  o.base.nthreads = 3;
+  CHECK_STATUS(gfi_mise_gauss_mc(m2, 200, H2, 400, &o, &mc2, NULL), GFI_OK);
+  CHECK(fabs(mc1.mise - ex.mise) < 4 * mc1.se, "gauss MC %g +- %g vs exact %g", mc1.mise, mc1.se, ex.mise);
+  CHECK(mc1.mise == mc2.mise && mc1.se == mc2.se, "gauss MC depends on the thread count");
+  CHECK(mc1.nreps == 400 && isnan(mc1.bias2), "gauss MC fields");
+  double Hbad[4] = {1, 2, 2, 1};
+  CHECK_STATUS(gfi_mise_gauss_mc(m2, 200, Hbad, 4, &o, &mc1, NULL), GFI_EBANDWIDTH);
+  CHECK_STATUS(gfi_mise_gauss_mc(m2, 200, H2, 1, &o, &mc1, NULL), GFI_EINVAL);
+  gfi_model *lap = model("laplace", 1);
+  CHECK_STATUS(gfi_ise_gauss(lap, N, x, &H, &ise), GFI_EUNSUPPORTED);
+  gfi_model_free(lap);
+  gfi_model_free(m2);
+  gfi_model_free(m);
+  gsl_rng_free(g);
+}
+
 static void test_ropt(void) {
   const char *spec[] = {"normal", "cauchy", "laplace", "mw:6", "normal:cov=1,0.5,0.5,1"};
   size_t dims[] = {1, 1, 1, 1, 2};
@@ -296,6 +346,7 @@ int main(void) {
   test_threads();
   test_ise_routes();
   test_gauss();
+  test_gauss_ise_mc();
   test_ropt();
   test_rates();
   test_errors();

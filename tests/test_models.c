@@ -897,13 +897,35 @@ static void test_parse(void) {
     gfi_model_free(m);
   }
 
+  /* mix: a normal mixture, weights normalised, each component a normal spec */
+  {
+    CHECK_STATUS(gfi_model_parse(&m, "mix:1*normal:mean=-1,0|3*normal:mean=2,1;cov=1,0.5,0.5,2", 2, &e), GFI_OK);
+    size_t K;
+    const double *w, *mu, *S;
+    CHECK_STATUS(gfi_model_mixture_parts(m, &K, &w, &mu, &S), GFI_OK);
+    CHECK(K == 2 && w[0] == 0.25 && w[1] == 0.75 && mu[0] == -1 && mu[1] == 0 && mu[2] == 2 && mu[3] == 1 &&
+              S[0] == 1 && S[3] == 1 && S[4] == 1 && S[5] == 0.5 && S[6] == 0.5 && S[7] == 2,
+          "mix parts");
+    gfi_model_free(m);
+    CHECK_STATUS(gfi_model_parse(&m, "mix:0.5*normal|x*normal", 1, &e), GFI_EMODEL);
+    CHECK(strstr(e.msg, "component 2 at column 16: expected W*normal") && e.column == 16, "message: %s (%zu)",
+          e.msg, e.column);
+    CHECK_STATUS(gfi_model_parse(&m, "mix:1*normal:mean=1,zz", 2, &e), GFI_EMODEL);
+    CHECK(strstr(e.msg, "model 'mix:1*normal:mean=1,zz': component 1: malformed number 'zz'") && e.column == 21,
+          "message: %s (%zu)", e.msg, e.column);
+    CHECK_STATUS(gfi_model_parse(&m, "mix:1*laplace", 1, &e), GFI_EMODEL);
+    CHECK_STATUS(gfi_model_parse(&m, "mix:", 1, &e), GFI_EMODEL);
+    CHECK_STATUS(gfi_model_parse(&m, "mix:1*normal:cov=1,2,2,1", 2, &e), GFI_ENOTPD);
+    CHECK(m == NULL, "no model on error");
+  }
+
   /* Errors: status and message. */
   CHECK_STATUS(gfi_model_parse(&m, "normal:cov=1,2", 2, &e), GFI_EMODEL);
   CHECK(strcmp(e.msg, "model 'normal:cov=1,2': expected 4 covariance entries for D=2, got 2") == 0,
         "message: %s", e.msg);
   CHECK(m == NULL, "no model on error");
   CHECK_STATUS(gfi_model_parse(&m, "foo", 1, &e), GFI_EMODEL);
-  CHECK(strcmp(e.msg, "unknown model 'foo' (known: normal, mw:K, laplace, cauchy, t:NU, uniform, beta:A,B)") == 0,
+  CHECK(strcmp(e.msg, "unknown model 'foo' (known: normal, mw:K, laplace, cauchy, t:NU, uniform, beta:A,B, mix:W*normal|..)") == 0,
         "message: %s", e.msg);
   CHECK_STATUS(gfi_model_parse(&m, "mw:3", 2, &e), GFI_EDIM);
   CHECK(strstr(e.msg, "mw:K needs D = 1") != NULL, "message: %s", e.msg);
@@ -922,6 +944,37 @@ static void test_parse(void) {
   CHECK(strstr(e.msg, "expected 2 mean entries for D=2, got 1") != NULL, "message: %s", e.msg);
   CHECK_STATUS(gfi_model_parse(&m, "normal:foo=1", 1, &e), GFI_EMODEL);
   CHECK(strstr(e.msg, "unknown key 'foo'") != NULL, "message: %s", e.msg);
+  /* Parameters that would make the sampler or the density overflow: refused
+   * with the parameter and the limit named. */
+  CHECK_STATUS(gfi_model_parse(&m, "t:1e-300", 1, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "degrees of freedom NU = 1e-300 is outside [0.1, 1e+08]") != NULL, "message: %s", e.msg);
+  CHECK_STATUS(gfi_model_parse(&m, "laplace:0,1e308", 1, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "scale b = 1e+308 is outside [1e-100, 1e+100]") != NULL, "message: %s", e.msg);
+  CHECK_STATUS(gfi_model_parse(&m, "normal:mean=0,1e200", 2, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "mean entry 2 = 1e+200") != NULL, "message: %s", e.msg);
+  CHECK_STATUS(gfi_model_parse(&m, "normal:cov=1,0,0,1e-200", 2, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "covariance entry (2,2) = 1e-200") != NULL, "message: %s", e.msg);
+  CHECK_STATUS(gfi_model_parse(&m, "beta:1e7,1", 1, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "shape A = 1e+07") != NULL, "message: %s", e.msg);
+  CHECK_STATUS(gfi_model_parse(&m, "uniform:0,1e-150", 1, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "width b - a") != NULL, "message: %s", e.msg);
+  CHECK_STATUS(gfi_model_parse(&m, "cauchy:1e101,1", 3, &e), GFI_EMODEL);
+  CHECK(strstr(e.msg, "x0 = 1e+101") != NULL, "message: %s", e.msg);
+  /* a product density is 0 where one factor is 0, even where another is unbounded */
+  CHECK_STATUS(gfi_model_parse(&m, "beta:0.5,0.5", 2, &e), GFI_OK);
+  {
+    double xb[4] = {0, -1, 1, 0.5}, pb[2];
+    CHECK_STATUS(gfi_model_pdf(m, 2, xb, pb), GFI_OK);
+    CHECK(pb[0] == 0 && isinf(pb[1]), "beta product pdf: %g %g", pb[0], pb[1]);
+  }
+  gfi_model_free(m);
+  m = NULL;
+  CHECK_STATUS(gfi_model_parse(&m, "t:0.1", 1, &e), GFI_OK);
+  gfi_model_free(m);
+  m = NULL;
+  CHECK_STATUS(gfi_model_parse(&m, "laplace:1e100,1e100", 1, &e), GFI_OK);
+  gfi_model_free(m);
+  m = NULL;
   const struct { const char *spec; size_t D; int st; } bad[] = {
     {"normal:", 1, GFI_EMODEL},          {"normal:mean=1;", 1, GFI_EMODEL},
     {"normal:mean=1;mean=2", 1, GFI_EMODEL}, {"normal:cov=-1", 1, GFI_ENOTPD},

@@ -41,7 +41,8 @@ int main(void) {
     CHECK(gfi_regfun_dim(f) == 2, "dim");
     gfi_regfun_free(f);
     const char *bad[] = {"poly", "poly:", "poly:1,x", "poly:1;axes=1", "polysum:1;axis=1",
-                         "sin:1,2", "sin:abc", "cosh", "poly:1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1"};
+                         "sin:1,2", "sin:abc", "cosh", "poly:1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1",
+                         "poly:1e308,1e308", "polysum:0,1e101", "sin:-1e200"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
       f = (gfi_regfun *)1;
       int st = gfi_regfun_parse(&f, bad[i], 2, &e);

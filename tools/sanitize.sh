@@ -1,19 +1,36 @@
 #!/usr/bin/env bash
-# The CUDA kernels under AddressSanitizer and UndefinedBehaviorSanitizer, on
-# the CPU emulator: device memory is host memory there, so an out-of-bounds
-# access by any kernel, a leak or undefined behaviour in libgfi_cuda's host
-# code stops the test. Builds build-sanitize/ (CUDA compiler off: nvcc output
-# cannot be instrumented) and runs the emulator's tests. Takes ~10 minutes on
-# 2 cores. Extra arguments go to 'meson test'.
+# The whole test suite under AddressSanitizer and UndefinedBehaviorSanitizer
+# (leak checking on), built with clang into build-sanitize/, and the parsers'
+# libFuzzer harnesses (tests/fuzz) run there for a bounded time. CUDA's
+# compiler is off (nvcc output cannot be instrumented); the CPU emulator of
+# the CUDA kernels is built, but only its quick tests run here (the full
+# emulator tests run in the plain build; under the sanitizers they alone
+# would take over ten minutes): GFI_SANITIZE_EMU=all runs them all.
+# Extra arguments go to 'meson test' (e.g. test names). Any finding fails.
+# GFI_FUZZ_SECONDS (default 10) is each fuzzer's time.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+gfi_install_packages "${GFI_SANITIZE_PACKAGES[@]}"
 cd "$GFI_ROOT"
-B=build-sanitize
-if [ ! -f "$B/build.ninja" ]; then
-  meson setup "$B" -Db_sanitize=address,undefined -Dbuildtype=debugoptimized -Dcuda=disabled
+B=${GFI_SANITIZE_BUILD:-build-sanitize}
+# an older configuration (gcc, without the fuzzers) is set up afresh
+if [ -f "$B/build.ninja" ] && ! python3 -c 'import json, sys
+sys.exit(not any(o["name"] == "fuzz" and o["value"] is True for o in json.load(open(sys.argv[1]))))' \
+    "$B/meson-info/intro-buildoptions.json" 2>/dev/null; then
+  rm -rf "$B"
 fi
+if [ ! -f "$B/build.ninja" ]; then
+  CC=clang CXX=clang++ meson setup "$B" -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dbuildtype=debugoptimized -Dcuda=disabled -Dfuzz=true >&2
+fi
+ninja -C "$B" >&2
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-meson test -C "$B" --print-errorlogs --timeout-multiplier 4 \
-  cuda-emu-self cuda-emu cuda-mise-emu cli-backend-emu cli-backend-emu-nodev mise-backend-emu \
-  bench-cuda-emu "$@"
+if [ $# -gt 0 ]; then
+  exec meson test -C "$B" --print-errorlogs --timeout-multiplier 4 "$@"
+fi
+# Every test but the slow emulator ones; of those, the quick subset.
+emu_quick='^(cuda-emu-self|cli-backend-emu-nodev)$'
+mapfile -t tests < <(meson test -C "$B" --list 2>/dev/null | sed 's/^gfi:[a-z-]* *\/ *//; s/^gfi *\/ *//' |
+  awk -v q="$emu_quick" -v all="${GFI_SANITIZE_EMU:-}" '!/emu/ || all == "all" || $0 ~ q')
+meson test -C "$B" --print-errorlogs --timeout-multiplier 4 "${tests[@]}"

@@ -12,6 +12,9 @@ GFI_BUILD=${GFI_BUILD:-$GFI_ROOT/build}
 # about 40 s to install on a Debian 12 machine).
 GFI_PACKAGES=(build-essential git meson ninja-build pkg-config libgsl-dev libfftw3-dev gnuplot-nox
   r-base-core r-cran-ks)
+# The sanitized test suite and the parsers' fuzzers (tools/sanitize.sh, run by
+# CI): clang with libFuzzer and its OpenMP runtime.
+GFI_SANITIZE_PACKAGES=(clang libclang-rt-dev libomp-dev)
 
 gfi_missing_packages() {
   local p

@@ -44,11 +44,17 @@ typedef struct gfi_exp_rate_row {
   double mc_max_z;                    /* density: largest |MC - exact| / se */
   gfi_exp_verdict verdict;
   char condition[48];   /* "met", what fails (e.g. "not-C2"), or "-" for baselines */
+  /* regression rows measured at a fixed point (NAME@x; NaN otherwise): the
+   * point, the design density there, C(x) = the geometric mean over N of
+   * MSE(N, x) / claimed rate(N), and gamma, the slope of log C(x) on
+   * log(1/p(x)) over the row's points (Theorem 2's bound: gamma <= 2) */
+  double point_x[3], point_p, point_C, point_gamma;
 } gfi_exp_rate_row;
 
 /* ---- density (Theorems 1, 3a, 3b) ---- */
 
 #define GFI_EXP_DRATES_MAXMODELS 16
+#define GFI_EXP_DRATES_MAXL 8
 
 typedef struct gfi_exp_drates_params {
   int full;                   /* sizes: 0 quick (N = 1e2..1e6, 1 per decade, fit on 3 decades,
@@ -56,6 +62,8 @@ typedef struct gfi_exp_drates_params {
                                  fit on 4 decades, MC 100 reps at N <= 316) */
   gfi_exp_theorem_id theorems[3];
   size_t ntheorems;           /* 0: 1, 3a, 3b */
+  int l1[GFI_EXP_DRATES_MAXL]; /* kernel powers Theorem 1 is checked with, one row each (--l1) */
+  size_t nl1;                 /* 0: the theorem's l = 4 */
   const char *models[GFI_EXP_DRATES_MAXMODELS]; /* truth specs (--model) */
   size_t nmodels;             /* 0: normal, cauchy, laplace and, in 1-D, mw:6 */
   size_t D;                   /* --dim, 1..3 */
@@ -82,7 +90,19 @@ typedef struct gfi_exp_rrates_params {
   const char *size;   /* "small", "medium" (default) or "large" */
   size_t reps;        /* 0: the size's value */
   size_t points;      /* 0: the size's value */
-  const char *rows;   /* comma-separated subset of the rows (NULL: all) */
+  const char *rows;   /* comma-separated subset of the rows (NULL: all built-in rows,
+                         or only the defined ones when there are some) */
+  /* Rows defined by the caller (--define), at most 16:
+   *   NAME:thm=2|4|gauss[;dim=D][;l=L][;c=C][;design=SPEC][;truth=SPEC][;box=B][;at=x/x/...]
+   * thm=2: phi = z^l (l = 6 by default), R = c N^(1/(D+4)) (c = 1);
+   * thm=4: l = 1, R = sqrt(log N / (2c)) (c = C of the design, 0.25), a
+   * supersmooth design; thm=gauss: h = c N^(-1/(D+4)) (c = 0.5). design
+   * defaults to normal, truth to poly:0,1,-0.5,0.2; box restricts the
+   * design points to |x_j| <= B; at= measures the MSE at fixed points
+   * instead (coordinates of one point separated by ','), one rate row per
+   * point NAME@x. */
+  const char *const *defines;
+  size_t ndefines;
   uint64_t seed;
   const char *outdir; /* NULL: no files; else DIR/regress_rates.dat and DIR/regress_rates_table.dat */
 } gfi_exp_rrates_params;

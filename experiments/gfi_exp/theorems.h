@@ -3,11 +3,11 @@
  * (docs/experiments.md, docs/theory.md section 4).
  *
  * | theorem | estimator            | condition                      | R choice              | claimed rate                |
- * | 1       | density, l >= 4      | p in C^2                       | R ~ N^(1/(D+2))       | N^(-2/(D+2))                |
+ * | 1       | density, l >= 4 (m=1)| p in C^(m+1) = C^2             | R ~ N^(1/(D+2))       | N^(-2/(D+2))                |
  * | 2       | regression, l >= 6   | (regularity of f and p)        | R ~ N^(1/(D+4))       | N^(-4/(D+4))                |
  * | 3a      | density, l = 1       | supersmooth (alpha)            | R = (log N / C)^(1/alpha) | (log N)^(D/alpha) / N   |
  * |         |                      | ordinary smooth (beta > 1)     | R ~ N^(1/(D+beta-1))  | N^(-(beta-1)/(D+beta-1))    |
- * | 3b      | density, l = 2       | either class                   | R ~ N^(1/(D+2))       | N^(-2/(D+2))                |
+ * | 3b      | density, l = 2       | supersmooth, or ordinary smooth (beta > 3) | R ~ N^(1/(D+2)) | N^(-2/(D+2))      |
  * | 4       | regression, l = 1    | supersmooth design, p bounded below on the evaluation set | R = (log N / 2C)^(1/alpha) | (log N)^(D/alpha) / N |
  *
  * The theorems are upper bounds MSE <= C g(N). A check compares the
@@ -22,7 +22,9 @@
  * "baseline"; rows whose exponent could not be fitted "not-measured". A
  * separate condition field says whether the setting meets the theorem's
  * hypothesis ("met", or what fails); a row that fails it is measured all
- * the same. */
+ * the same. Each theorem also carries its hypotheses one by one
+ * (gfi_exp_hypothesis), with the condition value a setting that fails one
+ * gets; gfi_exp_density_condition evaluates them for a truth and a kernel. */
 #ifndef GFI_EXP_THEOREMS_H
 #define GFI_EXP_THEOREMS_H
 
@@ -42,6 +44,16 @@ typedef enum {
   GFI_EXP_NTHEOREMS
 } gfi_exp_theorem_id;
 
+/* One hypothesis of a theorem: on the kernel phi = z^l, on the truth
+ * (density theorems) or on the design and regression function. */
+typedef struct gfi_exp_hypothesis {
+  const char *on;    /* "kernel", "truth", "design" */
+  const char *text;  /* the hypothesis in words */
+  const char *fails; /* the condition value when it fails: "l<4", "not-C2", "beta<=3", ... */
+} gfi_exp_hypothesis;
+
+#define GFI_EXP_MAXHYP 4
+
 typedef struct gfi_exp_theorem {
   gfi_exp_theorem_id id;
   const char *name;      /* "1", "2", "3a", "3b", "4" */
@@ -53,12 +65,35 @@ typedef struct gfi_exp_theorem {
   const char *R_choice;  /* the radius schedule */
   const char *claimed;   /* the claimed rate */
   const char *classical; /* the classical exponent of a kernel of the same order */
+  size_t nhyp;           /* its hypotheses, one by one */
+  gfi_exp_hypothesis hyp[GFI_EXP_MAXHYP];
 } gfi_exp_theorem;
 
 /* The table row of id (NULL when out of range), and by name ("1", "3a", ...;
  * NULL when unknown). */
 const gfi_exp_theorem *gfi_exp_theorem_get(gfi_exp_theorem_id id);
 const gfi_exp_theorem *gfi_exp_theorem_find(const char *name);
+
+/* Moments of the kernel sinc(z)^l (l >= 1): the number m of its vanishing
+ * moments (int z^j sinc^l dz = 0 for j = 1..m: m = 1 for l >= 3, by
+ * symmetry; the second moment is positive for every l, so no power gives
+ * m = 2; l = 1, 2: no first moment, m = 0) and the highest k with
+ * int |z|^k |sinc z|^l dz finite (l - 2; -1 for l = 1, whose kernel is
+ * not absolutely integrable). */
+int gfi_exp_kernel_vanishing_moments(int l);
+int gfi_exp_kernel_finite_moment(int l);
+
+/* The condition of a density theorem (1, 3a, 3b) for the truth m and the
+ * kernel phi = z^l: "met" when every hypothesis holds, otherwise the
+ * failing hypotheses' values joined by ',' (e.g. "not-C2", "beta<=3",
+ * "l<4,not-C2"), written to buf (size n). *met (may be NULL) gets 1 or 0.
+ * Theorem 1: l >= 4 (m = 1 vanishing moment with a finite absolute moment
+ * of order m + 1 = 2; fails "l<4"), p in C^2 ("not-C2"). Theorem 3a: l = 1
+ * ("l!=1"), supersmooth or ordinary smooth with beta > 1 ("beta<=1").
+ * Theorem 3b: l = 2 ("l!=2"), supersmooth or ordinary smooth with beta > 3
+ * ("beta<=3"). A truth outside both classes fails "not-smooth-class".
+ * GFI_EINVAL for a regression theorem or bad arguments. */
+int gfi_exp_density_condition(gfi_exp_theorem_id th, const gfi_model *m, int l, char *buf, size_t n, int *met);
 
 /* log g(N) (the claimed rate, constants dropped) and log of the claimed
  * radius schedule, for a truth (density) or design (regression) of
@@ -103,8 +138,7 @@ int gfi_exp_verdict_consistent(gfi_exp_verdict v);
 /* A density rate check: fit log MISE* and log R* against log N on the
  * points with N >= N[n-1] / 10^fit_decades (at least 3), compare with the
  * theorem's claim for the truth m and phi = z^l, and give the verdict and
- * the condition ("met", or "not-C2" for Theorem 1 on a truth that is not
- * twice continuously differentiable). mise_se may be NULL (exact values:
+ * the condition (gfi_exp_density_condition). mise_se may be NULL (exact values:
  * ordinary least squares with the residual scatter as error); otherwise
  * weighted least squares with sigma = se/mise on the log scale. The
  * classical field is gfi_exp_rate_classical, except for l = 1 and a
@@ -123,8 +157,8 @@ typedef struct gfi_exp_rate_fit {
   gfi_linfit fit;        /* log MISE* against log N */
   gfi_linfit fit_R;      /* log R* against log N */
   gfi_exp_verdict verdict;
-  int condition_met;     /* 1 when the truth meets the theorem's hypothesis */
-  const char *condition; /* "met" or what fails */
+  int condition_met;     /* 1 when the truth and kernel meet the theorem's hypotheses */
+  char condition[48];    /* "met" or what fails (gfi_exp_density_condition) */
 } gfi_exp_rate_fit;
 
 int gfi_exp_density_rate_fit(gfi_exp_theorem_id th, const gfi_model *m, int l, size_t n, const double *N,

@@ -42,8 +42,10 @@ static void write_table(FILE *f, const gfi_exp_ctx *ctx, size_t D, double nmin, 
                "(l = 2: 1, l >= 3: 2, l = 1: infinite)");
   gfi_dat_meta(f, "verdict", "faster-than-claimed (hi95 < claimed - slack) / consistent / slower-than-claimed "
                "(lo95 > claimed + slack), slack %g; baseline: no theorem", slack);
-  gfi_dat_meta(f, "condition", "met, or not-C2: the truth is not twice continuously differentiable, which "
-               "Theorem 1 assumes (its row is measured all the same)");
+  gfi_dat_meta(f, "condition", "met, or the failing hypotheses (the row is measured all the same): l<4 (Thm 1: "
+               "sinc^l has m = 1 vanishing moment but int |z|^2 |sinc z|^l dz is infinite), not-C2 (Thm 1: p is not "
+               "twice continuously differentiable), beta<=1 (Thm 3a), beta<=3 (Thm 3b: an ordinary smooth truth of "
+               "order beta <= 3)");
   gfi_dat_meta(f, "monte-carlo", "%ld replications at N <= %g, seed %llu, Plancherel ISE (streamed: "
                "NUFFT or direct sums by cost, tol 1e-12; docs/mise-mc.md)", mcreps, mcn,
                (unsigned long long)seed);
@@ -91,6 +93,24 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
       th[t] = p->theorems[t];
     }
   }
+  /* the (theorem, l) rows: Theorem 1 once per power in p->l1 */
+  gfi_exp_theorem_id rth[3 + GFI_EXP_DRATES_MAXL];
+  int rl[3 + GFI_EXP_DRATES_MAXL];
+  size_t nrt = 0;
+  if (p->nl1 > GFI_EXP_DRATES_MAXL)
+    return gfi_exp_fail_param(e, GFI_EINVAL, "--l1", "at most %d kernel powers", GFI_EXP_DRATES_MAXL);
+  for (size_t t = 0; t < nth; t++) {
+    const gfi_exp_theorem *T = gfi_exp_theorem_get(th[t]);
+    if (th[t] == GFI_EXP_THM_1 && p->nl1) {
+      for (size_t k = 0; k < p->nl1; k++) {
+        if (p->l1[k] < 1 || p->l1[k] > 8)
+          return gfi_exp_fail_param(e, GFI_EINVAL, "--l1", "kernel power %d is outside 1..8", p->l1[k]);
+        rth[nrt] = th[t], rl[nrt++] = p->l1[k];
+      }
+    } else {
+      rth[nrt] = th[t], rl[nrt++] = T->l_default;
+    }
+  }
   const char *models[GFI_EXP_DRATES_MAXMODELS];
   size_t nm = 0;
   if (p->nmodels > GFI_EXP_DRATES_MAXMODELS)
@@ -132,7 +152,7 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
   }
   /* N grid: 10^(k / perdec) */
   size_t nN = (size_t)floor(perdec * log10(nmax / nmin) + 1e-9) + 1;
-  size_t nrow_max = nth * nm + nm;
+  size_t nrow_max = nrt * nm + nm;
   if (nN > 4096) {
     st = gfi_exp_fail_param(e, GFI_EINVAL, "--per-decade", "%zu sample sizes: at most 4096", nN);
     goto done;
@@ -156,15 +176,15 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
   gfi_progress pg;
   gfi_progress_start(&pg, ctx->progress, "rates", nrow_max * nN);
   double *xR = xN + nN, *xM = xN + 2 * nN;
-  for (size_t t = 0; t <= nth; t++)
+  for (size_t t = 0; t <= nrt; t++)
     for (size_t a = 0; a < nm; a++) {
-      int gauss = (t == nth);
+      int gauss = (t == nrt);
       if (gauss && gfi_model_get_kind(mods[a]) != GFI_MODEL_MIXTURE) {
         gfi_progress_add(&pg, nN);
         continue;
       }
-      const gfi_exp_theorem *T = gauss ? NULL : gfi_exp_theorem_get(th[t]);
-      int l = gauss ? 0 : T->l_default;
+      const gfi_exp_theorem *T = gauss ? NULL : gfi_exp_theorem_get(rth[t]);
+      int l = gauss ? 0 : rl[t];
       double mcmax = 0;
       size_t mcp = 0;
       for (size_t i = 0; i < nN; i++) {
@@ -210,7 +230,7 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
       rw->l = l;
       if (!gauss) {
         gfi_exp_rate_fit rc;
-        CHECK(gfi_exp_density_rate_fit(th[t], mods[a], l, nN, xN, xR, xM, NULL, fitdec, slack, &rc), "rate fit");
+        CHECK(gfi_exp_density_rate_fit(rth[t], mods[a], l, nN, xN, xR, xM, NULL, fitdec, slack, &rc), "rate fit");
         fit = rc.fit, fitR = rc.fit_R;
         rw->claimed = rc.claimed, rw->claimed_R = rc.claimed_R, rw->classical = rc.classical;
         rw->verdict = rc.verdict;
@@ -245,7 +265,10 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
       if (p->outdir) {
         char path[4096];
         FILE *f;
-        snprintf(path, sizeof path, "%s/rates_%s_%zu.dat", p->outdir, rw->name, a);
+        if (gauss || l == T->l_default)
+          snprintf(path, sizeof path, "%s/rates_%s_%zu.dat", p->outdir, rw->name, a);
+        else
+          snprintf(path, sizeof path, "%s/rates_%s_l%d_%zu.dat", p->outdir, rw->name, l, a);
         if ((st = gfi_exp_fopen(&f, path, e))) goto done;
         gfi_exp_header(f, ctx);
         gfi_dat_meta(f, "theorem", "%s", rw->name);

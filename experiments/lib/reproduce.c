@@ -18,6 +18,7 @@
 #include "gfi_exp/rate_checks.h"
 #include "gfi_exp/repro.h"
 #include "gfi_exp/reproduce.h"
+#include "gfi_exp/lemma1.h"
 
 extern char **environ;
 
@@ -84,6 +85,9 @@ typedef struct {
   experiment ex[3];
   gfi_exp_rate_row *drows, *rrows;
   size_t ndrows, nrrows;
+  gfi_exp_lemma1_point l1[2]; /* Lemma 1 at x = 0 and 1.5 */
+  gfi_exp_lemma1_params l1p;
+  int have_l1;
 } run;
 
 static void step_begin(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -663,6 +667,35 @@ static int rate_checks(run *r) {
   if (werr && !st) return step_fail(r, GFI_EIO, "error writing %s", log);
   if (st) return step_fail_sub(r, st);
   step_end(r);
+
+  /* Lemma 1 (Bernstein at a point), the concentration the regression proofs use */
+  snprintf(dir, sizeof dir, "%s/lemma1", S->out);
+  snprintf(log, sizeof log, "%s/logs/lemma1.log", S->out);
+  if ((st = make_dir(r, dir))) return st;
+  gfi_exp_lemma1_default(&r->l1p);
+  r->l1p.reps = quick ? 4000 : 20000;
+  r->l1p.seed = S->seed;
+  r->l1p.outdir = dir;
+  step_begin(r, "Lemma 1 concentration (gfi concentration --reps %zu)", r->l1p.reps);
+  gfi_exp_argv_init(&av);
+  gfi_exp_argv_add(&av, "gfi");
+  gfi_exp_argv_add(&av, "concentration");
+  gfi_exp_argv_add(&av, "--reps");
+  gfi_exp_argv_add(&av, "%zu", r->l1p.reps);
+  gfi_exp_argv_add(&av, "--seed");
+  gfi_exp_argv_add(&av, "%llu", (unsigned long long)S->seed);
+  gfi_exp_argv_add(&av, "--out");
+  gfi_exp_argv_add(&av, "%s", dir);
+  sub.program = "gfi concentration";
+  sub.argc = av.argc, sub.argv = av.argv;
+  lf = fopen(log, "w");
+  if (!lf) return step_fail(r, GFI_EIO, "cannot write %s: %s", log, strerror(errno));
+  st = gfi_exp_lemma1(&r->l1p, &sub, lf, r->l1, r->e);
+  werr = ferror(lf) | fclose(lf);
+  if (werr && !st) return step_fail(r, GFI_EIO, "error writing %s", log);
+  if (st) return step_fail_sub(r, st);
+  r->have_l1 = 1;
+  step_end(r);
   return GFI_OK;
 }
 
@@ -756,6 +789,12 @@ static int figures(run *r, int do_rates, int do_flt) {
     snprintf(v, sizeof v, "dir=%s", dir);
     if ((st = draw(r, "regress_rates.gp", v))) return st;
     step_end(r);
+    step_begin(r, "figure lemma1/lemma1 (plots/lemma1.gp)");
+    snprintf(sub, sizeof sub, "%s/lemma1", S->out);
+    gp_str(dir, sizeof dir, sub);
+    snprintf(v, sizeof v, "dir=%s", dir);
+    if ((st = draw(r, "lemma1.gp", v))) return st;
+    step_end(r);
   }
   if (do_flt) {
     step_begin(r, "figures flt/flt_* (plots/flt_study.gp)");
@@ -833,6 +872,27 @@ static const char *condition_text(const char *c) {
   return c;
 }
 
+
+/* Theorem 2 at fixed points: the rate per point and how the constant grows
+ * with 1/p(x) (rows NAME@x of the regression check). */
+static void regress_points_md(FILE *md, const gfi_exp_rate_row *w, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) k += isfinite(w[i].point_p);
+  if (!k) return;
+  fprintf(md, "\nTheorem 2 is pointwise: it bounds the MSE at x by C / (p(x)^2 J(R)). Rows `NAME@x` measure the "
+              "MSE at fixed points of the design; C(x) is the geometric mean over N of MSE(N, x) divided by the "
+              "claimed rate, gamma the slope of log C(x) on log(1/p(x)) (the bound allows gamma <= 2; a "
+              "variance-dominated MSE gives gamma near 1).\n\n| point row | p(x) | 1/p(x)^2 | observed [95%%] | "
+              "C(x) | C(x) p(x) | C(x) p(x)^2 | gamma | verdict |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (size_t i = 0; i < n; i++) {
+    if (!isfinite(w[i].point_p)) continue;
+    double p = w[i].point_p;
+    fprintf(md, "| %s | %.4f | %.4g | %.4f [%.4f, %.4f] | %.4g | %.4g | %.4g | %.3f | %s |\n", w[i].name, p,
+            1 / (p * p), w[i].observed, w[i].lo95, w[i].hi95, w[i].point_C, w[i].point_C * p,
+            w[i].point_C * p * p, w[i].point_gamma, gfi_exp_verdict_name(w[i].verdict));
+  }
+}
+
 static void summary_rates(run *r, FILE *md) {
   fprintf(md, "\n## Density rate checks (Theorems 1, 3a, 3b; `gfi rates`)\n\nExact MISE at the optimal "
           "radius R*(N); slopes of log MISE* against log N with 95%% intervals (details and the Monte-Carlo "
@@ -865,6 +925,23 @@ static void summary_rates(run *r, FILE *md) {
     fprintf(md, "| %s | %s | %s | %zu | %s | %zu..%zu | %.4f | %.4f [%.4f, %.4f] | %s | %s |\n", w->name, w->theorem, l,
             w->D, rule, w->N_min, w->N_max, w->claimed, w->observed, w->lo95, w->hi95,
             gfi_exp_verdict_name(w->verdict), condition_text(w->condition));
+  }
+  regress_points_md(md, r->rrows, r->nrrows);
+  if (r->have_l1) {
+    fprintf(md, "\n### Lemma 1 (`gfi concentration`)\n\nBernstein's inequality for the density estimator at a point "
+                "(the concentration Theorems 2 and 4 rest on): %s, phi = z^%d, N = %zu, R = N^(1/3), %zu "
+                "replications. t(delta) is the deviation the bound allows with probability 1 - delta (exact "
+                "variance by quadrature); the empirical frequency of |p_hat(x) - E p_hat(x)| >= t(delta) must be "
+                "at most delta.\n\n| x | E p_hat(x) | MC mean (z) | delta | t(delta) | empirical frequency | "
+                "grid points above the bound |\n|---|---|---|---|---|---|---|\n",
+            r->l1p.model, r->l1p.l, r->l1p.N, r->l1p.reps);
+    for (int i = 0; i < 2; i++)
+      for (int d = 0; d < 4; d++) {
+        const gfi_exp_lemma1_point *q = r->l1 + i;
+        fprintf(md, "| %g | %.6f | %.6f (%.2f) | %g | %.4f | %.5f | %zu |\n", q->x, q->mean_exact, q->mean_mc,
+                q->mean_z, q->delta[d], q->t_delta[d], q->freq[d], q->violations);
+      }
+    fprintf(md, "\n![Lemma 1](lemma1/lemma1.png)\n");
   }
   fprintf(md, "\nVerdicts (both tables): faster-than-claimed or consistent agree with the theorem's bound, "
           "slower-than-claimed speaks against it; baseline rows have no theorem.\n");
@@ -967,10 +1044,22 @@ static int write_summary(run *r, double elapsed_before) {
   fprintf(md, "\n![Figure 1A](fig1a.png)\n![Figure 1B](fig1b.png)\n![Figure 2](fig2.png)\n"
           "![Sensitivity](sensitivity.png)\n");
   if (strcmp(S->rates, "none") != 0) summary_rates(r, md);
-  if (strcmp(S->flt, "none") != 0)
+  if (strcmp(S->flt, "none") != 0) {
     fprintf(md, "\n## FLT\n\nThe FLT study (%s mode) is in `flt/`: its tables in [flt/flt_summary.md]"
             "(flt/flt_summary.md) and its figures `flt/flt_*.png`.\n\n![FLT error vs r](flt/flt_err_vs_r.png)\n",
             strcmp(S->flt, "quick") == 0 ? "quick" : "full");
+    /* FLT's own configurations, from the study's summary */
+    char fs[4200], line[4096];
+    snprintf(fs, sizeof fs, "%s/flt/flt_summary.md", S->out);
+    FILE *in = fopen(fs, "r");
+    int on = 0;
+    while (in && fgets(line, sizeof line, in)) {
+      if (strncmp(line, "## ", 3) == 0) on = strstr(line, "own configurations") != NULL;
+      if (on) fprintf(md, "%s%s", strncmp(line, "## ", 3) == 0 ? "\n#" : "", line);
+    }
+    if (in) fclose(in);
+    fprintf(md, "\n![FLT's own configurations](flt/flt_paper.png)\n");
+  }
   if (ferror(md) | fclose(md)) return step_fail(r, GFI_EIO, "error writing %s", path);
   return GFI_OK;
 }
@@ -1091,7 +1180,7 @@ static int pipeline(run *r) {
   int st;
   if ((st = locate_tools(r))) return st;
   int do_rates = strcmp(S->rates, "none") != 0, do_flt = strcmp(S->flt, "none") != 0;
-  r->step_total = 3 * (1 + (int)S->seeds + 1) + 1 + 2 * do_rates + do_flt + 4 + 2 * do_rates + do_flt + 1;
+  r->step_total = 3 * (1 + (int)S->seeds + 1) + 1 + 3 * do_rates + do_flt + 4 + 3 * do_rates + do_flt + 1;
   r->run_t0 = gfi_now();
   if ((st = make_dir(r, S->out))) return st;
   char p[4200];

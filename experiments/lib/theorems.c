@@ -5,23 +5,82 @@
 #include <string.h>
 #include "gfi_exp/theorems.h"
 
+/* The hypotheses as FourierFormer states them (docs/theory.md section 4).
+ * Theorem 1 asks for a kernel with m vanishing moments and a finite
+ * absolute moment of order m + 1, and p in C^(m+1): sinc^l has m = 1 for
+ * every l >= 3 (its second moment is positive), and |z|^2 sinc^l is
+ * integrable only for l >= 4, so the theorem covers l >= 4 with p in C^2. */
 static const gfi_exp_theorem TABLE[GFI_EXP_NTHEOREMS] = {
   {GFI_EXP_THM_1, "1", 0, 4, 8, 4, "density, phi = z^l, l >= 4", "p in C^2", "R ~ N^(1/(D+2))",
-   "N^(-2/(D+2))", "-2s/(2s+D), 2s = 2q or min(2q, 2beta-1), q = 2"},
+   "N^(-2/(D+2))", "-2s/(2s+D), 2s = 2q or min(2q, 2beta-1), q = 2", 2,
+   {{"kernel", "sinc^l has m = 1 vanishing moment and int |z|^(m+1) |sinc z|^l dz < infinity: l >= 4", "l<4"},
+    {"truth", "p in C^(m+1) = C^2 with bounded derivatives", "not-C2"}}},
   {GFI_EXP_THM_2, "2", 1, 6, 8, 6, "Nadaraya-Watson regression, phi = z^l, l >= 6",
    "f and the design density smooth, design density bounded below on the evaluation set", "R ~ N^(1/(D+4))",
-   "N^(-4/(D+4))", "-4/(D+4) (a second-order kernel)"},
+   "N^(-4/(D+4))", "-4/(D+4) (a second-order kernel)", 3,
+   {{"kernel", "phi = z^l with l >= 6", "l<6"},
+    {"design", "f and the design density p twice continuously differentiable", "not-C2"},
+    {"design", "p bounded below on the evaluation set", "p-not-bounded-below"}}},
   {GFI_EXP_THM_3A, "3a", 0, 1, 1, 1, "density, phi = z (l = 1)",
    "supersmooth of order alpha, or ordinary smooth of order beta > 1",
    "R = (log N / C)^(1/alpha); ordinary smooth: R ~ N^(1/(D+beta-1))",
    "(log N)^(D/alpha)/N; ordinary smooth: N^(-(beta-1)/(D+beta-1))",
-   "-1 up to the logarithm (supersmooth), -(2beta-1)/(2beta-1+D) (ordinary smooth)"},
-  {GFI_EXP_THM_3B, "3b", 0, 2, 2, 2, "density, phi = z^2 (l = 2)", "supersmooth or ordinary smooth",
-   "R ~ N^(1/(D+2))", "N^(-2/(D+2))", "-2/(2+D) (q = 1)"},
+   "-1 up to the logarithm (supersmooth), -(2beta-1)/(2beta-1+D) (ordinary smooth)", 3,
+   {{"kernel", "phi = z (the Dirichlet kernel, l = 1)", "l!=1"},
+    {"truth", "supersmooth (alpha) or ordinary smooth (beta)", "not-smooth-class"},
+    {"truth", "ordinary smooth truths: beta > 1", "beta<=1"}}},
+  {GFI_EXP_THM_3B, "3b", 0, 2, 2, 2, "density, phi = z^2 (l = 2)", "supersmooth, or ordinary smooth with beta > 3",
+   "R ~ N^(1/(D+2))", "N^(-2/(D+2))", "-2/(2+D) (q = 1)", 3,
+   {{"kernel", "phi = z^2 (the Fejer kernel, l = 2)", "l!=2"},
+    {"truth", "supersmooth (alpha) or ordinary smooth (beta)", "not-smooth-class"},
+    {"truth", "ordinary smooth truths: beta > 3", "beta<=3"}}},
   {GFI_EXP_THM_4, "4", 1, 1, 1, 1, "Nadaraya-Watson regression, phi = z (l = 1)",
    "supersmooth design (alpha) with f p supersmooth, design density bounded below on the evaluation set",
-   "R = (log N / 2C)^(1/alpha)", "(log N)^(D/alpha)/N", "-1 up to the logarithm (infinite order)"},
+   "R = (log N / 2C)^(1/alpha)", "(log N)^(D/alpha)/N", "-1 up to the logarithm (infinite order)", 3,
+   {{"kernel", "phi = z (l = 1)", "l!=1"},
+    {"design", "the design density p and f p supersmooth of order alpha", "not-supersmooth"},
+    {"design", "p bounded below on the evaluation set", "p-not-bounded-below"}}},
 };
+
+int gfi_exp_kernel_vanishing_moments(int l) { return l >= 3 ? 1 : 0; }
+
+int gfi_exp_kernel_finite_moment(int l) { return l >= 1 ? l - 2 : -1; }
+
+/* append a failing hypothesis' value to buf */
+static void add_fail(char *buf, size_t n, size_t *len, const char *what) {
+  if (*len >= n) return;
+  int w = snprintf(buf + *len, n - *len, "%s%s", *len ? "," : "", what);
+  if (w > 0) *len += (size_t)w;
+}
+
+int gfi_exp_density_condition(gfi_exp_theorem_id th, const gfi_model *m, int l, char *buf, size_t n, int *met) {
+  const gfi_exp_theorem *T = gfi_exp_theorem_get(th);
+  if (!T || T->regression || !m || !buf || n < 8 || l < 1) return GFI_EINVAL;
+  gfi_smooth_class cls;
+  double order;
+  int known = gfi_model_smoothness(m, &cls, &order) == GFI_OK;
+  size_t len = 0;
+  buf[0] = '\0';
+  switch (th) {
+  case GFI_EXP_THM_1:
+    if (gfi_exp_kernel_vanishing_moments(l) < 1 || gfi_exp_kernel_finite_moment(l) < 2) add_fail(buf, n, &len, "l<4");
+    if (!gfi_model_is_c2(m)) add_fail(buf, n, &len, "not-C2");
+    break;
+  case GFI_EXP_THM_3A:
+  case GFI_EXP_THM_3B: {
+    int lneed = th == GFI_EXP_THM_3A ? 1 : 2;
+    double bmin = th == GFI_EXP_THM_3A ? 1 : 3;
+    if (l != lneed) add_fail(buf, n, &len, lneed == 1 ? "l!=1" : "l!=2");
+    if (!known) add_fail(buf, n, &len, "not-smooth-class");
+    else if (cls == GFI_ORDINARY_SMOOTH && !(order > bmin)) add_fail(buf, n, &len, lneed == 1 ? "beta<=1" : "beta<=3");
+    break;
+  }
+  default: return GFI_EINVAL;
+  }
+  if (!len) snprintf(buf, n, "met");
+  if (met) *met = len == 0;
+  return GFI_OK;
+}
 
 const gfi_exp_theorem *gfi_exp_theorem_get(gfi_exp_theorem_id id) {
   return (int)id >= 0 && id < GFI_EXP_NTHEOREMS ? &TABLE[id] : NULL;
@@ -153,12 +212,8 @@ int gfi_exp_density_rate_fit(gfi_exp_theorem_id th, const gfi_model *m, int l, s
   out->theorem = T;
   out->l = l;
   out->D = gfi_model_dim(m);
-  out->condition_met = 1;
-  out->condition = "met";
-  if (th == GFI_EXP_THM_1 && !gfi_model_is_c2(m)) {
-    out->condition_met = 0;
-    out->condition = "not-C2";
-  }
+  st = gfi_exp_density_condition(th, m, l, out->condition, sizeof out->condition, &out->condition_met);
+  if (st) return st;
   double lim = N[n - 1] / pow(10.0, fit_decades) * (1 - 1e-12);
   size_t first = 0;
   while (first < n && N[first] < lim) first++;

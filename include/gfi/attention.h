@@ -145,6 +145,32 @@ GFI_EXPORT int gfi_attn_backward(const gfi_attn_plan *plan, const double *Q, con
 
 GFI_EXPORT void gfi_attn_destroy(gfi_attn_plan *plan);
 
+/* ---- softmax attention (exact), forward and backward ---- */
+
+/* H = softmax(scale Q K^T) V row by row (causal: keys j <= i), Q and K L x D,
+ * V and H L x Dv. Computed exactly as Gaussian attention (above) on keys
+ * lifted to equal norm: k' = (k, sqrt(M^2 - |k|^2)), q' = (q, 0), M^2 just
+ * above max_j |k_j|^2, sigma^2 = 1/scale; then |q' - k'|^2 = |q|^2 + M^2 -
+ * 2 q.k and the Gaussian weights are exp(scale q.k) times a factor constant
+ * in each row, which the ratio cancels (and which the Gaussian engine's
+ * row-max scaling keeps in range). Same threads, determinism and O(L D)
+ * memory as the Gaussian engine, plus 2 L (D + 1) doubles for the lifted
+ * copies. scale > 0 and finite (1/sqrt(D): scaled dot-product attention).
+ * Errors: as gfi_attn_plan_create and gfi_attn_forward (GFI_EBANDWIDTH for
+ * a bad scale). */
+GFI_EXPORT int gfi_attn_softmax_forward(size_t L, size_t D, size_t Dv, const double *Q, const double *K,
+                                        const double *V, double scale, int causal, const gfi_opts *opts,
+                                        double *H);
+
+/* Gradients of a loss with dL/dH = dH through the softmax attention above:
+ * dQ, dK (L x D), dV (L x Dv) (it runs the forward again for the row
+ * statistics). The lift's extra
+ * coordinate is differentiated through (dk += dk'_{D} d sqrt(M^2 - |k|^2)/dk;
+ * H does not depend on M). Errors as gfi_attn_backward. */
+GFI_EXPORT int gfi_attn_softmax_backward(size_t L, size_t D, size_t Dv, const double *Q, const double *K,
+                                         const double *V, double scale, int causal, const gfi_opts *opts,
+                                         const double *dH, double *dQ, double *dK, double *dV);
+
 /* ---- FAVOR+ (Performer): softmax attention by positive random features ---- */
 
 /* FAVOR+ random projections W (m x dim): iid N(0, I) rows, or orthogonal

@@ -45,7 +45,11 @@ GFI_EXPORT int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kerne
 
 /* Gaussian KDE with bandwidth matrix H (D x D, symmetric positive definite,
  * row-major; the kernel's covariance). GFI_EBANDWIDTH when H is not SPD.
- * Always the direct sum: GFI_EUNSUPPORTED when opts.method is FAST. */
+ * opts.method / opts.tol choose the route (gfi/fast.h): for D <= 3 the fast
+ * route works on the data whitened by H^(-1/2) (Cholesky); GFI_EUNSUPPORTED
+ * when FAST is asked for D > 3. A tensor grid (gfi_density_eval_grid) keeps
+ * the separable last step when H is diagonal; a full H shears the grid, whose
+ * points then go through the scattered-point route. */
 GFI_EXPORT int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D,
                            const double *data, const double *weights,
                            const double *H, const gfi_opts *opts);

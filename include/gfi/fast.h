@@ -16,9 +16,17 @@
  *
  * gfi_opts.method chooses the route (GFI_METHOD_AUTO: by a cost model, with
  * the direct sum whenever the node count explodes), gfi_opts.tol the accuracy
- * (0: 1e-10). Only phi = z^l kernels have this route; custom phi and Gaussian
- * kernels always take the direct sum (GFI_EUNSUPPORTED when FAST is forced).
- * See docs/fast.md. */
+ * (0: 1e-10). phi = z^l kernels and the Gaussian KDE / Nadaraya-Watson
+ * baselines have this route; custom phi always take the direct sum
+ * (GFI_EUNSUPPORTED when FAST is forced).
+ *
+ * The Gaussian kernel N(u; 0, H) is not band-limited, but after whitening
+ * (z = L^-1 x, H = L L^T) its transform exp(-|w|^2 / 2) has tails below any
+ * target: per axis the part beyond |w| > W is erfc(W / sqrt 2) of the
+ * kernel's peak. The route integrates it by the trapezoid rule with step
+ * 2 pi / (S + t), whose aliasing error is at most 2 e^{-t^2/2} / (1 - e^{-t^2})
+ * of the peak (Poisson summation), truncated at W; both are chosen for the
+ * target and counted in the reported bound. See docs/fast.md. */
 #ifndef GFI_FAST_H
 #define GFI_FAST_H
 #include "export.h"

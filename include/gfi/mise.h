@@ -118,7 +118,12 @@ GFI_EXPORT int gfi_mise_exact_supported(const gfi_model *m);
 /* Exact MISE of the estimator with phi = z^l, N points and radii R[D].
  * N is a double so that sizes beyond 2^53 are accepted (N >= 1).
  * Errors: GFI_EINVAL, GFI_EORDER, GFI_ERADIUS, GFI_EEMPTY (N < 1),
- * GFI_EUNSUPPORTED (model, or D > 3), GFI_EQUAD, GFI_ENOMEM. */
+ * GFI_EUNSUPPORTED (model, or D > 3), GFI_EQUAD, GFI_ENOMEM, and GFI_ERANGE
+ * when the quadrature would need more than GFI_MISE_EXACT_MAX_AXIS nodes on
+ * one axis or GFI_MISE_EXACT_MAX_NODES in all (a large resolution or R):
+ * refused before any work, with res->nodes[] set to the counts it needed. */
+#define GFI_MISE_EXACT_MAX_AXIS ((size_t)1 << 24)
+#define GFI_MISE_EXACT_MAX_NODES ((size_t)1 << 30)
 GFI_EXPORT int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R,
                    const gfi_mise_opts *opts, gfi_mise_result *res);
 
@@ -128,6 +133,24 @@ GFI_EXPORT int gfi_mise_exact(const gfi_model *m, int l, double N, const double 
  *   O_c[a,b] = N(mu_a - mu_b; 0, c H + S_a + S_b).
  * GFI_EUNSUPPORTED for other truths, GFI_EBANDWIDTH when H is not SPD. */
 GFI_EXPORT int gfi_mise_gauss_exact(const gfi_model *m, double N, const double *H, gfi_mise_result *res);
+
+/* Exact ISE of one Gaussian KDE estimate (bandwidth matrix H, D x D SPD;
+ * data N x D row-major, uniform weights) for a normal-mixture truth, every
+ * term a Gaussian convolution in closed form (docs/theory.md section 3):
+ *   ISE = (1/N^2) sum_ij N(x_i - x_j; 0, 2H) - (2/N) sum_i sum_a w_a N(x_i - mu_a; 0, H + S_a)
+ *         + sum_ab w_a w_b N(mu_a - mu_b; 0, S_a + S_b).
+ * O(N^2 D). D <= 6, at most 64 components; GFI_EUNSUPPORTED otherwise and
+ * for other truths, GFI_EBANDWIDTH when H (or H + S_a) is not SPD. */
+GFI_EXPORT int gfi_ise_gauss(const gfi_model *m, size_t N, const double *data, const double *H, double *ise);
+
+/* Monte-Carlo MISE of the Gaussian KDE: the mean of gfi_ise_gauss over
+ * nreps >= 2 replications, replication k drawing its N points from RNG
+ * stream (opts->base.seed, k) (opts may be NULL: seed 0, all cores); the
+ * same bits for any thread count. res->bias2 and res->var are NaN (no
+ * pooled pass: it would cost O((nreps N)^2)); ise_out (may be NULL) gets
+ * the nreps ISE values. Errors as gfi_ise_gauss. */
+GFI_EXPORT int gfi_mise_gauss_mc(const gfi_model *m, size_t N, const double *H, size_t nreps,
+                                 const gfi_mise_opts *opts, gfi_mise_result *res, double *ise_out);
 
 /* The MISE-optimal isotropic Gaussian bandwidth H = h^2 I (Brent on log h)
  * and the MISE there. */

@@ -56,11 +56,26 @@ GFI_EXPORT int gfi_model_product(gfi_model **out, size_t D, const gfi_model *con
  *   normal                     standard normal in D dimensions
  *   normal:cov=c11,c12,...     N(0, C), C row-major D x D
  *   normal:mean=m1,..[;cov=..] with a mean (';' separates keys)
+ *   mix:W1*NORMAL|W2*NORMAL|.. normal mixture, NORMAL one of the normal forms
+ *                              above, weights W > 0 normalised to sum 1
  *   mw:K                       Marron-Wand K = 1..15 (D = 1)
  *   laplace[:mu,b]  cauchy[:x0,gamma]  t:NU  uniform[:a,b]  beta:A,B
  *   1-D families given with D > 1 mean the i.i.d. product over D axes.
+ * Parameters must keep the sampler and the density finite: locations and
+ * scales (mean, covariance entries, mu, b, x0, gamma, a, b) at most
+ * GFI_MODEL_MAX_PARAM in magnitude, scales (b, gamma, b - a, covariance
+ * diagonal) at least GFI_MODEL_MIN_SCALE, t's NU in [GFI_MODEL_MIN_NU,
+ * GFI_MODEL_MAX_NU] and beta's shapes in [GFI_MODEL_MIN_SHAPE,
+ * GFI_MODEL_MAX_SHAPE]; a specification outside is GFI_EMODEL naming the
+ * parameter and the limit.
  * On failure returns GFI_EMODEL (or GFI_ENOTPD, GFI_EDIM) and writes a
  * message to err (may be NULL). */
+#define GFI_MODEL_MAX_PARAM 1e100
+#define GFI_MODEL_MIN_SCALE 1e-100
+#define GFI_MODEL_MIN_NU 0.1
+#define GFI_MODEL_MAX_NU 1e8
+#define GFI_MODEL_MIN_SHAPE 1e-2
+#define GFI_MODEL_MAX_SHAPE 1e6
 GFI_EXPORT int gfi_model_parse(gfi_model **out, const char *spec, size_t D, gfi_errinfo *err);
 
 GFI_EXPORT void gfi_model_free(gfi_model *m);

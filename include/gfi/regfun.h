@@ -29,7 +29,11 @@ extern "C" {
 typedef struct gfi_regfun gfi_regfun;
 
 /* Parse a truth specification for dimension D. GFI_EMODEL (message in err,
- * err->column at the offending character) or GFI_EDIM (axis out of range). */
+ * err->column at the offending character) or GFI_EDIM (axis out of range).
+ * Coefficients, frequencies and noise sds are limited to
+ * GFI_REGFUN_MAX_PARAM in magnitude (GFI_EMODEL naming the limit); a truth
+ * can still overflow at far design points, which callers check. */
+#define GFI_REGFUN_MAX_PARAM 1e100
 GFI_EXPORT int gfi_regfun_parse(gfi_regfun **out, const char *spec, size_t D, gfi_errinfo *err);
 /* f at n points (n x D) into y[n]. */
 GFI_EXPORT int gfi_regfun_eval(const gfi_regfun *f, size_t n, const double *x, double *y);

@@ -86,8 +86,11 @@ GFI_EXPORT int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size
 
 /* Gaussian NW with bandwidth matrix H (D x D symmetric positive definite,
  * row-major; a diagonal H = diag(h_j^2) is the per-axis bandwidth).
- * GFI_EBANDWIDTH when H is not SPD. Always the direct sum: GFI_EUNSUPPORTED
- * when opts.method is FAST. */
+ * GFI_EBANDWIDTH when H is not SPD. opts.method / opts.tol choose the route
+ * as for gfi_nw_plan_fourier: for D <= 3 the fast route works on the data
+ * whitened by H^(-1/2) (Cholesky), with the Gaussian's transform integrated
+ * by the trapezoid rule truncated where its tail is below the target
+ * (gfi/fast.h); GFI_EUNSUPPORTED when FAST is asked for D > 3. */
 GFI_EXPORT int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const double *x,
                       const double *y, const double *H, const gfi_opts *opts);
 

@@ -19,6 +19,10 @@
  *             1{|x| <= v_j} (k = 1: the box of FLT eq. 4), supported on
  *             |x_j| <= k v_j;  g(xi) = C prod_j (sin(2 pi v_j xi_j)/(pi xi_j))^k
  *             (the corrected higher-order transform, docs/theory.md section 5)
+ *             k may differ per axis (k_j): g = C prod_j (sin(2 pi v_j xi_j)/(pi xi_j))^k_j
+ *   boxes     sums of boxes (FLT eq. 20-21 with per-axis orders):
+ *             f(x) = sum_b C_b prod_j B_{k_j}(x_j; v_bj),
+ *             g(xi) = sum_b C_b prod_j (sin(2 pi v_bj xi_j)/(pi xi_j))^k_j
  *   local-paper  the paper's printed g = C prod_j sin^k(2 pi v_j xi_j)/(pi xi_j),
  *             with its exact inverse (piecewise constant: boxes for odd k,
  *             imaginary sign steps for even k) — not a continuous bump
@@ -50,8 +54,11 @@ typedef enum {
   GFI_RPE_LOCAL_PAPER,
   GFI_RPE_EXP,
   GFI_RPE_MATERN32,
-  GFI_RPE_LAPLACE
+  GFI_RPE_LAPLACE,
+  GFI_RPE_BOXES
 } gfi_rpe_kind;
+
+#define GFI_RPE_MAX_BOXES 8
 
 typedef struct gfi_rpe gfi_rpe;
 
@@ -63,11 +70,18 @@ GFI_EXPORT int gfi_rpe_gbf(gfi_rpe **out, size_t ell, size_t T, const double *w,
 /* v: ell half-widths > 0 (NULL: all 1); k = 1..8 (GFI_EORDER otherwise); C != 0.
  * paper_form = 1 gives the printed (incorrect) transform. */
 GFI_EXPORT int gfi_rpe_local(gfi_rpe **out, size_t ell, const double *v, int k, double C, int paper_form);
+/* Sums of nb boxes (1..GFI_RPE_MAX_BOXES) with per-axis orders k[j] = 1..8:
+ * C: nb amplitudes (finite, non-zero), v: nb x ell half-widths > 0. One box
+ * gives the local family (kind GFI_RPE_LOCAL) with per-axis k. */
+GFI_EXPORT int gfi_rpe_boxes(gfi_rpe **out, size_t ell, size_t nb, const double *C, const double *v, const int *k);
 /* kind GFI_RPE_EXP, GFI_RPE_MATERN32 or GFI_RPE_LAPLACE, scale s > 0. */
 GFI_EXPORT int gfi_rpe_kernel(gfi_rpe **out, gfi_rpe_kind kind, size_t ell, double s);
 
 /* Parse a family specification for dimension ell:
  *   gauss:s=S   box:v=V[,C=..]   local:v=V,k=K[,C=..]   local-paper:v=V,k=K[,C=..]
+ *   (local: K one order or ell orders k_1..k_ell)
+ *   boxes:C=C1,..;v=..;k=K     nb boxes: nb amplitudes, nb x ell half-widths
+ *                               (row-major), one or ell orders
  *   exp:s=S (aliases matern12:s=S)   matern32:s=S   laplace:s=S
  *   gbf:w=W1,..;s=S1,..             mixture:FILE (rows: w mu_1..mu_ell s)
  *   mixture:w=..;mu=..;s=..          (mu flattened, ell numbers per component)

@@ -18,7 +18,11 @@ extern "C" {
  * *cols and *data (malloc'ed row-major, caller frees) are set. On failure
  * returns GFI_EIO (cannot open/read), GFI_EEMPTY (no data rows), GFI_EPARSE
  * (non-numeric token or wrong number of columns) or GFI_ENONFINITE (NaN/Inf),
- * with err->line / err->column (1-based field) and err->msg filled. */
+ * with err->line / err->column (1-based field) and err->msg filled. A NUL
+ * byte or a line longer than GFI_TABLE_MAX_LINE bytes (a binary file, or an
+ * endless one such as /dev/zero) is GFI_EPARSE at that line, found without
+ * reading further. */
+#define GFI_TABLE_MAX_LINE (1 << 20)
 GFI_EXPORT int gfi_table_read(const char *path, size_t ncols_expected, size_t *rows,
                    size_t *cols, double **data, gfi_errinfo *err);
 

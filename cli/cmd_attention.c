@@ -1,0 +1,225 @@
+/* gfi attention: Fourier (FourierFormer eq. 15) or softmax attention of
+ * given Q, K, V, several heads, forward and (on request) gradients. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "commands.h"
+
+/* columns [h w, (h + 1) w) of an L x (H w) table */
+static void take(const double *src, size_t L, size_t H, size_t w, size_t h, double *dst) {
+  for (size_t i = 0; i < L; i++) memcpy(dst + i * w, src + i * H * w + h * w, w * sizeof *dst);
+}
+static void put_back(const double *src, size_t L, size_t H, size_t w, size_t h, double *dst) {
+  for (size_t i = 0; i < L; i++) memcpy(dst + i * H * w + h * w, src + i * w, w * sizeof *dst);
+}
+
+/* one gradient table: PREFIX.NAME.npy or a text table PREFIX.NAME */
+static void write_grad(const char *prefix, const char *name, int npy, size_t rows, size_t cols, const double *x,
+                       const char *what) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s.%s%s", prefix, name, npy ? ".npy" : "");
+  if (npy) {
+    gfi_errinfo err;
+    gfi_errinfo_clear(&err);
+    int st = gfi_npy_write(path, rows, cols, 2, x, &err);
+    if (st) cli_die(EXIT_RUNTIME, "--grad %s: %s", path, err.msg[0] ? err.msg : gfi_strerror(st));
+    return;
+  }
+  FILE *f = fopen(path, "w");
+  if (!f) cli_die(EXIT_RUNTIME, "--grad: cannot write %s: %s", path, strerror(errno));
+  cli_header(f);
+  cli_meta(f, "table", "%s: %zu rows x %zu columns (heads side by side)", what, rows, cols);
+  for (size_t i = 0; i < rows; i++) {
+    for (size_t j = 0; j < cols; j++) {
+      if (j) fputc(' ', f);
+      gfi_table_put(f, x[i * cols + j]);
+    }
+    fputc('\n', f);
+  }
+  cli_finish_output(f, path);
+}
+
+int cmd_attention(int argc, char **argv) {
+  const char *qpath = NULL, *kpath = NULL, *vpath = NULL, *kind = NULL, *Rs = NULL, *grad = NULL, *dhpath = NULL;
+  const char *outpath = NULL;
+  size_t heads = 1;
+  int l = 4, causal = 0, nthreads = 0, grad_npy = 0;
+  double scale = 0, tol = 1e-8;
+  const cli_opt opts[] = {
+    {"q", CLI_STR, &qpath, .arg = "FILE", .section = "inputs (text tables or .npy float64 arrays, L rows)",
+     .help = "queries: L x (heads * D)"},
+    {"k", CLI_STR, &kpath, .arg = "FILE", .help = "keys: L x (heads * D)"},
+    {"v", CLI_STR, &vpath, .arg = "FILE", .help = "values: L x (heads * Dv)"},
+    {"heads", CLI_SIZE, &heads, .def = "1", .arg = "H", .min = 1,
+     .help = "heads: head h uses columns h*D .. (h+1)*D - 1 (h*Dv .. for V)"},
+    {"kind", CLI_STR, &kind, .def = "fourier", .arg = "K", .section = "attention",
+     .help = "fourier: w_ij = prod_d sinc(R_d (q_id - k_jd))^l (FourierFormer eq. 15);\n"
+             "softmax: w_ij = exp(scale q_i.k_j) (scaled dot-product attention)"},
+    {"l", CLI_INT, &l, .def = "4", .arg = "L", .min = 1, .help = "fourier: phi(z) = z^L, L = 1..8"},
+    {"R", CLI_STR, &Rs, .arg = "R[,..]",
+     .help = "fourier: one radius, D radii (per axis, every head) or heads*D\n"
+             "radii (per head and axis); all > 0 (required for fourier)"},
+    {"scale", CLI_POSITIVE, &scale, .arg = "S", .help = "softmax: the logit scale (default 1/sqrt(D))"},
+    {"causal", CLI_FLAG, &causal, .help = "row i sees keys j <= i only"},
+    {"denom-tol", CLI_DOUBLE, &tol, .def = "1e-8", .arg = "T",
+     .help = "fourier: flag a row (NaN) when sum_j w_ij <= T sum_j |w_ij| (odd l)"},
+    {"grad", CLI_STR, &grad, .arg = "PREFIX", .section = "gradients",
+     .help = "also write the gradients of sum(dH * H): PREFIX.dQ, PREFIX.dK, PREFIX.dV\n"
+             "and, for fourier, PREFIX.dR (as many values as --R has)"},
+    {"dh", CLI_STR, &dhpath, .arg = "FILE", .help = "dH, L x (heads * Dv) (default: all ones, the gradient of sum H)"},
+    {"grad-npy", CLI_FLAG, &grad_npy, .help = "write the gradients as PREFIX.dQ.npy, ... (float64)"},
+    CLI_OPT_THREADS(nthreads),
+    CLI_OPT_OUT(outpath),
+    {0}};
+  const cli_spec spec = {
+    "usage: gfi attention --q FILE --k FILE --v FILE [--kind fourier|softmax] [--R R,..] [--heads H]\n"
+    "                     [--grad PREFIX [--dh FILE]] [--out FILE]\n\n"
+    "Attention of the given queries, keys and values, head by head:\n"
+    "  H_i = sum_j w_ij v_j / sum_j w_ij\n"
+    "with Fourier weights (FourierFormer's generalized Fourier integral kernel,\n"
+    "phi = z^l; exact, O(L D) memory) or softmax weights. Prints H, L rows x\n"
+    "(heads * Dv) columns (the heads side by side). With --grad, the exact gradients\n"
+    "of sum(dH * H) with respect to Q, K, V (and the radii) go to files.\n",
+    opts, NULL};
+  if (cli_parse(&spec, argc, argv)) return 0;
+  if (!qpath) cli_usage("--q", "required");
+  if (!kpath) cli_usage("--k", "required");
+  if (!vpath) cli_usage("--v", "required");
+  int fourier = strcmp(kind, "fourier") == 0;
+  if (!fourier && strcmp(kind, "softmax") != 0) cli_usage("--kind", "expected fourier or softmax, got '%s'", kind);
+  if (l > 8) cli_usage("--l", "expected 1..8");
+  if (!(tol >= 0 && tol < 1)) cli_usage("--denom-tol", "must be in [0, 1)");
+  if (!fourier && cli_given("R")) cli_usage("--R", "only for --kind fourier");
+  if (fourier && cli_given("scale")) cli_usage("--scale", "only for --kind softmax");
+  if (!grad && (cli_given("dh") || grad_npy)) cli_usage(cli_given("dh") ? "--dh" : "--grad-npy", "needs --grad");
+  size_t Lq, Lk, Lv, cq, ck, cv;
+  double *Q = cli_read_table("--q", qpath, 0, &Lq, &cq);
+  double *K = cli_read_table("--k", kpath, 0, &Lk, &ck);
+  double *V = cli_read_table("--v", vpath, 0, &Lv, &cv);
+  if (Lq == 0) cli_die(EXIT_RUNTIME, "--q %s: no rows", qpath);
+  if (Lk != Lq || Lv != Lq)
+    cli_die(EXIT_RUNTIME, "--k/--v: %zu and %zu rows, but --q %s has %zu (one row per position)", Lk, Lv, qpath, Lq);
+  if (ck != cq) cli_die(EXIT_RUNTIME, "--k %s: %zu columns, but --q has %zu", kpath, ck, cq);
+  if (cq % heads || cv % heads)
+    cli_usage("--heads", "%zu heads do not divide the %zu query/key columns and %zu value columns", heads, cq, cv);
+  const size_t L = Lq, H = heads, D = cq / heads, Dv = cv / heads;
+  double *dH = NULL;
+  if (grad) {
+    if (dhpath) {
+      size_t Ld, cd;
+      dH = cli_read_table("--dh", dhpath, 0, &Ld, &cd);
+      if (Ld != L || cd != H * Dv)
+        cli_die(EXIT_RUNTIME, "--dh %s: %zu x %zu, expected %zu x %zu (the shape of H)", dhpath, Ld, cd, L, H * Dv);
+    } else {
+      dH = cli_array(L, H * Dv, sizeof *dH);
+      for (size_t k = 0; k < L * H * Dv; k++) dH[k] = 1;
+    }
+  }
+  /* radii: 1, D or H D values */
+  size_t nR = 0;
+  double *R = NULL;
+  int per_axis = 0;
+  if (fourier) {
+    if (!Rs) cli_usage("--R", "required for --kind fourier");
+    R = cli_list("--R", Rs, &nR);
+    if (nR != 1 && nR != D && nR != H * D)
+      cli_usage("--R", "expected 1, %zu (per axis) or %zu (per head and axis) radii, got %zu", D, H * D, nR);
+    for (size_t k = 0; k < nR; k++)
+      if (!(R[k] > 0)) cli_usage("--R", "radii must be > 0, got %g", R[k]);
+    per_axis = nR > 1;
+  } else if (!cli_given("scale")) {
+    scale = 1 / sqrt((double)D);
+  }
+  gfi_opts o;
+  gfi_default_opts(&o);
+  o.nthreads = nthreads;
+  double *out = cli_array(L, H * Dv, sizeof *out);
+  double *q = cli_array(L, D, sizeof *q), *k = cli_array(L, D, sizeof *k), *v = cli_array(L, Dv, sizeof *v);
+  double *h = cli_array(L, Dv, sizeof *h), *dh = grad ? cli_array(L, Dv, sizeof *dh) : NULL;
+  double *gQ = NULL, *gK = NULL, *gV = NULL, *gR = NULL, *dq = NULL, *dk = NULL, *dv = NULL;
+  if (grad) {
+    gQ = cli_array(L, H * D, sizeof *gQ), gK = cli_array(L, H * D, sizeof *gK), gV = cli_array(L, H * Dv, sizeof *gV);
+    dq = cli_array(L, D, sizeof *dq), dk = cli_array(L, D, sizeof *dk), dv = cli_array(L, Dv, sizeof *dv);
+    gR = cli_array(nR ? nR : 1, 1, sizeof *gR);
+  }
+  gfi_attn_plan *plan = NULL;
+  double *saved = NULL;
+  if (fourier) {
+    gfi_attn_spec sp;
+    gfi_attn_default_spec(&sp);
+    sp.kind = GFI_ATTN_FOURIER;
+    sp.l = l;
+    sp.per_axis_R = per_axis;
+    sp.causal = causal;
+    sp.denom_tol = tol;
+    cli_check(gfi_attn_plan_create(&plan, &sp, L, D, Dv, &o), "attention plan");
+    saved = cli_array(gfi_attn_saved_size(plan), 1, sizeof *saved);
+  }
+  size_t flagged = 0;
+  for (size_t hd = 0; hd < H; hd++) {
+    take(Q, L, H, D, hd, q);
+    take(K, L, H, D, hd, k);
+    take(V, L, H, Dv, hd, v);
+    if (grad) take(dH, L, H, Dv, hd, dh);
+    if (fourier) {
+      double *r = R + (nR == H * D && H > 1 ? hd * D : 0);
+      double r1[1] = {R[0]};
+      if (nR == 1) r = r1;
+      gfi_attn_info info;
+      int st = gfi_attn_forward(plan, q, k, v, r, h, saved, &info);
+      if (st != GFI_EDENOM) cli_check(st, "attention forward");
+      flagged += info.nflagged;
+      if (grad) {
+        double dr[GFI_MAX_DIM];
+        st = gfi_attn_backward(plan, q, k, v, r, h, saved, dh, dq, dk, dv, dr, NULL);
+        if (st != GFI_EDENOM) cli_check(st, "attention backward");
+        size_t np = gfi_attn_nparam(plan);
+        if (nR == H * D && H > 1)
+          memcpy(gR + hd * D, dr, D * sizeof *dr);
+        else
+          for (size_t a = 0; a < np; a++) gR[a] = (hd ? gR[a] : 0) + dr[a];
+      }
+    } else {
+      cli_check(gfi_attn_softmax_forward(L, D, Dv, q, k, v, scale, causal, &o, h), "softmax attention");
+      if (grad)
+        cli_check(gfi_attn_softmax_backward(L, D, Dv, q, k, v, scale, causal, &o, dh, dq, dk, dv),
+                  "softmax attention backward");
+    }
+    put_back(h, L, H, Dv, hd, out);
+    if (grad) {
+      put_back(dq, L, H, D, hd, gQ);
+      put_back(dk, L, H, D, hd, gK);
+      put_back(dv, L, H, Dv, hd, gV);
+    }
+  }
+  cli_output oo;
+  cli_output_open(&oo, outpath);
+  cli_header(oo.f);
+  cli_meta(oo.f, "shape", "L = %zu, heads = %zu, D = %zu, Dv = %zu", L, H, D, Dv);
+  if (fourier) {
+    cli_meta_values(oo.f, "R", "", nR, R);
+    cli_meta(oo.f, "flagged", "%zu rows (NaN: the denominator vanished or changed sign)", flagged);
+  } else {
+    cli_meta(oo.f, "scale", "%.17g", scale);
+  }
+  if (grad)
+    cli_meta(oo.f, "gradients", "%s.dQ, %s.dK, %s.dV%s%s%s: d sum(dH * H) (dH %s)", grad, grad, grad,
+             fourier ? ", " : "", fourier ? grad : "", fourier ? ".dR" : "", dhpath ? dhpath : "all ones");
+  cli_output_meta(&oo, L, 0, H * Dv, 0);
+  fprintf(oo.f, "# H: %zu columns, head h in columns h*%zu+1 .. (h+1)*%zu\n", H * Dv, Dv, Dv);
+  cli_output_rows(&oo, L, 0, NULL, H * Dv, out, 0);
+  if (grad) {
+    write_grad(grad, "dQ", grad_npy, L, H * D, gQ, "dQ");
+    write_grad(grad, "dK", grad_npy, L, H * D, gK, "dK");
+    write_grad(grad, "dV", grad_npy, L, H * Dv, gV, "dV");
+    if (fourier) write_grad(grad, "dR", grad_npy, 1, nR, gR, "dR (one per --R value)");
+  }
+  cli_output_close(&oo);
+  gfi_attn_destroy(plan);
+  free(saved);
+  free(Q), free(K), free(V), free(dH), free(R), free(out), free(q), free(k), free(v), free(h), free(dh);
+  free(gQ), free(gK), free(gV), free(gR), free(dq), free(dk), free(dv);
+  return 0;
+}

@@ -1,0 +1,46 @@
+/* Allocation of arrays whose size is a product of counts, with the product
+ * checked: every such allocation in lib/, estimators/ and cli/ goes through
+ * these, so that no size wraps around size_t into a small buffer that is
+ * then overrun. On overflow they return NULL, as on exhausted memory, and
+ * callers report GFI_ENOMEM. Internal (not installed). */
+#ifndef GFI_ALLOC_H
+#define GFI_ALLOC_H
+
+#include <stddef.h>
+#include <stdlib.h>
+
+/* *out = a * b * c * d; 1 when the product overflows size_t (then *out = 0). */
+static inline int gfi_size_prod(size_t *out, size_t a, size_t b, size_t c, size_t d) {
+  size_t p;
+  if (__builtin_mul_overflow(a, b, &p) || __builtin_mul_overflow(p, c, &p) ||
+      __builtin_mul_overflow(p, d, &p)) {
+    *out = 0;
+    return 1;
+  }
+  *out = p;
+  return 0;
+}
+
+/* malloc(a * b [* c [* d]]) */
+static inline void *gfi_malloc4(size_t a, size_t b, size_t c, size_t d) {
+  size_t n;
+  return gfi_size_prod(&n, a, b, c, d) ? NULL : malloc(n);
+}
+static inline void *gfi_malloc2(size_t a, size_t b) { return gfi_malloc4(a, b, 1, 1); }
+static inline void *gfi_malloc3(size_t a, size_t b, size_t c) { return gfi_malloc4(a, b, c, 1); }
+
+/* calloc(a [* b [* c]], size): zeroed */
+static inline void *gfi_calloc4(size_t a, size_t b, size_t c, size_t size) {
+  size_t n;
+  return gfi_size_prod(&n, a, b, c, size) ? NULL : calloc(n ? a * b * c : 0, size);
+}
+static inline void *gfi_calloc3(size_t a, size_t b, size_t size) { return gfi_calloc4(a, b, 1, size); }
+
+/* realloc(p, a * b [* c]); p is left alone on failure */
+static inline void *gfi_realloc3(void *p, size_t a, size_t b, size_t c) {
+  size_t n;
+  return gfi_size_prod(&n, a, b, c, 1) ? NULL : realloc(p, n);
+}
+static inline void *gfi_realloc2(void *p, size_t a, size_t b) { return gfi_realloc3(p, a, b, 1); }
+
+#endif

@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# The bad-input battery: malformed options, hostile files and parameters that
+# overflow, over every subcommand. Each case must exit with status 1 (a
+# runtime error) or 2 (a usage error), print one line on stderr that names
+# the fault (the pattern), and put no NaN or infinity on standard output.
+# Usage: bad_input_test.sh path/to/gfi
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+case $GFI in /*) ;; *) GFI=$PWD/$GFI ;; esac
+cd "$T" || exit 1
+
+# c CODE PATTERN COMMAND-ARGS...: one case (COMMAND-ARGS go to gfi).
+c() {
+  local code=$1 pat=$2
+  shift 2
+  expect "$code" "$pat" -- timeout 60 "$GFI" "$@"
+  if grep -v '^#' "$T/out" | grep -qiE '(^|[ ,])[-+]?(nan|inf)'; then
+    bad "'gfi $*' printed NaN or inf: $(grep -v '^#' "$T/out" | head -2)"
+  fi
+}
+
+# Inputs: good ones, and bad ones of every kind a file can be bad.
+"$GFI" sample --model normal --n 200 --seed 1 >d1.txt
+"$GFI" sample --model normal --dim 2 --n 200 --seed 1 >d2.txt
+"$GFI" regress-sample --model normal --truth poly:0,1 --noise gauss:0.1 --n 200 --seed 1 >r1.txt
+printf '0.1\n0.5\n' >q.txt
+printf '0 0\n0.5 0.5\n' >q2.txt
+printf '1\n2\nx3\n' >word.txt
+printf '1\n2\nnan\n' >nan.txt
+printf '1\n2\n1e400\n' >huge.txt
+printf '1 2\n3\n' >ragged.txt
+printf '# only a comment\n' >empty.txt
+: >zero.txt
+printf '1\n\0002\n' >nul.txt
+printf '\223NUMPY\001\000\020\000{}' >bad.npy
+printf 'not a table at all\n' >text.npy
+head -c 100 /dev/urandom >random.bin
+mkdir dir
+
+# ---- every command: unknown, repeated and valueless options ----------------
+for co in sample:n pdf:dim density:threads regress:threads regress-sample:n regress-mse:threads \
+          regress-rates:threads flt-error:threads flt-complexity:threads mise:threads ropt:threads \
+          rates:threads sweep:threads reproduce:threads; do
+  cmd=${co%%:*} o=--${co#*:}
+  c 2 "unknown option" "$cmd" --no-such-option 1
+  c 2 "unexpected argument" "$cmd" stray
+  c 2 "$o: given twice" "$cmd" "$o" 1 "$o" 2
+  c 2 "$o: missing value" "$cmd" "$o"
+  c 2 "$o" "$cmd" "$o" -1
+done
+c 2 "unknown command" no-such-command
+
+# ---- sample, pdf: models ---------------------------------------------------
+for m in t:1e-300 t:1e308 t:0 t:-1 t:nan t laplace:0,1e308 laplace:0,1e-300 laplace:1e200,1 laplace:0,-1 \
+         cauchy:0,0 cauchy:1e300,1 uniform:2,1 uniform:0,1e-200 uniform:-1e308,1e308 beta:1e-9,1 beta:1,1e9 \
+         beta:1 normal:cov=1e300 normal:cov=-1 normal:mean=1e200 normal:mean=1,2 'normal:cov=1,2' mw:0 mw:16 \
+         mw:x foo '' normal:mean=1x; do
+  c 2 "model" sample --model "$m" --n 5 --seed 1
+  c 2 "model" pdf --model "$m" --at q.txt
+done
+c 2 "outside \[0.1, 1e+08\]" sample --model t:1e-300 --n 5
+c 2 "scale b = 1e+308 is outside" sample --model laplace:0,1e308 --n 5
+c 2 "covariance entry (1,1)" pdf --model normal:cov=1e300 --at q.txt
+c 1 "out of memory for 2305843009213693952 x 1 values" sample --model normal --n 2305843009213693952
+c 1 "out of memory for" sample --model normal --dim 3 --n 1e18
+c 2 "--n" sample --model normal --n -5
+c 2 "--n" sample --model normal --n 1.5
+c 2 "--n" sample --model normal --n 1e30
+c 2 "--dim" sample --model normal --dim 0 --n 5
+c 2 "--seed" sample --model normal --n 5 --seed x
+c 2 "--model" sample --n 5
+c 1 "query file q2.txt:1:2" pdf --model normal --dim 1 --at q2.txt
+c 1 "query file word.txt:3:1: not a number" pdf --model normal --at word.txt
+c 1 "query file nan.txt:3:1: value is NaN" pdf --model normal --at nan.txt
+c 1 "query file huge.txt:3:1" pdf --model normal --at huge.txt
+c 1 "query file ragged.txt:2" pdf --model normal --dim 2 --at ragged.txt
+c 1 "query file empty.txt: no data rows" pdf --model normal --at empty.txt
+c 1 "query file zero.txt: no data rows" pdf --model normal --at zero.txt
+c 1 "nul.txt:2: NUL byte" pdf --model normal --at nul.txt
+c 1 "/dev/zero:1: NUL byte" pdf --model normal --at /dev/zero
+c 1 "random.bin" pdf --model normal --at random.bin
+c 1 "no-such-file.txt: cannot open" pdf --model normal --at no-such-file.txt
+c 1 "dir" pdf --model normal --at dir
+c 1 "bad.npy" pdf --model normal --at bad.npy
+c 1 "text.npy" pdf --model normal --at text.npy
+
+# ---- density ---------------------------------------------------------------
+c 2 "R_1 \* x = 1e+300 \* " density --data d1.txt --phi pow:4 --R 1e300 --at q.txt
+c 2 "--phi: only for --kernel fourier" density --data d1.txt --kernel gauss --bandwidth 0.3 --phi pow:4 --at q.txt
+c 2 "--R: only for --kernel fourier" density --data d1.txt --kernel gauss --bandwidth 0.3 --R 2 --at q.txt
+c 2 "--bandwidth: only for --kernel gauss" density --data d1.txt --bandwidth 0.3 --R 2 --at q.txt
+c 2 "must be symmetric: entry (1,2) = 0.5 but (2,1) = 0.2" \
+  density --data d2.txt --kernel gauss --bandwidth 1,0.5,0.2,1 --at q2.txt
+c 2 "must be positive definite" density --data d2.txt --kernel gauss --bandwidth 1,2,2,1 --at q2.txt
+c 2 "--bandwidth" density --data d1.txt --kernel gauss --bandwidth -1 --at q.txt
+c 2 "--bandwidth" density --data d1.txt --kernel gauss --bandwidth 0 --at q.txt
+c 2 "--bandwidth" density --data d2.txt --kernel gauss --bandwidth 1,2,3 --at q2.txt
+c 2 "--bandwidth" density --data d1.txt --kernel gauss --bandwidth nan --at q.txt
+c 2 "--kernel" density --data d1.txt --kernel epanechnikov --R 2 --at q.txt
+c 2 "--R" density --data d1.txt --R 0 --at q.txt
+c 2 "--R" density --data d1.txt --R -2 --at q.txt
+c 2 "--R" density --data d1.txt --R inf --at q.txt
+c 2 "--R" density --data d1.txt --R 1,2 --at q.txt
+c 2 "--R" density --data d1.txt --R 2,x --at q.txt
+c 2 "--R" density --data d1.txt --at q.txt
+c 2 "given twice" density --data d1.txt --R 2 --R 3 --at q.txt
+c 2 "--phi" density --data d1.txt --phi pow:9 --R 2 --at q.txt
+c 2 "--phi" density --data d1.txt --phi pow:0 --R 2 --at q.txt
+c 2 "--phi" density --data d1.txt --phi sinc --R 2 --at q.txt
+c 2 "--phi" density --data d1.txt --phi pow:x --R 2 --at q.txt
+c 2 "--method" density --data d1.txt --R 2 --at q.txt --method slow
+c 2 "--tol" density --data d1.txt --R 2 --at q.txt --method fast --tol 2
+c 2 "--tol" density --data d1.txt --R 2 --at q.txt --method fast --tol 0
+c 1 "data file /dev/zero:1: NUL byte" density --data /dev/zero --phi pow:4 --R 2 --at q.txt
+c 1 "data file word.txt:3:1" density --data word.txt --R 2 --at q.txt
+c 1 "data file nan.txt:3:1" density --data nan.txt --R 2 --at q.txt
+c 1 "data file empty.txt" density --data empty.txt --R 2 --at q.txt
+c 1 "data file no-such-file.txt" density --data no-such-file.txt --R 2 --at q.txt
+c 1 "query file word.txt:3:1" density --data d1.txt --R 2 --at word.txt
+c 1 "query file /dev/zero" density --data d1.txt --R 2 --at /dev/zero
+c 1 "q2.txt:1:2" density --data d1.txt --R 2 --at q2.txt
+c 1 "weights file" density --data d1.txt --R 2 --at q.txt --weights q.txt
+c 1 "weights file nan.txt" density --data d1.txt --R 2 --at q.txt --weights nan.txt
+c 2 "--model" density --model t:1e-300 --n 10 --seed 1 --R 2 --at q.txt
+c 1 "out of memory for" density --model normal --n 2305843009213693952 --seed 1 --R 2 --at q.txt
+c 2 "--grid" density --data d1.txt --R 2 --grid 0:1:0
+c 2 "--grid" density --data d1.txt --R 2 --grid 0:1:x
+c 2 "--grid" density --data d1.txt --R 2 --grid 0:1:5 --at q.txt
+c 1 "writing /dev/full" density --data d1.txt --R 2 --at q.txt --out /dev/full
+c 1 "cannot write dir/" density --data d1.txt --R 2 --at q.txt --out dir/
+c 1 "no-such-dir/x.npy" density --data d1.txt --R 2 --at q.txt --out no-such-dir/x.npy
+
+# ---- regress, regress-sample -------------------------------------------------
+c 2 "--phi: only for --kernel fourier" regress --data r1.txt --kernel gauss --bandwidth 0.3 --phi pow:4 --at q.txt
+c 2 "R_1 \* x" regress --data r1.txt --R 1e300 --at q.txt
+c 2 "must be symmetric" regress --model normal --dim 2 --truth poly:0,1 --n 50 --seed 1 --kernel gauss \
+  --bandwidth 1,0.3,0.1,1 --at q2.txt
+c 2 "--phi" regress --data r1.txt --phi pow:12 --R 2 --at q.txt
+c 2 "--truth" regress --model normal --truth poly:1e308,1e308 --n 10 --seed 1 --R 2 --at q.txt
+c 2 "--noise" regress --model normal --truth poly:0,1 --noise gauss:-1 --n 10 --seed 1 --R 2 --at q.txt
+c 2 "--denom-tol" regress --data r1.txt --R 2 --at q.txt --denom-tol -1
+c 1 "data file /dev/zero" regress --data /dev/zero --R 2 --at q.txt
+c 1 "data file word.txt:3:1" regress --data word.txt --R 2 --at q.txt
+c 1 "data file nan.txt:3:1" regress --data nan.txt --R 2 --at q.txt
+c 1 "writing /dev/full" regress --data r1.txt --R 2 --at q.txt --out /dev/full
+for t in 'poly:1e308,1e308' 'poly:' poly 'poly:1,x' 'poly:1;axis=3' 'polysum:1;axis=1' 'sin:1,2' sin:abc cosh \
+         'poly:1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1' 'sin:1e300' 'polysum:0,-1e200'; do
+  c 2 "--truth" regress-sample --model normal --truth "$t" --noise none --n 5 --seed 1
+done
+for nz in gauss:-1 gauss:x hetero:1 hetero:1,-1 gauss:1e300 laplace:1; do
+  c 2 "--noise" regress-sample --model normal --truth poly:0,1 --noise "$nz" --n 5 --seed 1
+done
+c 1 "--truth: responses y: row 1, column 1 is infinite" \
+  regress-sample --model normal:mean=1e90 --truth poly:0,0,0,1e100 --noise none --n 5 --seed 1
+c 1 "out of memory for" regress-sample --model normal --truth poly:0,1 --n 2305843009213693952 --seed 1
+c 2 "--model" regress-sample --model laplace:0,1e308 --truth poly:0,1 --n 5 --seed 1
+
+# ---- regress-mse, regress-rates ------------------------------------------------
+c 2 "--reps" regress-mse --model normal --truth poly:0,1 --n 50 --reps 1 --R 2 --points 3 --seed 1
+c 2 "--truth" regress-mse --model normal --truth poly:1e308 --n 50 --reps 2 --R 2 --points 3 --seed 1
+c 2 "--phi: only for --kernel fourier" regress-mse --model normal --truth poly:0,1 --n 50 --reps 2 \
+  --kernel gauss --bandwidth 0.3 --phi pow:4 --points 3 --seed 1
+c 2 "--model" regress-mse --model t:1e308 --truth poly:0,1 --n 50 --reps 2 --R 2 --points 3 --seed 1
+c 2 "--rows" regress-rates --reps 3 --points 3 --rows no-such-row
+c 2 "--size" regress-rates --size enormous
+c 2 "--reps" regress-rates --reps 2 --rows thm2-1d
+
+# ---- mise, ropt, rates ---------------------------------------------------------
+c 1 "lower --resolution (now 1e+06)" mise --model normal --dim 1 --n 100 --phi pow:4 --R 2 --exact --resolution 1e6
+c 1 "13920 x 13920 x 13920 nodes" mise --model laplace --dim 3 --n 100 --phi pow:4 --R 2 --exact --resolution 100
+c 2 "--resolution" mise --model normal --n 100 --R 2 --exact --resolution 0
+c 2 "--resolution" mise --model normal --n 100 --R 2 --exact --resolution -1
+c 2 "--exact" mise --model normal --n 100 --R 2
+c 2 "--exact" mise --model normal --n 100 --R 2 --exact --mc 5 --seed 1
+c 2 "--seed" mise --model normal --n 100 --R 2 --mc 5
+c 2 "--mc" mise --model normal --n 100 --R 2 --mc 1 --seed 1
+c 2 "--n" mise --model normal --n 0 --R 2 --exact
+c 2 "--R" mise --model normal --n 100 --R 0 --exact
+c 2 "--R" mise --model normal --dim 2 --n 100 --R 1,2,3 --exact
+c 2 "--phi" mise --model normal --n 100 --R 2 --phi pow:9 --exact
+c 2 "--model" mise --model t:1e-300 --n 100 --R 2 --exact
+c 2 "--model" mise --model normal:cov=1e300 --n 100 --R 2 --exact
+c 2 "--ise" mise --model normal --n 100 --R 2 --mc 2 --seed 1 --ise magic
+c 2 "--method" mise --model normal --n 100 --R 2 --exact --method fast
+c 2 "--dim" mise --model normal --dim 0 --n 100 --R 2 --exact
+c 2 "--model" ropt --model t:1e308 --n 100
+c 2 "--phi" ropt --model normal --n 100 --phi pow:0
+c 2 "--n" ropt --model normal --n 0
+c 2 "--n" ropt --model normal --n x
+c 2 "--dir" ropt --model normal --dim 2 --n 100 --dir 1,-1
+c 2 "--theorems" rates --theorems 9
+c 2 "--size" rates --size huge
+c 2 "--model" rates --model t:1e-300
+c 2 "--dim" rates --dim 7
+
+# ---- flt-error, flt-complexity (RPE and proposal specifications) ---------------------
+for rpe in gauss gauss:s=0 gauss:s=-1 gauss:s=x gauss:q=1 box:v=0 local:v=1 'gauss:s=1;s=2' nosuch:s=1 ''; do
+  c 2 "--rpe" flt-error --rpe "$rpe" --proposal gauss:tau=1 --L 4 --r 8 --trials 2
+done
+for pr in gauss:tau=0 gauss:tau=-1 t:nu=0 t:nu=x cauchy:tau=0 nosuch gauss:q=1; do
+  c 2 "--proposal" flt-error --rpe gauss:s=1 --proposal "$pr" --L 4 --r 8 --trials 2
+done
+c 2 "--r" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 8,4 --trials 2
+c 2 "--r" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 0 --trials 2
+c 2 "--L" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 0 --r 8 --trials 2
+c 2 "--trials" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 8 --trials 0
+c 2 "--ell" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --ell 9 --L 4 --r 8 --trials 2
+c 2 "--features" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 8 --trials 2 --features odd
+c 1 "points file word.txt:3:1" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --points word.txt --L 3 --r 8 --trials 2
+c 1 "/dev/zero" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --points /dev/zero --L 3 --r 8 --trials 2
+c 2 "--eps" flt-complexity --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --eps 0 --delta 0.5 --trials 4
+c 2 "--delta" flt-complexity --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --eps 0.5 --delta 1 --trials 4
+c 2 "--rpe" flt-complexity --rpe gauss:s=0 --proposal gauss:tau=1 --L 4 --eps 0.5 --delta 0.5 --trials 4
+
+# ---- sweep, reproduce (options only; the sweep file's own checks are in their tests) -------
+c 2 "--model" sweep --out sw.txt --model t:1e-300 --dims 1 --phis 4 --ns 100 --Rs 2 --reps 0 --seed 1
+c 2 "--dims" sweep --out sw.txt --model normal --dims 9 --phis 4 --ns 100 --Rs 2 --reps 0 --seed 1
+c 2 "--phis" sweep --out sw.txt --model normal --dims 1 --phis 0 --ns 100 --Rs 2 --reps 0 --seed 1
+c 2 "--Rs" sweep --out sw.txt --model normal --dims 1 --phis 4 --ns 100 --Rs -2 --reps 0 --seed 1
+c 2 "--reps" sweep --out sw.txt --model normal --dims 1 --phis 4 --ns 100 --Rs 2 --reps 1 --seed 1
+c 2 "--seeds" reproduce --out rep --seeds 1
+c 2 "--phi" reproduce --out rep --phi pow:99
+c 2 "--model-1d" reproduce --out rep --model-1d t:1e-300
+c 2 "--flt" reproduce --out rep --flt sometimes
+
+# ---- every command: a full standard output is an error naming it ----------------------
+c 1 "writing /dev/full" sample --model normal --n 10 --seed 1 --out /dev/full
+for args in "sample --model normal --n 10 --seed 1" "pdf --model normal --at q.txt" \
+            "density --data d1.txt --R 2 --at q.txt" "regress --data r1.txt --R 2 --at q.txt" \
+            "regress-sample --model normal --truth poly:0,1 --n 5 --seed 1" \
+            "regress-mse --model normal --truth poly:0,1 --n 50 --reps 2 --R 2 --points 3 --seed 1" \
+            "mise --model normal --n 100 --R 2 --exact" "mise --model normal --n 100 --R 2 --mc 2 --seed 1" \
+            "flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 8 --trials 2" \
+            "flt-complexity --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --eps 0.5 --delta 0.5 --trials 4 --rmax 64" \
+            "regress-rates --reps 3 --points 3 --rows thm2-1d" "sample --help" "density --help"; do
+  # shellcheck disable=SC2086
+  expect 1 "writing" -- sh -c "\"\$0\" $args >/dev/full" "$GFI"
+done
+
+finish bad-input
