@@ -10,7 +10,10 @@
  * Gauss-Legendre panels (width 16 / span, 28 points) up to where the kernel
  * factor is below e^-45, plus the tail int |psi|^2 beyond (GSL qagiu).
  *
- * Usage: select_study OUT.dat [--quick] [--nmax N] [--seed S]
+ * Usage: select_study OUT.dat [--quick] [--nmax N] [--seed S] [--truths LIST] [--reps K]
+ * LIST: indices into the truth table (0 normal, 1 MW2, 2 MW6, 3 MW10, 4 Laplace,
+ * 5 t5), comma-separated (default: all); K: replications at every N (default
+ * 20 up to N = 1e4, 4 from 1e5 on).
  * Replication k of (truth, N) draws from RNG stream (seed, 1000 t + k). */
 #include <math.h>
 #include <stdio.h>
@@ -157,14 +160,31 @@ static double quant(double *v, size_t n, double p) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: select_study OUT.dat [--quick] [--nmax N] [--seed S]\n");
+    fprintf(stderr, "usage: select_study OUT.dat [--quick] [--nmax N] [--seed S] [--truths LIST] [--reps K]\n");
     return 2;
   }
   int quick = 0;
   double nmax = 1e5;
   unsigned long long seed = 1;
+  int want[NT];
+  size_t reps_all = 0;
+  for (size_t t = 0; t < NT; t++) want[t] = 1;
   for (int a = 2; a < argc; a++) {
     if (!strcmp(argv[a], "--quick")) quick = 1;
+    else if (!strcmp(argv[a], "--reps") && a + 1 < argc) reps_all = strtoull(argv[++a], NULL, 10);
+    else if (!strcmp(argv[a], "--truths") && a + 1 < argc) {
+      for (size_t t = 0; t < NT; t++) want[t] = 0;
+      for (char *c = argv[++a]; *c;) {
+        char *e;
+        unsigned long t = strtoul(c, &e, 10);
+        if (e == c || t >= NT) {
+          fprintf(stderr, "select_study: --truths: bad index in '%s'\n", argv[a]);
+          return 2;
+        }
+        want[t] = 1;
+        c = *e == ',' ? e + 1 : e;
+      }
+    }
     else if (!strcmp(argv[a], "--nmax") && a + 1 < argc) nmax = atof(argv[++a]);
     else if (!strcmp(argv[a], "--seed") && a + 1 < argc) seed = strtoull(argv[++a], NULL, 10);
     else {
@@ -189,10 +209,11 @@ int main(int argc, char **argv) {
              "frac_under\n");
   const char *meth[3] = {"fourier-lscv", "gauss-lscv", "gauss-dpi"};
   for (size_t ti = 0; ti < NT; ti++) {
+    if (!want[ti]) continue;
     gfi_model *m;
     if (gfi_model_parse(&m, TRUTHS[ti].spec, 1, NULL)) return 1;
     for (double N = 100; N <= nmax * 1.0001; N *= 10) {
-      size_t reps = quick ? 4 : (N >= 1e6 ? 4 : N >= 1e5 ? 10 : 20);
+      size_t reps = reps_all ? reps_all : quick ? 4 : (N >= 1e5 ? 4 : 20);
       size_t n = (size_t)N;
       double *ratio[3], *mratio[3], *sel[3], *orc[3];
       size_t under[3] = {0, 0, 0};
@@ -231,6 +252,7 @@ int main(int argc, char **argv) {
         double H, hd, Hn;
         gfi_opts o;
         gfi_default_opts(&o);
+        o.method = GFI_METHOD_FAST; /* through the empirical cf: the same minimiser, far cheaper at N ~ 1e3 */
         if (gfi_bw_lscv(n, 1, x, &o, &H) || gfi_bw_dpi(n, x, &o, &hd) || gfi_bw_normal_ref(n, 1, x, &Hn)) return 1;
         double hl = sqrt(H), hn = sqrt(Hn);
         gise gi;
