@@ -16,5 +16,6 @@ int cmd_mise(int argc, char **argv);
 int cmd_ropt(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_rates(int argc, char **argv);
+int cmd_correlation(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
 #endif

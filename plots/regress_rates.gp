@@ -1,6 +1,7 @@
 # Regression rate checks (gfi regress-rates --out DIR). Usage:
 #   gnuplot -e "dir='results'" plots/regress_rates.gp
-# One panel per row of the table: the Monte-Carlo integrated MSE with its
+# One panel per row of the table: the Monte-Carlo MSE (integrated, or at the
+# point x for the pointwise rows NAME@x) with its
 # standard error, its bias^2 and variance parts, the fitted power law and a
 # line with the claimed slope through the fit at the smallest N.
 if (!exists("dir")) dir = "results"
@@ -17,7 +18,7 @@ do for [fmt in "png pdf"] {
   if (fmt eq "png") { set terminal pngcairo size 560*cols,470*rows enhanced font "Sans,10" } \
   else { set terminal pdfcairo size (5.6*cols),(4.7*rows) enhanced font "Sans,9" }
   set output dir."/regress_rates.".fmt
-  set multiplot layout rows,cols title "Nadaraya-Watson rate checks: integrated MSE vs N (".size.")" font ",12"
+  set multiplot layout rows,cols title "Nadaraya-Watson rate checks: MSE vs N, integrated (rows NAME@x: at the point x) (".size.")" font ",12"
   set logscale xy
   set format y "10^{%L}"
   set xlabel "N"

@@ -64,9 +64,9 @@ fi
 # --- usage errors
 expect 2 "\-\-bandwidth: required for --kernel gauss" -- "$GFI" mise --model normal --n 10 --kernel gauss --exact
 expect 2 "\-\-R: only for --kernel fourier" -- "$GFI" mise --model normal --n 10 --kernel gauss --bandwidth 1 --R 2 --exact
-expect 2 "\-\-kernel: --phi goes with --kernel fourier" -- "$GFI" mise --model normal --n 10 --kernel gauss --bandwidth 1 --phi pow:2 --exact
+expect 2 "\-\-phi: only for --kernel fourier" -- "$GFI" mise --model normal --n 10 --kernel gauss --bandwidth 1 --phi pow:2 --exact
 expect 2 "\-\-model: 'laplace': the Gaussian KDE's MISE needs a normal-mixture truth" -- "$GFI" mise --model laplace --n 10 --kernel gauss --bandwidth 1 --exact
-expect 2 "\-\-bandwidth: H is not symmetric positive definite" -- "$GFI" mise --model normal --dim 2 --n 10 --kernel gauss --bandwidth 1,2,2,1 --exact
+expect 2 "\-\-bandwidth: the matrix H must be positive definite" -- "$GFI" mise --model normal --dim 2 --n 10 --kernel gauss --bandwidth 1,2,2,1 --exact
 expect 2 "\-\-bandwidth: expected 1, D = 2 or D\*D = 4 values, got 3" -- "$GFI" mise --model normal --dim 2 --n 10 --kernel gauss --bandwidth 1,2,3 --exact
 expect 2 "\-\-seed: required with --mc" -- "$GFI" mise --model normal --n 10 --kernel gauss --bandwidth 1 --mc 5
 expect 2 "\-\-kernel: unknown kernel 'epan'" -- "$GFI" mise --model normal --n 10 --kernel epan --bandwidth 1 --exact

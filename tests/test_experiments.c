@@ -1,11 +1,13 @@
 /* The experiments layer (experiments/gfi_exp): the one table of theorems,
  * the one verdict vocabulary, the density rate fit against the exact MISE,
  * both rate studies (rows, thread independence, errors naming the option),
- * and the reproduction's setting checks. */
+ * the reproduction's setting checks, and the full-H Gaussian minimiser of
+ * the correlation study against its closed form. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gfi/gfi.h"
+#include "gfi_exp/correlation.h"
 #include "gfi_exp/flt_study.h"
 #include "gfi_exp/lemma1.h"
 #include "gfi_exp/rate_checks.h"
@@ -360,6 +362,87 @@ static void test_repro_check(void) {
   CHECK(gfi_exp_flt_study(&fp, &ctx, &e) == GFI_EIO && strstr(e.msg, "cannot create"), "flt: %s", e.msg);
 }
 
+/* The full-H Gaussian optimum for a normal truth N(0, S) is h0^2 S with h0
+ * the isotropic optimum for N(0, I) (affine equivariance), and the MISE
+ * there is MISE0 / sqrt(det S): the Nelder-Mead minimiser must find both. */
+static void test_correlation(void) {
+  struct {
+    const char *spec;
+    size_t D;
+    double S[9];
+  } cases[] = {
+    {"normal:cov=1,0.9,0.9,1", 2, {1, 0.9, 0.9, 1}},
+    {"normal:cov=1,-0.99,-0.99,1", 2, {1, -0.99, -0.99, 1}},
+    {"normal:cov=2,0.5,0.1,0.5,1,0.3,0.1,0.3,0.5", 3, {2, 0.5, 0.1, 0.5, 1, 0.3, 0.1, 0.3, 0.5}},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    size_t D = cases[c].D;
+    double N = 1e4, h0, H[9], mise, det;
+    gfi_mise_result r0;
+    gfi_model *I = model("normal", D), *m = model(cases[c].spec, D);
+    CHECK_STATUS(gfi_mise_gauss_hopt(I, N, &h0, &r0), GFI_OK);
+    CHECK_STATUS(gfi_exp_gauss_full_hopt(m, N, NULL, H, &mise), GFI_OK);
+    const double *S = cases[c].S;
+    det = D == 2 ? S[0] * S[3] - S[1] * S[2]
+                 : S[0] * (S[4] * S[8] - S[5] * S[7]) - S[1] * (S[3] * S[8] - S[5] * S[6]) +
+                       S[2] * (S[3] * S[7] - S[4] * S[6]);
+    double want = r0.mise / sqrt(det);
+    CHECK(fabs(mise / want - 1) < 1e-7, "%s: full-H MISE %.12g, closed form %.12g", cases[c].spec, mise, want);
+    double err = 0;
+    for (size_t q = 0; q < D * D; q++) err = fmax(err, fabs(H[q] - h0 * h0 * S[q]) / (h0 * h0));
+    CHECK(err < 1e-3, "%s: H* off h0^2 S by %.3g (relative to h0^2)", cases[c].spec, err);
+    gfi_model_free(I);
+    gfi_model_free(m);
+  }
+  /* a mixture (no closed form): the optimum beats the isotropic one and no
+   * nearby H does better */
+  gfi_model *m = model("mix:0.4*normal:mean=-1.5,0|0.6*normal:mean=1.5,0.5;cov=1,0.6,0.6,1", 2);
+  double H[4], mise, h;
+  gfi_mise_result ri, rp;
+  CHECK_STATUS(gfi_mise_gauss_hopt(m, 3000, &h, &ri), GFI_OK);
+  CHECK_STATUS(gfi_exp_gauss_full_hopt(m, 3000, NULL, H, &mise), GFI_OK);
+  CHECK(mise < ri.mise, "mixture: full H %.10g not below isotropic %.10g", mise, ri.mise);
+  for (int k = 0; k < 6; k++) {
+    double P[4] = {H[0], H[1], H[2], H[3]}, d = (k & 1 ? 1 : -1) * 1e-3;
+    if (k / 2 == 0) P[0] *= 1 + d;
+    else if (k / 2 == 1) P[3] *= 1 + d;
+    else P[1] = P[2] = H[1] + d * sqrt(H[0] * H[3]);
+    CHECK_STATUS(gfi_mise_gauss_exact(m, 3000, P, &rp), GFI_OK);
+    CHECK(rp.mise >= mise * (1 - 1e-12), "mixture: perturbation %d lowers the MISE (%.12g < %.12g)", k, rp.mise,
+          mise);
+  }
+  gfi_model_free(m);
+  m = model("laplace", 2);
+  CHECK_STATUS(gfi_exp_gauss_full_hopt(m, 100, NULL, H, &mise), GFI_EUNSUPPORTED);
+  gfi_model_free(m);
+
+  /* the study: one row, its Fourier MISE the exact MISE at R*, the Gaussian ones ordered */
+  gfi_exp_corr_params P;
+  gfi_exp_corr_default(&P);
+  P.rho[0] = 0.5, P.nrho = 1, P.N[0] = 1000, P.nN = 1;
+  gfi_exp_ctx ctx = {.program = "test", .nthreads = 1};
+  gfi_exp_err e;
+  gfi_exp_corr_row *rows = NULL;
+  size_t n = 0;
+  CHECK_STATUS(gfi_exp_correlation(&P, &ctx, NULL, &rows, &n, &e), GFI_OK);
+  CHECK(n == 1 && rows, "%zu rows", n);
+  if (n == 1) {
+    gfi_model *c = model("normal:cov=1,0.5,0.5,1", 2);
+    double R2[2] = {rows[0].R, rows[0].R};
+    gfi_mise_result rf;
+    CHECK_STATUS(gfi_mise_exact(c, 4, 1000, R2, NULL, &rf), GFI_OK);
+    CHECK(fabs(rf.mise / rows[0].mise_fourier - 1) < 1e-12, "Fourier MISE %.12g, exact at R* %.12g",
+          rows[0].mise_fourier, rf.mise);
+    CHECK(rows[0].mise_full < rows[0].mise_iso, "full H %.6g, isotropic %.6g", rows[0].mise_full, rows[0].mise_iso);
+    gfi_model_free(c);
+  }
+  free(rows);
+  P.rho[0] = 1;
+  gfi_exp_err_clear(&e);
+  CHECK_STATUS(gfi_exp_correlation(&P, &ctx, NULL, &rows, &n, &e), GFI_EINVAL);
+  CHECK(strcmp(e.param, "--rho") == 0 && rows == NULL, "rho = 1: param '%s'", e.param);
+}
+
 int main(void) {
   test_table();
   test_claims();
@@ -370,5 +453,6 @@ int main(void) {
   test_lemma1();
   test_density_study();
   test_repro_check();
+  test_correlation();
   return check_summary("experiments");
 }
