@@ -54,7 +54,7 @@ awk '!/^#/ { for (i = 6; i <= 9; i++) if ($i !~ /^[0-9.eE+-]+$/) { print "non-nu
 # summary.md: the main table's MSE cells, finite, positive, equal to summary.dat's (3 digits)
 grep '^| Figure' "$R/summary.md" | awk -F'|' '{ split($7, a, " "); print a[1] }' >"$T/md_mse"
 awk '!/^#/ { printf "%.3g\n", $6 }' "$R/summary.dat" >"$T/dat_mse"
-[ "$(wc -l <"$T/md_mse")" -eq 8 ] && ok || bad "summary.md main table has $(wc -l <"$T/md_mse") rows"
+[ "$(wc -l <"$T/md_mse")" -eq 12 ] && ok || bad "summary.md main table has $(wc -l <"$T/md_mse") rows"
 awk '{ if (!($1 + 0 > 0) || $1 !~ /^[0-9.e+-]+$/) exit 1 }' "$T/md_mse" && ok || bad "summary.md MSE not finite positive: $(cat "$T/md_mse")"
 awk 'NR == FNR { a[FNR] = $1 + 0; next } { if (a[FNR] != $1 + 0) exit 1 }' "$T/md_mse" "$T/dat_mse" && ok ||
   bad "summary.md and summary.dat disagree"
