@@ -7,13 +7,17 @@
 #include <string.h>
 #include "cli.h"
 #include "alloc.h"
+#include "cli_mpi.h"
 
 const char *cli_cmd = "gfi";
 int cli_argc = 0;
 char **cli_argv = NULL;
 
 static void vmsg(const char *fmt, va_list ap) {
-  fprintf(stderr, "gfi %s: ", cli_cmd);
+  if (cli_mpi_size() > 1)
+    fprintf(stderr, "gfi %s (rank %d of %d): ", cli_cmd, cli_mpi_rank(), cli_mpi_size());
+  else
+    fprintf(stderr, "gfi %s: ", cli_cmd);
   vfprintf(stderr, fmt, ap);
 }
 
@@ -23,10 +27,13 @@ void cli_die(int code, const char *fmt, ...) {
   vmsg(fmt, ap);
   va_end(ap);
   fputc('\n', stderr);
-  exit(code);
+  cli_mpi_exit(code, 0); /* under MPI: this rank alone failed, the others are stopped */
 }
 
 void cli_usage(const char *opt, const char *fmt, ...) {
+  /* Under MPI every rank parses the same arguments and fails the same way:
+   * rank 0 says so, all leave together. */
+  if (cli_mpi_rank() != 0) cli_mpi_exit(EXIT_USAGE, 1);
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "gfi %s: ", cli_cmd);
@@ -34,7 +41,7 @@ void cli_usage(const char *opt, const char *fmt, ...) {
   vfprintf(stderr, fmt, ap);
   va_end(ap);
   fprintf(stderr, " (see 'gfi %s --help')\n", cli_cmd);
-  exit(EXIT_USAGE);
+  cli_mpi_exit(EXIT_USAGE, 1);
 }
 
 double cli_double(const char *opt, const char *s) {

@@ -6,6 +6,8 @@
 #include "cli_backend.h"
 #include "cli_source.h"
 #include "cli_select.h"
+#include "cli_mpi.h"
+#include "cli_slab.h"
 #ifdef GFI_HAVE_CUDA
 #include "gfi_cuda.h"
 #endif
@@ -66,9 +68,25 @@ int cmd_density(int argc, char **argv) {
   o.tol = tol;
   cli_method(method, &o);
 
-  double *data;
+  /* under MPI: each rank reads its slab of a data file and sums it (cli_slab.h);
+   * what needs all the data at once (weights, --R lscv, the Gaussian
+   * bandwidth rules, the GPU) runs on rank 0 alone */
+  int slab = cli_mpi_on() && !gauss && !wpath && !cli_R_is_select(Rs) && (!backend || !strcmp(backend, "cpu")) &&
+             cli_slabs_possible(src.data);
+  if (cli_mpi_on() && !slab && cli_mpi_rank() != 0) {
+    cli_source_free(&src);
+    return 0;
+  }
+  double *data = NULL;
   size_t D, N, V;
-  cli_source_load(&src, &D, &N, &data, &V, NULL);
+  cli_slabs sl;
+  if (slab) {
+    cli_slabs_load(src.data, src.dim, &sl);
+    D = sl.D;
+    N = sl.N;
+  } else {
+    cli_source_load(&src, &D, &N, &data, &V, NULL);
+  }
   double *w = NULL;
   if (wpath) {
     size_t nw;
@@ -94,7 +112,7 @@ int cmd_density(int argc, char **argv) {
   char atdesc[512];
   double *x = cli_source_queries(&src, D, &M, atdesc, sizeof atdesc);
   if (!gauss) {
-    cli_check_phase("the data", N, D, data, R);
+    if (!slab) cli_check_phase("the data", N, D, data, R);
     cli_check_phase("the query points", M, D, x, R);
   }
   cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST,
@@ -102,7 +120,20 @@ int cmd_density(int argc, char **argv) {
   gfi_density_plan *plan = NULL;
   gfi_fast_info info;
   double *p = cli_array(M, 1, sizeof *p);
-  if (be == CLI_BACKEND_CUDA) {
+  memset(&info, 0, sizeof info);
+  size_t sl_nblk = 0;
+  if (slab) {
+    cli_slabs_density(&sl, &k, R, &o, M, x, src.grid ? src.lo : NULL, src.hi, src.gn, p, &info);
+    sl_nblk = sl.nblk;
+    cli_slabs_free(&sl);
+    if (cli_mpi_rank() != 0) {
+      free(p);
+      free(x);
+      free(R);
+      cli_source_free(&src);
+      return 0;
+    }
+  } else if (be == CLI_BACKEND_CUDA) {
 #ifdef GFI_HAVE_CUDA
     gfi_cuda_density_plan *gp = NULL;
     cli_check(gfi_cuda_density_plan_fourier(&gp, &k, N, D, data, w, R, NULL), "building the estimator");
@@ -143,6 +174,9 @@ int cmd_density(int argc, char **argv) {
   cli_meta(f, "at", "%s", atdesc);
   cli_method_meta(f, &o, be == CLI_BACKEND_CUDA ? NULL : &info);
   cli_meta(f, "eval-threads", "%d", gfi_threads_resolve(&o));
+  if (slab)
+    cli_meta(f, "mpi", "%d ranks; the data in %zu blocks (of the file, whatever the ranks), each summed alone "
+             "and added in block order", cli_mpi_size(), sl_nblk);
   cli_backend_meta(f, be);
   cli_output_meta(&out_, M, D, 1, npy_table);
   cli_columns(f, D, "density");

@@ -8,8 +8,10 @@
 #include <unistd.h>
 #include "cli.h"
 #include "cli_backend.h"
+#include "cli_mpi.h"
 #include "cli_source.h"
 #include "commands.h"
+#include "mise_fast.h"
 #ifdef GFI_HAVE_CUDA
 #include "gfi_cuda.h"
 #endif
@@ -18,6 +20,21 @@ void mise_cli_check_model(const gfi_model *m, const char *spec) {
   if (!gfi_mise_exact_supported(m))
     cli_usage("--model", "'%s' in %zu dimension(s): the exact MISE needs a normal mixture or "
               "Laplace/Cauchy/t factors, D <= 3", spec, gfi_model_dim(m));
+}
+
+/* The replication split's communication (estimators/mise_fast.h), on MPI. */
+enum { TAG_MISE = 201 };
+static int split_minmax(void *ctx, double *lo, double *hi, size_t n) {
+  (void)ctx;
+  return cli_mpi_minmax(lo, hi, n);
+}
+static int split_send(void *ctx, const double *buf, size_t n) {
+  (void)ctx;
+  return cli_mpi_send(0, TAG_MISE, buf, n * sizeof *buf);
+}
+static int split_recv(void *ctx, int from, double *buf, size_t n) {
+  (void)ctx;
+  return cli_mpi_recv(from, TAG_MISE, buf, n * sizeof *buf);
 }
 
 /* --kernel gauss: the Gaussian KDE with bandwidth matrix H. */
@@ -131,7 +148,11 @@ int cmd_mise(int argc, char **argv) {
     "Prints one row: n R mise se bias2 var lo95 hi95 reps. R is the first axis's\n"
     "radius (all radii are in the metadata); se = 0 and reps = 0 for --exact.\n"
     "With --kernel gauss the second column is h = sqrt(H_11) (H in the metadata);\n"
-    "its Monte Carlo gives NaN for bias2 and var.\n"};
+    "its Monte Carlo gives NaN for bias2 and var.\n\n"
+    "Under MPI ('mpirun -np P gfi mise --mc REPS ...') replication k runs on rank\n"
+    "k mod P and rank 0 combines them in replication order: the printed numbers\n"
+    "are the serial ones to the bit. --exact, --kernel gauss and --backend cuda\n"
+    "run on rank 0.\n"};
   if (cli_parse(&cs, argc, argv)) return 0;
   int have_seed = cli_given("seed"), parts = !noparts;
   if (!spec) cli_usage("--model", "required");
@@ -142,6 +163,7 @@ int cmd_mise(int argc, char **argv) {
   if (reps && !have_seed) cli_usage("--seed", "required with --mc");
   if (exact && (have_seed || ise)) cli_usage(have_seed ? "--seed" : "--ise", "goes with --mc, not --exact");
   if (gauss) {
+    if (cli_mpi_rank() != 0) return 0; /* the Gaussian KDE's MISE runs on rank 0 */
     mise_gauss(spec, D, N, bw, exact, reps, seed, nthreads);
     return 0;
   }
@@ -186,7 +208,23 @@ int cmd_mise(int argc, char **argv) {
   cli_backend be = cli_backend_resolve(exact ? NULL : backend, gpu_ok, why);
   gfi_mise_result r;
   int st;
-  if (exact) st = gfi_mise_exact(m, k.l, (double)N, R, &o, &r);
+  const int P = cli_mpi_size(), rank = cli_mpi_rank();
+  /* under MPI the CPU Monte Carlo splits its replications; the rest runs on rank 0 */
+  int split = P > 1 && !exact && be != CLI_BACKEND_CUDA;
+  if (P > 1 && !split && rank != 0) {
+    free(R);
+    gfi_model_free(m);
+    return 0;
+  }
+  if (split) {
+    mise_split sp = {rank, P, NULL, split_minmax, split_send, split_recv};
+    st = mise_mc_split(m, k.l, N, R, reps, &o, &sp, &r, NULL);
+    if (!st && rank != 0) {
+      free(R);
+      gfi_model_free(m);
+      return 0;
+    }
+  } else if (exact) st = gfi_mise_exact(m, k.l, (double)N, R, &o, &r);
 #ifdef GFI_HAVE_CUDA
   else if (be == CLI_BACKEND_CUDA) st = gfi_cuda_mise_mc(m, k.l, N, R, reps, &o, &r, NULL, NULL);
 #endif
@@ -237,6 +275,7 @@ int cmd_mise(int argc, char **argv) {
                : "streamed (memory independent of N)", nodes);
   }
   if (!exact) cli_backend_meta(stdout, be);
+  if (split) cli_meta(stdout, "mpi", "%d ranks, replication k on rank k mod %d, combined in replication order", P, P);
   cli_meta(stdout, "eval-threads", "%d", gfi_threads_resolve(&(gfi_opts){.nthreads = nthreads}));
   fputs("# n R mise se bias2 var lo95 hi95 reps\n", stdout);
   double row[9] = {(double)N, R[0], r.mise, r.se, r.bias2, r.var, r.lo95, r.hi95, (double)r.nreps};

@@ -7,6 +7,8 @@
 #include "commands.h"
 #include "cli_backend.h"
 #include "cli_source.h"
+#include "cli_mpi.h"
+#include "cli_slab.h"
 #include "cli_select.h"
 #ifdef GFI_HAVE_CUDA
 #include "gfi_cuda.h"
@@ -106,10 +108,30 @@ int cmd_regress(int argc, char **argv) {
   if (o.method == GFI_METHOD_FAST && !gauss && k.kind != GFI_PHI_POW)
     cli_usage("--method", "fast needs --kernel fourier with phi = pow:L (or --kernel gauss)");
 
+  /* under MPI: each rank reads its slab of a data file and sums it on the
+   * direct route (cli_slab.h); what needs all the data at once (--R loocv,
+   * the bandwidth rules, --method fast, the GPU) runs on rank 0 alone */
+  int slab = cli_mpi_on() && !cli_R_is_select(Rs) && (!backend || !strcmp(backend, "cpu")) &&
+             o.method != GFI_METHOD_FAST && (!gauss || (bw && strcmp(bw, "scott") && strcmp(bw, "silverman"))) &&
+             cli_slabs_possible(src.data);
+  if (cli_mpi_on() && !slab && cli_mpi_rank() != 0) {
+    cli_source_free(&src);
+    return 0;
+  }
   /* data: x (N x D), y (N x V) */
-  double *x, *y;
+  double *x = NULL, *y = NULL;
   size_t D, N, V;
-  cli_source_load(&src, &D, &N, &x, &V, &y);
+  cli_slabs sl;
+  if (slab) {
+    cli_slabs_load(src.data, 0, &sl);
+    cli_slabs_split(&sl, src.dim);
+    D = sl.D;
+    V = sl.V;
+    N = sl.N;
+    o.method = GFI_METHOD_DIRECT;
+  } else {
+    cli_source_load(&src, &D, &N, &x, &V, &y);
+  }
 
   double *R = NULL, *H = NULL;
   gfi_select_result sel;
@@ -125,7 +147,7 @@ int cmd_regress(int argc, char **argv) {
   char atdesc[512];
   double *q = cli_source_queries(&src, D, &M, atdesc, sizeof atdesc);
   if (!gauss) {
-    cli_check_phase("the data", N, D, x, R);
+    if (!slab) cli_check_phase("the data", N, D, x, R);
     cli_check_phase("the query points", M, D, q, R);
   }
   const char *why = gauss ? "--kernel gauss" : k.kind != GFI_PHI_POW ? "a custom phi" : "--method fast (a CPU route)";
@@ -136,7 +158,25 @@ int cmd_regress(int argc, char **argv) {
   unsigned char *flags = cli_array(M, 1, 1);
   size_t nflag = 0;
   int st = GFI_OK;
-  if (be == CLI_BACKEND_CUDA) {
+  size_t sl_nblk = 0;
+  if (slab) {
+    memset(&info, 0, sizeof info);
+    info.route = GFI_METHOD_DIRECT;
+    info.dim = D;
+    info.reason = GFI_ROUTE_REQUESTED;
+    nflag = cli_slabs_regress(&sl, gauss ? NULL : &k, R, H, tol, &o, M, q, out, flags);
+    sl_nblk = sl.nblk;
+    cli_slabs_free(&sl);
+    if (cli_mpi_rank() != 0) {
+      free(out);
+      free(flags);
+      free(q);
+      free(R);
+      free(H);
+      cli_source_free(&src);
+      return 0;
+    }
+  } else if (be == CLI_BACKEND_CUDA) {
 #ifdef GFI_HAVE_CUDA
     gfi_cuda_nw_plan *gp = NULL;
     cli_check(gfi_cuda_nw_plan_fourier(&gp, &k, N, D, V, x, y, R, NULL), "building the estimator");
@@ -181,6 +221,9 @@ int cmd_regress(int argc, char **argv) {
   cli_meta(f, "flagged", "%zu (empty %zu, negative %zu, small %zu)", nflag, nf[1], nf[2], nf[3]);
   cli_method_meta(f, &o, be == CLI_BACKEND_CUDA ? NULL : &info);
   cli_meta(f, "eval-threads", "%d", gfi_threads_resolve(&o));
+  if (slab)
+    cli_meta(f, "mpi", "%d ranks; the data in %zu blocks (of the file, whatever the ranks), each block's direct "
+             "sums brought to a common scale and added in block order", cli_mpi_size(), sl_nblk);
   cli_backend_meta(f, be);
   cli_output_meta(&oo, M, D, V, npy_table);
   fputc('#', f);

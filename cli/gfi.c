@@ -3,6 +3,7 @@
 #include <string.h>
 #include <gsl/gsl_errno.h>
 #include "cli.h"
+#include "cli_mpi.h"
 #include "commands.h"
 #include "gfi_version.h"
 
@@ -10,26 +11,27 @@ typedef struct {
   const char *name;
   int (*run)(int, char **);
   const char *summary;
+  int mpi; /* 1: splits its work over MPI ranks; 0: runs on rank 0 alone */
 } command;
 
 static const command commands[] = {
-  {"sample", cmd_sample, "draw points from a truth model"},
-  {"pdf", cmd_pdf, "true density of a model at given points"},
-  {"density", cmd_density, "generalized Fourier (or Gaussian) density estimate at given points"},
-  {"regress", cmd_regress, "Nadaraya-Watson regression (Fourier or Gaussian kernel) at given points"},
-  {"regress-sample", cmd_regress_sample, "draw (x, y) pairs: design model, truth function, noise"},
-  {"regress-mse", cmd_regress_mse, "Monte-Carlo MSE (bias, variance) of a NW estimator at points"},
-  {"regress-rates", cmd_regress_rates, "Monte-Carlo check of the regression rate theorems (Thm 2, Thm 4)"},
-  {"attention", cmd_attention, "Fourier or softmax attention of given Q, K, V (heads), with gradients"},
-  {"concentration", cmd_concentration, "Lemma 1: tail of p_hat(x) - E p_hat(x) against Bernstein's bound"},
-  {"flt-error", cmd_flt_error, "max-norm error of FLT random features for an RPE mask, over trials"},
-  {"flt-complexity", cmd_flt_complexity, "FLT sample complexity r*(eps, delta) against Theorem 4.2"},
-  {"mise", cmd_mise, "exact or Monte-Carlo MISE of the density estimator"},
-  {"ropt", cmd_ropt, "MISE-optimal radius R* (and the Gaussian-KDE baseline)"},
-  {"rates", cmd_rates, "check the rate theorems (1, 3a, 3b) on the exact MISE"},
-  {"correlation", cmd_correlation, "isotropic Fourier against isotropic and full-H Gaussian KDEs, correlated normal"},
-  {"sweep", cmd_sweep, "resumable MISE sweep over a grid of points"},
-  {"reproduce", cmd_reproduce, "FourierFormer's Figures 1-2, rate checks and FLT study, with figures and summary"},
+  {"sample", cmd_sample, "draw points from a truth model", 0},
+  {"pdf", cmd_pdf, "true density of a model at given points", 0},
+  {"density", cmd_density, "generalized Fourier (or Gaussian) density estimate at given points", 1},
+  {"regress", cmd_regress, "Nadaraya-Watson regression (Fourier or Gaussian kernel) at given points", 1},
+  {"regress-sample", cmd_regress_sample, "draw (x, y) pairs: design model, truth function, noise", 0},
+  {"regress-mse", cmd_regress_mse, "Monte-Carlo MSE (bias, variance) of a NW estimator at points", 0},
+  {"regress-rates", cmd_regress_rates, "Monte-Carlo check of the regression rate theorems (Thm 2, Thm 4)", 0},
+  {"attention", cmd_attention, "Fourier or softmax attention of given Q, K, V (heads), with gradients", 0},
+  {"concentration", cmd_concentration, "Lemma 1: tail of p_hat(x) - E p_hat(x) against Bernstein's bound", 0},
+  {"flt-error", cmd_flt_error, "max-norm error of FLT random features for an RPE mask, over trials", 0},
+  {"flt-complexity", cmd_flt_complexity, "FLT sample complexity r*(eps, delta) against Theorem 4.2", 0},
+  {"mise", cmd_mise, "exact or Monte-Carlo MISE of the density estimator", 1},
+  {"ropt", cmd_ropt, "MISE-optimal radius R* (and the Gaussian-KDE baseline)", 0},
+  {"rates", cmd_rates, "check the rate theorems (1, 3a, 3b) on the exact MISE", 0},
+  {"correlation", cmd_correlation, "isotropic Fourier against isotropic and full-H Gaussian KDEs, correlated normal", 0},
+  {"sweep", cmd_sweep, "resumable MISE sweep over a grid of points", 1},
+  {"reproduce", cmd_reproduce, "FourierFormer's Figures 1-2, rate checks and FLT study, with figures and summary", 0},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -41,7 +43,14 @@ static void usage(FILE *f) {
   fprintf(f, "\n  --version  print the version\n");
 }
 
+static int run(const command *c, int argc, char **argv) {
+  cli_cmd = c->name;
+  if (!c->mpi && cli_mpi_rank() != 0) return 0; /* the command runs on rank 0 alone */
+  return c->run(argc, argv);
+}
+
 int main(int argc, char **argv) {
+  cli_mpi_start(&argc, &argv);
   cli_argc = argc;
   cli_argv = argv;
   /* The program, not the library, decides about GSL's error handler: gfi
@@ -61,8 +70,9 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; i < NCOMMANDS; i++)
     if (strcmp(argv[1], commands[i].name) == 0) {
-      cli_cmd = commands[i].name;
-      return commands[i].run(argc - 1, argv + 1);
+      int rc = run(commands + i, argc - 1, argv + 1);
+      cli_mpi_end();
+      return rc;
     }
   fprintf(stderr, "gfi: unknown command '%s' (see 'gfi --help')\n", argv[1]);
   return EXIT_USAGE;

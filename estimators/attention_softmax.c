@@ -5,6 +5,7 @@
 #include <string.h>
 #include "gfi/attention.h"
 #include "gfi/validate.h"
+#include "alloc.h"
 
 /* The lifted copies: q' = (q, 0), k' = (k, sqrt(M^2 - |k|^2)). */
 static int lift(size_t L, size_t D, const double *Q, const double *K, double **Qp, double **Kp) {
@@ -22,7 +23,7 @@ static int lift(size_t L, size_t D, const double *Q, const double *K, double **Q
   }
   /* M^2 a little above the largest squared norm: the extra coordinate stays >= sqrt(m2 / 1024 + 1) */
   m2 = m2 * (1 + 1.0 / 1024) + 1;
-  double *q = malloc(L * (D + 1) * sizeof *q), *k = malloc(L * (D + 1) * sizeof *k);
+  double *q = gfi_malloc3(L, D + 1, sizeof *q), *k = gfi_malloc3(L, D + 1, sizeof *k);
   if (!q || !k) {
     free(q);
     free(k);
@@ -85,10 +86,10 @@ int gfi_attn_softmax_backward(size_t L, size_t D, size_t Dv, const double *Q, co
   if ((st = lift(L, D, Q, K, &q, &k))) return st;
   double sigma = 1 / sqrt(scale), dsig;
   if ((st = plan_of(&p, L, D, Dv, causal, opts))) goto done;
-  saved = malloc(gfi_attn_saved_size(p) * sizeof *saved);
-  Hs = malloc(L * Dv * sizeof *Hs);
-  dq = malloc(L * (D + 1) * sizeof *dq);
-  dk = malloc(L * (D + 1) * sizeof *dk);
+  saved = gfi_malloc2(gfi_attn_saved_size(p), sizeof *saved);
+  Hs = gfi_malloc3(L, Dv, sizeof *Hs);
+  dq = gfi_malloc3(L, D + 1, sizeof *dq);
+  dk = gfi_malloc3(L, D + 1, sizeof *dk);
   if (!saved || !Hs || !dq || !dk) {
     st = GFI_ENOMEM;
     goto done;

@@ -185,6 +185,7 @@ typedef struct {
   gfi_method engine;
   double tol;
   int inner;
+  size_t rank, size; /* replication of local task t: rank + t * size */
 } ms_ctx;
 
 /* Claiming a worker is the one shared action: any free worker does, so the
@@ -201,11 +202,11 @@ static int claim_worker(void *vc, void *ws) {
 }
 
 /* Pass 1, replication k: its extent (min and max per axis) into ext. */
-static int extent_task(void *vc, size_t k, void *ws) {
+static int extent_task(void *vc, size_t t, void *ws) {
   const ms_ctx *c = vc;
   worker *w = *(worker **)ws;
-  size_t D = c->D, N = c->N;
-  double *lo = c->ext + k * 2 * D, *hi = lo + D;
+  size_t D = c->D, N = c->N, k = c->rank + t * c->size;
+  double *lo = c->ext + t * 2 * D, *hi = lo + D;
   for (size_t j = 0; j < D; j++) {
     lo[j] = INFINITY;
     hi[j] = -INFINITY;
@@ -230,11 +231,11 @@ static int psi_task(void *vc, size_t i0, void *ws) {
                        c->psi + i0 * c->nrow);
 }
 
-/* Pass 2, replication b0 + q: raw sums into slot q, its ISE and bound. */
+/* Pass 2, local replication b0 + q: raw sums into slot q, its ISE and bound. */
 static int rep_task(void *vc, size_t q, void *ws) {
   const ms_ctx *c = vc;
   worker *w = *(worker **)ws;
-  size_t D = c->D, N = c->N, K = c->K, k = c->b0 + q;
+  size_t D = c->D, N = c->N, K = c->K, k = c->rank + (c->b0 + q) * c->size;
   double *pr = c->slots + q * 2 * K, *pim = pr + K;
   memset(pr, 0, 2 * K * sizeof *pr);
   int s2 = gfi_rng_reset(w->r, c->o->base.seed, (uint64_t)k);
@@ -262,9 +263,38 @@ static int rep_task(void *vc, size_t q, void *ws) {
   return s2;
 }
 
+/* Process 0's fold of replications [*kf, kend) into the pooled sums, ise and
+ * bound, in replication order: its own from the slots of local batch b0, the
+ * others' received (status, ise, bound, raw sums). */
+static int fold(const mise_split *sp, size_t *kf, size_t kend, size_t b0, size_t K, const double *slots,
+                double *pool, double *ise, double *bound, double *msg) {
+  size_t P = sp ? (size_t)sp->size : 1;
+  for (; *kf < kend; (*kf)++) {
+    size_t k = *kf;
+    const double *src;
+    if (k % P == 0) {
+      src = slots + (k / P - b0) * 2 * K;
+    } else {
+      size_t n = 3 + (pool ? 2 * K : 0);
+      if (sp->recv(sp->ctx, (int)(k % P), msg, n)) return GFI_EINVAL;
+      if (msg[0] != 0) return (int)msg[0];
+      ise[k] = msg[1];
+      bound[k] = msg[2];
+      src = msg + 3;
+    }
+    if (pool)
+      for (size_t g = 0; g < 2 * K; g++) pool[g] += src[g];
+  }
+  return GFI_OK;
+}
+
 int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
-                   const gfi_mise_opts *o, int nt, gfi_mise_result *res, double *ise_out) {
+                   const gfi_mise_opts *o, int nt, const mise_split *sp, gfi_mise_result *res,
+                   double *ise_out) {
   size_t D = gfi_model_dim(m);
+  const size_t rank = sp ? (size_t)sp->rank : 0, P = sp ? (size_t)sp->size : 1;
+  /* this process's replications: rank, rank + P, ... */
+  const size_t nloc = nreps > rank ? (nreps - rank + P - 1) / P : 0;
   if (D > MISE_MAXD) return GFI_EUNSUPPORTED;
   ise_pl_rule rule;
   int st = ise_pl_init(m, l, R, o->resolution, nt, &rule);
@@ -272,10 +302,10 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
   size_t block = o->base.data_block ? (o->base.data_block < PL_CHUNK ? o->base.data_block : PL_CHUNK) : PL_CHUNK;
   double tol = ise_fast_tol(o->base.tol);
   int T = nt < 1 ? 1 : nt;
-  if ((size_t)T > nreps) T = (int)nreps;
+  if ((size_t)T > nloc) T = nloc ? (int)nloc : 1;
   int inner = nt / T > 1 ? nt / T : 1;
   if (nreps > SIZE_MAX / (2 * MISE_MAXD)) return GFI_ENOMEM;
-  double *ext = gfi_malloc4(nreps, 2, D, sizeof *ext);
+  double *ext = gfi_malloc4(nloc ? nloc : 1, 2, D, sizeof *ext);
   worker *wk = calloc((size_t)T, sizeof *wk);
   if (!ext || !wk) {
     free(ext);
@@ -297,31 +327,44 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
   c.wk = wk;
   c.ext = ext;
   c.rule = &rule;
+  c.rank = rank;
+  c.size = P;
   if (!st) {
-    par_spec sp = {nreps, T, sizeof(worker *), 1, claim_worker, NULL};
-    st = par_run(&sp, extent_task, &c);
+    par_spec ps = {nloc, T, sizeof(worker *), 1, claim_worker, NULL};
+    st = par_run(&ps, extent_task, &c);
   }
   /* one rule for every replication and the pooled sample: the union's extent */
   double lo[MISE_MAXD], hi[MISE_MAXD], xabs[MISE_MAXD], xhalf[MISE_MAXD];
   axis_nodes ax[MISE_MAXD] = {{0, NULL, NULL}, {0, NULL, NULL}, {0, NULL, NULL}};
-  if (!st) {
+  {
+    /* min and max are exact: the union does not depend on the split; the
+     * processes' statuses travel along (the worst one, negated, in slot D) */
+    double elo[MISE_MAXD + 1], ehi[MISE_MAXD + 1];
     for (size_t j = 0; j < D; j++) {
-      lo[j] = INFINITY;
-      hi[j] = -INFINITY;
-      for (size_t k = 0; k < nreps; k++) {
-        lo[j] = fmin(lo[j], ext[k * 2 * D + j]);
-        hi[j] = fmax(hi[j], ext[k * 2 * D + D + j]);
+      elo[j] = INFINITY;
+      ehi[j] = -INFINITY;
+      for (size_t t = 0; t < nloc && !st; t++) {
+        elo[j] = fmin(elo[j], ext[t * 2 * D + j]);
+        ehi[j] = fmax(ehi[j], ext[t * 2 * D + D + j]);
       }
+    }
+    elo[D] = -(double)st;
+    ehi[D] = 0;
+    if (sp && sp->minmax(sp->ctx, elo, ehi, D + 1)) st = GFI_EINVAL;
+    else if (elo[D] < 0) st = (int)-elo[D];
+    for (size_t j = 0; j < D && !st; j++) {
+      lo[j] = elo[j];
+      hi[j] = ehi[j];
       xabs[j] = fmax(fabs(lo[j]), fabs(hi[j]));
       xhalf[j] = 0.5 * (hi[j] - lo[j]);
     }
-    st = ise_pl_axes(&rule, 1, xabs, o->resolution, (double)ISE_STREAM_MAX_NODES, ax);
+    if (!st) st = ise_pl_axes(&rule, 1, xabs, o->resolution, (double)ISE_STREAM_MAX_NODES, ax);
   }
   free(ext);
   gfi_method engine = GFI_METHOD_DIRECT;
   size_t n0 = 0, nrow = 0, K = 0;
   double *tg = NULL, *psr = NULL, *psi = NULL, *k0 = NULL, *w0 = NULL, *kr = NULL, *wr = NULL;
-  double *slots = NULL, *pool = NULL, *ise = NULL, *bound = NULL;
+  double *slots = NULL, *pool = NULL, *ise = NULL, *bound = NULL, *msg = NULL;
   if (!st) {
     engine = ise_pl_engine(o->base.method, &rule, ax, (double)N, xhalf, tol);
     n0 = ax[0].n;
@@ -337,7 +380,9 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
     pool = o->parts ? gfi_calloc4(2, K, 1, sizeof *pool) : NULL;
     ise = gfi_malloc2(nreps, sizeof *ise);
     bound = gfi_malloc2(nreps, sizeof *bound);
-    if (!psr || !psi || !k0 || !w0 || !kr || !wr || !slots || (o->parts && !pool) || !ise || !bound)
+    msg = P > 1 ? gfi_malloc3(2, K + 2, sizeof *msg) : NULL; /* 3 + 2 K doubles */
+    if (!psr || !psi || !k0 || !w0 || !kr || !wr || !slots || (o->parts && !pool) || !ise || !bound ||
+        (P > 1 && !msg))
       st = GFI_ENOMEM;
   }
   if (!st && engine == GFI_METHOD_FAST) {
@@ -385,25 +430,46 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
   c.engine = engine;
   c.tol = tol;
   c.inner = inner;
-  for (size_t b0 = 0; b0 < nreps && !st; b0 += (size_t)T) {
-    size_t nb = nreps - b0 < (size_t)T ? nreps - b0 : (size_t)T;
+  /* split: the others send each replication's results to process 0, which
+   * folds them in replication order (fold) */
+  size_t kf = 0;
+  for (size_t b0 = 0; b0 < nloc && !st; b0 += (size_t)T) {
+    size_t nb = nloc - b0 < (size_t)T ? nloc - b0 : (size_t)T;
     c.b0 = b0;
     c.next = 0;
-    par_spec sp = {nb, T, sizeof(worker *), 0, claim_worker, NULL};
-    st = par_run(&sp, rep_task, &c);
-    if (!st && pool)
-      for (size_t q = 0; q < nb; q++)
-        for (size_t g = 0; g < 2 * K; g++) pool[g] += slots[q * 2 * K + g];
+    par_spec ps = {nb, T, sizeof(worker *), 0, claim_worker, NULL};
+    st = par_run(&ps, rep_task, &c);
+    if (rank == 0) {
+      if (!st) st = fold(sp, &kf, (b0 + nb - 1) * P + 1, b0, K, slots, pool, ise, bound, msg);
+    } else {
+      for (size_t q = 0; q < nb; q++) {
+        size_t k = rank + (b0 + q) * P;
+        msg[0] = st;
+        msg[1] = st ? 0 : ise[k];
+        msg[2] = st ? 0 : bound[k];
+        if (pool) memcpy(msg + 3, slots + q * 2 * K, 2 * K * sizeof *msg);
+        if (sp->send(sp->ctx, msg, 3 + (pool ? 2 * K : 0)) && !st) st = GFI_EINVAL;
+        if (st) break;
+      }
+    }
   }
-  if (!st) st = mise_mc_summarize(ise, nreps, res);
-  if (!st && pool) {
+  if (rank == 0 && !st) st = fold(sp, &kf, nreps, 0, K, slots, pool, ise, bound, msg);
+  if (rank != 0) {
+    if (!st) memset(res, 0, sizeof *res); /* the answer is process 0's */
+    free(ise);
+    ise = NULL;
+  }
+  if (!st && rank != 0) {
+    /* nothing more here */
+  } else if (!st) st = mise_mc_summarize(ise, nreps, res);
+  if (!st && rank == 0 && pool) {
     double swk2, ip;
     double s = node_sum(n0, nrow, k0, w0, kr, wr, psr, psi, pool, pool + K,
                         (double)nreps * (double)N, &swk2);
     st = ise_pl_finish(&rule, s, &ip);
     if (!st) mise_mc_parts(res, ip);
   }
-  if (!st) {
+  if (!st && rank == 0) {
     res->method = engine;
     for (size_t j = 0; j < 3; j++) res->nodes[j] = j < D ? ax[j].n : 0;
     res->ise_err_bound = 0;
@@ -420,6 +486,7 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
   free(kr);
   free(wr);
   free(slots);
+  free(msg);
   free(pool);
   free(ise);
   free(bound);

@@ -42,10 +42,37 @@ int ise_pl_ecf_nufft(const ise_pl_rule *r, const axis_nodes *ax, size_t N, const
  * each node, given sum W K^2 and the node sum s (not scaled). */
 double ise_pl_err_bound(const ise_pl_rule *r, double tol, double swk2, double s);
 
+/* Splitting a Monte-Carlo MISE's replications over cooperating processes
+ * (the gfi program fills this in from its MPI layer; the library itself
+ * does no communication). Replication k belongs to process k % size; every
+ * process runs the same call with the same arguments. Process 0 receives
+ * each replication's ISE (and, for the pooled parts, its raw empirical-cf
+ * sums) in replication order and folds them exactly as the serial loop
+ * does, so its result is the serial result to the bit for any size and any
+ * thread count. The other processes return GFI_OK with res->nreps = 0.
+ *   minmax: lo[i] = min, hi[i] = max over the processes, in place (n each);
+ *   send:   n doubles to process 0 (in the order they are made);
+ *   recv:   n doubles from process `from` (on process 0, in replication order).
+ * Each returns 0 or a nonzero error (reported as GFI_EINVAL). */
+typedef struct mise_split {
+  int rank, size;
+  void *ctx;
+  int (*minmax)(void *ctx, double *lo, double *hi, size_t n);
+  int (*send)(void *ctx, const double *buf, size_t n);
+  int (*recv)(void *ctx, int from, double *buf, size_t n);
+} mise_split;
+
+/* gfi_mise_mc with its replications split as above (split NULL: all here). */
+int mise_mc_split(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
+                  const gfi_mise_opts *opts, const mise_split *split, gfi_mise_result *res,
+                  double *ise_out);
+
 /* The Monte-Carlo MISE by the streamed route (see above), opts->method AUTO
- * or FAST, nt threads. GFI_EUNSUPPORTED when the rule would exceed
- * ISE_STREAM_MAX_NODES nodes (heavy tails). */
+ * or FAST, nt threads, replications split by sp (NULL: all here).
+ * GFI_EUNSUPPORTED when the rule would exceed ISE_STREAM_MAX_NODES nodes
+ * (heavy tails; the same answer on every process). */
 int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
-                   const gfi_mise_opts *o, int nt, gfi_mise_result *res, double *ise_out);
+                   const gfi_mise_opts *o, int nt, const mise_split *sp, gfi_mise_result *res,
+                   double *ise_out);
 
 #endif

@@ -440,9 +440,44 @@ void mise_mc_parts(gfi_mise_result *res, double ip) {
   res->bias2 = res->mise - res->var;
 }
 
+/* Replications rank, rank + P, ... of the direct route (local task t). */
+typedef struct {
+  mc_ctx *c;
+  uint64_t seed;
+  size_t rank, size;
+  double *ise;
+} mc_local;
+
+static int mc_local_init(void *vc, void *ws) {
+  const mc_local *c = vc;
+  *(gsl_rng **)ws = gfi_rng_stream(c->seed, 0);
+  return *(gsl_rng **)ws ? GFI_OK : GFI_ENOMEM;
+}
+
+static void mc_local_fini(void *vc, void *ws) {
+  (void)vc;
+  gsl_rng_free(*(gsl_rng **)ws);
+}
+
+static int mc_local_task(void *vc, size_t t, void *ws) {
+  const mc_local *c = vc;
+  gsl_rng *r = *(gsl_rng **)ws;
+  size_t k = c->rank + t * c->size;
+  gfi_rng_reset(r, c->seed, (uint64_t)k);
+  return mc_rep(k, r, c->ise + k, c->c);
+}
+
 int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
                 const gfi_mise_opts *opts, gfi_mise_result *res, double *ise_out) {
+  return mise_mc_split(m, l, N, R, nreps, opts, NULL, res, ise_out);
+}
+
+int mise_mc_split(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
+                  const gfi_mise_opts *opts, const mise_split *sp, gfi_mise_result *res,
+                  double *ise_out) {
   if (!m || !R || !res) return GFI_EINVAL;
+  if (sp && (sp->size < 1 || sp->rank < 0 || sp->rank >= sp->size || !sp->minmax || !sp->send || !sp->recv))
+    return GFI_EINVAL;
   int st = gfi_check_order(l);
   if (st) return st;
   if (N == 0) return GFI_EEMPTY;
@@ -460,7 +495,7 @@ int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nre
   if (c.method == GFI_ISE_PLANCHEREL && D > MISE_MAXD) return GFI_EUNSUPPORTED;
   if (c.method == GFI_ISE_PLANCHEREL && o.base.method != GFI_METHOD_DIRECT) {
     /* streamed: memory independent of N (mise_fast.h) */
-    st = mise_mc_stream(m, l, N, R, nreps, &o, nthreads_of(&o), res, ise_out);
+    st = mise_mc_stream(m, l, N, R, nreps, &o, nthreads_of(&o), sp, res, ise_out);
     if (st != GFI_EUNSUPPORTED || o.base.method == GFI_METHOD_FAST) return st;
     /* the rule would be too large for one shared node set: per-replication
      * rules by direct sums below */
@@ -476,17 +511,39 @@ int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nre
     c.lo = lo;
     c.hi = hi;
   }
-  double *ise = gfi_malloc2(nreps, sizeof *ise);
-  if (!ise) return GFI_ENOMEM;
-  gfi_opts ro;
-  gfi_default_opts(&ro);
-  ro.nthreads = o.base.nthreads;
-  ro.seed = o.base.seed;
-  st = gfi_replicate(nreps, 1, &ro, mc_rep, &c, ise);
+  const size_t rank = sp ? (size_t)sp->rank : 0, P = sp ? (size_t)sp->size : 1;
+  const size_t nloc = nreps > rank ? (nreps - rank + P - 1) / P : 0;
+  double *ise = gfi_malloc2(nreps, sizeof *ise), *msg = P > 1 ? gfi_malloc2(nloc + 1, sizeof *msg) : NULL;
+  if (!ise || (P > 1 && !msg)) {
+    free(ise);
+    free(msg);
+    return GFI_ENOMEM;
+  }
+  /* each replication's ISE: replication k on stream (seed, k), k = rank + t P */
+  mc_local lc = {&c, o.base.seed, rank, P, ise};
+  par_spec ps = {nloc, nthreads_of(&o), sizeof(gsl_rng *), 1, mc_local_init, mc_local_fini};
+  st = par_run(&ps, mc_local_task, &lc);
+  if (P > 1 && rank != 0) {
+    /* to process 0: the status, then this process's ISEs */
+    msg[0] = st;
+    for (size_t t = 0; t < nloc; t++) msg[1 + t] = st ? 0 : ise[rank + t * P];
+    if (sp->send(sp->ctx, msg, nloc + 1) && !st) st = GFI_EINVAL;
+    if (!st) memset(res, 0, sizeof *res); /* the answer is process 0's */
+    free(ise);
+    free(msg);
+    return st;
+  }
+  for (size_t r = 1; r < P && !st; r++) {
+    size_t nr = nreps > r ? (nreps - r + P - 1) / P : 0;
+    if (sp->recv(sp->ctx, (int)r, msg, nr + 1)) st = GFI_EINVAL;
+    else if (msg[0] != 0) st = (int)msg[0];
+    for (size_t t = 0; t < nr && !st; t++) ise[r + t * P] = msg[1 + t];
+  }
+  free(msg);
   if (!st) st = mise_mc_summarize(ise, nreps, res);
   if (!st && ise_out) memcpy(ise_out, ise, nreps * sizeof *ise);
   if (!st && o.parts) {
-    /* the pooled estimator: the mean of the nreps estimates */
+    /* the pooled estimator: the mean of the nreps estimates (process 0 alone) */
     double *x = gfi_malloc4(nreps, N, D, sizeof *x);
     gsl_rng *r = gfi_rng_stream(o.base.seed, 0);
     if (!x || !r) st = GFI_ENOMEM;

@@ -232,17 +232,9 @@ static void fill_empty(double *dst, size_t nq, size_t W) {
   }
 }
 
-static int run_pass(const gfi_nw_plan *p, size_t M, const double *queries, int scaled, double *res) {
-  const size_t V = p->V, W = NW_ACC(V), ns = p->lay.nsuper;
-  double *part = gfi_malloc4(ns, M, W, sizeof *part);
-  if (!part) return GFI_ENOMEM;
-  pass_ctx ctx = {p, queries, scaled};
-  int st = engine_run(&p->lay, M, W, nw_ws_size(p), run_task, &ctx, fill_empty, part);
-  if (st) {
-    free(part);
-    return st;
-  }
-  const int base2 = p->type == NW_FOURIER;
+/* ns sets of M accumulators (part: ns x M x W) to one common scale, added in
+ * set order into res (M x W). base2: scales are powers of 2 (Fourier). */
+static void combine(int base2, size_t ns, size_t M, size_t W, const double *part, double *res) {
   for (size_t q = 0; q < M; q++) {
     double E = -INFINITY;
     for (size_t c = 0; c < ns; c++) {
@@ -266,8 +258,49 @@ static int run_pass(const gfi_nw_plan *p, size_t M, const double *queries, int s
       for (size_t k = 1; k < W; k++) r[k] += f * a[k];
     }
   }
+}
+
+static int run_pass(const gfi_nw_plan *p, size_t M, const double *queries, int scaled, double *res) {
+  const size_t V = p->V, W = NW_ACC(V), ns = p->lay.nsuper;
+  double *part = gfi_malloc4(ns, M, W, sizeof *part);
+  if (!part) return GFI_ENOMEM;
+  pass_ctx ctx = {p, queries, scaled};
+  int st = engine_run(&p->lay, M, W, nw_ws_size(p), run_task, &ctx, fill_empty, part);
+  if (st) {
+    free(part);
+    return st;
+  }
+  combine(p->type == NW_FOURIER, ns, M, W, part, res);
   free(part);
   return GFI_OK;
+}
+
+/* Rows from their sums (res: M x W): the ratio, or NaN with a flag where the
+ * denominator is empty, negative or cancels; returns the flagged count. */
+static size_t ratio_rows(size_t V, double denom_tol, size_t M, const double *res, double *out, unsigned char *flags,
+                         double *denom) {
+  const size_t W = NW_ACC(V);
+  size_t nf = 0;
+  for (size_t q = 0; q < M; q++) {
+    const double *r = res + q * W;
+    double S = r[1], A = r[2];
+    int flag = GFI_NW_FLAG_OK;
+    if (!(A > 0))
+      flag = GFI_NW_FLAG_EMPTY;
+    else if (S < 0)
+      flag = GFI_NW_FLAG_NEGATIVE;
+    else if (S <= denom_tol * A)
+      flag = GFI_NW_FLAG_SMALL;
+    if (flags) flags[q] = (unsigned char)flag;
+    if (denom) denom[q] = flag == GFI_NW_FLAG_EMPTY ? NAN : S / A;
+    if (flag) {
+      nf++;
+      for (size_t v = 0; v < V; v++) out[q * V + v] = NAN;
+    } else {
+      for (size_t v = 0; v < V; v++) out[q * V + v] = r[3 + v] / S;
+    }
+  }
+  return nf;
 }
 
 /* The direct route: every row by the plain/scaled sums. */
@@ -330,26 +363,34 @@ static int eval_direct(const gfi_nw_plan *p, size_t M, const double *queries, do
       }
     }
   }
-  size_t nf = 0;
-  for (size_t q = 0; q < M; q++) {
-    const double *r = res + q * W;
-    double S = r[1], A = r[2];
-    int flag = GFI_NW_FLAG_OK;
-    if (!(A > 0))
-      flag = GFI_NW_FLAG_EMPTY;
-    else if (S < 0)
-      flag = GFI_NW_FLAG_NEGATIVE;
-    else if (S <= p->denom_tol * A)
-      flag = GFI_NW_FLAG_SMALL;
-    if (flags) flags[q] = (unsigned char)flag;
-    if (denom) denom[q] = flag == GFI_NW_FLAG_EMPTY ? NAN : S / A;
-    if (flag) {
-      nf++;
-      for (size_t v = 0; v < V; v++) out[q * V + v] = NAN;
-    } else {
-      for (size_t v = 0; v < V; v++) out[q * V + v] = r[3 + v] / S;
-    }
-  }
+  size_t nf = ratio_rows(V, p->denom_tol, M, res, out, flags, denom);
+  free(res);
+  if (nflagged) *nflagged = nf;
+  return nf ? GFI_EDENOM : GFI_OK;
+}
+
+int nw_block_sums(const gfi_nw_plan *p, size_t M, const double *queries, double *res) {
+  if (!p || (M && (!queries || !res))) return GFI_EINVAL;
+  if (M == 0) return GFI_OK;
+  if (M > ((size_t)1 << 52) / (p->D + p->V)) return GFI_EDIM;
+  int st = gfi_check_finite(queries, M * p->D, NULL);
+  if (st) return st;
+  if (p->type == NW_FOURIER)
+    for (size_t i = 0; i < M * p->D; i++)
+      if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
+  /* the scaled path: right for every D and l, with no second pass */
+  return run_pass(p, M, queries, p->type == NW_FOURIER, res);
+}
+
+int nw_sums_finish(int fourier, size_t V, double denom_tol, size_t nsets, size_t M, const double *parts, double *out,
+                   size_t *nflagged, unsigned char *flags) {
+  if (nflagged) *nflagged = 0;
+  if (!parts || !out || !nsets) return GFI_EINVAL;
+  const size_t W = NW_ACC(V);
+  double *res = gfi_malloc3(M ? M : 1, W, sizeof *res);
+  if (!res) return GFI_ENOMEM;
+  combine(fourier, nsets, M, W, parts, res);
+  size_t nf = ratio_rows(V, denom_tol, M, res, out, flags, NULL);
   free(res);
   if (nflagged) *nflagged = nf;
   return nf ? GFI_EDENOM : GFI_OK;

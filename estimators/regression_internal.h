@@ -50,6 +50,17 @@ void nw_fourier_scaled_task(const gfi_nw_plan *p, const double *queries, size_t 
 void nw_gauss_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1, size_t i0,
                    size_t i1, double *acc, double *ws);
 
+/* Sums over data held in several pieces (the gfi program's data slabs under
+ * MPI): nw_block_sums writes the accumulators of plan p at M queries (res:
+ * M x NW_ACC(V), the scaled path for the Fourier kernel, the direct route);
+ * nw_sums_finish brings nsets such results (parts: nsets x M x NW_ACC(V),
+ * from plans with the same kernel, radii or H, and V) to a common scale,
+ * adds them in set order and writes the rows and flags as gfi_nw_eval_flags
+ * (GFI_EDENOM when a row was flagged). */
+int nw_block_sums(const gfi_nw_plan *p, size_t M, const double *queries, double *res);
+int nw_sums_finish(int fourier, size_t V, double denom_tol, size_t nsets, size_t M, const double *parts, double *out,
+                   size_t *nflagged, unsigned char *flags);
+
 /* Scaled path: renormalise the running product by 2^NW_RENORM_BITS when it
  * falls below 2^-NW_RENORM_BITS. */
 #define NW_RENORM_BITS 500

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "gfi/npy.h"
 #include "alloc.h"
+#include "npy_internal.h"
 
 #define MAGIC "\x93NUMPY"
 #define MAGIC_LEN 6
@@ -155,13 +156,10 @@ static int parse_header(const char *h, size_t len, size_t *dims, int *ndim, gfi_
   return GFI_OK;
 }
 
-int gfi_npy_read_stream(FILE *f, size_t cols_expected, size_t *rows, size_t *cols, double **data,
-                        gfi_errinfo *err) {
-  gfi_errinfo_clear(err);
-  if (!f || !rows || !cols || !data) return GFI_EINVAL;
+int npy_read_header(FILE *f, size_t cols_expected, size_t *rows, size_t *cols, int *ndims, gfi_errinfo *err) {
   *rows = 0;
   *cols = 0;
-  *data = NULL;
+  *ndims = 0;
   unsigned char pre[MAGIC_LEN + 2];
   size_t got = fread(pre, 1, sizeof pre, f);
   if (got < MAGIC_LEN || memcmp(pre, MAGIC, MAGIC_LEN) != 0) {
@@ -184,7 +182,7 @@ int gfi_npy_read_stream(FILE *f, size_t cols_expected, size_t *rows, size_t *col
     return fail(err, GFI_EPARSE, "truncated header (%zu bytes announced)", hlen);
   }
   h[hlen] = '\0';
-  size_t dims[8];
+  size_t dims[8] = {0};
   int ndim = 0;
   int st = parse_header(h, hlen, dims, &ndim, err);
   free(h);
@@ -196,6 +194,30 @@ int gfi_npy_read_stream(FILE *f, size_t cols_expected, size_t *rows, size_t *col
   if (cols_expected && c != cols_expected)
     return fail(err, GFI_EDIM, "shape %s: expected %zu column%s", sh, cols_expected, cols_expected == 1 ? "" : "s");
   if (c && n > SIZE_MAX / c / sizeof(double)) return fail(err, GFI_EDIM, "shape %s: too large", sh);
+  *rows = n;
+  *cols = c;
+  *ndims = ndim;
+  return GFI_OK;
+}
+
+void npy_to_host(double *x, size_t n) {
+  if (!little_endian()) swap8(x, n);
+}
+
+int gfi_npy_read_stream(FILE *f, size_t cols_expected, size_t *rows, size_t *cols, double **data,
+                        gfi_errinfo *err) {
+  gfi_errinfo_clear(err);
+  if (!f || !rows || !cols || !data) return GFI_EINVAL;
+  *rows = 0;
+  *cols = 0;
+  *data = NULL;
+  size_t n, c;
+  int ndim;
+  int st = npy_read_header(f, cols_expected, &n, &c, &ndim, err);
+  if (st) return st;
+  char sh[128];
+  size_t dims[2] = {n, c};
+  shape_text(sh, sizeof sh, dims, ndim);
   size_t total = n * c;
   double *x = total ? gfi_malloc2(total, sizeof *x) : malloc(1);
   if (!x) return GFI_ENOMEM;

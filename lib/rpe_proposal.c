@@ -80,7 +80,7 @@ int gfi_proposal_optimal(gfi_proposal **out, const gfi_rpe *rpe) {
     for (size_t t = 0; t < rpe->T; t++) p->cum[t] /= acc;
   }
   if (rpe->kind == GFI_RPE_BOXES) {
-    p->cum = malloc(rpe->nb * sizeof *p->cum);
+    p->cum = gfi_malloc2(rpe->nb, sizeof *p->cum);
     if (!p->cum) {
       gfi_proposal_free(p);
       return GFI_ENOMEM;

@@ -174,7 +174,7 @@ if (system("test -s ".f_pa." && echo 1 || echo 0") + 0) {
       set title patitle(i) font ",8" noenhanced
       plot f_pa index i u 1:2:3 w yerrorlines lw 2 pt 7 ps 0.5 lc rgb "#1f77b4" t "mean", \
            f_pa index i u 1:4 w lp lw 1 pt 5 ps 0.4 lc rgb "#d62728" t "q99", \
-           f_pa index i u 1:($5 < 1e300 ? $6 : 1/0) w l lw 1.5 dt 2 lc rgb "#2ca02c" t "c/sqrt(r) (Thm A.3)", \
+           f_pa index i u 1:($5 < 1e300 ? $6 : 1/0) w l lw 1.5 dt 2 lc rgb "#2ca02c" t "c/sqrt(r): Thm A.3, s.d. of one entry", \
            f_pa index i u 1:8 w l lw 1 dt 3 lc rgb "gray40" t "r^{-1/2} from the first r"
     }
     unset multiplot

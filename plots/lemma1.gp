@@ -16,7 +16,8 @@ do for [fmt in "png pdf"] {
   set output dir."/lemma1.".fmt
   set multiplot layout 1,nb title "Lemma 1: tail of |p_{hat}(x) - E p_{hat}(x)| against Bernstein's bound\n{/*0.8 ".setting."}" font ",12"
   set logscale y
-  set yrange [1e-5:2]
+  set yrange [1e-5:1e3]
+  set ytics 1e-5, 10, 1
   set format y "10^{%L}"
   set xlabel "t"
   set ylabel "P(|p_{hat}(x) - E p_{hat}(x)| >= t)"

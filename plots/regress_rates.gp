@@ -1,6 +1,7 @@
 # Regression rate checks (gfi regress-rates --out DIR). Usage:
 #   gnuplot -e "dir='results'" plots/regress_rates.gp
-# One panel per row of the table: the Monte-Carlo integrated MSE with its
+# One panel per row of the table: the Monte-Carlo MSE (integrated, or at the
+# point x for the pointwise rows NAME@x) with its
 # standard error, its bias^2 and variance parts, the fitted power law and a
 # line with the claimed slope through the fit at the smallest N.
 if (!exists("dir")) dir = "results"

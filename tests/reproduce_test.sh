@@ -29,7 +29,8 @@ for f in fig1a_curve fig1a_mse fig1a_sensitivity fig1b_grid fig1b_mse fig1b_sens
   if [ -s "$R/$f.dat" ] && grep -q '^# gfi\|^# flt_study' "$R/$f.dat" && grep -vq '^#' "$R/$f.dat"; then ok
   else bad "$f.dat missing, empty or without metadata"; fi
 done
-for f in fig1a fig1b fig2 sensitivity rates/mise_rates regress_rates/regress_rates lemma1/lemma1 flt/flt_err_vs_r flt/flt_fig4; do
+for f in fig1a fig1b fig2 sensitivity rates/mise_rates regress_rates/regress_rates regress_rates/regress_points lemma1/lemma1 \
+         flt/flt_err_vs_r flt/flt_fig4; do
   if [ "$(head -c 8 "$R/$f.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
      [ "$(stat -c %s "$R/$f.png")" -gt 10000 ]; then ok; else bad "$f.png missing or not a PNG"; fi
   if [ "$(head -c 4 "$R/$f.pdf" 2>/dev/null)" = "%PDF" ]; then ok; else bad "$f.pdf missing or not a PDF"; fi

@@ -9,9 +9,10 @@ GFI_BUILD=${GFI_BUILD:-$GFI_ROOT/build}
 
 # Everything gfi needs to build, test and draw its figures. r-base-core and
 # r-cran-ks: the reference of the Gaussian bandwidth selectors (test select-ks;
-# about 40 s to install on a Debian 12 machine).
+# about 40 s to install on a Debian 12 machine). Open MPI: sweeps, mise --mc
+# and large sums over processes (the mpi build feature is auto).
 GFI_PACKAGES=(build-essential git meson ninja-build pkg-config libgsl-dev libfftw3-dev gnuplot-nox
-  r-base-core r-cran-ks)
+  r-base-core r-cran-ks openmpi-bin libopenmpi-dev)
 # The sanitized test suite and the parsers' fuzzers (tools/sanitize.sh, run by
 # CI): clang with libFuzzer and its OpenMP runtime.
 GFI_SANITIZE_PACKAGES=(clang libclang-rt-dev libomp-dev)

@@ -1018,11 +1018,16 @@ static int figures(run *r, int do_rates, int do_flt) {
     snprintf(v, sizeof v, "dir=%s", dir);
     if ((st = draw(r, "mise_rates.gp", v))) return st;
     step_end(r);
-    step_begin(r, "figure regress_rates/regress_rates (plots/regress_rates.gp)");
+    /* with pointwise rows, Theorem 2's constant against 1/p(x) too (same step) */
+    int have_points = 0;
+    for (size_t i = 0; i < r->nrrows; i++) have_points |= isfinite(r->rrows[i].point_p);
+    step_begin(r, "figure%s regress_rates/regress_rates%s (plots/regress_rates.gp%s)", have_points ? "s" : "",
+               have_points ? ", regress_points" : "", have_points ? ", regress_points.gp" : "");
     snprintf(sub, sizeof sub, "%s/regress_rates", S->out);
     gp_str(dir, sizeof dir, sub);
     snprintf(v, sizeof v, "dir=%s", dir);
     if ((st = draw(r, "regress_rates.gp", v))) return st;
+    if (have_points && (st = draw(r, "regress_points.gp", v))) return st;
     step_end(r);
     step_begin(r, "figure lemma1/lemma1 (plots/lemma1.gp)");
     snprintf(sub, sizeof sub, "%s/lemma1", S->out);
@@ -1126,6 +1131,7 @@ static void regress_points_md(FILE *md, const gfi_exp_rate_row *w, size_t n) {
             1 / (p * p), w[i].observed, w[i].lo95, w[i].hi95, w[i].point_C, w[i].point_C * p,
             w[i].point_C * p * p, w[i].point_gamma, gfi_exp_verdict_name(w[i].verdict));
   }
+  fprintf(md, "\n![Theorem 2 at fixed points](regress_rates/regress_points.png)\n");
 }
 
 static void summary_rates(run *r, FILE *md) {

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# gfi sweep's file discipline (no MPI needed): two sweeps on one FILE at once
+# (the lock), and resumes of damaged files: a value field corrupted to
+# garbage or nan (the row is dropped and its point computed again), a row
+# that names another point (refused), a header cut inside (written again).
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+
+SW=(--model normal --model laplace --dims 1 --phis 1,2 --ns 150,300 --Rs 1,2,3 --reps 0,150 --seed 9)
+"$GFI" sweep --out "$T/full.dat" "${SW[@]}" --threads 1 || bad "sweep ran"
+[ "$(grep -vc '^#' "$T/full.dat")" -eq 48 ] && ok || bad "sweep rows"
+[ ! -e "$T/full.dat.lock" ] && ok || bad "a finished sweep left its lock file"
+rows() { grep -v '^#' "$1" | sort -n; }
+
+# --- the lock: a sweep holding FILE makes a second one exit 1 naming the holder
+SLOW=(--model normal --dims 1 --phis 2 --ns 20000 --Rs 1,2,3,4,5,6 --reps 400 --seed 1 --threads 1)
+"$GFI" sweep --out "$T/slow.dat" "${SLOW[@]}" &
+pid=$!
+for _ in $(seq 1 200); do [ -s "$T/slow.dat.lock" ] && break; sleep 0.05; done
+expect 1 "slow.dat is being written by another sweep (pid $pid on " -- "$GFI" sweep --out "$T/slow.dat" "${SLOW[@]}"
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+# the lock goes with its holder: after the kill the file resumes
+"$GFI" sweep --out "$T/slow.dat" --model normal --dims 1 --phis 2 --ns 20000 --Rs 1,2,3,4,5,6 --reps 400 --seed 1 \
+  --threads 2 >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do [ -s "$T/slow.dat.lock" ] && break; sleep 0.05; done
+kill -KILL "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+[ -e "$T/slow.dat.lock" ] && ok || bad "no lock file seen"
+# two started together on a fresh file: exactly one writes it
+"$GFI" sweep --out "$T/two.dat" "${SW[@]}" --threads 1 2>"$T/e1" & p1=$!
+"$GFI" sweep --out "$T/two.dat" "${SW[@]}" --threads 1 2>"$T/e2" & p2=$!
+wait "$p1"; r1=$?
+wait "$p2"; r2=$?
+[ $((r1 + r2)) -eq 1 ] && ok || bad "two sweeps at once: exit codes $r1 and $r2"
+cat "$T/e1" "$T/e2" | grep -q "being written by another sweep" && ok || bad "the loser does not name the holder"
+diff <(rows "$T/full.dat") <(rows "$T/two.dat") >/dev/null && ok || bad "the file written by two sweeps at once differs"
+"$GFI" sweep --out "$T/two.dat" "${SW[@]}" && diff <(rows "$T/full.dat") <(rows "$T/two.dat") >/dev/null && ok ||
+  bad "the file written by two sweeps at once does not resume"
+
+# --- corrupted value fields: dropped with a message naming file:line:column, recomputed
+for v in garbage nan inf -1 1e999 ''; do
+  awk -v v="$v" '!/^#/ && $1 == 5 {$8 = v} {print}' "$T/full.dat" >"$T/c.dat"
+  [ -z "$v" ] && { expect 1 "c.dat:[0-9]*:1: not a row of this sweep (10 fields" -- "$GFI" sweep --out "$T/c.dat" "${SW[@]}"; continue; }
+  "$GFI" sweep --out "$T/c.dat" "${SW[@]}" 2>"$T/err" || bad "resume with mise = '$v'"
+  grep -q "c.dat:[0-9]*:[0-9]*: point 5's mise field '$v' is corrupted.*computed again" "$T/err" && ok ||
+    bad "no message for mise = '$v': $(cat "$T/err")"
+  diff <(rows "$T/full.dat") <(rows "$T/c.dat") >/dev/null && ok || bad "mise = '$v' not recomputed"
+done
+awk '!/^#/ && $1 == 7 {$11 = "nan"} !/^#/ && $1 == 9 {$9 = "x"} {print}' "$T/full.dat" >"$T/c.dat"
+"$GFI" sweep --out "$T/c.dat" "${SW[@]}" 2>"$T/err" || bad "resume with var = nan"
+[ "$(grep -c "corrupted" "$T/err")" -eq 2 ] && ok || bad "two corrupted rows, messages: $(cat "$T/err")"
+diff <(rows "$T/full.dat") <(rows "$T/c.dat") >/dev/null && ok || bad "var = nan, se = x not recomputed"
+# a row whose point fields are not its index's: refused, naming the column
+awk '!/^#/ && $1 == 5 {$2 = "laplace"} {print}' "$T/full.dat" >"$T/c.dat"
+expect 1 "c.dat:[0-9]*:3: point 5's model is 'normal' in this sweep, the row says 'laplace'" -- \
+  "$GFI" sweep --out "$T/c.dat" "${SW[@]}"
+awk '!/^#/ && $1 == 5 {$1 = 4800} {print}' "$T/full.dat" >"$T/c.dat"
+expect 1 "c.dat:[0-9]*:1: '4800' is not a point index of this sweep" -- "$GFI" sweep --out "$T/c.dat" "${SW[@]}"
+
+# --- the header cut inside (in '# grid', before the key, mid column line): written again
+keyl=$(grep -n '^# sweep-key' "$T/full.dat" | cut -d: -f1)
+colb=$(grep -b '^# index' "$T/full.dat" | cut -d: -f1)
+for cut in $(( $(head -n "$keyl" "$T/full.dat" | wc -c) + 10 )) 40 $((colb + 9)); do
+  head -c "$cut" "$T/full.dat" >"$T/h.dat"
+  "$GFI" sweep --out "$T/h.dat" "${SW[@]}" --threads 1 2>"$T/err" || bad "resume of a header cut at byte $cut"
+  grep -q "h.dat: the header is incomplete.*written again" "$T/err" && ok || bad "no message for the cut at $cut: $(cat "$T/err")"
+  diff <(grep -v '^# command:\|^# --out:' "$T/full.dat") <(grep -v '^# command:\|^# --out:' "$T/h.dat") >/dev/null && ok ||
+    bad "header cut at byte $cut: the file differs from the uninterrupted run"
+done
+# rows without a header are refused, and so is a file that is not a sweep's
+grep -v '^#' "$T/full.dat" >"$T/h.dat"
+expect 1 "h.dat:1: a row before the header's '# sweep-key' line" -- "$GFI" sweep --out "$T/h.dat" "${SW[@]}"
+printf '# gfi sample\n' >"$T/h.dat"
+expect 1 "no '# sweep-key' line: not a gfi sweep file" -- "$GFI" sweep --out "$T/h.dat" "${SW[@]}"
+
+finish "sweep"
