@@ -744,8 +744,7 @@ static int drates_into(run *r, int slot, const char *sub, gfi_exp_drates_params 
 
 /* The 2-D truths: a correlated normal, the product Laplace (ordinary
  * smooth, beta = 2: Theorem 1 reads not-C2, 3b beta<=3) and a two-component
- * mixture with a correlated component; 3-D: a correlated normal and the
- * product Laplace. */
+ * mixture with a correlated component; 3-D: a correlated normal. */
 #define D2_NORMAL "normal:cov=1,0.5,0.5,1"
 #define D2_MIX "mix:0.5*normal:mean=-1,0|0.5*normal:mean=1,0.5;cov=1,0.6,0.6,1"
 #define D3_NORMAL "normal:cov=1,0.5,0.25,0.5,1,0.5,0.25,0.5,1"
@@ -772,24 +771,25 @@ static int density_depth(run *r) {
   } else {
     dp.models[dp.nmodels++] = "laplace";
     dp.models[dp.nmodels++] = D2_MIX;
-    dp.nmax = 1e7, dp.fit_decades = 3, dp.mc_reps = 20, dp.mc_nmax = 100;
+    dp.nmax = 1e6, dp.fit_decades = 3, dp.mc_reps = 20, dp.mc_nmax = 100;
     const char *a[] = {"--dim", "2", "--size", "full", "--model", D2_NORMAL, "--model", "laplace", "--model", D2_MIX,
-                       "--nmax", "1e7", "--fit-decades", "3", "--mc", "20", "--mc-nmax", "100"};
+                       "--nmax", "1e6", "--fit-decades", "3", "--mc", "20", "--mc-nmax", "100"};
     st = drates_into(r, 0, "d2", &dp, a, sizeof a / sizeof *a);
   }
   if (st) return st;
   step_end(r);
 
-  if (!quick) { /* D = 3: minutes of quadrature per truth, so the full run only */
+  if (!quick) { /* D = 3: about a CPU minute of quadrature per optimal radius, so the full run only, to 1e4 */
     step_begin(r, "density rate checks in D = 3 (gfi rates --dim 3)");
     gfi_exp_drates_default(&dp);
     dp.D = 3;
     dp.full = 1;
-    dp.models[0] = D3_NORMAL, dp.models[1] = "laplace", dp.nmodels = 2;
+    dp.theorems[0] = GFI_EXP_THM_1, dp.theorems[1] = GFI_EXP_THM_3B, dp.ntheorems = 2;
+    dp.models[0] = D3_NORMAL, dp.nmodels = 1;
     dp.mc_reps = 0;
-    dp.nmax = 1e6, dp.fit_decades = 3;
-    const char *a[] = {"--dim", "3", "--size", "full", "--model", D3_NORMAL, "--model", "laplace",
-                       "--nmax", "1e6", "--fit-decades", "3", "--mc", "0"};
+    dp.nmax = 1e4, dp.per_decade = 1, dp.fit_decades = 2;
+    const char *a[] = {"--dim", "3", "--size", "full", "--theorems", "1,3b", "--model", D3_NORMAL,
+                       "--nmax", "1e4", "--per-decade", "1", "--fit-decades", "2", "--mc", "0"};
     if ((st = drates_into(r, 1, "d3", &dp, a, sizeof a / sizeof *a))) return st;
     step_end(r);
   }
