@@ -655,6 +655,7 @@ int cmd_sweep(int argc, char **argv) {
       int st = compute_point(&g, pend[i], v);
       if (st) {
         describe_point(&g, pend[i], msg, sizeof msg);
+        free(pend);
         cli_die(EXIT_RUNTIME, "%s: %s", msg, gfi_strerror(st));
       }
       if (write_row(f, &g, pend[i], v)) cli_die(EXIT_RUNTIME, "cannot write %s: %s", out, strerror(errno));

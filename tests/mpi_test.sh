@@ -19,7 +19,8 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # LeakSanitizer is told to ignore stacks through Open MPI (full stacks needed
 # to see them: its components are dlopen'ed), gfi's own leaks still count
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lsan_mpi.supp"
+supp=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lsan_mpi.supp
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$supp"
 mpi() {
   local p=$1
   shift
@@ -138,7 +139,10 @@ done
 "$GFI" regress-sample --model normal --truth poly:1,2,3 --noise gauss:0.5 --dim 1 --n 60000 --seed 3 \
   --out "$T/r.npy" >/dev/null
 for f in r.txt r.npy; do
-  for kern in "--phi pow:4 --R 3" "--phi pow:3 --R 3" "--kernel gauss --bandwidth 0.2"; do
+  kerns=("--phi pow:4 --R 3")
+  # the odd power (signed kernel) and the Gaussian kernel on one of the two files
+  [ "$f" = r.npy ] && kerns+=("--phi pow:3 --R 3" "--kernel gauss --bandwidth 0.2")
+  for kern in "${kerns[@]}"; do
     # shellcheck disable=SC2086
     "$GFI" regress --data "$T/$f" $kern --grid -3:3:13 --method direct | grep -v '^#' >"$T/s" || bad "serial regress"
     for p in 1 2 3; do
