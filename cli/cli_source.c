@@ -214,6 +214,7 @@ void cli_method_meta(FILE *f, const gfi_opts *o, const gfi_fast_info *info) {
       fputs(" and ", f);
       axes(f, info->grid_bwd, D);
     }
+    fprintf(f, " at tol %.2g", info->nufft_tol);
   }
   if (info->reused) fputs(", the plan's transform reused", f);
   fprintf(f, "; error bound %.3g (%.3g relative)", info->bound_abs, info->bound);

@@ -29,7 +29,8 @@ int cmd_rates(int argc, char **argv) {
     {"size", CLI_STR, &size, .def = "quick", .arg = "S",
      .help = "quick (N = 1e2..1e6, 1 point per decade, fit on the last 3 decades,\n"
              "MC 40 reps at N <= 1e2; about a minute on 2 cores) or full (N = 1e2..1e9,\n"
-             "2 per decade, fit on the last 4 decades, MC 100 reps at N <= 316)"},
+             "2 per decade, fit on the last 4 decades, MC up to N = 1e7: 100 reps at\n"
+             "N <= 316, then 100 sqrt(316/N), at least 8)"},
     {"theorems", CLI_STR, &ths, .def = "1,3a,3b", .arg = "LIST", .help = "subset of 1,3a,3b"},
     {"l1", CLI_STR, &l1, .arg = "L1,L2,..",
      .help = "kernel powers for Theorem 1, one row each (default 4; e.g. 3,4,6,8:\n"

@@ -415,6 +415,68 @@ static int forward(const bl_sum *s, const bl_rule *r, double ntol, double *F) {
   return st;
 }
 
+/* Cells per axis of value_scale's histogram (at most 2^16 cells in all). */
+static const size_t scale_cells[4] = {0, 4096, 256, 40};
+
+/* An estimate rho of max |s_col| / (c1_col K0), the smallest over columns,
+ * in (0, 1]. The bound of an evaluation is about (qerr + 20 ntol) c1 K0
+ * (the node coefficients' sum |a_q| is at most c1 K0), so ntol = tol rho / 40
+ * meets tol with a factor 2 to spare when the estimate holds.
+ *
+ * Each column's coefficients are summed in a histogram over the data box
+ * whose cells are at least the kernel's main lobe wide (2 pi / R_j for
+ * sinc^l, 2 / R_j = 2 h_j for the Gaussian) and at most box / cells: the
+ * largest |cell sum| / cell volume is the column's sum averaged over a lobe,
+ * about its largest |value| on the data (a cell wider than the lobe averages
+ * more and so errs low, to a tighter ntol). A point mass gives c1 R / (2 pi)
+ * per axis against the true c1 R / A_l (A_l <= pi): halved to stay below.
+ * Queries away from the data have smaller values: the a-posteriori check
+ * catches those. One pass over the data, deterministic. */
+static int value_scale(const bl_sum *s, double *rho) {
+  const int D = s->D;
+  size_t nb[3] = {1, 1, 1}, ncell = 1;
+  double cw[3] = {1, 1, 1}, vol = 1;
+  for (int j = 0; j < D; j++) {
+    double wdt = s->dhi[j] - s->dlo[j];
+    double lobe = (s->l == BL_GAUSS ? 2.0 : 2 * M_PI) / s->R[j];
+    double k = floor(wdt / lobe);
+    if (!(k >= 1)) k = 1; /* also for a zero-width box */
+    if (k > (double)scale_cells[D]) k = (double)scale_cells[D];
+    nb[j] = (size_t)k;
+    cw[j] = fmax(wdt / k, lobe);
+    vol *= cw[j];
+    ncell *= nb[j];
+  }
+  double *h = malloc(ncell * sizeof *h);
+  if (!h) return GFI_ENOMEM;
+  double r = 1;
+  for (size_t col = 0; col < s->ncol; col++) {
+    if (!(s->c1[col] > 0)) continue;
+    memset(h, 0, ncell * sizeof *h);
+    for (size_t i = 0; i < s->N; i++) {
+      size_t cell = 0;
+      for (int j = 0; j < D; j++) {
+        double u = floor((s->x[i * (size_t)D + j] - s->dlo[j]) / cw[j]);
+        size_t b = u > 0 ? (size_t)u : 0;
+        if (b >= nb[j]) b = nb[j] - 1;
+        cell = cell * nb[j] + b;
+      }
+      h[cell] += s->c[2 * (col * s->N + i)];
+    }
+    double m = 0;
+    for (size_t k = 0; k < ncell; k++) m = fmax(m, fabs(h[k]));
+    double rc = 0.5 * m / vol / (s->c1[col] * s->K0);
+    if (rc < r) r = rc;
+  }
+  free(h);
+  /* all coefficients cancelling in every cell: fall back to the smallest
+   * plausible scale, one coefficient at the kernel's peak over N */
+  if (!(r > 0)) r = 1.0 / (double)s->N;
+  if (r < 1e-300) r = 1e-300;
+  *rho = r;
+  return GFI_OK;
+}
+
 int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t ncol,
                 const double *c, const double *R, const gfi_opts *opts, double direct_pair) {
   *out = NULL;
@@ -443,12 +505,6 @@ int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t nc
    * the bound of every part at a quarter of tol relative to that. */
   s->eps = tol / (4.0 * (double)N);
   if (s->eps < 1e-18) s->eps = 1e-18;
-  /* The NUFFTs are the expensive part: their first tolerance assumes the
-   * largest |value| is about c1 K0 / sqrt(N); an evaluation whose bound
-   * then misses tol is redone tighter (bl_tighten). */
-  s->ntol = tol / (40.0 * sqrt((double)N));
-  if (s->ntol < BL_NTOL_MIN) s->ntol = BL_NTOL_MIN;
-  if (s->ntol > 1e-3) s->ntol = 1e-3;
   s->x = malloc(N * (size_t)D * sizeof *s->x);
   s->c = malloc(2 * N * ncol * sizeof *s->c);
   s->c1 = calloc(ncol, sizeof *s->c1);
@@ -482,11 +538,26 @@ int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t nc
       s->c[2 * (col * N + i) + 1] = 0;
       s->c1[col] += fabs(v);
     }
+  s->rho = 1.0 / sqrt((double)N); /* replaced by value_scale below */
+  s->ntol = fmax(BL_NTOL_MIN, fmin(1e-3, tol * s->rho / 40.0));
   if (method == GFI_METHOD_DIRECT) {
     s->reason0 = GFI_ROUTE_REQUESTED;
     *out = s;
     return GFI_OK;
   }
+  /* The NUFFTs are the expensive part: their tolerance is set from an
+   * estimate rho c1 K0 of the largest |value| (value_scale); an evaluation
+   * whose bound then misses tol is redone tighter (bl_tighten). */
+  double rho;
+  st = value_scale(s, &rho);
+  if (st) {
+    bl_sum_free(s);
+    return st;
+  }
+  s->rho = rho;
+  s->ntol = tol * rho / 40.0;
+  if (s->ntol < BL_NTOL_MIN) s->ntol = BL_NTOL_MIN;
+  if (s->ntol > 1e-3) s->ntol = 1e-3;
   /* Design span: the data box widened on each side by a quarter of its
    * width, or by a few kernel widths (4 pi / R for sinc^l, 2 h = 2 / R for
    * the Gaussian) but not more than the box's width: a wide kernel on a

@@ -47,6 +47,7 @@ typedef struct bl_sum {
   double tol;          /* requested accuracy, relative to the largest |value| */
   double eps;          /* internal target: quadrature, relative to c1 * K0 */
   double ntol;         /* tolerance handed to each NUFFT */
+  double rho;          /* estimated largest |value| / (c1 K0) (value_scale) */
   int nthreads;
   gfi_method method;
   int have0;           /* precomputed F at the design span */

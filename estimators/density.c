@@ -110,10 +110,16 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   size_t Np = p->lay.Np;
   p->R = gfi_malloc2(D, sizeof *p->R);
   p->g = gfi_malloc2(D, sizeof *p->g);
-  p->rk = gfi_malloc3(D, Np, sizeof *p->rk);
-  p->sk = gfi_malloc3(D, Np, sizeof *p->sk);
-  p->ck = gfi_malloc3(D, Np, sizeof *p->ck);
-  if (!p->R || !p->g || !p->rk || !p->sk || !p->ck) {
+  /* The direct route's phase tables (3 D N doubles and 2 D N sines and
+   * cosines): not under FAST, whose every evaluation takes the fast route
+   * (or fails with GFI_ERANGE); eval_direct is never reached there. */
+  int tables = method != GFI_METHOD_FAST;
+  if (tables) {
+    p->rk = gfi_malloc3(D, Np, sizeof *p->rk);
+    p->sk = gfi_malloc3(D, Np, sizeof *p->sk);
+    p->ck = gfi_malloc3(D, Np, sizeof *p->ck);
+  }
+  if (!p->R || !p->g || (tables && (!p->rk || !p->sk || !p->ck))) {
     plan_free(p);
     return GFI_ENOMEM;
   }
@@ -124,7 +130,13 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
     p->g[j] = k->kind == GFI_PHI_POW ? pow(R[j] / k->A, 1.0 / k->l) : R[j] / k->A;
   }
   /* padding: u = rx - rk is huge (u^2 still finite) and sin(u) = 0, so the factor is 0 */
-  st = engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->sk, p->ck);
+  if (tables) {
+    st = engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->sk, p->ck);
+  } else {
+    st = GFI_OK; /* the same range check as the tables' */
+    for (size_t i = 0; i < N * D; i++)
+      if (fabs(R[i % D] * data[i]) > ENGINE_PHASE_MAX) st = GFI_ERANGE;
+  }
   if (st) {
     plan_free(p);
     return st;
@@ -228,6 +240,7 @@ static void fill_zero(double *dst, size_t nq, size_t W) {
 /* The direct sum (queries already checked). */
 static int eval_direct(const gfi_density_plan *p, size_t M, const double *queries, double *out) {
   int st;
+  if (p->type == DENSITY_FOURIER && !p->rk) return GFI_EINVAL; /* a FAST plan: not reached */
   size_t ns = p->lay.nsuper;
   double *part = gfi_malloc3(M, ns, sizeof *part);
   if (!part) return GFI_ENOMEM;

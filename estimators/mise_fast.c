@@ -14,10 +14,11 @@
 
 double ise_fast_tol(double tol) { return tol > 0 ? tol : 1e-12; }
 
-/* Spreading width the NUFFT needs for tol (ES kernel, about a digit per unit). */
+/* Spreading width the NUFFT uses at tol (lib/nufft.h: ceil(log10(10 / tol)) + 1,
+ * 3 <= w <= 16), for the cost model. */
 static double nufft_width(double tol) {
-  double w = ceil(log10(1.0 / tol)) + 1;
-  return w < 2 ? 2 : (w > 16 ? 16 : w);
+  double w = ceil(log10(10.0 / tol)) + 1;
+  return w < 3 ? 3 : (w > 16 ? 16 : w);
 }
 
 /* Half-widths of the targets' box per axis (axis 0 covers [0, L]). */

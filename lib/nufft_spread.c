@@ -417,11 +417,18 @@ static void spread_bins(const nufft_kernel *k, int D, const size_t *nf, const bi
     }
     axis_weights(k, tj[1], nf[1], k1, i1);
     if (D == 2) {
+      /* the window does not wrap on the last axis: contiguous cells */
+      int c1 = i1[0] + (size_t)ns <= nf[1];
       for (int m = 0; m < ns; m++) {
         if (i0[m] < r0 || i0[m] >= r1) continue;
         double vr = cr * k0[m], vi = ci * k0[m];
         cplx *row = (cplx *)grid + i0[m] * nf[1], v = {vr, vi};
-        for (int m1 = 0; m1 < ns; m1++) row[i1[m1]] += v * k1[m1];
+        if (c1) {
+          cplx *g = row + i1[0];
+          for (int m1 = 0; m1 < ns; m1++) g[m1] += v * k1[m1];
+        } else {
+          for (int m1 = 0; m1 < ns; m1++) row[i1[m1]] += v * k1[m1];
+        }
       }
       continue;
     }

@@ -59,7 +59,8 @@ typedef struct gfi_exp_rate_row {
 typedef struct gfi_exp_drates_params {
   int full;                   /* sizes: 0 quick (N = 1e2..1e6, 1 per decade, fit on 3 decades,
                                  MC 40 reps at N <= 1e2), 1 full (N = 1e2..1e9, 2 per decade,
-                                 fit on 4 decades, MC 100 reps at N <= 316) */
+                                 fit on 4 decades, MC at N <= 1e7: 100 reps up to N = 316,
+                                 then 100 sqrt(316 / N), at least 8) */
   gfi_exp_theorem_id theorems[3];
   size_t ntheorems;           /* 0: 1, 3a, 3b */
   int l1[GFI_EXP_DRATES_MAXL]; /* kernel powers Theorem 1 is checked with, one row each (--l1) */

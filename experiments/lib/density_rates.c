@@ -28,8 +28,8 @@ typedef struct {
   } while (0)
 
 static void write_table(FILE *f, const gfi_exp_ctx *ctx, size_t D, double nmin, double nmax, double perdec,
-                        double fitdec, double slack, long mcreps, double mcn, uint64_t seed,
-                        const gfi_exp_rate_row *rows, size_t nrows) {
+                        double fitdec, double slack, long mcreps, int mcscaled, double mcn,
+                        uint64_t seed, const gfi_exp_rate_row *rows, size_t nrows) {
   gfi_exp_header(f, ctx);
   gfi_dat_meta(f, "dim", "%zu", D);
   gfi_dat_meta(f, "sizes", "N = %g..%g, %g per decade; fitted on the last %g decades", nmin, nmax, perdec, fitdec);
@@ -46,8 +46,9 @@ static void write_table(FILE *f, const gfi_exp_ctx *ctx, size_t D, double nmin, 
                "sinc^l has m = 1 vanishing moment but int |z|^2 |sinc z|^l dz is infinite), not-C2 (Thm 1: p is not "
                "twice continuously differentiable), beta<=1 (Thm 3a), beta<=3 (Thm 3b: an ordinary smooth truth of "
                "order beta <= 3)");
-  gfi_dat_meta(f, "monte-carlo", "%ld replications at N <= %g, seed %llu, Plancherel ISE (streamed: "
-               "NUFFT or direct sums by cost, tol 1e-12; docs/mise-mc.md)", mcreps, mcn,
+  gfi_dat_meta(f, "monte-carlo", "%ld replications%s at N <= %g, seed %llu, Plancherel ISE (streamed: "
+               "NUFFT or direct sums by cost, tol 1e-12; docs/mise-mc.md)", mcreps,
+               mcscaled ? " (above N = 316: that times sqrt(316/N), at least 8)" : "", mcn,
                (unsigned long long)seed);
   fputs("# theorem model dim l class order claimed classical observed lo95 hi95 R_claimed R_observed "
         "n_fit mc_points mc_max_z verdict condition\n", f);
@@ -72,7 +73,9 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
   double perdec = p->per_decade < 0 ? (full ? 2 : 1) : p->per_decade;
   double fitdec = p->fit_decades < 0 ? (full ? 4 : 3) : p->fit_decades;
   long mcreps = p->mc_reps < 0 ? (full ? 100 : 40) : p->mc_reps;
-  double mcn = p->mc_nmax < 0 ? (full ? 316 : 1e2) : p->mc_nmax;
+  /* full: the Monte-Carlo points reach N = 1e7 on the fast route (streamed
+   * ecf), with fewer replications where each costs more (below) */
+  double mcn = p->mc_nmax < 0 ? (full ? 1e7 : 1e2) : p->mc_nmax;
   double slack = p->slack;
   if (mcreps == 1) return gfi_exp_fail_param(e, GFI_EINVAL, "--mc", "0 (no check) or >= 2 replications");
   if (!(nmax > nmin)) return gfi_exp_fail_param(e, GFI_EINVAL, "--nmax", "must exceed --nmin");
@@ -202,7 +205,10 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
             double R3[3] = {ro, ro, ro};
             gfi_mise_result mr;
             o.base.seed = p->seed + 1000003ULL * row + i;
-            int s = gfi_mise_mc(mods[a], l, (size_t)Ns[i], R3, (size_t)mcreps, &o, &mr, NULL);
+            size_t reps = (size_t)mcreps;
+            if (full && p->mc_reps < 0 && Ns[i] > 316) /* the size's default, not --mc */
+              reps = (size_t)fmax(8.0, floor((double)mcreps * sqrt(316.0 / Ns[i])));
+            int s = gfi_mise_mc(mods[a], l, (size_t)Ns[i], R3, reps, &o, &mr, NULL);
             if (s && s != GFI_EUNSUPPORTED) CHECK(s, "Monte-Carlo MISE");
             if (!s) {
               q->mc = mr.mise;
@@ -291,11 +297,13 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
       row++;
     }
   gfi_progress_end(&pg);
-  if (table) write_table(table, ctx, D, nmin, nmax, perdec, fitdec, slack, mcreps, mcn, p->seed, rows, nrows);
+  if (table) write_table(table, ctx, D, nmin, nmax, perdec, fitdec, slack, mcreps, full && p->mc_reps < 0, mcn, p->seed,
+                         rows, nrows);
   if (p->outdir) {
     snprintf(tpath, sizeof tpath, "%s/rates_table.dat", p->outdir);
     if ((st = gfi_exp_fopen(&tf, tpath, e))) goto done;
-    write_table(tf, ctx, D, nmin, nmax, perdec, fitdec, slack, mcreps, mcn, p->seed, rows, nrows);
+    write_table(tf, ctx, D, nmin, nmax, perdec, fitdec, slack, mcreps, full && p->mc_reps < 0, mcn, p->seed,
+                rows, nrows);
     st = gfi_exp_fclose(tf, tpath, e);
     tf = NULL;
   }
