@@ -44,6 +44,18 @@ static int threads_of(int n) {
 #endif
 }
 
+/* Threads for about N^2 / 2 pair evaluations: one below 2^22 pairs, where
+ * starting a team costs more than it saves (the bits do not depend on it). */
+static int pair_threads(int n, size_t N) {
+  if ((double)N * (double)N < 8388608.0) return 1;
+#ifdef GFI_HAVE_OPENMP
+  return n > 0 ? n : omp_get_max_threads();
+#else
+  (void)n;
+  return 1;
+#endif
+}
+
 /* ---- the pair function G_l ------------------------------------------------- */
 
 static double binom(int n, int k) {
@@ -95,20 +107,23 @@ void sel_pair_init(sel_pair *p, int l) {
   enum { NG = SEL_NT + SEL_MAXDEG / 2 + 2 };
   double gx[NG], gw[NG];
   bl_gauss_legendre(NG, gx, gw);
-  double fact = 1;
-  for (int n = 0; n < SEL_NT; n++) {
-    if (n > 0) fact *= (2.0 * n - 1) * (2.0 * n);
-    long double mu = 0;
-    for (int j = 0; j < l; j++) {
-      double a = -l + 2 * j, cm = a + 1;
-      for (int q = 0; q < NG; q++) {
-        double w = cm + gx[q];
-        long double pv = piece_deriv(l, j, 0, w);
-        long double g = c * pv * pv;
-        mu += (long double)gw[q] * g * powl(w, 2 * n);
+  long double mu[SEL_NT];
+  for (int n = 0; n < SEL_NT; n++) mu[n] = 0;
+  for (int j = 0; j < l; j++) {
+    double cm = -l + 2 * j + 1;
+    for (int q = 0; q < NG; q++) {
+      double w = cm + gx[q];
+      long double pv = piece_deriv(l, j, 0, w), g = (long double)gw[q] * c * pv * pv, wp = 1;
+      for (int n = 0; n < SEL_NT; n++) {
+        mu[n] += g * wp;
+        wp *= (long double)w * w;
       }
     }
-    p->taylor[n] = (double)(mu / fact) * ((n % 2) ? -1 : 1);
+  }
+  long double fact = 1;
+  for (int n = 0; n < SEL_NT; n++) {
+    if (n > 0) fact *= (2.0L * n - 1) * (2.0L * n);
+    p->taylor[n] = (double)(mu[n] / fact) * ((n % 2) ? -1 : 1);
   }
   /* switch: measured against a 400-point rule per piece, both forms are
    * within 1e-15 of G_l(0) on 1.2 <= |v| <= 2 for every l = 1..8 */
@@ -222,7 +237,7 @@ static int lscv_direct(int l, size_t N, size_t D, const double *x, const double 
   double *slots = malloc(2 * N * sizeof *slots);
   if (!slots) return GFI_ENOMEM;
   lscv_ctx c = {N, D, l, x, R, &pr, slots};
-  int st = par_for(N, threads_of(nt), 16, lscv_row, &c);
+  int st = par_for(N, pair_threads(nt, N), 16, lscv_row, &c);
   if (st) {
     free(slots);
     return st;
@@ -697,7 +712,7 @@ int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x
     }
   }
   if (m == GFI_METHOD_DIRECT) {
-    par_spec sp = {N, threads_of(nt), V * sizeof(double), 16, NULL, NULL};
+    par_spec sp = {N, pair_threads(nt, N), V * sizeof(double), 16, NULL, NULL};
     st = par_run(&sp, loo_task, &c);
     if (st) {
       free(slots);

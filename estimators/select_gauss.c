@@ -35,6 +35,9 @@ static int threads_of(int n) {
 #endif
 }
 
+/* One thread below 2^22 pairs (the bits do not depend on it). */
+static int pair_threads(int n, size_t N) { return (double)N * (double)N < 8388608.0 ? 1 : threads_of(n); }
+
 static int check_data(size_t N, size_t D, const double *x) {
   if (!x) return GFI_EINVAL;
   if (N < 2) return GFI_EEMPTY;
@@ -102,7 +105,7 @@ int gfi_gauss_lscv(size_t N, size_t D, const double *data, const double *H, cons
   double ldet = 0;
   for (size_t j = 0; j < D; j++) ldet += log(L[j * D + j]);
   glscv_ctx c = {N, D, data, L, slots};
-  par_spec sp = {N, threads_of(opts ? opts->nthreads : 0), 2 * D * sizeof(double), 16, NULL, NULL};
+  par_spec sp = {N, pair_threads(opts ? opts->nthreads : 0, N), 2 * D * sizeof(double), 16, NULL, NULL};
   st = par_run(&sp, glscv_row, &c);
   double s[2] = {0, 0};
   if (!st) par_sum(slots, N, 2, s);
@@ -388,7 +391,7 @@ static int psi_direct(size_t N, const double *x, int r, double g, int nt, double
   double *slots = malloc(N * sizeof *slots);
   if (!slots) return GFI_ENOMEM;
   psi_ctx c = {N, x, g, r, slots};
-  int st = par_for(N, threads_of(nt), 16, psi_row, &c);
+  int st = par_for(N, pair_threads(nt, N), 16, psi_row, &c);
   double s = 0;
   if (!st) par_sum(slots, N, 1, &s);
   free(slots);
@@ -503,7 +506,7 @@ int gfi_gauss_nw_loocv(size_t N, size_t D, size_t V, const double *x, const doub
     return GFI_EBANDWIDTH;
   }
   gnw_ctx c = {N, D, V, x, y, L, slots};
-  par_spec sp = {N, threads_of(opts ? opts->nthreads : 0), (2 * D + V) * sizeof(double), 16, NULL, NULL};
+  par_spec sp = {N, pair_threads(opts ? opts->nthreads : 0, N), (2 * D + V) * sizeof(double), 16, NULL, NULL};
   st = par_run(&sp, gnw_row, &c);
   double s[2] = {0, 0};
   if (!st) par_sum(slots, N, 2, s);

@@ -1,13 +1,15 @@
 # FourierFormer Figure 1A (gfi reproduce): the 1-D density, truth against the
-# estimates of seed 1 at the fixed and the oracle radius, and their errors.
-# gfi reproduce passes: dir, model, n, l, rfix, rstar, box. By hand:
-#   gnuplot -e "dir='results'; model='normal'; n=100000; l=4; rfix=2; rstar=7.9; box=3" plots/fourierformer_fig1a.gp
+# estimates of seed 1 at the fixed, the oracle and the data-driven (LSCV)
+# radius, and their errors.
+# gfi reproduce passes: dir, model, n, l, rfix, rstar, rdd, box. By hand:
+#   gnuplot -e "dir='results'; model='normal'; n=100000; l=4; rfix=2; rstar=7.9; rdd=7.2; box=3" plots/fourierformer_fig1a.gp
 if (!exists("dir")) dir = "results"
 if (!exists("model")) model = "normal"
 if (!exists("n")) n = 100000
 if (!exists("l")) l = 4
 if (!exists("rfix")) rfix = 2
 if (!exists("rstar")) rstar = 0
+if (!exists("rdd")) rdd = 0
 if (!exists("box")) box = 3
 f = dir."/fig1a_curve.dat"
 do for [fmt in "png pdf"] {
@@ -23,12 +25,14 @@ do for [fmt in "png pdf"] {
   set title "truth and estimates"
   plot f u 1:2 w l lw 4 lc rgb "black" t "truth", \
        f u 1:3 w l lw 2 dt 2 lc rgb "#1f77b4" t sprintf("fixed R = %g", rfix), \
-       f u 1:4 w l lw 2 lc rgb "#d62728" t sprintf("oracle R* = %.3g", rstar)
+       f u 1:4 w l lw 2 lc rgb "#d62728" t sprintf("oracle R* = %.3g", rstar), \
+       f u 1:5 w l lw 2 dt 4 lc rgb "#2ca02c" t sprintf("data-driven (LSCV) R = %.3g", rdd)
   set title "estimate - truth"
   set ylabel "error"
   set format y "%.1e"
   plot f u 1:($3 - $2) w l lw 2 dt 2 lc rgb "#1f77b4" t sprintf("fixed R = %g", rfix), \
        f u 1:($4 - $2) w l lw 2 lc rgb "#d62728" t sprintf("oracle R* = %.3g", rstar), \
+       f u 1:($5 - $2) w l lw 2 dt 4 lc rgb "#2ca02c" t sprintf("data-driven (LSCV) R = %.3g", rdd), \
        0 w l lc rgb "black" notitle
   unset multiplot
   unset output

@@ -209,6 +209,8 @@ c 2 "--theorems" rates --theorems 9
 c 2 "--size" rates --size huge
 c 2 "--model" rates --model t:1e-300
 c 2 "--dim" rates --dim 7
+c 2 "--rho" correlation --rho 1
+c 2 "--n" correlation --n 0.5
 
 # ---- flt-error, flt-complexity (RPE and proposal specifications) ---------------------
 for rpe in gauss gauss:s=0 gauss:s=-1 gauss:s=x gauss:q=1 box:v=0 local:v=1 'gauss:s=1;s=2' nosuch:s=1 '' \

@@ -37,16 +37,24 @@ for f in fig1a fig1b fig2 sensitivity rates/mise_rates regress_rates/regress_rat
 done
 [ -s "$R/summary.md" ] && [ -s "$R/flt/flt_summary.md" ] && ok || bad "summary.md or flt/flt_summary.md missing"
 
-# summary.dat: 8 rows (3 experiments x 2 policies + 2 prediction rows), MSE finite and > 0
+# summary.dat: 12 rows (3 experiments x 3 policies (fixed, oracle, data-driven) + 3 prediction rows), MSE finite and > 0
 rows=$(grep -vc '^#' "$R/summary.dat")
-[ "$rows" -eq 8 ] && ok || bad "summary.dat has $rows rows, expected 8"
+[ "$rows" -eq 12 ] && ok || bad "summary.dat has $rows rows, expected 12"
+# the data-driven policy: a row per experiment and prediction, its radius positive, and the
+# estimate at seed 1's chosen radius in the curve files (their last column)
+awk '!/^#/ && $2 == "data-driven" { n++; if (!($3 > 0)) exit 1 } END { exit n != 4 }' "$R/summary.dat" && ok ||
+  bad "summary.dat: expected 4 data-driven rows with R > 0"
+for f in fig1a_curve:5 fig1b_grid:6 fig2_slice:6 fig2_points:6; do
+  awk -v c="${f#*:}" '/^# .*data_R$/ { h = 1 } !/^#/ && NF { if (NF != c) exit 1 } END { exit !h }' \
+    "$R/${f%%:*}.dat" && ok || bad "${f%%:*}.dat: no data_R column"
+done
 awk '!/^#/ { for (i = 6; i <= 9; i++) if ($i !~ /^[0-9.eE+-]+$/) { print "non-numeric " $0; exit 1 }
              if (!($6 > 0) || $6 > 1e300) { print "MSE not finite and positive: " $0; exit 1 } }' \
   "$R/summary.dat" && ok || bad "summary.dat MSE"
 # summary.md: the main table's MSE cells, finite, positive, equal to summary.dat's (3 digits)
 grep '^| Figure' "$R/summary.md" | awk -F'|' '{ split($7, a, " "); print a[1] }' >"$T/md_mse"
 awk '!/^#/ { printf "%.3g\n", $6 }' "$R/summary.dat" >"$T/dat_mse"
-[ "$(wc -l <"$T/md_mse")" -eq 8 ] && ok || bad "summary.md main table has $(wc -l <"$T/md_mse") rows"
+[ "$(wc -l <"$T/md_mse")" -eq 12 ] && ok || bad "summary.md main table has $(wc -l <"$T/md_mse") rows"
 awk '{ if (!($1 + 0 > 0) || $1 !~ /^[0-9.e+-]+$/) exit 1 }' "$T/md_mse" && ok || bad "summary.md MSE not finite positive: $(cat "$T/md_mse")"
 awk 'NR == FNR { a[FNR] = $1 + 0; next } { if (a[FNR] != $1 + 0) exit 1 }' "$T/md_mse" "$T/dat_mse" && ok ||
   bad "summary.md and summary.dat disagree"
