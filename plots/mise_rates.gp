@@ -3,6 +3,8 @@
 # Usage: gnuplot -e "dir='results/rates'" plots/mise_rates.gp
 if (!exists("dir")) dir = "results"
 meta(file, key) = system("sed -n 's/^# ".key.": //p' ".file)
+# a long model specification (a mixture's components) would widen the key past its panel
+short(s) = strlen(s) > 34 ? s[1:31]."..." : s
 colors = "#1f77b4 #d62728 #2ca02c #9467bd #8c564b #ff7f0e"
 do for [fmt in "png pdf"] {
   if (fmt eq "png") { set terminal pngcairo size 1500,1000 enhanced font "Sans,10" } \
@@ -23,7 +25,7 @@ do for [fmt in "png pdf"] {
     # a theorem without rows (gfi rates --theorems) leaves its panel empty
     if (words(files) == 0) { set multiplot next; continue }
     plot for [i = 1:words(files)] word(files, i) u 1:3 w lp pt 7 ps 0.7 lw 2 lc rgb word(colors, i) \
-           t sprintf("%s: slope %.3f (claimed %.3f)", meta(word(files, i), "model"), \
+           t sprintf("%s: slope %.3f (claimed %.3f)", short(meta(word(files, i), "model")), \
                      real(word(meta(word(files, i), "fit"), 2)), real(meta(word(files, i), "claimed"))), \
          for [i = 1:words(files)] word(files, i) u 1:(exp(real(word(meta(word(files, i), "fit"), 1))) * $1**real(word(meta(word(files, i), "fit"), 2))) \
            w l dt 2 lw 1.5 lc rgb word(colors, i) notitle, \
@@ -36,7 +38,7 @@ do for [fmt in "png pdf"] {
   f1 = system("ls ".dir."/rates_1_*.dat 2>/dev/null")
   f3a = system("ls ".dir."/rates_3a_*.dat 2>/dev/null")
   f3b = system("ls ".dir."/rates_3b_*.dat 2>/dev/null")
-  plot for [i = 1:words(f1)] word(f1, i) u 1:2 w lp pt 7 ps 0.6 lw 2 lc rgb word(colors, i) t meta(word(f1, i), "model"), \
+  plot for [i = 1:words(f1)] word(f1, i) u 1:2 w lp pt 7 ps 0.6 lw 2 lc rgb word(colors, i) t short(meta(word(f1, i), "model")), \
        for [i = 1:words(f3a)] word(f3a, i) u 1:2 w lp pt 5 ps 0.6 lw 2 dt 2 lc rgb word(colors, i) notitle, \
        for [i = 1:words(f3b)] word(f3b, i) u 1:2 w lp pt 9 ps 0.6 lw 2 dt 3 lc rgb word(colors, i) notitle
   unset multiplot
