@@ -45,7 +45,9 @@ for p in 1 2 3; do
 done
 
 # --- kill the MPI job mid-way; resume serially, and under another P
-SLOW=(--model normal --dims 1 --phis 2,4 --ns 10000,20000 --Rs 1,2,3 --reps 0,100 --seed 2 --threads 1)
+# (about 10 s serial, 0.4 s a point: after the third row the kill must land
+# long before the last; with 0.1 s points a loaded machine once finished them all)
+SLOW=(--model normal --dims 1 --phis 2,4 --ns 10000,20000 --Rs 1,2,3 --reps 0,500 --seed 2 --threads 1)
 "$GFI" sweep --out "$T/slow.dat" "${SLOW[@]}" || bad "serial slow sweep"
 n=$(grep -vc '^#' "$T/slow.dat")
 killed() { # P FILE: start an MPI sweep, kill it after 3 rows
