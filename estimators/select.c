@@ -31,29 +31,11 @@
 #include "../lib/nufft.h"
 #include "par.h"
 
-#ifdef GFI_HAVE_OPENMP
-#include <omp.h>
-#endif
-
-static int threads_of(int n) {
-#ifdef GFI_HAVE_OPENMP
-  return n > 0 ? n : omp_get_max_threads();
-#else
-  (void)n;
-  return 1;
-#endif
-}
-
 /* Threads for about N^2 / 2 pair evaluations: one below 2^22 pairs, where
  * starting a team costs more than it saves (the bits do not depend on it). */
 static int pair_threads(int n, size_t N) {
   if ((double)N * (double)N < 8388608.0) return 1;
-#ifdef GFI_HAVE_OPENMP
-  return n > 0 ? n : omp_get_max_threads();
-#else
-  (void)n;
-  return 1;
-#endif
+  return par_threads(n);
 }
 
 /* ---- the pair function G_l ------------------------------------------------- */
@@ -591,69 +573,133 @@ static int loo_redo(void *vc, size_t t, void *ws) {
   return GFI_OK;
 }
 
-static int loo_fast(loo_ctx *c, double tol, int nt, double *bound, size_t *ndirect) {
-  const size_t N = c->N, D = c->D, V = c->V, nc = V + 1;
-  if (D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
-  if (N > SIZE_MAX / sizeof(double) / nc) return GFI_ENOMEM;
-  double *cf = malloc(N * nc * sizeof *cf), *out = malloc(N * nc * sizeof *out);
-  double *babs = malloc(nc * sizeof *babs);
-  size_t *redo = malloc(N * sizeof *redo);
-  bl_sum *s = NULL;
-  bl_choice ch;
-  memset(&ch, 0, sizeof ch);
-  int st = (!cf || !out || !babs || !redo) ? GFI_ENOMEM : GFI_OK;
+/* Rows settled by a fast evaluation: out (n x (V + 1), row t for data row
+ * rows[t], or t when rows is NULL) holds the sums over all k of K_ik and
+ * K_ik y_k, self term included, with the absolute bounds babs. A row is
+ * settled when its denominator is clear of the flag threshold and of zero by
+ * more than the bound and its fit's bound is within lim; the others go to
+ * redo. *worst: the largest fit bound of a settled row. */
+static void loo_settle(const loo_ctx *c, const double *out, const double *babs, double K0,
+                       const size_t *rows, size_t n, double lim, double *worst, size_t *redo,
+                       size_t *nr) {
+  const size_t N = c->N, V = c->V, nc = V + 1;
+  /* sum_{k != i} |K_ik| (R/A units) is at most (N - 1) K0 */
+  const double Abound = (double)(N - 1) * K0;
+  size_t m = 0;
+  for (size_t t = 0; t < n; t++) {
+    const size_t i = rows ? rows[t] : t;
+    double den = out[t * nc] - K0, eden = babs[0];
+    int ok = den - eden > c->dtol * ((c->l % 2) ? Abound : den + eden) && den - eden > 0;
+    double r2 = 0, eb = 0;
+    if (ok)
+      for (size_t v = 0; v < V; v++) {
+        double num = out[t * nc + v + 1] - K0 * c->y[i * V + v];
+        double mv = num / den;
+        double d = c->y[i * V + v] - mv;
+        r2 += d * d;
+        double em = (babs[v + 1] + fabs(mv) * eden) / (den - eden);
+        eb = fmax(eb, em);
+      }
+    if (ok && eb <= lim) {
+      c->slots[2 * i] = r2;
+      c->slots[2 * i + 1] = 0;
+      *worst = fmax(*worst, eb);
+    } else
+      redo[m++] = i;
+  }
+  *nr = m;
+}
+
+/* The band-limited sums of the LOO fit (columns 1 and y) over all data at
+ * tolerance tol, evaluated at the M rows listed (all rows when rows is NULL);
+ * out: M x (V + 1), babs: the columns' bounds, *K0: the kernel's peak. */
+static int loo_sums(const loo_ctx *c, const double *cf, double tol, int nt, const size_t *rows,
+                    size_t M, double *out, double *babs, double *K0) {
+  const size_t N = c->N, D = c->D, nc = c->V + 1;
   gfi_opts o;
   gfi_default_opts(&o);
   o.method = GFI_METHOD_FAST;
   o.tol = tol;
   o.nthreads = nt;
-  if (!st) {
-    for (size_t i = 0; i < N; i++) {
-      cf[i] = 1;
-      for (size_t v = 0; v < V; v++) cf[(v + 1) * N + i] = c->y[i * V + v];
-    }
-    st = bl_sum_make(&s, (int)D, c->l, N, c->x, nc, cf, c->R, &o, 1.0);
+  double *q = NULL;
+  bl_sum *s = NULL;
+  bl_choice ch;
+  memset(&ch, 0, sizeof ch);
+  if (rows) {
+    q = malloc(M * D * sizeof *q);
+    if (!q) return GFI_ENOMEM;
+    for (size_t t = 0; t < M; t++) memcpy(q + t * D, c->x + rows[t] * D, D * sizeof *q);
   }
+  const double *qx = rows ? q : c->x;
+  int st = bl_sum_make(&s, (int)D, c->l, N, c->x, nc, cf, c->R, &o, 1.0);
   double qlo[3], qhi[3];
   if (!st) {
     for (size_t j = 0; j < D; j++) {
       qlo[j] = s->dlo[j] + s->ctr[j];
       qhi[j] = s->dhi[j] + s->ctr[j];
     }
-    st = bl_choose(s, N, qlo, qhi, NULL, 1.0, &ch);
+    st = bl_choose(s, M, qlo, qhi, NULL, 1.0, &ch);
   }
-  if (!st) st = bl_points(s, &ch, N, c->x, out, babs);
+  if (!st) st = bl_points(s, &ch, M, qx, out, babs);
+  if (!st) *K0 = s->K0;
+  bl_choice_free(&ch);
+  bl_sum_free(s);
+  free(q);
+  return st;
+}
+
+/* The second pass's tolerance: the first's over LOO_TIGHTEN (the sums'
+ * bounds scale with it down to the NUFFT's floor BL_NTOL_MIN), and whether
+ * it pays: the direct sum costs about 40 D ns per (row, data point) pair, a
+ * fast pass about 1 us per data point (the cost model of lscv_route); the
+ * pass runs when the rows left would cost more than two such passes. */
+#define LOO_TIGHTEN 1e6
+static int loo_second_pays(size_t nr, size_t D) { return (double)nr * 40.0 * (double)D > 2000.0; }
+
+/* left[0], left[1] (may be NULL): the rows the first pass left, and those
+ * the second left to the direct sum (left[0] when it did not run). */
+static int loo_fast(loo_ctx *c, double tol, int nt, double *bound, size_t *left) {
+  const size_t N = c->N, D = c->D, V = c->V, nc = V + 1;
+  if (D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
+  if (N > SIZE_MAX / sizeof(double) / nc) return GFI_ENOMEM;
+  double *cf = malloc(N * nc * sizeof *cf), *out = malloc(N * nc * sizeof *out);
+  double *babs = malloc(nc * sizeof *babs);
+  size_t *redo = malloc(N * sizeof *redo), *redo2 = NULL;
+  int st = (!cf || !out || !babs || !redo) ? GFI_ENOMEM : GFI_OK;
+  if (!st) {
+    for (size_t i = 0; i < N; i++) {
+      cf[i] = 1;
+      for (size_t v = 0; v < V; v++) cf[(v + 1) * N + i] = c->y[i * V + v];
+    }
+  }
+  double K0 = 0;
+  if (!st) st = loo_sums(c, cf, tol, nt, NULL, N, out, babs, &K0);
   size_t nr = 0;
   double ymax = 0, worst = 0;
-  if (!st) {
-    for (size_t i = 0; i < N * V; i++) ymax = fmax(ymax, fabs(c->y[i]));
-    const double K0 = s->K0;
-    /* sum_{k != i} |K_ik| (R/A units) is at most (N - 1) K0 */
-    const double Abound = (double)(N - 1) * K0;
-    for (size_t i = 0; i < N; i++) {
-      double den = out[i * nc] - K0, eden = babs[0];
-      int ok = den - eden > c->dtol * ((c->l % 2) ? Abound : den + eden) && den - eden > 0;
-      double r2 = 0, eb = 0;
-      if (ok)
-        for (size_t v = 0; v < V; v++) {
-          double num = out[i * nc + v + 1] - K0 * c->y[i * V + v];
-          double m = num / den;
-          double d = c->y[i * V + v] - m;
-          r2 += d * d;
-          double em = (babs[v + 1] + fabs(m) * eden) / (den - eden);
-          eb = fmax(eb, em);
-        }
-      if (ok && eb <= tol * fmax(ymax, 1e-300)) {
-        c->slots[2 * i] = r2;
-        c->slots[2 * i + 1] = 0;
-        worst = fmax(worst, eb);
-      } else
-        redo[nr++] = i;
+  for (size_t i = 0; !st && i < N * V; i++) ymax = fmax(ymax, fabs(c->y[i]));
+  const double lim = tol * fmax(ymax, 1e-300);
+  if (!st) loo_settle(c, out, babs, K0, NULL, N, lim, &worst, redo, &nr);
+  if (left) left[0] = nr;
+  /* The rows left have small denominators, which the first pass's global
+   * bound cannot resolve: a second pass over all data at a tighter
+   * tolerance, evaluated at those rows only, settles most of them. */
+  if (!st && loo_second_pays(nr, D)) {
+    redo2 = malloc(nr * sizeof *redo2);
+    if (!redo2) st = GFI_ENOMEM;
+    double tol2 = fmax(tol / LOO_TIGHTEN, 1e-300);
+    int s2 = st ? st : loo_sums(c, cf, tol2, nt, redo, nr, out, babs, &K0);
+    if (s2 == GFI_ENOMEM) st = s2;
+    else if (!s2) {
+      size_t nr2 = 0;
+      loo_settle(c, out, babs, K0, redo, nr, lim, &worst, redo2, &nr2);
+      memcpy(redo, redo2, nr2 * sizeof *redo);
+      nr = nr2;
     }
+    /* any other failure (a rule too large at tol2): the direct sum below */
   }
   if (!st && nr) {
     loo_redo_ctx rc = {c, redo};
-    par_spec sp = {nr, threads_of(nt), V * sizeof(double), 1, NULL, NULL};
+    par_spec sp = {nr, par_threads(nt), V * sizeof(double), 1, NULL, NULL};
     st = par_run(&sp, loo_redo, &rc);
   }
   if (bound) {
@@ -666,13 +712,24 @@ static int loo_fast(loo_ctx *c, double tol, int nt, double *bound, size_t *ndire
       *bound = b / (double)N;
     }
   }
-  if (ndirect) *ndirect = nr;
-  bl_choice_free(&ch);
-  bl_sum_free(s);
+  if (left) left[1] = nr;
   free(cf);
   free(out);
   free(babs);
   free(redo);
+  free(redo2);
+  return st;
+}
+
+int sel_loocv_fast(int l, size_t N, size_t D, size_t V, const double *x, const double *y,
+                   const double *R, double denom_tol, double tol, int nthreads, double *value,
+                   double *bound, size_t left[2]) {
+  double *slots = malloc(2 * N * sizeof *slots);
+  if (!slots) return GFI_ENOMEM;
+  loo_ctx c = {N, D, V, l, x, y, R, denom_tol, slots};
+  int st = loo_fast(&c, tol, nthreads, bound, left);
+  if (!st) st = loo_finish(slots, N, value, NULL);
+  free(slots);
   return st;
 }
 

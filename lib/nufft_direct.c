@@ -6,18 +6,6 @@
 #include "nufft.h"
 #include "gfi/status.h"
 #include "par.h"
-#ifdef GFI_HAVE_OPENMP
-#include <omp.h>
-#endif
-
-static int threads_of(int n) {
-#ifdef GFI_HAVE_OPENMP
-  return n > 0 ? n : omp_get_max_threads();
-#else
-  (void)n;
-  return 1;
-#endif
-}
 
 static int modes_total(int D, const size_t *ms, size_t *tot) {
   size_t t = 1;
@@ -110,7 +98,7 @@ int nufft3_direct(int D, size_t N, const double *x, const double *c, int sign, s
   if (D < 1 || D > 3 || (sign != 1 && sign != -1) || (N && (!x || !c)) || (K && (!s || !f)))
     return GFI_EINVAL;
   direct_ctx q = {.D = D, .sign = sign, .N = N, .x = x, .c = c, .s = s, .fout = f};
-  return par_for(K, threads_of(nthreads), 0, sum3, &q);
+  return par_for(K, par_threads(nthreads), 0, sum3, &q);
 }
 
 int nufft1_direct(int D, size_t N, const double *x, const double *c, int sign, const size_t *ms,
@@ -121,7 +109,7 @@ int nufft1_direct(int D, size_t N, const double *x, const double *c, int sign, c
   int st = modes_total(D, ms, &tot);
   if (st) return st;
   direct_ctx q = {.D = D, .sign = sign, .N = N, .x = x, .c = c, .ms = ms, .fout = f};
-  return par_for(tot, threads_of(nthreads), 0, sum1, &q);
+  return par_for(tot, par_threads(nthreads), 0, sum1, &q);
 }
 
 int nufft2_direct(int D, size_t N, const double *x, double *c, int sign, const size_t *ms,
@@ -132,5 +120,5 @@ int nufft2_direct(int D, size_t N, const double *x, double *c, int sign, const s
   int st = modes_total(D, ms, &tot);
   if (st) return st;
   direct_ctx q = {.D = D, .sign = sign, .N = N, .tot = tot, .x = x, .f = f, .ms = ms, .cout = c};
-  return par_for(N, threads_of(nthreads), 0, sum2, &q);
+  return par_for(N, par_threads(nthreads), 0, sum2, &q);
 }

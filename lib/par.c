@@ -5,6 +5,7 @@
 #include <omp.h>
 #endif
 #include "par.h"
+#include "gfi/opts.h"
 #include "gfi/status.h"
 
 #define PAR_ALIGN 64 /* workspaces start on their own cache line */
@@ -51,6 +52,13 @@ static void run_one(par_task task, void *ctx, par_state *s, size_t t, void *ws,
   if (!ready || !runnable(s, t)) return;
   int st = task(ctx, t, ws);
   if (st) fail_task(s, t, st);
+}
+
+int par_threads(int n) {
+  gfi_opts o;
+  gfi_default_opts(&o);
+  o.nthreads = n;
+  return gfi_threads_resolve(&o);
 }
 
 int par_run(const par_spec *sp, par_task task, void *ctx) {

@@ -35,6 +35,10 @@ typedef struct par_spec {
   void (*ws_fini)(void *ctx, void *ws);
 } par_spec;
 
+/* Threads for a request n (gfi_opts.nthreads): n when n > 0, else every
+ * available thread; 1 without OpenMP (gfi_threads_resolve). */
+int par_threads(int n);
+
 /* Run tasks 0..T-1 as described above. GFI_OK when T = 0. */
 int par_run(const par_spec *spec, par_task task, void *ctx);
 

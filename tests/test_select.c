@@ -240,6 +240,40 @@ static void test_loocv_values(void) {
   gsl_rng_free(r);
 }
 
+/* The fast route's second pass: at a large radius in 2-D many leave-one-out
+ * denominators are small against the first pass's global bound; the tighter
+ * pass over those rows must settle most of them, agree with the direct sum
+ * within the reported bound, and give the same bits for 1 and 3 threads. */
+static void test_loocv_second_pass(void) {
+  const size_t N = 3000, D = 2;
+  double *x = normal_data(N, D, 31), *y = malloc(N * sizeof *y);
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 32);
+  for (size_t i = 0; i < N; i++) y[i] = x[i * D] - 0.5 * x[i * D] * x[i * D] + 0.3 * gsl_rng_uniform(r);
+  gsl_rng_free(r);
+  gfi_kernel k;
+  gfi_kernel_pow(&k, 4);
+  const double R[2] = {12, 9}, tol = 1e-6;
+  gfi_opts od;
+  gfi_default_opts(&od);
+  od.method = GFI_METHOD_DIRECT;
+  double vd, v1, v3, b1, b3;
+  size_t nfd, left1[2], left3[2];
+  CHECK_STATUS(gfi_loocv(&k, N, D, 1, x, y, R, &od, 0, &vd, &nfd, NULL, NULL), GFI_OK);
+  CHECK_STATUS(sel_loocv_fast(4, N, D, 1, x, y, R, GFI_NW_DENOM_TOL, tol, 1, &v1, &b1, left1), GFI_OK);
+  CHECK_STATUS(sel_loocv_fast(4, N, D, 1, x, y, R, GFI_NW_DENOM_TOL, tol, 3, &v3, &b3, left3), GFI_OK);
+  CHECK(left1[0] >= 100, "first pass left %zu rows (the case needs many)", left1[0]);
+  CHECK(left1[1] * 10 <= left1[0], "second pass left %zu of %zu rows", left1[1], left1[0]);
+  CHECK(nfd == 0, "direct flags %zu", nfd);
+  CHECK(b1 > 0 && b1 < 1e-4 * vd, "bound %g vs value %g", b1, vd);
+  CHECK(fabs(v1 - vd) <= b1, "fast %.17g direct %.17g bound %g", v1, vd, b1);
+  CHECK(v1 == v3 && b1 == b3 && left1[0] == left3[0] && left1[1] == left3[1],
+        "threads 1 vs 3: %.17g vs %.17g, rows %zu/%zu vs %zu/%zu", v1, v3, left1[0], left1[1], left3[0],
+        left3[1]);
+  free(x);
+  free(y);
+}
+
 static void test_search(void) {
   const size_t N = 400;
   double *x = normal_data(N, 1, 21);
@@ -359,6 +393,7 @@ int main(void) {
   test_pair();
   test_lscv_values();
   test_loocv_values();
+  test_loocv_second_pass();
   test_search();
   test_errors();
   return check_summary("select");
