@@ -686,6 +686,20 @@ done:
 
 /* ---- the rate checks and the FLT study, in-process ------------------------------ */
 
+/* The argv a sub-check's headers name: gfi CMD --out DIR --seed S
+ * --threads T (further arguments are added by the caller). */
+static void sub_argv(const run *r, gfi_exp_argv *av, const char *cmd, const char *dir) {
+  gfi_exp_argv_init(av);
+  gfi_exp_argv_add(av, "gfi");
+  gfi_exp_argv_add(av, "%s", cmd);
+  gfi_exp_argv_add(av, "--out");
+  gfi_exp_argv_add(av, "%s", dir);
+  gfi_exp_argv_add(av, "--seed");
+  gfi_exp_argv_add(av, "%llu", (unsigned long long)r->S.seed);
+  gfi_exp_argv_add(av, "--threads");
+  gfi_exp_argv_add(av, "%d", r->ctx->nthreads);
+}
+
 static int rate_checks(run *r) {
   const gfi_exp_repro_params *S = &r->S;
   int quick = strcmp(S->rates, "quick") == 0, st;
@@ -702,15 +716,7 @@ static int rate_checks(run *r) {
   dp.full = !quick;
   dp.seed = S->seed;
   dp.outdir = dir;
-  gfi_exp_argv_init(&av);
-  gfi_exp_argv_add(&av, "gfi");
-  gfi_exp_argv_add(&av, "rates");
-  gfi_exp_argv_add(&av, "--out");
-  gfi_exp_argv_add(&av, "%s", dir);
-  gfi_exp_argv_add(&av, "--seed");
-  gfi_exp_argv_add(&av, "%llu", (unsigned long long)S->seed);
-  gfi_exp_argv_add(&av, "--threads");
-  gfi_exp_argv_add(&av, "%d", r->ctx->nthreads);
+  sub_argv(r, &av, "rates", dir);
   gfi_exp_argv_add(&av, "--size");
   gfi_exp_argv_add(&av, "%s", quick ? "quick" : "full");
   if (quick) {
@@ -737,15 +743,7 @@ static int rate_checks(run *r) {
   rp.size = quick ? "small" : "large";
   rp.seed = S->seed;
   rp.outdir = dir;
-  gfi_exp_argv_init(&av);
-  gfi_exp_argv_add(&av, "gfi");
-  gfi_exp_argv_add(&av, "regress-rates");
-  gfi_exp_argv_add(&av, "--out");
-  gfi_exp_argv_add(&av, "%s", dir);
-  gfi_exp_argv_add(&av, "--seed");
-  gfi_exp_argv_add(&av, "%llu", (unsigned long long)S->seed);
-  gfi_exp_argv_add(&av, "--threads");
-  gfi_exp_argv_add(&av, "%d", r->ctx->nthreads);
+  sub_argv(r, &av, "regress-rates", dir);
   gfi_exp_argv_add(&av, "--size");
   gfi_exp_argv_add(&av, "%s", rp.size);
   if (quick) {
@@ -811,15 +809,7 @@ static int drates_into(run *r, int slot, const char *sub, gfi_exp_drates_params 
   snprintf(log, sizeof log, "%s/logs/rates_%s.log", S->out, sub);
   dp->seed = S->seed;
   dp->outdir = dir;
-  gfi_exp_argv_init(&av);
-  gfi_exp_argv_add(&av, "gfi");
-  gfi_exp_argv_add(&av, "rates");
-  gfi_exp_argv_add(&av, "--out");
-  gfi_exp_argv_add(&av, "%s", dir);
-  gfi_exp_argv_add(&av, "--seed");
-  gfi_exp_argv_add(&av, "%llu", (unsigned long long)S->seed);
-  gfi_exp_argv_add(&av, "--threads");
-  gfi_exp_argv_add(&av, "%d", r->ctx->nthreads);
+  sub_argv(r, &av, "rates", dir);
   for (size_t i = 0; i < nargs; i++) gfi_exp_argv_add(&av, "%s", args[i]);
   ctx.argc = av.argc, ctx.argv = av.argv;
   FILE *lf = fopen(log, "w");
@@ -953,6 +943,14 @@ static int figures_depth(run *r) {
   return GFI_OK;
 }
 
+/* A number for a summary table, "-" where it does not apply (NaN: the
+ * Gaussian-KDE baseline rows have no theorem, hence no claimed exponent). */
+static const char *md_num(char *buf, size_t n, int prec, double v) {
+  if (!isfinite(v)) snprintf(buf, n, "-");
+  else snprintf(buf, n, "%.*f", prec, v);
+  return buf;
+}
+
 static void summary_depth(run *r, FILE *md) {
   static const char *titles[3] = {"D = 2", "D = 3", "Theorem 1 for l = 3, 4, 6, 8 (1-D)"};
   static const char *dirs[3] = {"rates/d2", "rates/d3", "rates/powers"};
@@ -978,9 +976,12 @@ static void summary_depth(run *r, FILE *md) {
         setting[L++] = *c;
         setting[L] = '\0';
       }
-      fprintf(md, "| %s | %s | %s | %zu..%zu | %.4f | %.4f | %.4f [%.4f, %.4f] | %.4f (%.4f) | %s | %s |\n",
-              w->name, setting, phi, w->N_min, w->N_max, w->claimed, w->classical, w->observed, w->lo95, w->hi95,
-              w->observed_R, w->claimed_R, gfi_exp_verdict_name(w->verdict), condition_text(w->condition));
+      char b[7][32];
+      fprintf(md, "| %s | %s | %s | %zu..%zu | %s | %s | %s [%s, %s] | %s (%s) | %s | %s |\n", w->name, setting, phi,
+              w->N_min, w->N_max, md_num(b[0], 32, 4, w->claimed), md_num(b[1], 32, 4, w->classical),
+              md_num(b[2], 32, 4, w->observed), md_num(b[3], 32, 4, w->lo95), md_num(b[4], 32, 4, w->hi95),
+              md_num(b[5], 32, 4, w->observed_R), md_num(b[6], 32, 4, w->claimed_R),
+              gfi_exp_verdict_name(w->verdict), condition_text(w->condition));
     }
     if (k < 2) fprintf(md, "\n![density rates, %s](%s/mise_rates.png)\n", titles[k], dirs[k]);
   }
@@ -1245,9 +1246,11 @@ static void summary_rates(run *r, FILE *md) {
     char phi[64];
     if (w->l == 0) snprintf(phi, sizeof phi, "Gaussian KDE");
     else snprintf(phi, sizeof phi, "z^%d", w->l);
-    fprintf(md, "| %s | %s | %s | %.6f | %.6f | %.6f [%.6f, %.6f] | %.6f (%.6f) | %s | %s |\n", w->name, w->setting,
-            phi, w->claimed, w->classical, w->observed, w->lo95, w->hi95, w->observed_R, w->claimed_R,
-            gfi_exp_verdict_name(w->verdict), condition_text(w->condition));
+    char b[7][32];
+    fprintf(md, "| %s | %s | %s | %s | %s | %s [%s, %s] | %s (%s) | %s | %s |\n", w->name, w->setting, phi,
+            md_num(b[0], 32, 6, w->claimed), md_num(b[1], 32, 6, w->classical), md_num(b[2], 32, 6, w->observed),
+            md_num(b[3], 32, 6, w->lo95), md_num(b[4], 32, 6, w->hi95), md_num(b[5], 32, 6, w->observed_R),
+            md_num(b[6], 32, 6, w->claimed_R), gfi_exp_verdict_name(w->verdict), condition_text(w->condition));
   }
   fprintf(md, "\n## Regression rate checks (Theorems 2, 4; `gfi regress-rates`)\n\nMonte-Carlo "
           "design-weighted integrated MSE; slope of log MSE on log N with 95%% intervals.\n\n| row | "
@@ -1264,9 +1267,11 @@ static void summary_rates(run *r, FILE *md) {
     }
     if (w->l) snprintf(l, sizeof l, "%d", w->l);
     else snprintf(l, sizeof l, "Gaussian");
-    fprintf(md, "| %s | %s | %s | %zu | %s | %zu..%zu | %.4f | %.4f [%.4f, %.4f] | %s | %s |\n", w->name, w->theorem, l,
-            w->D, rule, w->N_min, w->N_max, w->claimed, w->observed, w->lo95, w->hi95,
-            gfi_exp_verdict_name(w->verdict), condition_text(w->condition));
+    char b[4][32];
+    fprintf(md, "| %s | %s | %s | %zu | %s | %zu..%zu | %s | %s [%s, %s] | %s | %s |\n", w->name, w->theorem, l, w->D,
+            rule, w->N_min, w->N_max, md_num(b[0], 32, 4, w->claimed), md_num(b[1], 32, 4, w->observed),
+            md_num(b[2], 32, 4, w->lo95), md_num(b[3], 32, 4, w->hi95), gfi_exp_verdict_name(w->verdict),
+            condition_text(w->condition));
   }
   regress_points_md(md, r->rrows, r->nrrows);
   if (r->have_l1) {
