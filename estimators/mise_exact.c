@@ -454,16 +454,41 @@ int gfi_mise_gauss_exact(const gfi_model *m, double N, const double *H, gfi_mise
 
 typedef int (*logfun)(double x, void *ctx, gfi_mise_result *res);
 
+/* The last MIN_MEMO points evaluated: near its end Brent's iteration asks
+ * for the same x again and again (its own resolution, about 1.5e-8 |x|, is
+ * coarser than the interval test of 1e-9, so it runs to the iteration cap
+ * proposing one point), and each evaluation is a full quadrature. The memo
+ * returns the very result computed before, so the minimiser sees the same
+ * values and ends at the same bits. */
+#define MIN_MEMO 8
 typedef struct {
   logfun f;
   void *ctx;
   int status;
+  size_t nmemo, next;
+  double mx[MIN_MEMO];
+  gfi_mise_result mr[MIN_MEMO];
 } min_ctx;
+
+static int memo_eval(min_ctx *c, double x, gfi_mise_result *r) {
+  for (size_t k = 0; k < c->nmemo; k++)
+    if (c->mx[k] == x) {
+      *r = c->mr[k];
+      return GFI_OK;
+    }
+  int st = c->f(x, c->ctx, r);
+  if (st) return st;
+  c->mx[c->next] = x;
+  c->mr[c->next] = *r;
+  c->next = (c->next + 1) % MIN_MEMO;
+  if (c->nmemo < MIN_MEMO) c->nmemo++;
+  return GFI_OK;
+}
 
 static double min_eval(double x, void *p) {
   min_ctx *c = p;
   gfi_mise_result r;
-  int st = c->f(x, c->ctx, &r);
+  int st = memo_eval(c, x, &r);
   if (st || !(r.mise > 0)) {
     if (!c->status) c->status = st ? st : GFI_EQUAD;
     return INFINITY;
@@ -475,7 +500,10 @@ static double min_eval(double x, void *p) {
  * expanding geometrically within [xlo, xhi], then Brent. */
 static int minimise_log(logfun f, void *ctx, double x0, double xlo, double xhi, double *xopt,
                         gfi_mise_result *res) {
-  min_ctx c = {f, ctx, 0};
+  min_ctx c;
+  memset(&c, 0, sizeof c);
+  c.f = f;
+  c.ctx = ctx;
   double step = log(2.0);
   double a = x0 - step, b = x0, cc = x0 + step;
   double fa = min_eval(a, &c), fb = min_eval(b, &c), fc = min_eval(cc, &c);
@@ -530,7 +558,7 @@ static int minimise_log(logfun f, void *ctx, double x0, double xlo, double xhi, 
   if (c.status) return c.status;
   if (st) return st;
   *xopt = x;
-  return f(x, ctx, res);
+  return memo_eval(&c, x, res);
 }
 
 typedef struct {
