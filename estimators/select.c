@@ -614,7 +614,7 @@ static void loo_settle(const loo_ctx *c, const double *out, const double *babs, 
  * tolerance tol, evaluated at the M rows listed (all rows when rows is NULL);
  * out: M x (V + 1), babs: the columns' bounds, *K0: the kernel's peak. */
 static int loo_sums(const loo_ctx *c, const double *cf, double tol, int nt, const size_t *rows,
-                    size_t M, double *out, double *babs, double *K0) {
+                    size_t M, double *out, double *babs, double *K0, double *cost) {
   const size_t N = c->N, D = c->D, nc = c->V + 1;
   gfi_opts o;
   gfi_default_opts(&o);
@@ -642,6 +642,9 @@ static int loo_sums(const loo_ctx *c, const double *cf, double tol, int nt, cons
   }
   if (!st) st = bl_points(s, &ch, M, qx, out, babs);
   if (!st) *K0 = s->K0;
+  /* the pass's cost in the cost model's units: the forward transform of the
+   * data onto the rule (the backward one to the rows is of the same order) */
+  if (!st && cost) *cost = 2 * (double)nc * bl_nufft_cost((int)D, N, s->r0.Q, s->gf0, s->ntol);
   bl_choice_free(&ch);
   bl_sum_free(s);
   free(q);
@@ -649,16 +652,19 @@ static int loo_sums(const loo_ctx *c, const double *cf, double tol, int nt, cons
 }
 
 /* The second pass's tolerance: the first's over LOO_TIGHTEN (the sums'
- * bounds scale with it down to the NUFFT's floor BL_NTOL_MIN), and whether
- * it pays: the direct sum costs about 40 D ns per (row, data point) pair, a
- * fast pass about 1 us per data point (the cost model of lscv_route); the
- * pass runs when the rows left would cost more than two such passes. */
+ * bounds scale with it down to the NUFFT's floor BL_NTOL_MIN). It runs when
+ * the rows left would cost the direct sum more than twice the first pass (a
+ * tighter pass costs up to about twice as much): nr N pairs at about 20 D
+ * units of the cost model each (a row's pair is D sinc^l factors; measured
+ * 55 ns of CPU per pair in 2-D against 0.7 to 1.4 ns per unit of a fast
+ * pass). force: 1 always, 0 never, -1 by that rule. */
 #define LOO_TIGHTEN 1e6
-static int loo_second_pays(size_t nr, size_t D) { return (double)nr * 40.0 * (double)D > 2000.0; }
+static int loo_second_pays(size_t nr, size_t N, size_t D, double cost1, int force) {
+  if (force >= 0) return force && nr > 0;
+  return 20.0 * (double)D * (double)N * (double)nr > 2 * cost1;
+}
 
-/* left[0], left[1] (may be NULL): the rows the first pass left, and those
- * the second left to the direct sum (left[0] when it did not run). */
-static int loo_fast(loo_ctx *c, double tol, int nt, double *bound, size_t *left) {
+static int loo_fast(loo_ctx *c, double tol, int nt, int force, double *bound, size_t *left) {
   const size_t N = c->N, D = c->D, V = c->V, nc = V + 1;
   if (D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
   if (N > SIZE_MAX / sizeof(double) / nc) return GFI_ENOMEM;
@@ -672,8 +678,8 @@ static int loo_fast(loo_ctx *c, double tol, int nt, double *bound, size_t *left)
       for (size_t v = 0; v < V; v++) cf[(v + 1) * N + i] = c->y[i * V + v];
     }
   }
-  double K0 = 0;
-  if (!st) st = loo_sums(c, cf, tol, nt, NULL, N, out, babs, &K0);
+  double K0 = 0, cost1 = 0;
+  if (!st) st = loo_sums(c, cf, tol, nt, NULL, N, out, babs, &K0, &cost1);
   size_t nr = 0;
   double ymax = 0, worst = 0;
   for (size_t i = 0; !st && i < N * V; i++) ymax = fmax(ymax, fabs(c->y[i]));
@@ -683,11 +689,11 @@ static int loo_fast(loo_ctx *c, double tol, int nt, double *bound, size_t *left)
   /* The rows left have small denominators, which the first pass's global
    * bound cannot resolve: a second pass over all data at a tighter
    * tolerance, evaluated at those rows only, settles most of them. */
-  if (!st && loo_second_pays(nr, D)) {
+  if (!st && loo_second_pays(nr, N, D, cost1, force)) {
     redo2 = malloc(nr * sizeof *redo2);
     if (!redo2) st = GFI_ENOMEM;
     double tol2 = fmax(tol / LOO_TIGHTEN, 1e-300);
-    int s2 = st ? st : loo_sums(c, cf, tol2, nt, redo, nr, out, babs, &K0);
+    int s2 = st ? st : loo_sums(c, cf, tol2, nt, redo, nr, out, babs, &K0, NULL);
     if (s2 == GFI_ENOMEM) st = s2;
     else if (!s2) {
       size_t nr2 = 0;
@@ -722,12 +728,12 @@ static int loo_fast(loo_ctx *c, double tol, int nt, double *bound, size_t *left)
 }
 
 int sel_loocv_fast(int l, size_t N, size_t D, size_t V, const double *x, const double *y,
-                   const double *R, double denom_tol, double tol, int nthreads, double *value,
-                   double *bound, size_t left[2]) {
+                   const double *R, double denom_tol, double tol, int nthreads, int second,
+                   double *value, double *bound, size_t left[2]) {
   double *slots = malloc(2 * N * sizeof *slots);
   if (!slots) return GFI_ENOMEM;
   loo_ctx c = {N, D, V, l, x, y, R, denom_tol, slots};
-  int st = loo_fast(&c, tol, nthreads, bound, left);
+  int st = loo_fast(&c, tol, nthreads, second, bound, left);
   if (!st) st = loo_finish(slots, N, value, NULL);
   free(slots);
   return st;
@@ -761,7 +767,7 @@ int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x
   loo_ctx c = {N, D, V, k->l, x, y, R, denom_tol, slots};
   if (bound) *bound = 0;
   if (m == GFI_METHOD_FAST) {
-    st = loo_fast(&c, tol, nt, bound, NULL);
+    st = loo_fast(&c, tol, nt, -1, bound, NULL);
     if (st == GFI_ERANGE && opts && opts->method == GFI_METHOD_AUTO) m = GFI_METHOD_DIRECT;
     else if (st) {
       free(slots);

@@ -37,9 +37,10 @@ double sel_quantile(double *v, size_t n, double p);
 
 /* The fast route of gfi_loocv without its checks (tests): also the rows the
  * first band-limited pass left unsettled (left[0]) and those the second,
- * tighter pass left to the direct sum (left[1]). */
+ * tighter pass left to the direct sum (left[1]). second: 1 run the second
+ * pass, 0 not, -1 when its cost model says it pays (gfi_loocv's choice). */
 int sel_loocv_fast(int l, size_t N, size_t D, size_t V, const double *x, const double *y,
-                   const double *R, double denom_tol, double tol, int nthreads, double *value,
-                   double *bound, size_t left[2]);
+                   const double *R, double denom_tol, double tol, int nthreads, int second,
+                   double *value, double *bound, size_t left[2]);
 
 #endif

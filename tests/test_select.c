@@ -257,11 +257,16 @@ static void test_loocv_second_pass(void) {
   gfi_opts od;
   gfi_default_opts(&od);
   od.method = GFI_METHOD_DIRECT;
-  double vd, v1, v3, b1, b3;
-  size_t nfd, left1[2], left3[2];
+  double vd, v1, v3, b1, b3, v0, b0;
+  size_t nfd, left1[2], left3[2], left0[2];
   CHECK_STATUS(gfi_loocv(&k, N, D, 1, x, y, R, &od, 0, &vd, &nfd, NULL, NULL), GFI_OK);
-  CHECK_STATUS(sel_loocv_fast(4, N, D, 1, x, y, R, GFI_NW_DENOM_TOL, tol, 1, &v1, &b1, left1), GFI_OK);
-  CHECK_STATUS(sel_loocv_fast(4, N, D, 1, x, y, R, GFI_NW_DENOM_TOL, tol, 3, &v3, &b3, left3), GFI_OK);
+  CHECK_STATUS(sel_loocv_fast(4, N, D, 1, x, y, R, GFI_NW_DENOM_TOL, tol, 1, 1, &v1, &b1, left1), GFI_OK);
+  CHECK_STATUS(sel_loocv_fast(4, N, D, 1, x, y, R, GFI_NW_DENOM_TOL, tol, 3, 1, &v3, &b3, left3), GFI_OK);
+  /* without the second pass (at this N the cost model skips it): the
+   * first pass's rows go to the direct sum, the same value to the bound */
+  CHECK_STATUS(sel_loocv_fast(4, N, D, 1, x, y, R, GFI_NW_DENOM_TOL, tol, 2, 0, &v0, &b0, left0), GFI_OK);
+  CHECK(left0[0] == left1[0] && left0[1] == left0[0], "no second pass: rows %zu, %zu", left0[0], left0[1]);
+  CHECK(fabs(v0 - vd) <= b0, "first pass only %.17g direct %.17g bound %g", v0, vd, b0);
   CHECK(left1[0] >= 100, "first pass left %zu rows (the case needs many)", left1[0]);
   CHECK(left1[1] * 10 <= left1[0], "second pass left %zu of %zu rows", left1[1], left1[0]);
   CHECK(nfd == 0, "direct flags %zu", nfd);
