@@ -401,8 +401,8 @@ static int make_lists(run *r, experiment *x) {
  * --quick, 8, then golden section): wide enough for every default setting and
  * far cheaper in 2-D than the automatic range, whose largest radii cost the
  * most nodes. The fast route runs to DD_TOL: locating the minimum needs far
- * less than the library's default accuracy, and the leave-one-out rows it
- * cannot settle to that bound are recomputed directly, O(N) each. */
+ * less than the library's default accuracy; the leave-one-out rows it
+ * cannot settle to that bound get a second, tighter pass (docs/theory.md). */
 #define DD_RLO 0.5
 #define DD_RHI 32.0
 #define DD_SCAN(quick) ((quick) ? 8 : 16)
