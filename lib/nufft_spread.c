@@ -13,6 +13,7 @@
 #include <string.h>
 #include "nufft_internal.h"
 #include "par.h"
+#include "../estimators/simd_math.h"
 #include "gfi/status.h"
 #ifdef GFI_HAVE_OPENMP
 #include <omp.h>
@@ -392,7 +393,7 @@ static int binning_make(binning *b, nufft_work *w, int D, const size_t *nf, size
  * [r0, r1) of the grid. */
 enum { SPREAD_AHEAD = 16 }; /* points fetched ahead in spread_bins */
 
-static void spread_bins(const nufft_kernel *k, int D, const size_t *nf, const binning *b,
+GFI_CLONES static void spread_bins(const nufft_kernel *k, int D, const size_t *nf, const binning *b,
                         size_t b0, const double *t, const double *c, double *grid, size_t r0,
                         size_t r1) {
   int ns = k->ns;
