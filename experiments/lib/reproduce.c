@@ -858,7 +858,7 @@ static int density_depth(run *r) {
   if (st) return st;
   step_end(r);
 
-  if (!quick) { /* D = 3: about a CPU minute of quadrature per optimal radius, so the full run only, to 1e4 */
+  if (!quick) { /* D = 3: about 10 s of CPU of quadrature per optimal radius, a CPU minute in all: the full run only, to 1e4 */
     step_begin(r, "density rate checks in D = 3 (gfi rates --dim 3)");
     gfi_exp_drates_default(&dp);
     dp.D = 3;
