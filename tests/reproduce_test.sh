@@ -62,6 +62,9 @@ for s in "Sensitivity to R" "Density rate checks" "Regression rate checks" "Theo
   grep -q "$s" "$R/summary.md" && ok || bad "summary.md lacks '$s'"
 done
 # every figure the summary shows exists
+# table cells that do not apply read '-', never nan (the Gaussian-KDE baseline rows)
+grep -q '^| gauss-kde ' "$R/summary.md" && ok || bad "summary.md has no Gaussian-KDE baseline row"
+! grep '^|' "$R/summary.md" | grep -qiw 'nan' && ok || bad "summary.md tables print nan: $(grep '^|' "$R/summary.md" | grep -iw nan | head -3)"
 for img in $(grep -o '](\([^)]*\.png\))' "$R/summary.md" | sed 's/^](\(.*\))$/\1/'); do
   [ -s "$R/$img" ] && ok || bad "summary.md shows $img, which is missing"
 done
