@@ -302,11 +302,12 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
   if (st) return st;
   size_t block = o->base.data_block ? (o->base.data_block < PL_CHUNK ? o->base.data_block : PL_CHUNK) : PL_CHUNK;
   double tol = ise_fast_tol(o->base.tol);
-  int T = nt < 1 ? 1 : nt;
+  int T = nt < 1 ? 1 : nt, T1;
   if ((size_t)T > nloc) T = nloc ? (int)nloc : 1;
   int inner = nt / T > 1 ? nt / T : 1;
   if (nreps > SIZE_MAX / (2 * MISE_MAXD)) return GFI_ENOMEM;
   double *ext = gfi_malloc4(nloc ? nloc : 1, 2, D, sizeof *ext);
+  T1 = T; /* workers of pass 1; pass 2 may use fewer */
   worker *wk = calloc((size_t)T, sizeof *wk);
   if (!ext || !wk) {
     free(ext);
@@ -371,6 +372,18 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
     n0 = ax[0].n;
     nrow = ise_pl_row(&rule, ax);
     K = n0 * nrow;
+    /* Pass 2 holds per worker 2 K raw sums, K transform outputs and (fast
+     * route) a plan whose grids and targets add a few K more: about
+     * MC_NODE_BYTES a node. A heavy-tailed sample's extent can take K to
+     * ISE_STREAM_MAX_NODES, so fewer workers, each with more threads, keep
+     * the workers under MC_WORKERS_BYTES in all. The results do not change:
+     * a replication's sums do not depend on the threads that form them. */
+    size_t cap = MC_WORKERS_BYTES / (K * MC_NODE_BYTES + 1);
+    if (cap < 1) cap = 1;
+    if ((size_t)T > cap) {
+      T = (int)cap;
+      inner = nt / T > 1 ? nt / T : 1;
+    }
     psr = gfi_malloc2(K, sizeof *psr);
     psi = gfi_malloc2(K, sizeof *psi);
     k0 = gfi_malloc2(n0, sizeof *k0);
@@ -477,7 +490,7 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
     for (size_t k = 0; k < nreps; k++) res->ise_err_bound = fmax(res->ise_err_bound, bound[k]);
     if (ise_out) memcpy(ise_out, ise, nreps * sizeof *ise);
   }
-  for (int t = 0; t < T; t++) worker_free(wk + t);
+  for (int t = 0; t < T1; t++) worker_free(wk + t);
   free(wk);
   for (size_t j = 0; j < MISE_MAXD; j++) axis_free(ax + j);
   free(psr);
