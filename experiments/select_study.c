@@ -10,7 +10,7 @@
  * Gauss-Legendre panels (width 16 / span, 28 points) up to where the kernel
  * factor is below e^-45, plus the tail int |psi|^2 beyond (GSL qagiu).
  *
- * Usage: select_study OUT.dat [--quick] [--nmax N] [--seed S] [--truths LIST] [--reps K]
+ * Usage: select_study OUT.dat [--quick] [--nmin N] [--nmax N] [--seed S] [--truths LIST] [--reps K]
  * LIST: indices into the truth table (0 normal, 1 MW2, 2 MW6, 3 MW10, 4 Laplace,
  * 5 t5), comma-separated (default: all); K: replications at every N (default
  * 20 up to N = 1e4, 4 from 1e5 on).
@@ -160,11 +160,11 @@ static double quant(double *v, size_t n, double p) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: select_study OUT.dat [--quick] [--nmax N] [--seed S] [--truths LIST] [--reps K]\n");
+    fprintf(stderr, "usage: select_study OUT.dat [--quick] [--nmin N] [--nmax N] [--seed S] [--truths LIST] [--reps K]\n");
     return 2;
   }
   int quick = 0;
-  double nmax = 1e5;
+  double nmax = 1e5, nmin = 100;
   unsigned long long seed = 1;
   int want[NT];
   size_t reps_all = 0;
@@ -186,6 +186,7 @@ int main(int argc, char **argv) {
       }
     }
     else if (!strcmp(argv[a], "--nmax") && a + 1 < argc) nmax = atof(argv[++a]);
+    else if (!strcmp(argv[a], "--nmin") && a + 1 < argc) nmin = atof(argv[++a]);
     else if (!strcmp(argv[a], "--seed") && a + 1 < argc) seed = strtoull(argv[++a], NULL, 10);
     else {
       fprintf(stderr, "select_study: unknown argument '%s'\n", argv[a]);
@@ -213,6 +214,7 @@ int main(int argc, char **argv) {
     gfi_model *m;
     if (gfi_model_parse(&m, TRUTHS[ti].spec, 1, NULL)) return 1;
     for (double N = 100; N <= nmax * 1.0001; N *= 10) {
+      if (N < nmin * 0.9999) continue;
       size_t reps = reps_all ? reps_all : quick ? 4 : (N >= 1e5 ? 4 : 20);
       size_t n = (size_t)N;
       double *ratio[3], *mratio[3], *sel[3], *orc[3];

@@ -13,7 +13,7 @@
 #include <string.h>
 #include "nufft_internal.h"
 #include "par.h"
-#include "../estimators/simd_math.h"
+#include "clones.h"
 #include "gfi/status.h"
 #ifdef GFI_HAVE_OPENMP
 #include <omp.h>
@@ -593,7 +593,7 @@ typedef struct {
   const size_t *perm;
 } interp_ctx;
 
-static int interp_task(void *vc, size_t q, void *ws) {
+GFI_CLONES static int interp_task(void *vc, size_t q, void *ws) {
   (void)ws;
   const interp_ctx *x = vc;
   size_t p0 = q * PT_BLOCK, p1 = x->N - p0 < PT_BLOCK ? x->N : p0 + PT_BLOCK;

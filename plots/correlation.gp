@@ -19,6 +19,7 @@ do for [fmt in "png pdf"] {
   set multiplot layout 1,2 title "Does the Fourier estimator need no covariance tuning? Exact MISE at each estimator's optimal parameters, truth N(0, [[1, rho], [rho, 1]])" font ",12"
   set xtics ("0" 0, "0.5" x(0.5), "0.9" x(0.9), "0.99" x(0.99), "0.999" x(0.999))
   set xrange [-0.1:*]
+  set rmargin 3
   set offsets 0, 0.1, 0, 0
   set xlabel "rho"
   set grid

@@ -6,41 +6,8 @@
  * identical bits for 1 and 2 threads; auto's fallback; error paths. */
 #include <string.h>
 #include "check.h"
-#include "gfi/gfi.h"
-
-/* a small deterministic generator (tests need no model code) */
-static uint64_t rs = 88172645463325252ULL;
-static double urand(void) {
-  rs ^= rs << 13;
-  rs ^= rs >> 7;
-  rs ^= rs << 17;
-  return (double)(rs >> 11) * 0x1p-53;
-}
-static double nrand(void) {
-  double u1 = urand(), u2 = urand();
-  if (u1 < 1e-300) u1 = 1e-300;
-  return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-}
-
-static double max_abs(const double *v, size_t n) {
-  double m = 0;
-  for (size_t i = 0; i < n; i++) m = fmax(m, fabs(v[i]));
-  return m;
-}
-static double max_diff(const double *a, const double *b, size_t n) {
-  double m = 0;
-  for (size_t i = 0; i < n; i++) m = fmax(m, fabs(a[i] - b[i]));
-  return m;
-}
-
-static gfi_opts opts_of(gfi_method m, double tol, int nt) {
-  gfi_opts o;
-  gfi_default_opts(&o);
-  o.method = m;
-  o.tol = tol;
-  o.nthreads = nt;
-  return o;
-}
+#define FAST_CHECK_SEED 88172645463325252ULL
+#include "fast_check.h"
 
 /* Brute force: sum_i w_i prod_j (R_j/A) sinc(R_j (x_j - k_ij))^l, a sin per factor. */
 static double brute(int l, size_t N, size_t D, const double *k, const double *R, const double *x) {

@@ -5,38 +5,8 @@
  * error following tol; identical bits for 1 and 2 threads; auto's fallback. */
 #include <string.h>
 #include "check.h"
-#include "gfi/gfi.h"
-
-static uint64_t rs = 0x9E3779B97F4A7C15ULL;
-static double urand(void) {
-  rs ^= rs << 13;
-  rs ^= rs >> 7;
-  rs ^= rs << 17;
-  return (double)(rs >> 11) * 0x1p-53;
-}
-static double nrand(void) {
-  double u1 = urand(), u2 = urand();
-  if (u1 < 1e-300) u1 = 1e-300;
-  return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-}
-static double max_abs(const double *v, size_t n) {
-  double m = 0;
-  for (size_t i = 0; i < n; i++) m = fmax(m, fabs(v[i]));
-  return m;
-}
-static double max_diff(const double *a, const double *b, size_t n) {
-  double m = 0;
-  for (size_t i = 0; i < n; i++) m = fmax(m, fabs(a[i] - b[i]));
-  return m;
-}
-static gfi_opts opts_of(gfi_method m, double tol, int nt) {
-  gfi_opts o;
-  gfi_default_opts(&o);
-  o.method = m;
-  o.tol = tol;
-  o.nthreads = nt;
-  return o;
-}
+#define FAST_CHECK_SEED 0x9E3779B97F4A7C15ULL
+#include "fast_check.h"
 
 /* Inverse and determinant of a D x D matrix (D <= 3) by cofactors. */
 static double inv3(size_t D, const double *H, double *Hi) {

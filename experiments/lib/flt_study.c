@@ -9,6 +9,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include "alloc.h"
 #include "gfi_exp/flt_study.h"
 #include "gfi_version.h"
 
@@ -109,8 +110,8 @@ static int err_vs_r(flt_run *c) {
     goto fail;
   fprintf(fs, "# case c slope slope_se lo95 hi95 n_r   (1/sqrt(r): slope -0.5; meaningful only for finite c)\n");
   TRY("positions", gfi_flt_positions_line(&pos, L));
-  NEED(out = malloc(T * nr * GFI_FLT_NMETRICS * sizeof *out));
-  NEED(col = malloc(T * sizeof *col));
+  NEED(out = gfi_malloc4(T, nr, GFI_FLT_NMETRICS, sizeof *out));
+  NEED(col = gfi_malloc2(T, sizeof *col));
   for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
     if ((st = rpe_of(c, &R, cases[ci][0], 1)) || (st = prop_of(c, &P, cases[ci][1], R))) goto fail;
     double cc;
@@ -198,8 +199,8 @@ static int rstar_vs_L(flt_run *c) {
                              "r* = smallest rung with P(max error <= eps) >= 1 - delta there and above", T, rmax);
   fprintf(summary, "## Sample complexity r*(eps, delta) vs Theorem 4.2 (%zu trials; r_thm42 = 4 c^2/eps^2 log(4 L^2/delta))\n\n", T);
   fprintf(summary, "| RPE | proposal | L | eps | delta | r* | r_thm42 | r_thm42 / r* |\n|---|---|---|---|---|---|---|---|\n");
-  NEED(out = malloc(T * nr * GFI_FLT_NMETRICS * sizeof *out));
-  NEED(err = malloc(T * nr * sizeof *err));
+  NEED(out = gfi_malloc4(T, nr, GFI_FLT_NMETRICS, sizeof *out));
+  NEED(err = gfi_malloc3(T, nr, sizeof *err));
   for (size_t ci = 0; ci < 2; ci++) {
     if ((st = rpe_of(c, &R, cases[ci][0], 1)) || (st = prop_of(c, &P, cases[ci][1], R))) goto fail;
     double cc;
@@ -264,8 +265,8 @@ static int err_vs_tau(flt_run *c) {
   fprintf(f, "# tau c mean se q90 q99 c_over_sqrt_r\n");
   if ((st = rpe_of(c, &R, "gauss:s=1", 1))) goto fail;
   TRY("positions", gfi_flt_positions_line(&pos, L));
-  NEED(out = malloc(T * GFI_FLT_NMETRICS * sizeof *out));
-  NEED(col = malloc(T * sizeof *col));
+  NEED(out = gfi_malloc3(T, GFI_FLT_NMETRICS, sizeof *out));
+  NEED(col = gfi_malloc2(T, sizeof *col));
   fprintf(summary, "## Error vs Gaussian proposal scale (gauss:s=1, L = %zu, r = %zu)\n\n| tau | c | mean max error | q99 |\n|---|---|---|---|\n", L, r);
   for (size_t i = 0; i < nt; i++) {
     double tau = 0.06 * pow(0.6 / 0.06, (double)i / (double)(nt - 1));
@@ -444,9 +445,9 @@ static int shapes(flt_run *c) {
   double *x = NULL, *fr = NULL, *fi = NULL, *x2 = NULL, *g2r = NULL, *g2i = NULL;
   const char *gname = NULL;
   double worst[NS];
-  NEED(x = malloc(n * sizeof *x));
-  NEED(fr = malloc(ns * n * sizeof *fr));
-  NEED(fi = malloc(ns * n * sizeof *fi));
+  NEED(x = gfi_malloc2(n, sizeof *x));
+  NEED(fr = gfi_malloc3(ns, n, sizeof *fr));
+  NEED(fi = gfi_malloc3(ns, n, sizeof *fi));
   for (size_t k = 0; k < ns; k++) {
     if ((st = rpe_of(c, &R, specs[k], 1))) goto fail;
     TRY("fft", gfi_rpe_invert_fft(R, n, dx, x, fr + k * n, fi + k * n));
@@ -493,9 +494,9 @@ static int shapes(flt_run *c) {
                    "the whole factor gives the B-spline bumps.\n\n");
 
   /* 2-D surfaces (Figure 4) */
-  NEED(x2 = malloc(n2 * sizeof *x2));
-  NEED(g2r = malloc(n2 * n2 * sizeof *g2r));
-  NEED(g2i = malloc(n2 * n2 * sizeof *g2i));
+  NEED(x2 = gfi_malloc2(n2, sizeof *x2));
+  NEED(g2r = gfi_malloc3(n2, n2, sizeof *g2r));
+  NEED(g2i = gfi_malloc3(n2, n2, sizeof *g2i));
   for (size_t k = 0; k < 5; k++) {
     if ((st = rpe_of(c, &R, s2[k], 2))) goto fail;
     TRY("fft 2-D", gfi_rpe_invert_fft(R, n2, dx2, x2, g2r, g2i));
@@ -553,12 +554,12 @@ static int attention_error(flt_run *c) {
   double *pos = NULL, *Q = NULL, *K = NULL, *V = NULL, *ex = NULL, *fl = NULL;
   if ((st = rpe_of(c, &R, "gauss:s=4", 1)) || (st = prop_of(c, &P, "optimal", R))) goto fail;
   NEED(g = gfi_rng_stream(c->seed, 1000));
-  NEED(pos = malloc(L * sizeof *pos));
-  NEED(Q = malloc(L * d * sizeof *Q));
-  NEED(K = malloc(L * d * sizeof *K));
-  NEED(V = malloc(L * dv * sizeof *V));
-  NEED(ex = malloc(L * dv * sizeof *ex));
-  NEED(fl = malloc(L * dv * sizeof *fl));
+  NEED(pos = gfi_malloc2(L, sizeof *pos));
+  NEED(Q = gfi_malloc3(L, d, sizeof *Q));
+  NEED(K = gfi_malloc3(L, d, sizeof *K));
+  NEED(V = gfi_malloc3(L, dv, sizeof *V));
+  NEED(ex = gfi_malloc3(L, dv, sizeof *ex));
+  NEED(fl = gfi_malloc3(L, dv, sizeof *fl));
   for (size_t i = 0; i < L; i++) pos[i] = (double)i;
   randn(g, L * d, 0.5, Q);
   randn(g, L * d, 0.5, K);
@@ -624,12 +625,12 @@ static int attention_scaling(flt_run *c) {
                    "| L | FLT | FAVOR+ | exact (streamed) | exact (L x L) | FLT MB | exact (L x L) MB |\n|---|---|---|---|---|---|---|\n", d, r, m);
   for (size_t L = 256; L <= Lmax; L *= 2) {
     NEED(g = gfi_rng_stream(c->seed, 2000));
-    NEED(pos = malloc(L * sizeof *pos));
-    NEED(Q = malloc(L * d * sizeof *Q));
-    NEED(K = malloc(L * d * sizeof *K));
-    NEED(V = malloc(L * dv * sizeof *V));
-    NEED(o = malloc(L * dv * sizeof *o));
-    NEED(W = malloc(m * d * sizeof *W));
+    NEED(pos = gfi_malloc2(L, sizeof *pos));
+    NEED(Q = gfi_malloc3(L, d, sizeof *Q));
+    NEED(K = gfi_malloc3(L, d, sizeof *K));
+    NEED(V = gfi_malloc3(L, dv, sizeof *V));
+    NEED(o = gfi_malloc3(L, dv, sizeof *o));
+    NEED(W = gfi_malloc3(m, d, sizeof *W));
     for (size_t i = 0; i < L; i++) pos[i] = (double)i;
     randn(g, L * d, 0.5, Q);
     randn(g, L * d, 0.5, K);
@@ -695,8 +696,8 @@ static int paper_block(flt_run *c, FILE *f, FILE *summary, const paper_case *pc,
   if ((st = rpe_of(c, &R, pc->rpe, ell)) || (st = prop_of(c, &P, pc->proposal, R))) goto fail;
   double cc;
   TRY("c", gfi_rpe_c(R, P, &cc));
-  NEED(out = malloc(T * nr * GFI_FLT_NMETRICS * sizeof *out));
-  NEED(col = malloc(T * sizeof *col));
+  NEED(out = gfi_malloc4(T, nr, GFI_FLT_NMETRICS, sizeof *out));
+  NEED(col = gfi_malloc2(T, sizeof *col));
   gfi_flt_opts o;
   gfi_flt_default_opts(&o);
   o.base.seed = c->seed;
@@ -786,7 +787,7 @@ static int paper(flt_run *c) {
   pos = NULL;
   /* molecules: a point cloud of atoms (uniform in a 6 x 6 x 6 box, seeded), GBF RPEs */
   size_t La = c->quick ? 24 : 64;
-  NEED(cloud = malloc(La * 3 * sizeof *cloud));
+  NEED(cloud = gfi_malloc3(La, 3, sizeof *cloud));
   {
     gsl_rng *g = gfi_rng_stream(c->seed, 7);
     NEED(g);

@@ -6,6 +6,7 @@
 #include <gsl/gsl_integration.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_cdf.h>
+#include "alloc.h"
 #include "gfi_exp/lemma1.h"
 
 #define NDELTA 4
@@ -33,7 +34,7 @@ typedef struct {
 static int one_rep(size_t k, gsl_rng *r, double *out, void *vp) {
   (void)k;
   const rep_ctx *c = vp;
-  double *x = malloc(c->N * sizeof *x);
+  double *x = gfi_malloc2(c->N, sizeof *x);
   if (!x) return GFI_ENOMEM;
   int st = gfi_model_sample(c->m, r, c->N, x);
   gfi_density_plan *pl = NULL;
@@ -107,7 +108,7 @@ int gfi_exp_lemma1(const gfi_exp_lemma1_params *p, const gfi_exp_ctx *ctx, FILE 
   gfi_kernel_pow(&k, p->l);
   FILE *dat = NULL, *dd = NULL;
   char dpath[4096] = "", ddpath[4096] = "";
-  double *est = malloc(reps * nat * sizeof *est), *dev = malloc(reps * sizeof *dev);
+  double *est = gfi_malloc3(reps, nat, sizeof *est), *dev = gfi_malloc2(reps, sizeof *dev);
   if (!est || !dev) {
     st = gfi_exp_fail(e, GFI_ENOMEM, "out of memory");
     goto done;

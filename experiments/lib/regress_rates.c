@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "alloc.h"
 #include "gfi_exp/rate_checks.h"
 
 typedef struct {
@@ -306,11 +307,11 @@ int gfi_exp_regress_rates(const gfi_exp_rrates_params *p, const gfi_exp_ctx *ctx
                  "claimed rate(N); if C(x) p(x)^2 stays bounded the 1/p^2 law holds\n"
                  "# row x p_x inv_p2 claimed observed lo95 hi95 C_x C_x_p C_x_p2 verdict\n");
   size_t Mmax = M > 16 ? M : 16;
-  x = malloc(10 * nsizes * sizeof *x);
-  pts = malloc(Mmax * 3 * sizeof *pts);
-  cand = malloc(Mmax * 3 * sizeof *cand);
-  pmse = malloc((npt_max ? npt_max : 1) * nsizes * sizeof *pmse);
-  pse = malloc((npt_max ? npt_max : 1) * nsizes * sizeof *pse);
+  x = gfi_malloc3(10, nsizes, sizeof *x);
+  pts = gfi_malloc3(Mmax, 3, sizeof *pts);
+  cand = gfi_malloc3(Mmax, 3, sizeof *cand);
+  pmse = gfi_malloc3((npt_max ? npt_max : 1), nsizes, sizeof *pmse);
+  pse = gfi_malloc3((npt_max ? npt_max : 1), nsizes, sizeof *pse);
   if (!x || !pts || !cand || !pmse || !pse) {
     st = gfi_exp_fail(e, GFI_ENOMEM, "out of memory");
     goto done;

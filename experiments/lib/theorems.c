@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "alloc.h"
 #include "gfi_exp/theorems.h"
 
 /* The hypotheses as FourierFormer states them (docs/theory.md section 4).
@@ -151,7 +152,7 @@ int gfi_exp_claimed_slope(gfi_exp_theorem_id th, gfi_smooth_class cls, double or
       *slope = -(order - 1) / (d + order - 1), sR = 1.0 / (d + order - 1);
       break;
     } else {
-      double *x = malloc(3 * n * sizeof *x);
+      double *x = gfi_malloc3(3, n, sizeof *x);
       if (!x) return GFI_ENOMEM;
       double *g = x + n, *gr = x + 2 * n;
       int st = GFI_OK;
@@ -220,7 +221,7 @@ int gfi_exp_density_rate_fit(gfi_exp_theorem_id th, const gfi_model *m, int l, s
   if (n - first < 3) first = n - 3;
   out->first = first;
   out->n = n;
-  double *x = malloc(4 * n * sizeof *x);
+  double *x = gfi_malloc3(4, n, sizeof *x);
   if (!x) return GFI_ENOMEM;
   double *y = x + n, *yr = x + 2 * n, *sg = x + 3 * n;
   for (size_t i = 0; i < n; i++) {
