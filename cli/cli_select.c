@@ -25,6 +25,36 @@ double *cli_select_radii(const char *Rs, const char *want, const gfi_kernel *k, 
   return R;
 }
 
+int cli_bw_is_select(const char *bw) {
+  return bw && (!strcmp(bw, "ns") || !strcmp(bw, "lscv") || !strcmp(bw, "pi") || !strcmp(bw, "pi-diag"));
+}
+
+double *cli_select_bandwidth(const char *bw, size_t N, size_t D, const double *x, const double *w,
+                             const gfi_opts *o) {
+  if (w) cli_usage("--bandwidth", "%s weighs the data points equally; not with --weights", bw);
+  if (strcmp(bw, "ns") != 0 && D > 2)
+    cli_usage("--bandwidth", "%s is for D <= 2 (D = %zu); use ns, scott or silverman", bw, D);
+  if (N < 2) cli_die(EXIT_RUNTIME, "--bandwidth %s: needs at least 2 data points, got %zu", bw, N);
+  double *H = cli_array(D, D, sizeof *H);
+  int st;
+  const char *what;
+  if (!strcmp(bw, "ns")) {
+    st = gfi_bw_normal_ref(N, D, x, H);
+    what = "the normal-reference bandwidth";
+  } else if (!strcmp(bw, "lscv")) {
+    st = gfi_bw_lscv(N, D, x, o, H);
+    what = "the LSCV bandwidth";
+  } else if (!strcmp(bw, "pi")) {
+    st = gfi_bw_hpi(N, D, x, o, H, NULL);
+    what = "the plug-in bandwidth";
+  } else {
+    st = gfi_bw_hpi_diag(N, D, x, o, H, NULL);
+    what = "the diagonal plug-in bandwidth";
+  }
+  cli_check(st, what);
+  return H;
+}
+
 void cli_select_meta(FILE *f, const char *crit, const gfi_select_result *res, size_t D) {
   fprintf(f, "# R-select: %s, R =", crit);
   for (size_t j = 0; j < D; j++) fprintf(f, " %.17g", res->R[D > 3 ? 0 : j]);

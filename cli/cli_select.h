@@ -16,6 +16,16 @@ double *cli_select_radii(const char *Rs, const char *want, const gfi_kernel *k, 
                          size_t V, const double *x, const double *y, const gfi_opts *o,
                          gfi_select_result *res);
 
+/* 1 when --bandwidth names a data-driven Gaussian bandwidth matrix: ns
+ * (normal reference, ks::Hns), lscv, pi (plug-in, ks::Hpi), pi-diag
+ * (ks::Hpi.diag); the last three for D <= 2. */
+int cli_bw_is_select(const char *bw);
+
+/* That matrix for the data x (N x D); a usage error naming --bandwidth with
+ * weights (the selectors weigh the points equally) or D > 2; malloc'ed D x D. */
+double *cli_select_bandwidth(const char *bw, size_t N, size_t D, const double *x, const double *w,
+                             const gfi_opts *o);
+
 /* "# R-select: CRIT, R = ..., CRIT = ..., scan ..." */
 void cli_select_meta(FILE *f, const char *crit, const gfi_select_result *res, size_t D);
 

@@ -38,7 +38,10 @@ int cmd_density(int argc, char **argv) {
     {"bandwidth", CLI_STR, &bw, .arg = "H",
      .help = "Gaussian bandwidth: scott | silverman (rule times the data covariance,\n"
              "as scipy's gaussian_kde) | h (H = h^2 I) | h1,..,hD (H = diag h_j^2)\n"
-             "| D*D numbers, the full bandwidth matrix H (row-major, D > 1)"},
+             "| D*D numbers, the full bandwidth matrix H (row-major, D > 1)\n"
+             "| ns (normal reference, ks::Hns) | lscv (least-squares CV) | pi (plug-in,\n"
+             "ks::Hpi) | pi-diag (diagonal plug-in, ks::Hpi.diag): chosen from the\n"
+             "data, full matrices; lscv, pi and pi-diag for D <= 2"},
     CLI_SOURCE_QUERIES(src, "evaluation"),
     CLI_OPT_METHOD(method),
     CLI_OPT_TOL(tol),
@@ -106,7 +109,8 @@ int cmd_density(int argc, char **argv) {
   else if (!gauss)
     R = cli_radii("--R", Rs, D);
   else
-    H = cli_bandwidth("--bandwidth", bw, D, N, data, w);
+    H = cli_bw_is_select(bw) ? cli_select_bandwidth(bw, N, D, data, w, &o)
+                             : cli_bandwidth("--bandwidth", bw, D, N, data, w);
 
   size_t M;
   char atdesc[512];

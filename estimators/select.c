@@ -31,12 +31,6 @@
 #include "../lib/nufft.h"
 #include "par.h"
 
-/* Threads for about N^2 / 2 pair evaluations: one below 2^22 pairs, where
- * starting a team costs more than it saves (the bits do not depend on it). */
-static int pair_threads(int n, size_t N) {
-  if ((double)N * (double)N < 8388608.0) return 1;
-  return par_threads(n);
-}
 
 /* ---- the pair function G_l ------------------------------------------------- */
 
@@ -168,15 +162,6 @@ static int check_kernel(const gfi_kernel *k) {
   return gfi_check_order(k->l);
 }
 
-static int check_data(size_t N, size_t D, const double *x) {
-  if (!x) return GFI_EINVAL;
-  if (N < 2) return GFI_EEMPTY;
-  int st = gfi_check_dim(D);
-  if (st) return st;
-  if (N > ((size_t)1 << 52) / D) return GFI_EDIM;
-  return gfi_check_finite(x, N * D, NULL);
-}
-
 /* ---- LSCV, direct --------------------------------------------------------------- */
 
 typedef struct {
@@ -219,7 +204,7 @@ static int lscv_direct(int l, size_t N, size_t D, const double *x, const double 
   double *slots = malloc(2 * N * sizeof *slots);
   if (!slots) return GFI_ENOMEM;
   lscv_ctx c = {N, D, l, x, R, &pr, slots};
-  int st = par_for(N, pair_threads(nt, N), 16, lscv_row, &c);
+  int st = par_for(N, sel_pair_threads(nt, N), 16, lscv_row, &c);
   if (st) {
     free(slots);
     return st;
@@ -470,7 +455,7 @@ int gfi_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data, const 
   if (!value) return GFI_EINVAL;
   int st = check_kernel(k);
   if (st) return st;
-  st = check_data(N, D, data);
+  st = sel_check_data(N, D, data);
   if (st) return st;
   if (!R) return GFI_EINVAL;
   st = gfi_check_radii(R, D, NULL);
@@ -745,7 +730,7 @@ int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x
   if (!value || !y || V == 0) return GFI_EINVAL;
   int st = check_kernel(k);
   if (st) return st;
-  st = check_data(N, D, x);
+  st = sel_check_data(N, D, x);
   if (st) return st;
   if (N > SIZE_MAX / V / sizeof(double)) return GFI_ENOMEM;
   st = gfi_check_finite(y, N * V, NULL);
@@ -775,7 +760,7 @@ int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x
     }
   }
   if (m == GFI_METHOD_DIRECT) {
-    par_spec sp = {N, pair_threads(nt, N), V * sizeof(double), 16, NULL, NULL};
+    par_spec sp = {N, sel_pair_threads(nt, N), V * sizeof(double), 16, NULL, NULL};
     st = par_run(&sp, loo_task, &c);
     if (st) {
       free(slots);
@@ -1036,7 +1021,7 @@ int gfi_select_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data,
   if (!res) return GFI_EINVAL;
   int st = check_kernel(k);
   if (st) return st;
-  st = check_data(N, D, data);
+  st = sel_check_data(N, D, data);
   if (st) return st;
   gfi_select_opts o;
   st = select_common(opts, D, &o);
@@ -1064,7 +1049,7 @@ int gfi_select_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const do
   if (!res || !y || V == 0) return GFI_EINVAL;
   int st = check_kernel(k);
   if (st) return st;
-  st = check_data(N, D, x);
+  st = sel_check_data(N, D, x);
   if (st) return st;
   gfi_select_opts o;
   st = select_common(opts, D, &o);

@@ -18,33 +18,34 @@
 #include "gfi/density.h"
 #include "gfi/validate.h"
 #include "bandlimited.h"
+#include "alloc.h"
 #include "chol.h"
 #include "par.h"
 #include "select_internal.h"
 
-#ifdef GFI_HAVE_OPENMP
-#include <omp.h>
-#endif
+int sel_pair_threads(int n, size_t N) { return (double)N * (double)N < 8388608.0 ? 1 : par_threads(n); }
 
-static int threads_of(int n) {
-#ifdef GFI_HAVE_OPENMP
-  return n > 0 ? n : omp_get_max_threads();
-#else
-  (void)n;
-  return 1;
-#endif
-}
-
-/* One thread below 2^22 pairs (the bits do not depend on it). */
-static int pair_threads(int n, size_t N) { return (double)N * (double)N < 8388608.0 ? 1 : threads_of(n); }
-
-static int check_data(size_t N, size_t D, const double *x) {
+int sel_check_data(size_t N, size_t D, const double *x) {
   if (!x) return GFI_EINVAL;
   if (N < 2) return GFI_EEMPTY;
   int st = gfi_check_dim(D);
   if (st) return st;
   if (N > ((size_t)1 << 52) / D) return GFI_EDIM;
   return gfi_check_finite(x, N * D, NULL);
+}
+
+/* The Cholesky factor *L of H (D x D) and nslot * N slots for a pair sum:
+ * GFI_ENOMEM, or GFI_EBANDWIDTH when H is not SPD (nothing left allocated). */
+static int chol_and_slots(size_t D, const double *H, size_t N, size_t nslot, double **L, double **slots) {
+  *L = gfi_malloc3(D, D, sizeof **L);
+  *slots = gfi_malloc3(N, nslot, sizeof **slots);
+  int st = !*L || !*slots ? GFI_ENOMEM : chol_lower(D, H, *L) ? GFI_EBANDWIDTH : GFI_OK;
+  if (st) {
+    free(*L);
+    free(*slots);
+    *L = *slots = NULL;
+  }
+  return st;
 }
 
 /* ---- direct Gaussian LSCV ---------------------------------------------------- */
@@ -86,26 +87,18 @@ static int glscv_row(void *vc, size_t i, void *ws) {
 int gfi_gauss_lscv(size_t N, size_t D, const double *data, const double *H, const gfi_opts *opts,
                    double *value) {
   if (!value || !H) return GFI_EINVAL;
-  int st = check_data(N, D, data);
+  int st = sel_check_data(N, D, data);
   if (st) return st;
   if (D > 64) return GFI_EDIM;
   st = gfi_check_finite(H, D * D, NULL);
   if (st) return st;
-  double *L = malloc(D * D * sizeof *L), *slots = malloc(2 * N * sizeof *slots);
-  if (!L || !slots) {
-    free(L);
-    free(slots);
-    return GFI_ENOMEM;
-  }
-  if (chol_lower(D, H, L)) {
-    free(L);
-    free(slots);
-    return GFI_EBANDWIDTH;
-  }
+  double *L, *slots;
+  st = chol_and_slots(D, H, N, 2, &L, &slots);
+  if (st) return st;
   double ldet = 0;
   for (size_t j = 0; j < D; j++) ldet += log(L[j * D + j]);
   glscv_ctx c = {N, D, data, L, slots};
-  par_spec sp = {N, pair_threads(opts ? opts->nthreads : 0, N), 2 * D * sizeof(double), 16, NULL, NULL};
+  par_spec sp = {N, sel_pair_threads(opts ? opts->nthreads : 0, N), 2 * D * sizeof(double), 16, NULL, NULL};
   st = par_run(&sp, glscv_row, &c);
   double s[2] = {0, 0};
   if (!st) par_sum(slots, N, 2, s);
@@ -121,7 +114,7 @@ int gfi_gauss_lscv(size_t N, size_t D, const double *data, const double *H, cons
 
 int gfi_bw_normal_ref(size_t N, size_t D, const double *data, double *H) {
   if (!H) return GFI_EINVAL;
-  int st = check_data(N, D, data);
+  int st = sel_check_data(N, D, data);
   if (st) return st;
   if (D > 64) return GFI_EDIM;
   double *m = calloc(D, sizeof *m);
@@ -336,7 +329,7 @@ static int nm2(size_t N, const double *x, const gfi_opts *o, const double *H0, d
 
 int gfi_bw_lscv(size_t N, size_t D, const double *data, const gfi_opts *opts, double *H) {
   if (!H) return GFI_EINVAL;
-  int st = check_data(N, D, data);
+  int st = sel_check_data(N, D, data);
   if (st) return st;
   if (D > 2) return GFI_EUNSUPPORTED;
   gfi_method m;
@@ -391,7 +384,7 @@ static int psi_direct(size_t N, const double *x, int r, double g, int nt, double
   double *slots = malloc(N * sizeof *slots);
   if (!slots) return GFI_ENOMEM;
   psi_ctx c = {N, x, g, r, slots};
-  int st = par_for(N, pair_threads(nt, N), 16, psi_row, &c);
+  int st = par_for(N, sel_pair_threads(nt, N), 16, psi_row, &c);
   double s = 0;
   if (!st) par_sum(slots, N, 1, &s);
   free(slots);
@@ -403,7 +396,7 @@ static int psi_direct(size_t N, const double *x, int r, double g, int nt, double
 
 int gfi_bw_dpi(size_t N, const double *data, const gfi_opts *opts, double *h) {
   if (!h) return GFI_EINVAL;
-  int st = check_data(N, 1, data);
+  int st = sel_check_data(N, 1, data);
   if (st) return st;
   gfi_method m;
   st = bl_check_opts(opts, NULL, &m);
@@ -489,24 +482,16 @@ static int gnw_row(void *vc, size_t i, void *ws) {
 int gfi_gauss_nw_loocv(size_t N, size_t D, size_t V, const double *x, const double *y, const double *H,
                        const gfi_opts *opts, double *value, size_t *nflagged) {
   if (!value || !y || !H || V == 0) return GFI_EINVAL;
-  int st = check_data(N, D, x);
+  int st = sel_check_data(N, D, x);
   if (st) return st;
   if (D > 64) return GFI_EDIM;
   st = gfi_check_finite(y, N * V, NULL);
   if (st) return st;
-  double *L = malloc(D * D * sizeof *L), *slots = malloc(2 * N * sizeof *slots);
-  if (!L || !slots) {
-    free(L);
-    free(slots);
-    return GFI_ENOMEM;
-  }
-  if (chol_lower(D, H, L)) {
-    free(L);
-    free(slots);
-    return GFI_EBANDWIDTH;
-  }
+  double *L, *slots;
+  st = chol_and_slots(D, H, N, 2, &L, &slots);
+  if (st) return st;
   gnw_ctx c = {N, D, V, x, y, L, slots};
-  par_spec sp = {N, pair_threads(opts ? opts->nthreads : 0, N), (2 * D + V) * sizeof(double), 16, NULL, NULL};
+  par_spec sp = {N, sel_pair_threads(opts ? opts->nthreads : 0, N), (2 * D + V) * sizeof(double), 16, NULL, NULL};
   st = par_run(&sp, gnw_row, &c);
   double s[2] = {0, 0};
   if (!st) par_sum(slots, N, 2, s);
@@ -546,7 +531,7 @@ static int crit_gnw(void *vc, const double *h, double *v) {
 int gfi_bw_nw_loocv(size_t N, size_t D, size_t V, const double *x, const double *y, const gfi_opts *opts,
                     double *h, double *value) {
   if (!h || !y || V == 0) return GFI_EINVAL;
-  int st = check_data(N, D, x);
+  int st = sel_check_data(N, D, x);
   if (st) return st;
   if (D > 64) return GFI_EDIM;
   double s = INFINITY;

@@ -32,6 +32,13 @@ int sel_search(sel_crit f, void *ctx, size_t D, double lo, double hi, size_t nsc
 
 /* min(sd, IQR/1.349) of column j (N x D), NaN when out of memory. */
 double sel_robust_scale(size_t N, size_t D, const double *x, size_t j);
+/* Arguments of the pair-sum routines: GFI_EINVAL (NULL), GFI_EEMPTY (N < 2),
+ * GFI_EDIM, GFI_ENONFINITE. */
+int sel_check_data(size_t N, size_t D, const double *x);
+/* Threads for an O(N^2) pair sum: one below 2^23 pairs (the bits do not
+ * depend on it), else n (0: all). */
+int sel_pair_threads(int n, size_t N);
+
 /* Type-7 quantile; sorts v. */
 double sel_quantile(double *v, size_t n, double p);
 

@@ -18,7 +18,7 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # in a sanitized build: Open MPI's run-time never frees some of its memory;
 # LeakSanitizer is told to ignore stacks through Open MPI (full stacks needed
 # to see them: its components are dlopen'ed), gfi's own leaks still count
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0:malloc_context_size=30"
 supp=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lsan_mpi.supp
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$supp"
 mpi() {

@@ -1,6 +1,7 @@
 #!/bin/bash
 # gfi ropt --data --select, gfi density --R lscv, gfi regress --R loocv: the
-# contract of the data-driven radius (columns, metadata, errors).
+# contract of the data-driven radius (columns, metadata, errors); gfi density
+# --kernel gauss --bandwidth ns|lscv|pi|pi-diag, the data-driven matrices.
 . "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 "$GFI" sample --model normal --n 300 --seed 3 >"$T/d1" || bad "sample"
@@ -42,6 +43,37 @@ grep -q "^# R-select: lscv, R = $rf" "$T/out" && ok || bad "density --R lscv: '#
 [ "$(data "$T/out" | wc -l)" -eq 5 ] && ok || bad "density rows"
 expect 0 "" -- "$GFI" regress --data "$T/r1" --phi pow:4 --R loocv --grid -2:2:5
 grep -q "^# R-select: loocv, R = $rl" "$T/out" && ok || bad "regress --R loocv: $(grep R-select "$T/out")"
+
+# Gaussian bandwidth matrices chosen from the data: recorded in '# kernel:',
+# and the density is the one of that matrix given by hand
+for b in ns lscv pi pi-diag; do
+  expect 0 "" -- "$GFI" density --kernel gauss --data "$T/d2" --bandwidth $b --grid -1:1:3
+  h=$(sed -n "s/^# kernel: gauss, bandwidth $b, H = //p" "$T/out")
+  echo "$h" | awk '{ exit !(NF == 4 && $1 > 0 && $4 > 0 && $2 == $3 && $1 * $4 > $2 * $3) }' && ok ||
+    bad "--bandwidth $b: H = '$h'"
+  data "$T/out" >"$T/sel"
+  expect 0 "" -- "$GFI" density --kernel gauss --data "$T/d2" --bandwidth "$(echo $h | tr ' ' ,)" --grid -1:1:3
+  data "$T/out" | cmp -s - "$T/sel" && ok || bad "--bandwidth $b: not the density of its H"
+  eval "H_$(echo $b | tr - _)=\"$h\""
+done
+echo "$H_pi_diag" | awk '{ exit !($2 == 0) }' && ok || bad "pi-diag not diagonal: $H_pi_diag"
+[ "$H_pi" != "$H_ns" ] && ok || bad "pi equals ns"
+# against ks::Hpi where R has ks (N = 200: ks sums exactly; its BFGS stops within about 1e-4)
+if Rscript -e 'suppressMessages(library(ks))' >/dev/null 2>&1; then
+  k=$(Rscript -e "suppressMessages(library(ks)); h <- Hpi(as.matrix(read.table('$T/d2'))); cat(sprintf('%.17g', h))")
+  echo "$H_pi $k" | awk '{ for (i = 1; i <= 4; i++) if ((($i - $(i + 4)) / $1) ^ 2 > 1e-6) b = 1; exit b }' && ok ||
+    bad "--bandwidth pi: gfi $H_pi, ks $k"
+else
+  echo "SKIP (part): R with ks is not installed; --bandwidth pi not compared with ks::Hpi"
+fi
+# 1-D: pi is the direct plug-in h^2
+expect 0 "" -- "$GFI" density --kernel gauss --data "$T/d1" --bandwidth pi --grid -1:1:3
+grep -q "^# kernel: gauss, bandwidth pi, H = 0\.[0-9]" "$T/out" && ok || bad "1-D pi: $(grep '^# kernel:' "$T/out")"
+printf '1\n' >"$T/w1"; for i in $(seq 2 200); do echo 1; done >>"$T/w1"
+expect 2 "not with --weights" -- "$GFI" density --kernel gauss --data "$T/d2" --weights "$T/w1" --bandwidth pi --grid 0:1:2
+"$GFI" sample --model normal --dim 3 --n 50 --seed 4 >"$T/d3" || bad "sample 3-D"
+expect 2 "D <= 2" -- "$GFI" density --kernel gauss --data "$T/d3" --bandwidth pi --grid 0:1:2
+expect 0 "" -- "$GFI" density --kernel gauss --data "$T/d3" --bandwidth ns --grid 0:1:2
 
 # the oracle keeps its contract
 expect 0 "" -- "$GFI" ropt --model normal --n 100 --phi pow:4

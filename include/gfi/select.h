@@ -38,6 +38,8 @@
  *  - gfi_bw_lscv: its minimiser, scalar h (H = h^2) in 1-D, full H in 2-D;
  *  - gfi_bw_dpi: the Sheather-Jones-type direct plug-in of KernSmooth::dpik
  *    (two stages, scale min(sd, IQR/1.349)) with exact functionals (1-D);
+ *  - gfi_bw_hpi, gfi_bw_hpi_diag: the 2-D plug-in matrices of ks::Hpi and
+ *    ks::Hpi.diag (two-stage SAMSE pilots, exact functionals);
  *  - gfi_bw_normal_ref: the normal-reference matrix (4/(D+2))^(2/(D+4))
  *    N^(-2/(D+4)) S (ks::Hns);
  *  - gfi_gauss_nw_loocv / gfi_bw_nw_loocv: leave-one-out CV of Gaussian NW.
@@ -127,6 +129,30 @@ GFI_EXPORT int gfi_bw_lscv(size_t N, size_t D, const double *data, const gfi_opt
 /* Direct plug-in bandwidth h (1-D) as KernSmooth::dpik(level = 2), with the
  * kernel functionals psi_6, psi_4 summed exactly over all pairs. */
 GFI_EXPORT int gfi_bw_dpi(size_t N, const double *data, const gfi_opts *opts, double *h);
+
+/* What the plug-in matrices computed on the way (sphered or scaled data). */
+typedef struct gfi_hpi_info {
+  double g6, g4;   /* the SAMSE pilot bandwidths of the two stages */
+  double psi4[5];  /* psi_(4,0), psi_(3,1), psi_(2,2), psi_(1,3), psi_(0,4) at g4 */
+  double amise;    /* AMISE of the chosen matrix, in the pre-transformed coordinates */
+  size_t iters;    /* Newton iterations (0: closed form, or D = 1) */
+} gfi_hpi_info;
+
+/* Plug-in bandwidth matrix, unconstrained (ks::Hpi with its defaults: two
+ * stages, SAMSE pilots g^2 I on sphered data), with every kernel functional
+ * summed exactly over all pairs (ks bins above N = 500) and the AMISE
+ * minimised to rounding by Newton's method (ks: optim's BFGS). D = 2: H is
+ * 2 x 2, row-major; D = 1: *H = h^2 with h = gfi_bw_dpi (ks::hpi). info may be
+ * NULL. The method of opts is not used (always exact, O(N^2)). GFI_ENOTPD
+ * when the sample covariance is singular, GFI_EQUAD when the estimated
+ * functionals admit no minimiser, GFI_EUNSUPPORTED for D > 2. */
+GFI_EXPORT int gfi_bw_hpi(size_t N, size_t D, const double *data, const gfi_opts *opts, double *H,
+                          gfi_hpi_info *info);
+
+/* Diagonal plug-in matrix (ks::Hpi.diag): the same functionals on data scaled
+ * by each axis' sd, and ks's closed form for the minimiser. As gfi_bw_hpi. */
+GFI_EXPORT int gfi_bw_hpi_diag(size_t N, size_t D, const double *data, const gfi_opts *opts, double *H,
+                               gfi_hpi_info *info);
 
 /* Normal-reference bandwidth matrix (ks::Hns): H = (4/(D+2))^(2/(D+4))
  * N^(-2/(D+4)) S, S the sample covariance (N - 1 divisor). */
