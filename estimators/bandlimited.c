@@ -409,7 +409,7 @@ static int forward(const bl_sum *s, const bl_rule *r, double ntol, double *F) {
   free(nodes);
   for (size_t col = 0; !st && col < s->ncol; col++) {
     nufft3_reset(p);
-    st = nufft3_add(p, s->N, s->x, s->c + 2 * col * s->N);
+    st = nufft3_add_real(p, s->N, s->x, s->c ? s->c + col * s->N : NULL, s->cval);
     if (!st) st = nufft3_exec(p, F + 2 * col * Q);
   }
   nufft3_destroy(p);
@@ -462,7 +462,7 @@ static int value_scale(const bl_sum *s, double *rho) {
         if (b >= nb[j]) b = nb[j] - 1;
         cell = cell * nb[j] + b;
       }
-      h[cell] += s->c[2 * (col * s->N + i)];
+      h[cell] += s->c ? s->c[col * s->N + i] : s->cval;
     }
     double m = 0;
     for (size_t k = 0; k < ncell; k++) m = fmax(m, fabs(h[k]));
@@ -478,10 +478,12 @@ static int value_scale(const bl_sum *s, double *rho) {
   return GFI_OK;
 }
 
-int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t ncol,
-                const double *c, const double *R, const gfi_opts *opts, double direct_pair) {
+/* c NULL: one column, every coefficient cval */
+static int sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t ncol,
+                    const double *c, double cval, const double *R, const gfi_opts *opts,
+                    double direct_pair) {
   *out = NULL;
-  if (D < 1 || D > BL_MAX_DIM || N == 0 || ncol == 0) return GFI_EINVAL;
+  if (D < 1 || D > BL_MAX_DIM || N == 0 || ncol == 0 || (!c && ncol != 1)) return GFI_EINVAL;
   double tol;
   gfi_method method;
   int st = bl_check_opts(opts, &tol, &method);
@@ -507,9 +509,10 @@ int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t nc
   s->eps = tol / (4.0 * (double)N);
   if (s->eps < 1e-18) s->eps = 1e-18;
   s->x = gfi_malloc3(N, (size_t)D, sizeof *s->x);
-  s->c = gfi_malloc4(2, N, ncol, sizeof *s->c);
+  s->c = c ? gfi_malloc3(N, ncol, sizeof *s->c) : NULL;
+  s->cval = cval;
   s->c1 = calloc(ncol, sizeof *s->c1);
-  if (!s->x || !s->c || !s->c1) {
+  if (!s->x || (c && !s->c) || !s->c1) {
     bl_sum_free(s);
     return GFI_ENOMEM;
   }
@@ -534,9 +537,8 @@ int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t nc
     }
   for (size_t col = 0; col < ncol; col++)
     for (size_t i = 0; i < N; i++) {
-      double v = c[col * N + i];
-      s->c[2 * (col * N + i)] = v;
-      s->c[2 * (col * N + i) + 1] = 0;
+      double v = c ? c[col * N + i] : cval;
+      if (c) s->c[col * N + i] = v;
       s->c1[col] += fabs(v);
     }
   s->rho = 1.0 / sqrt((double)N); /* replaced by value_scale below */
@@ -600,6 +602,20 @@ int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t nc
   bl_choice_free(&ch);
   *out = s;
   return GFI_OK;
+}
+
+int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t ncol,
+                const double *c, const double *R, const gfi_opts *opts, double direct_pair) {
+  if (!c) {
+    if (out) *out = NULL;
+    return GFI_EINVAL;
+  }
+  return sum_make(out, D, l, N, x, ncol, c, 0, R, opts, direct_pair);
+}
+
+int bl_sum_make_uniform(bl_sum **out, int D, int l, size_t N, const double *x, double cval,
+                        const double *R, const gfi_opts *opts, double direct_pair) {
+  return sum_make(out, D, l, N, x, 1, NULL, cval, R, opts, direct_pair);
 }
 
 void bl_choice_free(bl_choice *ch) {

@@ -42,7 +42,8 @@ typedef struct bl_sum {
   double ctr[3];       /* data centre (subtracted from data and queries) */
   double dlo[3], dhi[3]; /* centred data box */
   double *x;           /* N x D centred data */
-  double *c;           /* ncol x N complex coefficients (interleaved, imaginary 0) */
+  double *c;           /* ncol x N real coefficients; NULL: every one is cval (ncol 1) */
+  double cval;
   double *c1;          /* ncol: sum_i |c_col,i| */
   double tol;          /* requested accuracy, relative to the largest |value| */
   double eps;          /* internal target: quadrature, relative to c1 * K0 */
@@ -88,6 +89,10 @@ int bl_check_opts(const gfi_opts *opts, double *tol, gfi_method *method);
  * (query, data point) pair in the cost model's units. */
 int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t ncol,
                 const double *c, const double *R, const gfi_opts *opts, double direct_pair);
+/* The same with one column whose every coefficient is cval (an unweighted
+ * density): the coefficients are not stored. */
+int bl_sum_make_uniform(bl_sum **out, int D, int l, size_t N, const double *x, double cval,
+                        const double *R, const gfi_opts *opts, double direct_pair);
 void bl_sum_free(bl_sum *s);
 
 /* Decide the route for M queries in the box [qlo, qhi] (uncentred) or, when

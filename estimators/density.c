@@ -144,14 +144,10 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   p->method = method;
   p->tol = tol;
   if (k->kind == GFI_PHI_POW && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
-    double *c = gfi_malloc2(N, sizeof *c);
-    if (!c) {
-      plan_free(p);
-      return GFI_ENOMEM;
-    }
-    for (size_t i = 0; i < N; i++) c[i] = p->w ? p->w[i] : p->uniform_w;
-    st = bl_sum_make(&p->fast, (int)D, k->l, N, data, 1, c, R, opts, direct_pair_cost(D));
-    free(c);
+    /* the weights themselves, or one value for all: no copy here */
+    st = p->w ? bl_sum_make(&p->fast, (int)D, k->l, N, data, 1, p->w, R, opts, direct_pair_cost(D))
+              : bl_sum_make_uniform(&p->fast, (int)D, k->l, N, data, p->uniform_w, R, opts,
+                                    direct_pair_cost(D));
     if (st) {
       plan_free(p);
       return st;
@@ -202,12 +198,20 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
   if (D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
     /* The fast route on the whitened data: N(z - z_i; 0, I) det(Linv), the
      * unit Gaussian of the engine (R = 1) with det(Linv) in the coefficients. */
-    double *z = engine_whiten_rows(D, Linv, N, data), *c = malloc(N * sizeof *c);
+    double *z = engine_whiten_rows(D, Linv, N, data), *c = NULL;
     const double one[BL_MAX_DIM] = {1, 1, 1}, det = exp(-logdet_half);
-    if (z && c)
-      for (size_t i = 0; i < N; i++) c[i] = (p->w ? p->w[i] : p->uniform_w) * det;
-    st = z && c ? bl_sum_make(&p->fast, (int)D, BL_GAUSS, N, z, 1, c, one, opts, direct_pair_cost(D))
-                : GFI_ENOMEM;
+    if (p->w) { /* weighted: one coefficient per point; else one for all */
+      c = gfi_malloc2(N, sizeof *c);
+      if (c)
+        for (size_t i = 0; i < N; i++) c[i] = p->w[i] * det;
+    }
+    if (!z || (p->w && !c))
+      st = GFI_ENOMEM;
+    else if (p->w)
+      st = bl_sum_make(&p->fast, (int)D, BL_GAUSS, N, z, 1, c, one, opts, direct_pair_cost(D));
+    else
+      st = bl_sum_make_uniform(&p->fast, (int)D, BL_GAUSS, N, z, p->uniform_w * det, one, opts,
+                               direct_pair_cost(D));
     free(z);
     free(c);
     if (st) {

@@ -507,7 +507,9 @@ int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *x
 typedef struct {
   nufft3_plan *p;
   size_t n;
-  const double *xc, *cc;
+  const double *xc, *cc; /* cc: complex strengths, or NULL for real ones */
+  const double *cr;      /* real strengths (NULL with cc NULL: all cval) */
+  double cval;
 } t3pre_ctx;
 
 static int t3pre_task(void *vc, size_t k, void *ws) {
@@ -528,7 +530,11 @@ static int t3pre_task(void *vc, size_t k, void *ws) {
       if (!(t < N_)) t = N_ - 0.5;
       p->tbuf[j * D + d] = t;
     }
-    double cr = cc[2 * j], ci = cc[2 * j + 1];
+    double cr, ci = 0; /* a real strength goes through the same products */
+    if (cc)
+      cr = cc[2 * j], ci = cc[2 * j + 1];
+    else
+      cr = c->cr ? c->cr[j] : c->cval;
     if (p->shift_targets) {
       double cs = cos(ph), sn = p->sign * sin(ph);
       p->cbuf[2 * j] = cr * cs - ci * sn;
@@ -541,11 +547,16 @@ static int t3pre_task(void *vc, size_t k, void *ws) {
   return GFI_OK;
 }
 
-int nufft3_add(nufft3_plan *p, size_t N, const double *x, const double *c) {
-  if (!p || (N && (!x || !c))) return GFI_EINVAL;
+/* nufft3_add and nufft3_add_real: complex strengths c, or (c NULL) real
+ * strengths cr, or (both NULL) every strength cval. */
+static int add_common(nufft3_plan *p, size_t N, const double *x, const double *c,
+                      const double *cr, double cval) {
+  if (!p || (N && !x)) return GFI_EINVAL;
   int D = p->D;
   if (N > SIZE_MAX / (2 * sizeof(double)) / 3) return GFI_EINVAL;
-  if (!all_finite(N * D, x) || !all_finite(2 * N, c)) return GFI_ENONFINITE;
+  if (!all_finite(N * D, x)) return GFI_ENONFINITE;
+  if (c ? !all_finite(2 * N, c) : cr ? !all_finite(N, cr) : !isfinite(cval))
+    return GFI_ENONFINITE;
   for (size_t j = 0; j < N; j++)
     for (int d = 0; d < D; d++) {
       double v = x[j * D + d];
@@ -563,15 +574,23 @@ int nufft3_add(nufft3_plan *p, size_t N, const double *x, const double *c) {
   }
   for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
     size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
-    const double *xc = x + j0 * D, *cc = c + 2 * j0;
     int ntl = nufft_threads(nt);
     if (n < 16384) ntl = 1;
-    t3pre_ctx tc = {p, n, xc, cc};
+    t3pre_ctx tc = {p, n, x + j0 * D, c ? c + 2 * j0 : NULL, cr ? cr + j0 : NULL, cval};
     (void)par_for((n + FOLD_BLOCK - 1) / FOLD_BLOCK, ntl, 0, t3pre_task, &tc); /* cannot fail */
     int st = nufft_spread(&p->kp, D, p->nf, n, p->tbuf, p->cbuf, p->grid1, nt, &p->work);
     if (st) return st;
   }
   return GFI_OK;
+}
+
+int nufft3_add(nufft3_plan *p, size_t N, const double *x, const double *c) {
+  if (N && !c) return GFI_EINVAL;
+  return add_common(p, N, x, c, NULL, 0);
+}
+
+int nufft3_add_real(nufft3_plan *p, size_t N, const double *x, const double *c, double cval) {
+  return add_common(p, N, x, NULL, c, cval);
 }
 
 int nufft3_exec(nufft3_plan *p, double *f) {

@@ -100,6 +100,10 @@ typedef struct nufft3_plan nufft3_plan;
 int nufft3_plan_make(nufft3_plan **p, int D, const double *xlo, const double *xhi, int sign,
                      size_t K, const double *s, const nufft_opts *o);
 int nufft3_add(nufft3_plan *p, size_t N, const double *x, const double *c);
+/* The same with real strengths c (N doubles), or with every strength cval
+ * when c is NULL: no complex copy of the strengths is needed. Same bits as
+ * nufft3_add with those strengths and imaginary parts 0. */
+int nufft3_add_real(nufft3_plan *p, size_t N, const double *x, const double *c, double cval);
 int nufft3_exec(nufft3_plan *p, double *f);
 void nufft3_reset(nufft3_plan *p);
 /* Fine-grid size per axis (the spreading grid nf; the inner FFT grid is

@@ -194,6 +194,37 @@ static void streaming(int D) {
   CHECK_STATUS(nufft3_add(p, N, x, c), GFI_OK);
   CHECK_STATUS(nufft3_exec(p, f3), GFI_OK);
   CHECK(memcmp(f1, f3, 2 * K * sizeof(double)) == 0, "reset + one block = one-shot bits");
+  /* real strengths (and one strength for all) give the bits of the same
+   * strengths passed as complex numbers with imaginary part 0 */
+  {
+    double *cre = malloc(N * sizeof *cre), *cz = malloc(2 * N * sizeof *cz);
+    double *f4 = malloc(2 * K * sizeof *f4);
+    if (!cre || !cz || !f4) {
+      CHECK(0, "out of memory");
+    } else {
+      for (size_t j = 0; j < N; j++) cre[j] = c[2 * j], cz[2 * j] = c[2 * j], cz[2 * j + 1] = 0;
+      nufft3_reset(p);
+      CHECK_STATUS(nufft3_add(p, N, x, cz), GFI_OK);
+      CHECK_STATUS(nufft3_exec(p, f3), GFI_OK);
+      nufft3_reset(p);
+      CHECK_STATUS(nufft3_add_real(p, N, x, cre, 0), GFI_OK);
+      CHECK_STATUS(nufft3_exec(p, f4), GFI_OK);
+      CHECK(memcmp(f3, f4, 2 * K * sizeof(double)) == 0, "real strengths = complex with 0");
+      for (size_t j = 0; j < N; j++) cz[2 * j] = -0.375;
+      nufft3_reset(p);
+      CHECK_STATUS(nufft3_add(p, N, x, cz), GFI_OK);
+      CHECK_STATUS(nufft3_exec(p, f3), GFI_OK);
+      nufft3_reset(p);
+      CHECK_STATUS(nufft3_add_real(p, N, x, NULL, -0.375), GFI_OK);
+      CHECK_STATUS(nufft3_exec(p, f4), GFI_OK);
+      CHECK(memcmp(f3, f4, 2 * K * sizeof(double)) == 0, "one strength = all of them given");
+      CHECK_STATUS(nufft3_add_real(p, 1, x, NULL, NAN), GFI_ENONFINITE);
+      cre[0] = INFINITY;
+      CHECK_STATUS(nufft3_add_real(p, 1, x, cre, 0), GFI_ENONFINITE);
+      CHECK_STATUS(nufft3_add(p, 1, x, NULL), GFI_EINVAL);
+    }
+    free(cre), free(cz), free(f4);
+  }
   size_t nf[3];
   int w;
   nufft3_info(p, nf, &w);
