@@ -929,7 +929,7 @@ int main(int argc, char **argv) {
            "estimator phi = z^4 (Jackson), radius the MISE-optimal one for N(0, I) at each N; "
            "fast route tol %.0e unless stated\n"
            "timing    wall seconds of plan + evaluate, best of %d measurements of >= %g s "
-           "(one call when a call takes > 2 s)%s\n",
+           "(two calls when a call takes > 2 s)%s\n",
            GFI_VERSION, GFI_GIT_REVISION, date, host, model, sysconf(_SC_NPROCESSORS_ONLN),
            bu_mem_gib(), g_to.nthreads ? g_to.nthreads : gfi_threads_available(),
            gfi_have_openmp() ? "yes" : "no", load0, GFI_CC_ID, GFI_BUILDTYPE, TOL_MAIN,
