@@ -1,15 +1,20 @@
-/* The 2-D plug-in bandwidth matrix: gfi_bw_hpi (exact O(N^2) pair sums)
- * against ks::Hpi in R on the same data, binned (ks's default above N = 500)
- * and unbinned (binned = FALSE, ks's own exact sums).
+/* The 2-D plug-in bandwidth matrix: gfi_bw_hpi (default route: the pair
+ * sums up to 4000 points, the empirical cf above) against its own O(N^2)
+ * pair sums and against ks::Hpi in R on the same data, binned (ks's default
+ * above N = 500) and unbinned (binned = FALSE, ks's own exact sums).
  *
- * For each N (default 1e3 and 1e4; correlated normal data, seed 9) it prints
- * gfi's wall time on 1 thread and on all threads, ks's elapsed time in one
+ * For each N (default 1e3, 1e4, 1e5, 1e6; correlated normal data, seed 9) it
+ * prints gfi's wall time on 1 thread and on all threads, the pair sums' time
+ * (up to --direct-max N, default 1e4) with the ratio pairs / default route
+ * and the difference of the matrices, ks's elapsed time in one
  * Rscript (system.time around the call, so R's start-up is not counted), the
  * ratios ks / gfi, and the largest entry difference between the matrices
  * relative to the larger diagonal entry. ks unbinned is run only up to
- * --ks-exact-max N (default 1000; at N = 1e4 it takes minutes).
+ * --ks-exact-max N (default 1000; at N = 1e4 it takes minutes), ks binned up
+ * to --ks-max N (default 1e5).
  *
- * Usage: bench_hpi [--n N1,N2,..] [--ks-exact-max N] [--threads T]
+ * Usage: bench_hpi [--n N1,N2,..] [--direct-max N] [--ks-max N] [--ks-exact-max N]
+ *                  [--threads T]
  * Skips the ks part with a message when Rscript or ks is absent. The wall
  * times depend on the machine's load, printed beside them. */
 #include <math.h>
@@ -40,7 +45,7 @@ static double maxdiff(const double *a, const double *b) {
 }
 
 int main(int argc, char **argv) {
-  size_t ns[8] = {1000, 10000}, nn = 2, kmax = 1000;
+  size_t ns[8] = {1000, 10000, 100000, 1000000}, nn = 4, kmax = 1000, dmax = 10000, kbmax = 100000;
   int nt = 0;
   for (int a = 1; a < argc; a++) {
     if (!strcmp(argv[a], "--n") && a + 1 < argc) {
@@ -52,10 +57,15 @@ int main(int argc, char **argv) {
       }
     } else if (!strcmp(argv[a], "--ks-exact-max") && a + 1 < argc)
       kmax = (size_t)atof(argv[++a]);
+    else if (!strcmp(argv[a], "--ks-max") && a + 1 < argc)
+      kbmax = (size_t)atof(argv[++a]);
+    else if (!strcmp(argv[a], "--direct-max") && a + 1 < argc)
+      dmax = (size_t)atof(argv[++a]);
     else if (!strcmp(argv[a], "--threads") && a + 1 < argc)
       nt = atoi(argv[++a]);
     else {
-      fprintf(stderr, "usage: bench_hpi [--n N1,N2,..] [--ks-exact-max N] [--threads T]\n");
+      fprintf(stderr, "usage: bench_hpi [--n N1,N2,..] [--direct-max N] [--ks-max N] "
+                      "[--ks-exact-max N] [--threads T]\n");
       return 2;
     }
   }
@@ -79,15 +89,23 @@ int main(int argc, char **argv) {
     }
     gfi_opts o;
     gfi_default_opts(&o);
-    double H1[4], Ht[4];
+    double H1[4], Ht[4], Hd[4];
+    gfi_hpi_info in;
     o.nthreads = 1;
     double t0 = bu_now();
-    int st = gfi_bw_hpi(N, 2, x, &o, H1, NULL);
+    int st = gfi_bw_hpi(N, 2, x, &o, H1, &in);
     double w1 = bu_now() - t0;
     o.nthreads = nt;
     t0 = bu_now();
     st = st ? st : gfi_bw_hpi(N, 2, x, &o, Ht, NULL);
-    double wt = bu_now() - t0;
+    double wt = bu_now() - t0, wd = NAN;
+    if (!st && N <= dmax) {
+      o.method = GFI_METHOD_DIRECT;
+      t0 = bu_now();
+      st = gfi_bw_hpi(N, 2, x, &o, Hd, NULL);
+      wd = bu_now() - t0;
+      o.method = GFI_METHOD_AUTO;
+    }
     if (st) {
       fprintf(stderr, "bench_hpi: gfi_bw_hpi: %s\n", gfi_strerror(st));
       free(x);
@@ -96,8 +114,12 @@ int main(int argc, char **argv) {
     }
     printf("N %zu gfi_wall_1thread %.4f gfi_wall_threads %.4f threads %d same_bits %d\n", N, w1, wt,
            gfi_threads_resolve(&o), memcmp(H1, Ht, sizeof H1) == 0);
-    printf("N %zu gfi_H %.10g %.10g %.10g\n", N, H1[0], H1[1], H1[3]);
-    if (have_r) {
+    printf("N %zu gfi_H %.10g %.10g %.10g route %s bound %.2g\n", N, H1[0], H1[1], H1[3],
+           in.fast ? "ecf" : "pairs", in.bound);
+    if (N <= dmax)
+      printf("N %zu gfi_pairs_wall_threads %.4f ratio_pairs_over_default %.3g maxdiff_rel %.3g\n", N,
+             wd, wd / wt, maxdiff(Ht, Hd));
+    if (have_r && N <= kbmax) {
       char path[128], script[1024], out[4096];
       snprintf(path, sizeof path, "%s/x", dir);
       FILE *f = fopen(path, "w");

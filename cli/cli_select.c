@@ -1,4 +1,5 @@
 /* Data-driven radii for the CLI (cli_select.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
@@ -30,7 +31,8 @@ int cli_bw_is_select(const char *bw) {
 }
 
 double *cli_select_bandwidth(const char *bw, size_t N, size_t D, const double *x, const double *w,
-                             const gfi_opts *o) {
+                             const gfi_opts *o, char *note, size_t nnote) {
+  if (note && nnote) note[0] = 0;
   if (w) cli_usage("--bandwidth", "%s weighs the data points equally; not with --weights", bw);
   if (strcmp(bw, "ns") != 0 && D > 2)
     cli_usage("--bandwidth", "%s is for D <= 2 (D = %zu); use ns, scott or silverman", bw, D);
@@ -44,12 +46,18 @@ double *cli_select_bandwidth(const char *bw, size_t N, size_t D, const double *x
   } else if (!strcmp(bw, "lscv")) {
     st = gfi_bw_lscv(N, D, x, o, H);
     what = "the LSCV bandwidth";
-  } else if (!strcmp(bw, "pi")) {
-    st = gfi_bw_hpi(N, D, x, o, H, NULL);
-    what = "the plug-in bandwidth";
   } else {
-    st = gfi_bw_hpi_diag(N, D, x, o, H, NULL);
-    what = "the diagonal plug-in bandwidth";
+    gfi_hpi_info in;
+    int diag = strcmp(bw, "pi") != 0;
+    st = diag ? gfi_bw_hpi_diag(N, D, x, o, H, &in) : gfi_bw_hpi(N, D, x, o, H, &in);
+    what = diag ? "the diagonal plug-in bandwidth" : "the plug-in bandwidth";
+    if (!st && D == 2 && note && nnote)
+      snprintf(note, nnote, "%s, pilots g6 = %.6g, g4 = %.6g, functionals %s", bw, in.g6, in.g4,
+               in.fast ? "by the empirical cf" : "by the pair sums");
+    if (!st && D == 2 && note && nnote && in.fast) {
+      size_t l = strlen(note);
+      snprintf(note + l, nnote - l, " (error bound %.2g of the largest)", in.bound);
+    }
   }
   cli_check(st, what);
   return H;

@@ -22,9 +22,11 @@ double *cli_select_radii(const char *Rs, const char *want, const gfi_kernel *k, 
 int cli_bw_is_select(const char *bw);
 
 /* That matrix for the data x (N x D); a usage error naming --bandwidth with
- * weights (the selectors weigh the points equally) or D > 2; malloc'ed D x D. */
+ * weights (the selectors weigh the points equally) or D > 2; malloc'ed D x D.
+ * note (may be NULL): for pi and pi-diag in 2-D, the pilots and the route of
+ * the functionals, for the metadata; else empty. */
 double *cli_select_bandwidth(const char *bw, size_t N, size_t D, const double *x, const double *w,
-                             const gfi_opts *o);
+                             const gfi_opts *o, char *note, size_t nnote);
 
 /* "# R-select: CRIT, R = ..., CRIT = ..., scan ..." */
 void cli_select_meta(FILE *f, const char *crit, const gfi_select_result *res, size_t D);

@@ -102,6 +102,7 @@ int cmd_density(int argc, char **argv) {
 
   /* radii or bandwidth (need D) */
   double *R = NULL, *H = NULL;
+  char bwnote[256] = "";
   gfi_select_result sel;
   int selR = !gauss && cli_R_is_select(Rs);
   if (selR)
@@ -109,7 +110,7 @@ int cmd_density(int argc, char **argv) {
   else if (!gauss)
     R = cli_radii("--R", Rs, D);
   else
-    H = cli_bw_is_select(bw) ? cli_select_bandwidth(bw, N, D, data, w, &o)
+    H = cli_bw_is_select(bw) ? cli_select_bandwidth(bw, N, D, data, w, &o, bwnote, sizeof bwnote)
                              : cli_bandwidth("--bandwidth", bw, D, N, data, w);
 
   size_t M;
@@ -174,6 +175,7 @@ int cmd_density(int argc, char **argv) {
     char key[96];
     snprintf(key, sizeof key, "gauss, bandwidth %s, H =", bw);
     cli_meta_values(f, "kernel", key, D * D, H);
+    if (bwnote[0]) cli_meta(f, "bandwidth-select", "%s", bwnote);
   }
   cli_meta(f, "at", "%s", atdesc);
   cli_method_meta(f, &o, be == CLI_BACKEND_CUDA ? NULL : &info);

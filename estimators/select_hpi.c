@@ -13,12 +13,16 @@
  *  4. H* = argmin over SPD H of AMISE(H) = (4 pi N)^-1 |H|^-1/2
  *     + (1/4) vec(H)' Psi4 vec(H), by Newton's method (AMISE is convex);
  *  5. H = S^1/2 H* S^1/2.
- * Pair sums: O(N^2), rows through lib/par.h, the same bits for any thread
- * count. Everything else is a handful of scalars. */
+ * The functionals: pair sums, O(N^2), rows through lib/par.h, the same bits
+ * for any thread count; or (above 4000 points, or on request) one type-3
+ * NUFFT of the empirical cf on a trapezoid rule in frequency, O(N + Q log Q),
+ * to about 1e-11 of the largest functional (hpsi_fast). Everything else is
+ * a handful of scalars. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gfi/select.h"
+#include "gfi/density.h"
 #include "alloc.h"
 #include "bandlimited.h"
 #include "par.h"
@@ -72,6 +76,117 @@ static int hpsi(size_t N, const double *x, int r, double g, int nt, double *psi)
   const double n = (double)N, f = 1 / (n * n * 2 * M_PI * pow(g, r + 2));
   for (int a = 0; a <= r; a++) psi[a] = (n * HE0[r - a] * HE0[a] + 2 * s[a]) * f;
   return GFI_OK;
+}
+
+/* The same psi through the empirical cf phi_N(w) = (1/N) sum_i e^{i w.x_i}:
+ *   psi_alpha = (2 pi)^-2 int (i w)^alpha e^{-g^2 |w|^2 / 2} |phi_N(w)|^2 dw,
+ * since sum_{i,k} e^{i w.(x_i - x_k)} = N^2 |phi_N(w)|^2. |alpha| = r is even,
+ * so (i w)^alpha = (-1)^{r/2} w^alpha and the integrand is even in w: the
+ * half plane w_0 >= 0 with weight 2 off the axis. The trapezoid rule of step
+ * d_j on axis j is exact up to aliases of D^alpha phi at distances 2 pi / d_j
+ * from the pair differences (|x_i - x_k|_j <= S_j): with 2 pi / d_j = S_j +
+ * 12 g the nearest alias is 12 g away, below 12^6 e^{-72} (< 1e-24) of the
+ * kernel's peak; the tails beyond |w_j| = 12 / g are as small. The ecf is
+ * a type-3 NUFFT at tolerance tol = 1e-14 (|phi_N| <= 1), so each
+ * |phi_N|^2 is within e_q = (2 |phi_N(w_q)| + 3 tol) tol, and psi within
+ * (2 pi)^-2 sum_q W_q |w_q^alpha| e^{-g^2 |w_q|^2 / 2} e_q: *bound gets
+ * that, relative to max_a |psi[a]|.
+ * Cost O(N + Q log Q) with Q = (K_0 + 1)(2 K_1 + 1), K_j = 12 (S_j + 12 g) /
+ * (2 pi g): GFI_ERANGE above HPI_FAST_QMAX nodes. */
+#define HPI_FAST_QMAX ((size_t)4000000)
+#define HPI_ECF_TOL 1e-14
+
+static int hpsi_fast(size_t N, const double *x, int r, double g, int nt, double *psi,
+                     double *bound) {
+  double lo[2] = {x[0], x[1]}, hi[2] = {x[0], x[1]}, d[2];
+  size_t K[2];
+  for (size_t i = 0; i < N; i++)
+    for (int j = 0; j < 2; j++) {
+      lo[j] = fmin(lo[j], x[2 * i + j]);
+      hi[j] = fmax(hi[j], x[2 * i + j]);
+    }
+  for (int j = 0; j < 2; j++) {
+    d[j] = 2 * M_PI / (hi[j] - lo[j] + 12 * g);
+    double k = ceil(12 / g / d[j]);
+    if (!(k >= 1 && k < 1e7)) return GFI_ERANGE;
+    K[j] = (size_t)k;
+  }
+  const size_t n0 = K[0] + 1, n1 = 2 * K[1] + 1;
+  if (n0 > HPI_FAST_QMAX / n1) return GFI_ERANGE;
+  const size_t Q = n0 * n1;
+  double *w = gfi_malloc3(Q, 2, sizeof *w), *out = gfi_malloc3(Q, 2, sizeof *out);
+  double *xc = gfi_malloc3(N, 2, sizeof *xc);
+  if (!w || !out || !xc) {
+    free(w), free(out), free(xc);
+    return GFI_ENOMEM;
+  }
+  for (size_t a = 0; a < n0; a++)
+    for (size_t b = 0; b < n1; b++) {
+      w[2 * (a * n1 + b)] = (double)a * d[0];
+      w[2 * (a * n1 + b) + 1] = ((double)b - (double)K[1]) * d[1];
+    }
+  const double c0 = 0.5 * (lo[0] + hi[0]), c1 = 0.5 * (lo[1] + hi[1]);
+  for (size_t i = 0; i < N; i++) xc[2 * i] = x[2 * i] - c0, xc[2 * i + 1] = x[2 * i + 1] - c1;
+  gfi_opts o;
+  gfi_default_opts(&o);
+  o.nthreads = nt;
+  o.tol = HPI_ECF_TOL;
+  int st = gfi_ecf(N, 2, xc, NULL, Q, w, &o, out, NULL);
+  free(xc);
+  if (!st) {
+    double s[7] = {0, 0, 0, 0, 0, 0, 0}, sa[7] = {0, 0, 0, 0, 0, 0, 0};
+    for (size_t q = 0; q < Q; q++) {
+      double u = w[2 * q], v = w[2 * q + 1];
+      double e = d[0] * d[1] * (q >= n1 ? 2.0 : 1.0) * exp(-0.5 * g * g * (u * u + v * v));
+      double p2 = out[2 * q] * out[2 * q] + out[2 * q + 1] * out[2 * q + 1];
+      double pu[7], pv[7];
+      pu[0] = pv[0] = 1;
+      for (int m = 1; m <= r; m++) pu[m] = pu[m - 1] * u, pv[m] = pv[m - 1] * v;
+      /* |phi_N| is known to HPI_ECF_TOL: the error of |phi_N|^2 is at most
+       * (2 (|phi| + tol) + tol) tol, small where |phi_N| is (large |w|) */
+      double ep = (2 * (sqrt(p2) + HPI_ECF_TOL) + HPI_ECF_TOL) * HPI_ECF_TOL;
+      for (int a = 0; a <= r; a++) {
+        double t = e * pu[r - a] * pv[a];
+        s[a] += t * p2;
+        sa[a] += fabs(t) * ep;
+      }
+    }
+    const double sg = (r / 2) % 2 ? -1.0 : 1.0, f = 1 / (4 * M_PI * M_PI);
+    double mx = 0, eb = 0;
+    for (int a = 0; a <= r; a++) {
+      psi[a] = sg * s[a] * f;
+      mx = fmax(mx, fabs(psi[a]));
+      eb = fmax(eb, sa[a] * f);
+    }
+    if (bound) *bound = mx > 0 ? eb / mx : INFINITY;
+  }
+  free(w);
+  free(out);
+  return st;
+}
+
+/* psi of order r at g by the route m (DIRECT or FAST; AUTO: FAST above
+ * HPI_FAST_N points, and DIRECT where FAST's nodes explode, or where its
+ * bound misses 1e-9 of max |psi| and the pairs cost at most HPI_PAIRS_MAX
+ * points, seconds). bound: the fast route's bound relative to max |psi|, 0
+ * for the pair sums. */
+#define HPI_FAST_N ((size_t)4000)
+#define HPI_PAIRS_MAX ((size_t)30000)
+
+static int hpsi_route(size_t N, const double *x, int r, double g, int nt, gfi_method m,
+                      double *psi, double *bound, int *fast) {
+  *bound = 0;
+  *fast = 0;
+  if (m == GFI_METHOD_FAST || (m == GFI_METHOD_AUTO && N > HPI_FAST_N)) {
+    int st = hpsi_fast(N, x, r, g, nt, psi, bound);
+    if (!st && (m == GFI_METHOD_FAST || *bound <= 1e-9 || N > HPI_PAIRS_MAX)) {
+      *fast = 1;
+      return GFI_OK;
+    }
+    if (m == GFI_METHOD_FAST || (st && st != GFI_ERANGE)) return st;
+    *bound = 0;
+  }
+  return hpsi(N, x, r, g, nt, psi);
 }
 
 /* (m - 1)!! for even m >= 0 (1 for m = 0) */
@@ -240,16 +355,20 @@ static int amise_newton(double k, const double *p, double *t) {
 }
 
 /* Steps 1-3: pre-transformed data, its covariance S*, pilots and psi4 */
-static int hpi_psi(size_t N, const double *xs, const double *Sst, int nt, gfi_hpi_info *in) {
-  double p6[7], p4[7], ps[4];
+static int hpi_psi(size_t N, const double *xs, const double *Sst, int nt, gfi_method m,
+                   gfi_hpi_info *in) {
+  double p6[7], p4[7], ps[4], b6, b4;
+  int f6, f4;
   for (int i = 0; i < 4; i++) ps[i] = psins(8 - 2 * i, 2 * i, Sst) + psins(6 - 2 * i, 2 * i + 2, Sst);
   in->g6 = gsamse2(N, 6, ps);
-  int st = hpsi(N, xs, 6, in->g6, nt, p6);
+  int st = hpsi_route(N, xs, 6, in->g6, nt, m, p6, &b6, &f6);
   if (st) return st;
   for (int i = 0; i < 3; i++) ps[i] = pick6(p6, 6 - 2 * i) + pick6(p6, 4 - 2 * i);
   in->g4 = gsamse2(N, 4, ps);
-  st = hpsi(N, xs, 4, in->g4, nt, p4);
+  st = hpsi_route(N, xs, 4, in->g4, nt, m, p4, &b4, &f4);
   if (st) return st;
+  in->fast = f6 && f4;
+  in->bound = fmax(b6, b4);
   memcpy(in->psi4, p4, 5 * sizeof *p4);
   return GFI_OK;
 }
@@ -294,7 +413,7 @@ static int hpi_common(size_t N, size_t D, const double *data, const gfi_opts *op
   }
   double Sst[4], m2[2];
   cov2(N, xs, m2, Sst);
-  st = hpi_psi(N, xs, Sst, opts ? opts->nthreads : 0, &in);
+  st = hpi_psi(N, xs, Sst, opts ? opts->nthreads : 0, m, &in);
   free(xs);
   if (st) return st;
   const double *p = in.psi4, k = 1 / (4 * M_PI * (double)N);

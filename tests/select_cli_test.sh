@@ -57,6 +57,17 @@ for b in ns lscv pi pi-diag; do
   eval "H_$(echo $b | tr - _)=\"$h\""
 done
 echo "$H_pi_diag" | awk '{ exit !($2 == 0) }' && ok || bad "pi-diag not diagonal: $H_pi_diag"
+# the route of the plug-in's functionals is in the metadata: pairs at N = 200
+# by default, the empirical cf on request, the same matrix to 1e-10
+expect 0 "" -- "$GFI" density --kernel gauss --data "$T/d2" --bandwidth pi --grid -1:1:3
+grep -q "^# bandwidth-select: pi, pilots g6 = .*, functionals by the pair sums$" "$T/out" && ok ||
+  bad "pi metadata: $(grep bandwidth-select "$T/out")"
+expect 0 "" -- "$GFI" density --kernel gauss --data "$T/d2" --bandwidth pi --method fast --grid -1:1:3
+grep -q "^# bandwidth-select: pi, .*functionals by the empirical cf (error bound [0-9.e-]* of the largest)$" \
+  "$T/out" && ok || bad "pi --method fast metadata: $(grep bandwidth-select "$T/out")"
+hf=$(sed -n "s/^# kernel: gauss, bandwidth pi, H = //p" "$T/out")
+echo "$H_pi $hf" | awk '{ for (i = 1; i <= 4; i++) if ((($i - $(i + 4)) / $1) ^ 2 > 1e-20) b = 1; exit b }' &&
+  ok || bad "pi through the empirical cf: $hf, pairs: $H_pi"
 [ "$H_pi" != "$H_ns" ] && ok || bad "pi equals ns"
 # against ks::Hpi where R has ks (N = 200: ks sums exactly; its BFGS stops within about 1e-4)
 if Rscript -e 'suppressMessages(library(ks))' >/dev/null 2>&1; then

@@ -321,7 +321,55 @@ static void check_brute(void) {
   free(z);
 }
 
+/* The empirical-cf route of the functionals against the pair sums, past the
+ * size where AUTO takes it: heavy tails with correlation (a wide box, many
+ * nodes) and a bimodal sample; the same bits for 1 and 2 threads. */
+static void check_fast(void) {
+  const size_t N = 6000;
+  double *x = draw("t:5", 2, N, 21), *y = draw("normal:cov=1,0.5,0.5,1", 2, N, 22);
+  for (size_t i = 0; i < N; i++) x[2 * i + 1] += 0.7 * x[2 * i];
+  for (size_t i = 0; i < N / 3; i++) y[2 * i] += 4, y[2 * i + 1] -= 2;
+  double *data[2] = {x, y};
+  const char *name[2] = {"correlated t5", "two-cluster normal"};
+  for (int k = 0; k < 2; k++)
+    for (int diag = 0; diag < 2; diag++) {
+      gfi_opts o;
+      gfi_default_opts(&o);
+      gfi_hpi_info id, ifa, ia;
+      double Hd[4], Hf[4], Ha[4], H1[4];
+      int (*fn)(size_t, size_t, const double *, const gfi_opts *, double *, gfi_hpi_info *) =
+          diag ? gfi_bw_hpi_diag : gfi_bw_hpi;
+      o.method = GFI_METHOD_DIRECT;
+      CHECK_STATUS(fn(N, 2, data[k], &o, Hd, &id), GFI_OK);
+      o.method = GFI_METHOD_FAST;
+      o.nthreads = 2;
+      CHECK_STATUS(fn(N, 2, data[k], &o, Hf, &ifa), GFI_OK);
+      o.nthreads = 1;
+      CHECK_STATUS(fn(N, 2, data[k], &o, H1, NULL), GFI_OK);
+      o.method = GFI_METHOD_AUTO;
+      o.nthreads = 0;
+      CHECK_STATUS(fn(N, 2, data[k], &o, Ha, &ia), GFI_OK);
+      double ep = 0, eh = 0;
+      for (int i = 0; i < 5; i++) ep = fmax(ep, fabs(ifa.psi4[i] - id.psi4[i]));
+      ep /= fabs(id.psi4[0]) > fabs(id.psi4[4]) ? fabs(id.psi4[0]) : fabs(id.psi4[4]);
+      for (int i = 0; i < 4; i++) eh = fmax(eh, fabs(Hf[i] - Hd[i]) / fmax(Hd[0], Hd[3]));
+      printf("hpi%s fast vs pairs, %s, N = %zu: psi4 %.2e, H %.2e (bound %.2e; g4 %.6g vs %.6g)\n",
+             diag ? "-diag" : "", name[k], N, ep, eh, ifa.bound, ifa.g4, id.g4);
+      CHECK(ifa.fast == 1 && id.fast == 0 && ia.fast == 1, "routes: fast %d direct %d auto %d",
+            ifa.fast, id.fast, ia.fast);
+      CHECK(ep <= 1e-10 && ep <= 10 * ifa.bound + 1e-15, "%s psi4: %g (bound %g)", name[k], ep,
+            ifa.bound);
+      CHECK(ifa.bound <= 1e-9, "%s: bound %g", name[k], ifa.bound);
+      CHECK(eh <= 1e-9, "%s H: %g", name[k], eh);
+      CHECK(memcmp(Hf, H1, sizeof Hf) == 0 && memcmp(Hf, Ha, sizeof Hf) == 0,
+            "%s: fast route bits differ between 1 and 2 threads or AUTO", name[k]);
+    }
+  free(x);
+  free(y);
+}
+
 int main(void) {
+  check_fast();
   const size_t N1 = 300, N2 = 300;
   double *a = draw("normal", 1, N1, 5), *b = draw("mw:6", 1, N1, 6), *c = draw("normal:cov=1,0.5,0.5,2", 2, N2, 7);
   vals g;

@@ -136,14 +136,21 @@ typedef struct gfi_hpi_info {
   double psi4[5];  /* psi_(4,0), psi_(3,1), psi_(2,2), psi_(1,3), psi_(0,4) at g4 */
   double amise;    /* AMISE of the chosen matrix, in the pre-transformed coordinates */
   size_t iters;    /* Newton iterations (0: closed form, or D = 1) */
+  int fast;        /* 1: the functionals came through the empirical cf (D = 2) */
+  double bound;    /* that route's error bound relative to the largest functional */
 } gfi_hpi_info;
 
 /* Plug-in bandwidth matrix, unconstrained (ks::Hpi with its defaults: two
  * stages, SAMSE pilots g^2 I on sphered data), with every kernel functional
- * summed exactly over all pairs (ks bins above N = 500) and the AMISE
- * minimised to rounding by Newton's method (ks: optim's BFGS). D = 2: H is
- * 2 x 2, row-major; D = 1: *H = h^2 with h = gfi_bw_dpi (ks::hpi). info may be
- * NULL. The method of opts is not used (always exact, O(N^2)). GFI_ENOTPD
+ * summed over all pairs (ks bins above N = 500) and the AMISE minimised to
+ * rounding by Newton's method (ks: optim's BFGS). D = 2: H is 2 x 2,
+ * row-major; D = 1: *H = h^2 with h = gfi_bw_dpi (ks::hpi). info may be
+ * NULL. opts.method: DIRECT sums the pairs, O(N^2); FAST integrates the
+ * empirical cf (one NUFFT per functional order, O(N), within about 1e-11
+ * of the largest functional; GFI_ERANGE when its node count explodes);
+ * AUTO (default) takes FAST above 4000 points, and the pairs where FAST's
+ * nodes explode (a sample whose range spans thousands of pilot widths, as
+ * heavy tails give at large N: t_3 at N = 1e6). GFI_ENOTPD
  * when the sample covariance is singular, GFI_EQUAD when the estimated
  * functionals admit no minimiser, GFI_EUNSUPPORTED for D > 2. */
 GFI_EXPORT int gfi_bw_hpi(size_t N, size_t D, const double *data, const gfi_opts *opts, double *H,
