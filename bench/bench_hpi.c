@@ -13,8 +13,11 @@
  * --ks-exact-max N (default 1000; at N = 1e4 it takes minutes), ks binned up
  * to --ks-max N (default 1e5).
  *
- * Usage: bench_hpi [--n N1,N2,..] [--direct-max N] [--ks-max N] [--ks-exact-max N]
- *                  [--threads T]
+ * It also times the 2-D LSCV matrix gfi_bw_lscv (default route against the
+ * pair sums at every step, up to --lscv-direct-max N, default 5000).
+ *
+ * Usage: bench_hpi [--n N1,N2,..] [--direct-max N] [--lscv-direct-max N] [--ks-max N]
+ *                  [--ks-exact-max N] [--threads T]
  * Skips the ks part with a message when Rscript or ks is absent. The wall
  * times depend on the machine's load, printed beside them. */
 #include <math.h>
@@ -46,6 +49,7 @@ static double maxdiff(const double *a, const double *b) {
 
 int main(int argc, char **argv) {
   size_t ns[8] = {1000, 10000, 100000, 1000000}, nn = 4, kmax = 1000, dmax = 10000, kbmax = 100000;
+  size_t ldmax = 5000;
   int nt = 0;
   for (int a = 1; a < argc; a++) {
     if (!strcmp(argv[a], "--n") && a + 1 < argc) {
@@ -61,11 +65,13 @@ int main(int argc, char **argv) {
       kbmax = (size_t)atof(argv[++a]);
     else if (!strcmp(argv[a], "--direct-max") && a + 1 < argc)
       dmax = (size_t)atof(argv[++a]);
+    else if (!strcmp(argv[a], "--lscv-direct-max") && a + 1 < argc)
+      ldmax = (size_t)atof(argv[++a]);
     else if (!strcmp(argv[a], "--threads") && a + 1 < argc)
       nt = atoi(argv[++a]);
     else {
-      fprintf(stderr, "usage: bench_hpi [--n N1,N2,..] [--direct-max N] [--ks-max N] "
-                      "[--ks-exact-max N] [--threads T]\n");
+      fprintf(stderr, "usage: bench_hpi [--n N1,N2,..] [--direct-max N] [--lscv-direct-max N] "
+                      "[--ks-max N] [--ks-exact-max N] [--threads T]\n");
       return 2;
     }
   }
@@ -119,6 +125,28 @@ int main(int argc, char **argv) {
     if (N <= dmax)
       printf("N %zu gfi_pairs_wall_threads %.4f ratio_pairs_over_default %.3g maxdiff_rel %.3g\n", N,
              wd, wd / wt, maxdiff(Ht, Hd));
+    /* the 2-D LSCV matrix: default route (the empirical cf above 2000
+     * points) against the pair sums at every step, up to --lscv-direct-max */
+    {
+      double Hl[4], Hld[4];
+      t0 = bu_now();
+      int sl = gfi_bw_lscv(N, 2, x, &o, Hl);
+      double wl = bu_now() - t0;
+      if (sl) {
+        printf("N %zu gfi_bw_lscv failed: %s\n", N, gfi_strerror(sl));
+      } else if (N <= ldmax) {
+        o.method = GFI_METHOD_DIRECT;
+        t0 = bu_now();
+        sl = gfi_bw_lscv(N, 2, x, &o, Hld);
+        double wld = bu_now() - t0;
+        o.method = GFI_METHOD_AUTO;
+        if (!sl)
+          printf("N %zu lscv_wall %.4f lscv_pairs_wall %.4f ratio_pairs_over_default %.3g maxdiff_rel %.3g\n",
+                 N, wl, wld, wld / wl, maxdiff(Hl, Hld));
+      } else {
+        printf("N %zu lscv_wall %.4f (pairs skipped: N > --lscv-direct-max %zu)\n", N, wl, ldmax);
+      }
+    }
     if (have_r && N <= kbmax) {
       char path[128], script[1024], out[4096];
       snprintf(path, sizeof path, "%s/x", dir);

@@ -247,7 +247,139 @@ static void H_of(const double *p, double *H) {
   H[3] = b * b + c * c;
 }
 
-static int nm2(size_t N, const double *x, const gfi_opts *o, const double *H0, double *H) {
+/* LSCV(H) in 2-D through the empirical cf, as lscv_ecf in 1-D:
+ *   LSCV(H) = (2 pi)^-2 int [e^{-w'Hw} - 2N/(N-1) e^{-w'Hw/2}] |phi_N(w)|^2 dw
+ *             + 2 N(0; H) / (N - 1),
+ * on the half plane w_0 >= 0 (the integrand is even) by the trapezoid rule
+ * of step d_j = 2 pi / (S_j + M_j) truncated at |w_j| <= T (S_j the data's
+ * range). For a given H the rule is exact up to e^{-72}-small terms when
+ * T >= 12 / sqrt(lambda_min(H)) (the tails of e^{-w'Hw/2}) and M_j >=
+ * 12 sqrt(2 H_jj) (the aliases of N(.; 2H), the wider kernel, lie M_j
+ * beyond every pair difference). |phi_N|^2 on the nodes is one type-3 NUFFT
+ * at tolerance 1e-14; an H outside the rule's cover rebuilds it, 1.25 times
+ * wider than needed, so that a search rebuilds a few times. */
+#define L2_QMAX ((size_t)4000000)
+#define L2_FAST_N ((size_t)2000)
+
+typedef struct {
+  size_t N;
+  const double *x;
+  const gfi_opts *o;
+  int fast;
+  double *xc, S[2], T, M[2], d[2];
+  size_t n0, n1;
+  double *p2; /* n0 x n1: |phi_N|^2 at (k0 d0, (k1 - (n1 - 1) / 2) d1) */
+} l2_ctx;
+
+static void l2_free(l2_ctx *c) {
+  free(c->xc);
+  free(c->p2);
+  c->xc = c->p2 = NULL;
+}
+
+static int l2_init(l2_ctx *c, size_t N, const double *x, const gfi_opts *o, int fast) {
+  memset(c, 0, sizeof *c);
+  c->N = N, c->x = x, c->o = o, c->fast = fast;
+  if (!fast) return GFI_OK;
+  double lo[2] = {x[0], x[1]}, hi[2] = {x[0], x[1]};
+  for (size_t i = 0; i < N; i++)
+    for (int j = 0; j < 2; j++) lo[j] = fmin(lo[j], x[2 * i + j]), hi[j] = fmax(hi[j], x[2 * i + j]);
+  c->xc = gfi_malloc3(N, 2, sizeof *c->xc);
+  if (!c->xc) return GFI_ENOMEM;
+  for (int j = 0; j < 2; j++) c->S[j] = hi[j] - lo[j];
+  for (size_t i = 0; i < N; i++)
+    for (int j = 0; j < 2; j++) c->xc[2 * i + j] = x[2 * i + j] - 0.5 * (lo[j] + hi[j]);
+  return GFI_OK;
+}
+
+/* the rule for cover (T, M): nodes, then |phi_N|^2 there */
+static int l2_build(l2_ctx *c, double T, const double *M) {
+  size_t K[2];
+  double d[2];
+  for (int j = 0; j < 2; j++) {
+    d[j] = 2 * M_PI / (c->S[j] + M[j]);
+    double k = ceil(T / d[j]);
+    if (!(k >= 1 && k < 1e7)) return GFI_ERANGE;
+    K[j] = (size_t)k;
+  }
+  const size_t n0 = K[0] + 1, n1 = 2 * K[1] + 1;
+  if (n0 > L2_QMAX / n1) return GFI_ERANGE;
+  const size_t Q = n0 * n1;
+  double *w = gfi_malloc3(Q, 2, sizeof *w), *out = gfi_malloc3(Q, 2, sizeof *out);
+  double *p2 = gfi_malloc2(Q, sizeof *p2);
+  int st = w && out && p2 ? GFI_OK : GFI_ENOMEM;
+  if (!st) {
+    for (size_t a = 0; a < n0; a++)
+      for (size_t b = 0; b < n1; b++) {
+        w[2 * (a * n1 + b)] = (double)a * d[0];
+        w[2 * (a * n1 + b) + 1] = ((double)b - (double)K[1]) * d[1];
+      }
+    gfi_opts o;
+    gfi_default_opts(&o);
+    o.nthreads = c->o ? c->o->nthreads : 0;
+    o.tol = 1e-14;
+    st = gfi_ecf(c->N, 2, c->xc, NULL, Q, w, &o, out, NULL);
+  }
+  if (!st) {
+    for (size_t q = 0; q < Q; q++) p2[q] = out[2 * q] * out[2 * q] + out[2 * q + 1] * out[2 * q + 1];
+    free(c->p2);
+    c->p2 = p2;
+    p2 = NULL;
+    c->T = T, c->M[0] = M[0], c->M[1] = M[1], c->d[0] = d[0], c->d[1] = d[1];
+    c->n0 = n0, c->n1 = n1;
+  }
+  free(w), free(out), free(p2);
+  return st;
+}
+
+static int l2_eval(l2_ctx *c, const double *H, double *v) {
+  if (!c->fast) return gfi_gauss_lscv(c->N, 2, c->x, H, c->o, v);
+  const double a = H[0], b = 0.5 * (H[1] + H[2]), cc = H[3], det = a * cc - b * b;
+  double lmin = 0.5 * (a + cc) - sqrt(0.25 * (a - cc) * (a - cc) + b * b);
+  if (!(a > 0 && det > 0 && lmin > 0)) return GFI_ENOTPD;
+  double T = 12 / sqrt(lmin), M[2] = {12 * sqrt(2 * a), 12 * sqrt(2 * cc)};
+  if (!c->p2 || T > c->T || M[0] > c->M[0] || M[1] > c->M[1]) {
+    /* the union of the old cover and 1.25 times this H's need; where that
+     * is too many nodes, this H's need with the margin, then without */
+    double Tn = fmax(1.25 * T, c->p2 ? c->T : 0);
+    double Mn[2] = {fmax(1.25 * M[0], c->p2 ? c->M[0] : 0), fmax(1.25 * M[1], c->p2 ? c->M[1] : 0)};
+    int st = l2_build(c, Tn, Mn);
+    if (st == GFI_ERANGE) {
+      double M1[2] = {1.25 * M[0], 1.25 * M[1]};
+      st = l2_build(c, 1.25 * T, M1);
+    }
+    if (st == GFI_ERANGE) st = l2_build(c, T, M);
+    if (st) return st;
+  }
+  const size_t K1 = (c->n1 - 1) / 2;
+  double t1 = 0, t2 = 0;
+  for (size_t k0 = 0; k0 < c->n0; k0++) {
+    const double u = (double)k0 * c->d[0], W = c->d[0] * c->d[1] * (k0 ? 2.0 : 1.0);
+    double s1 = 0, s2 = 0;
+    for (size_t k1 = 0; k1 < c->n1; k1++) {
+      double vv = ((double)k1 - (double)K1) * c->d[1];
+      double e = exp(-0.5 * (a * u * u + 2 * b * u * vv + cc * vv * vv)), p = c->p2[k0 * c->n1 + k1];
+      s1 += e * e * p;
+      s2 += e * p;
+    }
+    t1 += W * s1;
+    t2 += W * s2;
+  }
+  const double n = (double)c->N;
+  *v = (t1 - 2 * n / (n - 1) * t2) / (4 * M_PI * M_PI) + 2 / ((n - 1) * 2 * M_PI * sqrt(det));
+  return GFI_OK;
+}
+
+int sel_gauss_lscv2_ecf(size_t N, const double *x, const gfi_opts *o, size_t nH, const double *H,
+                        double *v) {
+  l2_ctx c;
+  int st = l2_init(&c, N, x, o, 1);
+  for (size_t k = 0; !st && k < nH; k++) st = l2_eval(&c, H + 4 * k, v + k);
+  l2_free(&c);
+  return st;
+}
+
+static int nm2(l2_ctx *c, const double *H0, double *H) {
   double p[4][3], f[4];
   double L11 = sqrt(H0[0]), L21 = H0[2] / L11, L22 = sqrt(H0[3] - L21 * L21);
   double base[3] = {log(L11), L21, log(L22)};
@@ -256,7 +388,7 @@ static int nm2(size_t N, const double *x, const gfi_opts *o, const double *H0, d
     if (v > 0) p[v][v - 1] += v == 2 ? 0.3 * L11 : 0.3;
     double Hv[4];
     H_of(p[v], Hv);
-    int st = gfi_gauss_lscv(N, 2, x, Hv, o, &f[v]);
+    int st = l2_eval(c, Hv, &f[v]);
     if (st) return st;
   }
   for (int it = 0; it < 400; it++) {
@@ -283,13 +415,13 @@ static int nm2(size_t N, const double *x, const gfi_opts *o, const double *H0, d
     double pr[3], fr, Hr[4];
     for (int j = 0; j < 3; j++) pr[j] = cen[j] + (cen[j] - p[3][j]);
     H_of(pr, Hr);
-    int st = gfi_gauss_lscv(N, 2, x, Hr, o, &fr);
+    int st = l2_eval(c, Hr, &fr);
     if (st) return st;
     if (fr < f[0]) {
       double pe[3], fe, He[4];
       for (int j = 0; j < 3; j++) pe[j] = cen[j] + 2 * (cen[j] - p[3][j]);
       H_of(pe, He);
-      st = gfi_gauss_lscv(N, 2, x, He, o, &fe);
+      st = l2_eval(c, He, &fe);
       if (st) return st;
       if (fe < fr) {
         memcpy(p[3], pe, sizeof pe);
@@ -305,7 +437,7 @@ static int nm2(size_t N, const double *x, const gfi_opts *o, const double *H0, d
       double pc[3], fc, Hc[4];
       for (int j = 0; j < 3; j++) pc[j] = cen[j] + 0.5 * (p[3][j] - cen[j]);
       H_of(pc, Hc);
-      st = gfi_gauss_lscv(N, 2, x, Hc, o, &fc);
+      st = l2_eval(c, Hc, &fc);
       if (st) return st;
       if (fc < f[3]) {
         memcpy(p[3], pc, sizeof pc);
@@ -315,7 +447,7 @@ static int nm2(size_t N, const double *x, const gfi_opts *o, const double *H0, d
           for (int j = 0; j < 3; j++) p[v][j] = p[0][j] + 0.5 * (p[v][j] - p[0][j]);
           double Hs[4];
           H_of(p[v], Hs);
-          st = gfi_gauss_lscv(N, 2, x, Hs, o, &f[v]);
+          st = l2_eval(c, Hs, &f[v]);
           if (st) return st;
         }
     }
@@ -338,7 +470,20 @@ int gfi_bw_lscv(size_t N, size_t D, const double *data, const gfi_opts *opts, do
   double Hn[4];
   st = gfi_bw_normal_ref(N, D, data, Hn);
   if (st) return st;
-  if (D == 2) return nm2(N, data, opts, Hn, H);
+  if (D == 2) {
+    /* AUTO: the empirical cf above L2_FAST_N points, the pairs where its
+     * nodes explode */
+    int fast = m == GFI_METHOD_FAST || (m == GFI_METHOD_AUTO && N > L2_FAST_N);
+    l2_ctx c;
+    st = l2_init(&c, N, data, opts, fast);
+    if (!st) st = nm2(&c, Hn, H);
+    l2_free(&c);
+    if (st == GFI_ERANGE && m == GFI_METHOD_AUTO) {
+      l2_init(&c, N, data, opts, 0);
+      st = nm2(&c, Hn, H);
+    }
+    return st;
+  }
   double hn = sqrt(Hn[0]), lo = hn / 50, hi = 4 * hn;
   if (m == GFI_METHOD_AUTO) m = N > 1000 ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
   ecf_rule r;

@@ -39,6 +39,12 @@ int sel_check_data(size_t N, size_t D, const double *x);
  * depend on it), else n (0: all). */
 int sel_pair_threads(int n, size_t N);
 
+/* The 2-D Gaussian LSCV at nH matrices H (nH x 4, row-major 2 x 2) through
+ * the empirical cf, as gfi_bw_lscv's fast route evaluates it (one rule,
+ * rebuilt when an H leaves its cover): for the tests. */
+int sel_gauss_lscv2_ecf(size_t N, const double *x, const gfi_opts *o, size_t nH, const double *H,
+                        double *v);
+
 /* Type-7 quantile; sorts v. */
 double sel_quantile(double *v, size_t n, double p);
 

@@ -29,6 +29,7 @@
 #include <gsl/gsl_rng.h>
 #include "check.h"
 #include "gfi/gfi.h"
+#include "select_internal.h"
 
 static double *draw(const char *spec, size_t D, size_t N, unsigned long seed) {
   gfi_model *m;
@@ -368,7 +369,56 @@ static void check_fast(void) {
   free(y);
 }
 
+/* The 2-D Gaussian LSCV through the empirical cf: the criterion against the
+ * pair sums at matrices from narrow to wide and strongly correlated (one
+ * rule, rebuilt as they leave its cover), and the search's matrix against
+ * the pair-sum search's. */
+static void check_lscv2_fast(void) {
+  const size_t N = 1500;
+  double *x = draw("t:5", 2, N, 31), *y = draw("normal:cov=1,0.5,0.5,1", 2, N, 32);
+  for (size_t i = 0; i < N; i++) x[2 * i + 1] += 0.7 * x[2 * i];
+  for (size_t i = 0; i < N / 3; i++) y[2 * i] += 4, y[2 * i + 1] -= 2;
+  double *data[2] = {x, y};
+  static const double Hs[6][4] = {{0.05, 0.02, 0.02, 0.1}, {0.01, 0, 0, 0.3},
+                                  {0.5, -0.2, -0.2, 0.4},  {0.02, 0.006, 0.006, 0.03},
+                                  {2, 1.5, 1.5, 2},        {0.03, 0.01, 0.01, 0.02}};
+  for (int k = 0; k < 2; k++) {
+    double vf[6], vf2[6], worst = 0;
+    gfi_opts o;
+    gfi_default_opts(&o);
+    o.nthreads = 2;
+    CHECK_STATUS(sel_gauss_lscv2_ecf(N, data[k], &o, 6, &Hs[0][0], vf), GFI_OK);
+    o.nthreads = 1;
+    CHECK_STATUS(sel_gauss_lscv2_ecf(N, data[k], &o, 6, &Hs[0][0], vf2), GFI_OK);
+    CHECK(memcmp(vf, vf2, sizeof vf) == 0, "LSCV by the ecf: bits differ between 1 and 2 threads");
+    for (int h = 0; h < 6; h++) {
+      double vd;
+      CHECK_STATUS(gfi_gauss_lscv(N, 2, data[k], Hs[h], &o, &vd), GFI_OK);
+      double e = fabs(vf[h] - vd) / fabs(vd);
+      worst = fmax(worst, e);
+      CHECK(e <= 1e-10, "LSCV by the ecf, data %d, H %d: %.17g, pairs %.17g", k, h, vf[h], vd);
+    }
+    double Hd[4], Hf[4], ld, lf;
+    o.method = GFI_METHOD_DIRECT;
+    CHECK_STATUS(gfi_bw_lscv(N, 2, data[k], &o, Hd), GFI_OK);
+    o.method = GFI_METHOD_FAST;
+    CHECK_STATUS(gfi_bw_lscv(N, 2, data[k], &o, Hf), GFI_OK);
+    o.method = GFI_METHOD_DIRECT;
+    CHECK_STATUS(gfi_gauss_lscv(N, 2, data[k], Hd, &o, &ld), GFI_OK);
+    CHECK_STATUS(gfi_gauss_lscv(N, 2, data[k], Hf, &o, &lf), GFI_OK);
+    double eh = 0;
+    for (int i = 0; i < 4; i++) eh = fmax(eh, fabs(Hf[i] - Hd[i]) / fmax(Hd[0], Hd[3]));
+    printf("2-D LSCV by the ecf, data %d, N = %zu: criterion within %.2e of the pairs'; search's H "
+           "within %.2e, LSCV there %.17g vs %.17g\n", k, N, worst, eh, lf, ld);
+    CHECK(eh <= 1e-4, "2-D LSCV search, data %d: H differs by %g", k, eh);
+    CHECK(fabs(lf - ld) <= 1e-9 * fabs(ld), "2-D LSCV search, data %d: %.17g vs %.17g", k, lf, ld);
+  }
+  free(x);
+  free(y);
+}
+
 int main(void) {
+  check_lscv2_fast();
   check_fast();
   const size_t N1 = 300, N2 = 300;
   double *a = draw("normal", 1, N1, 5), *b = draw("mw:6", 1, N1, 6), *c = draw("normal:cov=1,0.5,0.5,2", 2, N2, 7);

@@ -123,7 +123,12 @@ GFI_EXPORT int gfi_gauss_lscv(size_t N, size_t D, const double *data, const doub
 /* The LSCV bandwidth: D = 1, *H = h^2 with h the global minimiser over
  * [h_ns/50, 4 h_ns] (h_ns the normal reference; a log scan of 100 and a
  * golden-section search); D = 2, the full matrix (Nelder-Mead on the
- * Cholesky factor from the normal reference). GFI_EUNSUPPORTED for D > 2. */
+ * Cholesky factor from the normal reference). GFI_EUNSUPPORTED for D > 2.
+ * opts.method: DIRECT sums the pairs at every step (O(N^2) each); FAST
+ * integrates the empirical cf on a trapezoid rule in frequency (one NUFFT
+ * per rule, a handful of rules per search; the criterion within about 1e-13
+ * of the pair sums); AUTO takes FAST above 1000 points (1-D) or 2000 (2-D),
+ * and in 2-D the pairs where the rule's nodes explode. */
 GFI_EXPORT int gfi_bw_lscv(size_t N, size_t D, const double *data, const gfi_opts *opts, double *H);
 
 /* Direct plug-in bandwidth h (1-D) as KernSmooth::dpik(level = 2), with the
