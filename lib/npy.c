@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include "gfi/npy.h"
 #include "alloc.h"
 #include "npy_internal.h"
@@ -219,10 +221,34 @@ int gfi_npy_read_stream(FILE *f, size_t cols_expected, size_t *rows, size_t *col
   size_t dims[2] = {n, c};
   shape_text(sh, sizeof sh, dims, ndim);
   size_t total = n * c;
-  double *x = total ? gfi_malloc2(total, sizeof *x) : malloc(1);
+  /* The header is not trusted with the allocation: a regular file must hold
+   * the values it announces (checked before allocating); from a pipe the
+   * buffer grows as the values arrive. */
+  size_t cap = total;
+  struct stat sb;
+  int fd = fileno(f);
+  off_t here = fd >= 0 ? ftello(f) : -1;
+  if (fd >= 0 && here >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+    uint64_t avail = sb.st_size > here ? (uint64_t)(sb.st_size - here) / sizeof(double) : 0;
+    if (avail < (uint64_t)total)
+      return fail(err, GFI_EPARSE, "truncated data: shape %s needs %zu values, found %llu", sh, total,
+                  (unsigned long long)avail);
+  } else if (cap > ((size_t)1 << 20)) {
+    cap = (size_t)1 << 20;
+  }
+  double *x = cap ? gfi_malloc2(cap, sizeof *x) : malloc(1);
   if (!x) return GFI_ENOMEM;
   for (size_t done = 0; done < total;) {
     size_t want = total - done < BLOCK ? total - done : BLOCK;
+    if (done + want > cap) {
+      size_t nc = cap > total / 2 ? total : 2 * cap;
+      double *y = gfi_realloc2(x, nc, sizeof *x);
+      if (!y) {
+        free(x);
+        return GFI_ENOMEM;
+      }
+      x = y, cap = nc;
+    }
     size_t r = fread(x + done, sizeof *x, want, f);
     done += r;
     if (r < want) {

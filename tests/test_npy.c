@@ -78,6 +78,26 @@ int main(void) {
   bad(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (6,), }", 48, 2, GFI_EDIM, "shape (6,): expected 2");
   bad(1, ok2, 40, 0, GFI_EPARSE, "truncated data");
   bad(2, ok2, 0, 0, GFI_EPARSE, "truncated data");
+  /* a header that announces far more values than come: no allocation of its
+   * size (8 TB here), from a stream or a file */
+  const char *huge = "{'descr': '<f8', 'fortran_order': False, 'shape': (999999999994,), }";
+  bad(1, huge, 16, 0, GFI_EPARSE, "truncated data: shape (999999999994,) needs 999999999994 values, found 2");
+  {
+    char path[] = "/tmp/gfi_npy_huge_XXXXXX";
+    int fd = mkstemp(path);
+    size_t m = image(buf, sizeof buf, 1, huge, vals, 16);
+    FILE *f = fd >= 0 ? fdopen(fd, "w+b") : NULL;
+    CHECK(f && fwrite(buf, 1, m, f) == m && fflush(f) == 0 && fseek(f, 0, SEEK_SET) == 0, "temporary file");
+    if (f) {
+      size_t rr = 7, cc = 7;
+      double *xx = NULL;
+      CHECK_STATUS(gfi_npy_read_stream(f, 0, &rr, &cc, &xx, &e), GFI_EPARSE);
+      CHECK(strstr(e.msg, "needs 999999999994 values, found 2") != NULL, "file: '%s'", e.msg);
+      CHECK(xx == NULL && rr == 0, "nothing returned");
+      fclose(f);
+    }
+    remove(path);
+  }
   bad(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", 40, 0, GFI_EPARSE, "bytes after");
   bad(1, "{'descr': '<f8', 'fortran_order': False}", 48, 0, GFI_EPARSE, "no 'shape'");
   bad(1, "{'descr': '<f8', 'fortran_order': Maybe, 'shape': (3, 2)}", 48, 0, GFI_EPARSE, "fortran_order");
