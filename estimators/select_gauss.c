@@ -292,18 +292,16 @@ static int l2_init(l2_ctx *c, size_t N, const double *x, const gfi_opts *o, int 
   return GFI_OK;
 }
 
-/* the rule for cover (T, M): nodes, then |phi_N|^2 there */
-static int l2_build(l2_ctx *c, double T, const double *M) {
+int sel_ecf2_halfplane(size_t N, const double *xc, const double *d, double T, size_t qmax, int nt,
+                       size_t *n0_out, size_t *n1_out, double **p2_out) {
   size_t K[2];
-  double d[2];
   for (int j = 0; j < 2; j++) {
-    d[j] = 2 * M_PI / (c->S[j] + M[j]);
     double k = ceil(T / d[j]);
     if (!(k >= 1 && k < 1e7)) return GFI_ERANGE;
     K[j] = (size_t)k;
   }
   const size_t n0 = K[0] + 1, n1 = 2 * K[1] + 1;
-  if (n0 > L2_QMAX / n1) return GFI_ERANGE;
+  if (n0 > qmax / n1) return GFI_ERANGE;
   const size_t Q = n0 * n1;
   double *w = gfi_malloc3(Q, 2, sizeof *w), *out = gfi_malloc3(Q, 2, sizeof *out);
   double *p2 = gfi_malloc2(Q, sizeof *p2);
@@ -316,20 +314,30 @@ static int l2_build(l2_ctx *c, double T, const double *M) {
       }
     gfi_opts o;
     gfi_default_opts(&o);
-    o.nthreads = c->o ? c->o->nthreads : 0;
+    o.nthreads = nt;
     o.tol = 1e-14;
-    st = gfi_ecf(c->N, 2, c->xc, NULL, Q, w, &o, out, NULL);
+    st = gfi_ecf(N, 2, xc, NULL, Q, w, &o, out, NULL);
   }
   if (!st) {
     for (size_t q = 0; q < Q; q++) p2[q] = out[2 * q] * out[2 * q] + out[2 * q + 1] * out[2 * q + 1];
-    free(c->p2);
-    c->p2 = p2;
+    *n0_out = n0, *n1_out = n1, *p2_out = p2;
     p2 = NULL;
-    c->T = T, c->M[0] = M[0], c->M[1] = M[1], c->d[0] = d[0], c->d[1] = d[1];
-    c->n0 = n0, c->n1 = n1;
   }
   free(w), free(out), free(p2);
   return st;
+}
+
+/* the rule for cover (T, M): |phi_N|^2 on its nodes */
+static int l2_build(l2_ctx *c, double T, const double *M) {
+  double d[2] = {2 * M_PI / (c->S[0] + M[0]), 2 * M_PI / (c->S[1] + M[1])}, *p2 = NULL;
+  size_t n0, n1;
+  int st = sel_ecf2_halfplane(c->N, c->xc, d, T, L2_QMAX, c->o ? c->o->nthreads : 0, &n0, &n1, &p2);
+  if (st) return st;
+  free(c->p2);
+  c->p2 = p2;
+  c->T = T, c->M[0] = M[0], c->M[1] = M[1], c->d[0] = d[0], c->d[1] = d[1];
+  c->n0 = n0, c->n1 = n1;
+  return GFI_OK;
 }
 
 static int l2_eval(l2_ctx *c, const double *H, double *v) {

@@ -99,46 +99,26 @@ static int hpsi(size_t N, const double *x, int r, double g, int nt, double *psi)
 static int hpsi_fast(size_t N, const double *x, int r, double g, int nt, double *psi,
                      double *bound) {
   double lo[2] = {x[0], x[1]}, hi[2] = {x[0], x[1]}, d[2];
-  size_t K[2];
   for (size_t i = 0; i < N; i++)
     for (int j = 0; j < 2; j++) {
       lo[j] = fmin(lo[j], x[2 * i + j]);
       hi[j] = fmax(hi[j], x[2 * i + j]);
     }
-  for (int j = 0; j < 2; j++) {
-    d[j] = 2 * M_PI / (hi[j] - lo[j] + 12 * g);
-    double k = ceil(12 / g / d[j]);
-    if (!(k >= 1 && k < 1e7)) return GFI_ERANGE;
-    K[j] = (size_t)k;
-  }
-  const size_t n0 = K[0] + 1, n1 = 2 * K[1] + 1;
-  if (n0 > HPI_FAST_QMAX / n1) return GFI_ERANGE;
-  const size_t Q = n0 * n1;
-  double *w = gfi_malloc3(Q, 2, sizeof *w), *out = gfi_malloc3(Q, 2, sizeof *out);
-  double *xc = gfi_malloc3(N, 2, sizeof *xc);
-  if (!w || !out || !xc) {
-    free(w), free(out), free(xc);
-    return GFI_ENOMEM;
-  }
-  for (size_t a = 0; a < n0; a++)
-    for (size_t b = 0; b < n1; b++) {
-      w[2 * (a * n1 + b)] = (double)a * d[0];
-      w[2 * (a * n1 + b) + 1] = ((double)b - (double)K[1]) * d[1];
-    }
+  for (int j = 0; j < 2; j++) d[j] = 2 * M_PI / (hi[j] - lo[j] + 12 * g);
+  double *xc = gfi_malloc3(N, 2, sizeof *xc), *p2s = NULL;
+  if (!xc) return GFI_ENOMEM;
   const double c0 = 0.5 * (lo[0] + hi[0]), c1 = 0.5 * (lo[1] + hi[1]);
   for (size_t i = 0; i < N; i++) xc[2 * i] = x[2 * i] - c0, xc[2 * i + 1] = x[2 * i + 1] - c1;
-  gfi_opts o;
-  gfi_default_opts(&o);
-  o.nthreads = nt;
-  o.tol = HPI_ECF_TOL;
-  int st = gfi_ecf(N, 2, xc, NULL, Q, w, &o, out, NULL);
+  size_t n0 = 0, n1 = 0;
+  int st = sel_ecf2_halfplane(N, xc, d, 12 / g, HPI_FAST_QMAX, nt, &n0, &n1, &p2s);
   free(xc);
+  const size_t Q = n0 * n1, K1 = n1 ? (n1 - 1) / 2 : 0;
   if (!st) {
     double s[7] = {0, 0, 0, 0, 0, 0, 0}, sa[7] = {0, 0, 0, 0, 0, 0, 0};
     for (size_t q = 0; q < Q; q++) {
-      double u = w[2 * q], v = w[2 * q + 1];
+      double u = (double)(q / n1) * d[0], v = ((double)(q % n1) - (double)K1) * d[1];
       double e = d[0] * d[1] * (q >= n1 ? 2.0 : 1.0) * exp(-0.5 * g * g * (u * u + v * v));
-      double p2 = out[2 * q] * out[2 * q] + out[2 * q + 1] * out[2 * q + 1];
+      double p2 = p2s[q];
       double pu[7], pv[7];
       pu[0] = pv[0] = 1;
       for (int m = 1; m <= r; m++) pu[m] = pu[m - 1] * u, pv[m] = pv[m - 1] * v;
@@ -160,8 +140,7 @@ static int hpsi_fast(size_t N, const double *x, int r, double g, int nt, double 
     }
     if (bound) *bound = mx > 0 ? eb / mx : INFINITY;
   }
-  free(w);
-  free(out);
+  free(p2s);
   return st;
 }
 
