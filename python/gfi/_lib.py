@@ -54,9 +54,15 @@ class Kernel(KernelExact):
     _fields_ = [("_spare", ctypes.c_char * 128)]
 
 
-class Opts(ctypes.Structure):
+class OptsExact(ctypes.Structure):
+    """gfi_opts as include/gfi/opts.h lays it out (embedded as `base` in module options)."""
     _fields_ = [("nthreads", ci), ("seed", ctypes.c_uint64), ("query_tile", sz), ("data_block", sz),
-                ("method", ci), ("tol", cd), ("_spare", ctypes.c_char * 128)]
+                ("method", ci), ("tol", cd)]
+
+
+class Opts(OptsExact):
+    """Stand-alone gfi_opts, with room for fields the library may append."""
+    _fields_ = [("_spare", ctypes.c_char * 128)]
 
 
 class FastInfo(ctypes.Structure):
@@ -68,7 +74,7 @@ class FastInfo(ctypes.Structure):
 
 
 class SelectOpts(ctypes.Structure):
-    _fields_ = [("base", Opts), ("R_lo", cd), ("R_hi", cd), ("nscan", sz), ("per_axis", ci),
+    _fields_ = [("base", OptsExact), ("R_lo", cd), ("R_hi", cd), ("nscan", sz), ("per_axis", ci),
                 ("denom_tol", cd), ("_spare", ctypes.c_char * 128)]
 
 
@@ -79,7 +85,7 @@ class SelectResult(ctypes.Structure):
 
 
 class MiseOpts(ctypes.Structure):
-    _fields_ = [("base", Opts), ("ise", ci), ("parts", ci), ("resolution", cd),
+    _fields_ = [("base", OptsExact), ("ise", ci), ("parts", ci), ("resolution", cd),
                 ("grid_halfwidth", cd), ("grid_cells", sz), ("_spare", ctypes.c_char * 128)]
 
 

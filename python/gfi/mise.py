@@ -104,7 +104,7 @@ def optimal_radius(model, N, phi=4, dim=1, direction=None, resolution=None, thre
     r = ctypes.c_double()
     res = MiseResult()
     st = lib.gfi_ropt(m.ptr, karg, _N(N), addr(Rdir), ref(o), ref(r), ref(res))
-    check(st, "MISE-optimal radius", dict(_PARAMS, **{errors.GFI_ERADIUS: "direction"}), {"direction": Rdir})
+    check(st, "MISE-optimal radius", {**_PARAMS, errors.GFI_ERADIUS: "direction"}, {"direction": Rdir})
     return r.value, _result(res)
 
 
@@ -118,7 +118,7 @@ def ise_plancherel(model, data, R, phi=4, threads=None):
     o = _opts(threads)
     v = ctypes.c_double()
     st = lib.gfi_ise_plancherel(m.ptr, karg, N, addr(x), addr(Rv), ref(o), ref(v))
-    check(st, "ISE (Plancherel)", dict(_PARAMS, **{errors.GFI_EEMPTY: "data"}), {"data": x, "R": Rv})
+    check(st, "ISE (Plancherel)", {**_PARAMS, errors.GFI_EEMPTY: "data"}, {"data": x, "R": Rv})
     return v.value
 
 

@@ -88,7 +88,7 @@ def select_radius_loocv(x, y, phi=4, R_range=None, nscan=None, per_axis=False, r
     res = SelectResult()
     curve = np.empty((so.nscan if so.nscan else 100, 2)) if return_curve else None
     st = lib.gfi_select_loocv(ref(k), N, D, V, addr(X), addr(Y), ref(so), ref(res), addr(curve))
-    check(st, "leave-one-out CV radius selection", dict(_SEL_PARAMS, **{errors.GFI_EDENOM: "R_range"}),
+    check(st, "leave-one-out CV radius selection", {**_SEL_PARAMS, errors.GFI_EDENOM: "R_range"},
           {"x": X, "y": Y})
     return _result(res, D, curve)
 
@@ -102,7 +102,7 @@ def lscv(data, R, phi=4, method="auto", tol=0.0, threads=None):
     o = make_opts(threads, method, tol)
     v, b = ctypes.c_double(), ctypes.c_double()
     st = lib.gfi_lscv(ref(k), N, D, addr(x), addr(Rv), ref(o), ref(v), ref(b), None)
-    check(st, "LSCV", dict(_SEL_PARAMS, **{errors.GFI_ERADIUS: "R"}), {"data": x, "R": Rv})
+    check(st, "LSCV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R"}, {"data": x, "R": Rv})
     return v.value, b.value
 
 
@@ -120,7 +120,7 @@ def loocv(x, y, R, phi=4, denom_tol=0.0, method="auto", tol=0.0, threads=None):
     v, b, nf = ctypes.c_double(), ctypes.c_double(), ctypes.c_size_t()
     st = lib.gfi_loocv(ref(k), N, D, V, addr(X), addr(Y), addr(Rv), ref(o), float(denom_tol), ref(v), ref(nf),
                        ref(b), None)
-    check(st, "leave-one-out CV", dict(_SEL_PARAMS, **{errors.GFI_ERADIUS: "R", errors.GFI_EDENOM: "R"}),
+    check(st, "leave-one-out CV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R", errors.GFI_EDENOM: "R"},
           {"x": X, "y": Y, "R": Rv})
     return v.value, int(nf.value), b.value
 
