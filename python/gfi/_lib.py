@@ -313,9 +313,12 @@ def out_array(out, shape, name="out"):
             or not out.flags.writeable:
         raise errors.InvalidArgument(errors.GFI_EINVAL, "%s must be a writeable C-contiguous float64 array"
                                      % name, name)
-    if out.size != int(np.prod(shape)):
+    n = 1
+    for s in shape:
+        n *= s
+    if out.size != n:
         raise errors.DimensionError(errors.GFI_EDIM, "%s has %d values, %d are needed" %
-                                     (name, out.size, int(np.prod(shape))), name)
+                                     (name, out.size, n), name)
     return out
 
 

@@ -18,7 +18,7 @@ class _KDE:
         self.tol = tol
         self.threads = threads
         self._plan = None
-        self.route_ = None
+        self._info = None
 
     def _opts(self):
         return make_opts(self.threads, self.method, self.tol)
@@ -43,18 +43,34 @@ class _KDE:
 
         An int x is a grid of that many points per axis over the data's box
         widened by a tenth per side (as KDEpy): returns (axes, values), see
-        evaluate_grid."""
-        self._need_fit()
-        if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        evaluate_grid. out: a C-contiguous float64 array of M values to fill."""
+        plan = self._plan
+        if plan is None:
+            self._need_fit()
+        if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous and \
+                (x.ndim == 2 and x.shape[1] == self.D_ or x.ndim == 1 and self.D_ == 1):
+            q = x  # the common case, checked in one line: no conversion
+        elif isinstance(x, (int, np.integer)) and not isinstance(x, bool):
             return self.evaluate_grid(n=int(x))
-        q = points(x, "x", self.D_)
+        else:
+            q = points(x, "x", self.D_)
         M = q.shape[0]
-        p = out_array(out, (M,))
+        p = np.empty(M) if out is None else out_array(out, (M,))
         info = FastInfo()
-        st = lib.gfi_density_eval_info(self._plan.ptr, M, addr(q), addr(p), ref(info))
-        check(st, "density evaluation", {errors.GFI_ERANGE: "x", errors.GFI_EDIM: "x"}, {"x": q})
-        self.route_ = fast_info_dict(info)
+        st = lib.gfi_density_eval_info(plan.ptr, M, addr(q), addr(p), ref(info))
+        if st:
+            check(st, "density evaluation", {errors.GFI_ERANGE: "x", errors.GFI_EDIM: "x"},
+                  {"x": q.reshape(M, self.D_)})
+        self._info = info
         return p
+
+    @property
+    def route_(self):
+        """What the last evaluation ran: route ("direct"/"fast"), reason,
+        nodes per axis, the error bound (bound_abs, density units; bound,
+        relative to the largest value), tol, whether the plan's transform was
+        reused. None before the first evaluation."""
+        return None if self._info is None else fast_info_dict(self._info)
 
     __call__ = evaluate
 
@@ -80,7 +96,7 @@ class _KDE:
         st = lib.gfi_density_eval_grid(self._plan.ptr, addr(lo_), addr(hi_), addr(nn), addr(p), ref(info))
         check(st, "density on a grid", {errors.GFI_EINVAL: "n", errors.GFI_EDIM: "n", errors.GFI_ERANGE: "hi"},
               {"lo": lo_, "hi": hi_})
-        self.route_ = fast_info_dict(info)
+        self._info = info
         axes = tuple(np.linspace(lo_[j], hi_[j], shape[j]) if shape[j] > 1 else np.array([lo_[j]])
                      for j in range(D))
         return axes, p.reshape(shape)
