@@ -212,7 +212,9 @@ static int lscv_direct(int l, size_t N, size_t D, const double *x, const double 
   double s[2];
   par_sum(slots, N, 2, s);
   free(slots);
-  const double A = gfi_pow_A(l), G0 = gfi_kappa_sq_integral(l);
+  gfi_kernel kl;
+  gfi_kernel_pow(&kl, l);
+  const double A = kl.A, G0 = gfi_kappa_sq_integral(&kl);
   double fk = 1, fc = 1, c0 = 1;
   for (size_t j = 0; j < D; j++) {
     fk *= R[j] / A;

@@ -168,6 +168,8 @@ int gfi_exp_correlation(const gfi_exp_corr_params *p, const gfi_exp_ctx *ctx, FI
   size_t nrho = p->nrho ? p->nrho : sizeof RHO_DEFAULT / sizeof *RHO_DEFAULT;
   size_t nN = p->nN ? p->nN : sizeof N_DEFAULT / sizeof *N_DEFAULT;
   int l = p->l ? p->l : 4;
+  gfi_kernel kp;
+  if (gfi_kernel_pow(&kp, l)) return gfi_exp_fail(e, GFI_EORDER, "phi = z^%d: %s", l, gfi_strerror(GFI_EORDER));
   if (nrho > GFI_EXP_CORR_MAX) return gfi_exp_fail_param(e, GFI_EINVAL, "--rho", "at most %d values", GFI_EXP_CORR_MAX);
   if (nN > GFI_EXP_CORR_MAX) return gfi_exp_fail_param(e, GFI_EINVAL, "--n", "at most %d values", GFI_EXP_CORR_MAX);
   for (size_t i = 0; i < nrho; i++)
@@ -201,7 +203,7 @@ int gfi_exp_correlation(const gfi_exp_corr_params *p, const gfi_exp_ctx *ctx, FI
       gfi_exp_corr_row *r = rows + a * nN + i;
       gfi_mise_result res;
       r->rho = rho[a], r->N = Ns[i];
-      if ((st = gfi_ropt(m, l, Ns[i], NULL, &o, &r->R, &res))) {
+      if ((st = gfi_ropt(m, &kp, Ns[i], NULL, &o, &r->R, &res))) {
         st = gfi_exp_fail(e, st, "rho = %g, N = %g: optimal radius: %s", rho[a], Ns[i], gfi_strerror(st));
         break;
       }
