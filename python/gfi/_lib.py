@@ -37,16 +37,13 @@ def _find_library():
 LIBRARY_PATH = _find_library()
 lib = ctypes.CDLL(LIBRARY_PATH)
 
-# The kernel-object API (gfi_kernel_poly, mise and attention taking a kernel).
-NEW_KERNEL_API = hasattr(lib, "gfi_kernel_poly")
-
 # ---- structs (include/gfi/*.h; fields are only ever appended) ----
 
 
 class KernelExact(ctypes.Structure):
     """gfi_kernel as include/gfi/kernel.h lays it out (embedded in gfi_attn_spec)."""
-    _fields_ = [("kind", ci), ("l", ci), ("fn", vp), ("ctx", vp), ("A", cd), ("A_finite", ci)] + \
-        ([("coef", cd * 9)] if hasattr(lib, "gfi_kernel_poly") else [])
+    _fields_ = [("kind", ci), ("l", ci), ("fn", vp), ("ctx", vp), ("A", cd), ("A_finite", ci),
+                ("coef", cd * 9)]  # GFI_PHI_MAXPOW + 1
 
 
 class Kernel(KernelExact):
@@ -95,14 +92,9 @@ class MiseResult(ctypes.Structure):
                 ("nodes", sz * 3), ("ise_err_bound", cd), ("_spare", ctypes.c_char * 128)]
 
 
-if NEW_KERNEL_API:
-    class AttnSpec(ctypes.Structure):
-        _fields_ = [("kind", ci), ("kernel", KernelExact), ("per_axis_R", ci), ("causal", ci),
-                    ("denom_tol", cd), ("_spare", ctypes.c_char * 128)]
-else:
-    class AttnSpec(ctypes.Structure):
-        _fields_ = [("kind", ci), ("l", ci), ("per_axis_R", ci), ("causal", ci),
-                    ("denom_tol", cd), ("_spare", ctypes.c_char * 128)]
+class AttnSpec(ctypes.Structure):
+    _fields_ = [("kind", ci), ("kernel", KernelExact), ("per_axis_R", ci), ("causal", ci),
+                ("denom_tol", cd), ("_spare", ctypes.c_char * 128)]
 
 
 class AttnInfo(ctypes.Structure):
@@ -129,8 +121,8 @@ _sig("gfi_default_opts", [_P], None)
 _sig("gfi_threads_available", [])
 _sig("gfi_have_openmp", [])
 _sig("gfi_kernel_pow", [_P, ci])
-if NEW_KERNEL_API:
-    _sig("gfi_kernel_poly", [_P, ci, _P])
+_sig("gfi_kernel_poly", [_P, ci, _P])
+_sig("gfi_kappa_sq_integral", [_P], cd)
 _sig("gfi_pow_A", [ci], cd)
 _sig("gfi_kernel_eval", [_P, cd], cd)
 _sig("gfi_density_plan_fourier", [_P, _P, sz, sz, _P, _P, _P, _P])
@@ -174,16 +166,10 @@ _sig("gfi_mise_exact_supported", [_P])
 _sig("gfi_mise_gauss_exact", [_P, cd, _P, _P])
 _sig("gfi_mise_gauss_hopt", [_P, cd, _P, _P])
 _sig("gfi_mise_gauss_mc", [_P, sz, _P, sz, _P, _P, _P])
-if NEW_KERNEL_API:
-    _sig("gfi_mise_exact", [_P, _P, cd, _P, _P, _P])
-    _sig("gfi_ropt", [_P, _P, cd, _P, _P, _P, _P])
-    _sig("gfi_mise_mc", [_P, _P, sz, _P, sz, _P, _P, _P])
-    _sig("gfi_ise_plancherel", [_P, _P, sz, _P, _P, _P, _P])
-else:
-    _sig("gfi_mise_exact", [_P, ci, cd, _P, _P, _P])
-    _sig("gfi_ropt", [_P, ci, cd, _P, _P, _P, _P])
-    _sig("gfi_mise_mc", [_P, ci, sz, _P, sz, _P, _P, _P])
-    _sig("gfi_ise_plancherel", [_P, ci, sz, _P, _P, _P, _P])
+_sig("gfi_mise_exact", [_P, _P, cd, _P, _P, _P])
+_sig("gfi_ropt", [_P, _P, cd, _P, _P, _P, _P])
+_sig("gfi_mise_mc", [_P, _P, sz, _P, sz, _P, _P, _P])
+_sig("gfi_ise_plancherel", [_P, _P, sz, _P, _P, _P, _P])
 _sig("gfi_attn_default_spec", [_P], None)
 _sig("gfi_attn_plan_create", [_P, _P, sz, sz, sz, _P])
 _sig("gfi_attn_nparam", [_P], sz)

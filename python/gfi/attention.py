@@ -5,8 +5,8 @@ import ctypes
 import numpy as np
 
 from . import errors
-from ._lib import (lib, NEW_KERNEL_API, AttnSpec, AttnInfo, Handle, addr, as_f64, check, make_opts, ref)
-from .kernels import make_kernel, kernel_power
+from ._lib import (lib, AttnSpec, AttnInfo, Handle, addr, as_f64, check, make_opts, ref)
+from .kernels import make_kernel
 
 
 def _qkv(Q, K, V):
@@ -38,13 +38,7 @@ def _spec(phi, per_axis, causal, denom_tol):
     lib.gfi_attn_default_spec(ref(s))
     s.kind = 1
     k = make_kernel(phi)
-    if NEW_KERNEL_API:
-        ctypes.memmove(ctypes.addressof(s.kernel), ctypes.addressof(k), ctypes.sizeof(s.kernel))
-    else:
-        l = kernel_power(k)
-        if l is None:
-            raise errors.UnsupportedError(errors.GFI_EUNSUPPORTED, "Fourier attention takes phi = z^l", "phi")
-        s.l = l
+    ctypes.memmove(ctypes.addressof(s.kernel), ctypes.addressof(k), ctypes.sizeof(s.kernel))
     s.per_axis_R = 1 if per_axis else 0
     s.causal = 1 if causal else 0
     if denom_tol is not None:

@@ -145,7 +145,7 @@ class FourierKDE(_KDE):
         check(st, "Fourier density estimator", {errors.GFI_ERADIUS: "R", errors.GFI_ERANGE: "R",
                                                 errors.GFI_EWEIGHT: "weights", errors.GFI_EEMPTY: "data",
                                                 errors.GFI_EDIM: "data", errors.GFI_EINFINITE_A: "phi",
-                                                errors.GFI_EUNSUPPORTED: "method", errors.GFI_EINVAL: "tol"},
+                                                errors.GFI_EUNSUPPORTED: "method", errors.GFI_EINVAL: "phi"},
               {"data": x, "weights": w, "R": R})
         self._plan, self.R_, self.kernel_ = plan, R, k
         self.A_ = float(k.A)

@@ -4,7 +4,7 @@ import ctypes
 import numpy as np
 
 from . import errors
-from ._lib import lib, Kernel, NEW_KERNEL_API, check, ref
+from ._lib import lib, Kernel, check, ref
 
 
 def make_kernel(phi):
@@ -41,9 +41,6 @@ def make_kernel(phi):
 
 
 def _poly(coefs, phi):
-    if not NEW_KERNEL_API:
-        raise errors.UnsupportedError(errors.GFI_EUNSUPPORTED, "polynomial phi needs a libgfi with gfi_kernel_poly",
-                                      "phi")
     k = Kernel()
     a = (ctypes.c_double * (len(coefs) + 1))(0.0, *coefs)
     check(lib.gfi_kernel_poly(ref(k), len(coefs), ctypes.addressof(a)), "phi = %r" % (phi,),

@@ -4,24 +4,18 @@ import ctypes
 import numpy as np
 
 from . import errors
-from ._lib import (lib, NEW_KERNEL_API, MiseOpts, MiseResult, addr, as_f64, check, make_opts, points, radii,
+from ._lib import (lib, MiseOpts, MiseResult, addr, as_f64, check, make_opts, points, radii,
                    ref, ROUTES)
-from .kernels import make_kernel, kernel_power
+from .kernels import make_kernel
 from .models import as_model
 
 ISE_METHODS = {"auto": 0, "plancherel": 1, "grid": 2}
 
 
 def _kernel_arg(phi):
-    """The kernel argument of the MISE functions: a gfi_kernel pointer (the
-    kernel-object API) or l (the older int-l API)."""
+    """The kernel (kept alive by the caller) and its address."""
     k = make_kernel(phi)
-    if NEW_KERNEL_API:
-        return k, ref(k)
-    l = kernel_power(k)
-    if l is None:
-        raise errors.UnsupportedError(errors.GFI_EUNSUPPORTED, "this libgfi's MISE takes phi = z^l only", "phi")
-    return k, l
+    return k, ref(k)
 
 
 def _opts(threads=None, seed=0, method="auto", tol=0.0, ise="auto", parts=True, resolution=None):

@@ -99,7 +99,7 @@ class FourierNW(_NW):
         st = lib.gfi_nw_plan_fourier(ref(plan.ptr), ref(k), N, D, V, addr(X), addr(Y), addr(R), ref(o))
         check(st, "Fourier Nadaraya-Watson", {errors.GFI_ERADIUS: "R", errors.GFI_ERANGE: "R",
                                               errors.GFI_EEMPTY: "x", errors.GFI_EDIM: "x",
-                                              errors.GFI_EUNSUPPORTED: "method", errors.GFI_EINVAL: "tol"},
+                                              errors.GFI_EUNSUPPORTED: "method", errors.GFI_EINVAL: "phi"},
               {"x": X, "y": Y, "R": R})
         self.R_, self.kernel_ = R, k
         self._after_plan(plan, X, Y)
