@@ -23,8 +23,12 @@ def cli():
     if not path:
         pytest.skip("the gfi CLI of this build is needed (meson test sets GFI_CLI)")
 
+    # In a sanitizer build the interpreter runs with the ASan runtime preloaded
+    # (python/meson.build); the CLI links its own: not both.
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
     def run(*args, ok=True):
-        r = subprocess.run([path] + [str(a) for a in args], capture_output=True, text=True, timeout=300)
+        r = subprocess.run([path] + [str(a) for a in args], capture_output=True, text=True, timeout=300, env=env)
         if ok and r.returncode != 0:
             raise AssertionError("gfi %s failed (%d): %s" % (" ".join(map(str, args)), r.returncode, r.stderr))
         return r
