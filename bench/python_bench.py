@@ -89,25 +89,30 @@ def py_fourier():
 
 
 _, p_py = py_fourier()
-t_pyF = best(py_fourier, args.repeats)
 route = gfi.FourierKDE(R=2.0, phi=4).fit(x)
 route.evaluate_grid(n=args.grid, lo=lo, hi=hi)
-print("fourier N = %d, grid %d: Python %.4f s (route %s, nodes %s)" % (N, args.grid, t_pyF, route.route_["route"],
-                                                                        route.route_["nodes"]))
 peer = args.c_peer or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "bench",
                                    "bench_python_peer")
-if os.path.exists(peer):
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "x.npy")
-        np.save(path, x)
-        r = subprocess.run([peer, path, "2", "4", repr(lo), repr(hi), str(args.grid), str(args.repeats),
-                            str(args.threads)], capture_output=True, text=True, check=True)
-    kv = dict(l.split(None, 1) for l in r.stdout.splitlines())
-    t_c = float(kv["seconds"])
-    s = 0.0
-    for v in p_py.reshape(-1).tolist():  # the C peer's order: a plain running sum
-        s += v
-    same = float(kv["checksum"]) == s
+# Python and C interleaved, round by round (best of each), so that a change of
+# the machine's load during the run affects both sides alike
+t_pyF, t_c, same = float("inf"), float("inf"), None
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "x.npy")
+    np.save(path, x)
+    for _ in range(args.repeats):
+        t_pyF = min(t_pyF, best(py_fourier, 1))
+        if os.path.exists(peer):
+            r = subprocess.run([peer, path, "2", "4", repr(lo), repr(hi), str(args.grid), "1", str(args.threads)],
+                               capture_output=True, text=True, check=True)
+            kv = dict(l.split(None, 1) for l in r.stdout.splitlines())
+            t_c = min(t_c, float(kv["seconds"]))
+            s = 0.0
+            for v in p_py.reshape(-1).tolist():  # the C peer's order: a plain running sum
+                s += v
+            same = float(kv["checksum"]) == s
+print("fourier N = %d, grid %d: Python %.4f s (route %s, nodes %s)" % (N, args.grid, t_pyF, route.route_["route"],
+                                                                        route.route_["nodes"]))
+if same is not None:
     print("fourier N = %d, grid %d: C %.4f s (checksum %s)" % (N, args.grid, t_c, "equal" if same else "DIFFERENT"))
     print("ratio python_vs_c %.4f" % (t_pyF / t_c))
 else:
