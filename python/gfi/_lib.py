@@ -248,11 +248,22 @@ def threads_arg(threads):
     return int(threads)
 
 
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
 def addr(a):
-    """Address of a C-contiguous array's data (None for None)."""
+    """Address of a C-contiguous array's data (None for None).
+
+    Through the buffer protocol (about 4 times cheaper than
+    __array_interface__); read-only and empty arrays, which ctypes cannot
+    take that way, through __array_interface__."""
     if a is None:
         return None
-    return a.__array_interface__["data"][0]
+    try:
+        return _addressof(_from_buffer(a))
+    except (TypeError, ValueError, BufferError):
+        return a.__array_interface__["data"][0]
 
 
 def ref(s):
