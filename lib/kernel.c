@@ -104,7 +104,9 @@ int gfi_kernel_poly(gfi_kernel *k, int deg, const double *a) {
   if (st) return st;
   for (int j = 0; j <= deg; j++)
     if (!isfinite(a[j])) return GFI_ENONFINITE;
-  if (a[0] != 0 || a[deg] == 0) return GFI_EINVAL;
+  if (a[0] != 0 || !(a[deg] > 0)) return GFI_EINVAL;
+  for (int j = 1; j <= deg; j++)
+    if (a[j] < 0) return GFI_EINVAL;
   double A = 0;
   for (int j = 1; j <= deg; j++) A += a[j] * gfi_pow_A(j);
   k->kind = GFI_PHI_POLY;
@@ -112,7 +114,7 @@ int gfi_kernel_poly(gfi_kernel *k, int deg, const double *a) {
   k->fn = NULL;
   k->ctx = NULL;
   for (int j = 0; j <= GFI_PHI_MAXPOW; j++) k->coef[j] = j <= deg ? a[j] : 0.0;
-  k->A_finite = isfinite(A) && A > 1e-12 * gfi_pow_A(1);
+  k->A_finite = isfinite(A) && A > 0;
   k->A = k->A_finite ? A : INFINITY;
   return GFI_OK;
 }
@@ -150,20 +152,7 @@ double gfi_kappa_sq_integral(const gfi_kernel *k) {
   return 4 * M_PI * M_PI * s / (k->A * k->A);
 }
 
-double gfi_kernel_eval(const gfi_kernel *k, double x) {
-  double s = gfi_sinc(x);
-  if (k->kind == GFI_PHI_POW) {
-    double r = s;
-    for (int i = 1; i < k->l; i++) r *= s;
-    return r;
-  }
-  if (k->kind == GFI_PHI_POLY) {
-    double r = 0;
-    for (int j = k->l; j >= 1; j--) r = (r + k->coef[j]) * s;
-    return r;
-  }
-  return k->fn(s, k->ctx);
-}
+double gfi_kernel_eval(const gfi_kernel *k, double x) { return kernel_phi(k, gfi_sinc(x)); }
 
 /* ---- A for a custom phi ------------------------------------------------ */
 

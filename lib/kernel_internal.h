@@ -13,6 +13,21 @@ double kernel_bspline0(int l);
  * degree), after gfi_kernel_check_band. */
 static inline int kernel_band(const gfi_kernel *k) { return k->l; }
 
+/* phi(z) of the kernel: z^l, the polynomial (Horner) or the user's phi. */
+static inline double kernel_phi(const gfi_kernel *k, double z) {
+  if (k->kind == GFI_PHI_POW) {
+    double r = z;
+    for (int i = 1; i < k->l; i++) r *= z;
+    return r;
+  }
+  if (k->kind == GFI_PHI_POLY) {
+    double r = 0;
+    for (int j = k->l; j >= 1; j--) r = (r + k->coef[j]) * z;
+    return r;
+  }
+  return k->fn(z, k->ctx);
+}
+
 /* The knots k of the kernel's transform (kappa is a polynomial between
  * consecutive k R): the union over the powers j present of -j, -j+2, .., j.
  * Writes at most 2 GFI_PHI_MAXPOW + 1 integers in increasing order into

@@ -168,8 +168,6 @@ int gfi_exp_correlation(const gfi_exp_corr_params *p, const gfi_exp_ctx *ctx, FI
   size_t nrho = p->nrho ? p->nrho : sizeof RHO_DEFAULT / sizeof *RHO_DEFAULT;
   size_t nN = p->nN ? p->nN : sizeof N_DEFAULT / sizeof *N_DEFAULT;
   int l = p->l ? p->l : 4;
-  gfi_kernel kp;
-  if (gfi_kernel_pow(&kp, l)) return gfi_exp_fail(e, GFI_EORDER, "phi = z^%d: %s", l, gfi_strerror(GFI_EORDER));
   if (nrho > GFI_EXP_CORR_MAX) return gfi_exp_fail_param(e, GFI_EINVAL, "--rho", "at most %d values", GFI_EXP_CORR_MAX);
   if (nN > GFI_EXP_CORR_MAX) return gfi_exp_fail_param(e, GFI_EINVAL, "--n", "at most %d values", GFI_EXP_CORR_MAX);
   for (size_t i = 0; i < nrho; i++)
@@ -179,6 +177,8 @@ int gfi_exp_correlation(const gfi_exp_corr_params *p, const gfi_exp_ctx *ctx, FI
     if (!(Ns[i] >= 2) || !(Ns[i] <= 1e15))
       return gfi_exp_fail_param(e, GFI_EINVAL, "--n", "a sample size must lie in 2..1e15, got %g", Ns[i]);
   if (l < 1 || l > 8) return gfi_exp_fail_param(e, GFI_EINVAL, "--l", "kernel power %d is outside 1..8", l);
+  gfi_kernel kp;
+  gfi_kernel_pow(&kp, l);
 
   gfi_exp_corr_row *rows = calloc(nrho * nN, sizeof *rows);
   if (!rows) return gfi_exp_fail(e, GFI_ENOMEM, "out of memory");

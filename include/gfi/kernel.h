@@ -43,13 +43,15 @@ GFI_EXPORT double gfi_pow_A(int l);
 /* phi(z) = z^l. GFI_EORDER unless 1 <= l <= 8. */
 GFI_EXPORT int gfi_kernel_pow(gfi_kernel *k, int l);
 
-/* Polynomial phi(z) = a[1] z + a[2] z^2 + ... + a[deg] z^deg (a[0] must be 0:
- * a constant is not integrable), 1 <= deg <= 8. Each sinc^j is band-limited,
- * so the fast route, the exact MISE and the fast LSCV apply as for powers.
- * A = sum_j a_j A_j must be finite and > 0 for densities (else A_finite = 0,
- * as for a custom phi; usable for regression). k->l receives deg.
- * Errors: GFI_EINVAL (NULL, a[0] != 0, a[deg] = 0), GFI_EORDER (deg outside
- * 1..8), GFI_ENONFINITE (a coefficient not finite). */
+/* Polynomial phi(z) = a[1] z + a[2] z^2 + ... + a[deg] z^deg, 1 <= deg <= 8,
+ * with a[0] = 0 (a constant is not integrable) and every a[j] >= 0, a[deg] > 0
+ * (then A = sum_j a_j A_j > 0 and the transform kappa = sum_j a_j A_j kappa_j
+ * / A lies in [0, 1], as for a power: every error bound of the powers holds
+ * unchanged; the kernel's peak is phi(1) R / A). Each sinc^j is band-limited,
+ * so the direct and fast routes, the exact MISE and the Plancherel ISE apply
+ * as for powers. k->l receives deg. Errors: GFI_EINVAL (NULL, a[0] != 0, a
+ * negative coefficient, a[deg] = 0), GFI_EORDER (deg outside 1..8),
+ * GFI_ENONFINITE (a coefficient not finite). */
 GFI_EXPORT int gfi_kernel_poly(gfi_kernel *k, int deg, const double *a);
 
 /* Custom phi. A is computed by quadrature (gfi_phi_integral). The kernel is
