@@ -15,7 +15,8 @@ a venv made with --system-site-packages, Debian's scipy otherwise).
 2. N points of N(0, 1), the Fourier estimator (phi = z^4, R = 2) on a grid of
    --grid points: fit + evaluate_grid from Python against the same two calls
    in C (bench_python_peer, on the same data; the checksums must agree to the
-   bit). Goal: within 5%.
+   bit), and against the same two calls through bare ctypes in this process.
+   Goal: within 5%.
 3. Peers in the same process on the same grid: KDEpy's FFTKDE (Gaussian,
    Scott's bandwidth; skipped when KDEpy is missing), scipy.stats.gaussian_kde
    (on a 1e5-point subsample, scaled to N: its cost is exactly linear in N),
@@ -25,6 +26,7 @@ a venv made with --system-site-packages, Debian's scipy otherwise).
 Best of --repeats for every timing; ratios printed as "ratio NAME value".
 """
 import argparse
+import ctypes
 import os
 import subprocess
 import sys
@@ -36,7 +38,8 @@ import tracemalloc
 import numpy as np
 
 import gfi
-from gfi._lib import lib, addr
+from gfi._lib import lib, addr, make_opts, ref
+from gfi.kernels import make_kernel
 
 ap = argparse.ArgumentParser(description="gfi Python benchmark")
 ap.add_argument("--n", type=float, default=1e6)
@@ -93,14 +96,32 @@ route = gfi.FourierKDE(R=2.0, phi=4).fit(x)
 route.evaluate_grid(n=args.grid, lo=lo, hi=hi)
 peer = args.c_peer or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "bench",
                                    "bench_python_peer")
-# Python and C interleaved, round by round (best of each), so that a change of
-# the machine's load during the run affects both sides alike
-t_pyF, t_c, same = float("inf"), float("inf"), None
+# The same two C calls through bare ctypes in this process (no wrapper):
+# what the wrapper itself costs, free of the differences between two processes
+_k = make_kernel(4)
+_o = make_opts(args.threads)
+_R, _lo, _hi = np.array([2.0]), np.array([lo]), np.array([hi])
+_n = np.array([args.grid], dtype=np.uintp)
+_p = np.empty(args.grid)
+
+
+def raw_fourier():
+    plan = ctypes.c_void_p()
+    st = lib.gfi_density_plan_fourier(ref(plan), ref(_k), N, 1, addr(x), None, addr(_R), ref(_o))
+    st = st or lib.gfi_density_eval_grid(plan, addr(_lo), addr(_hi), addr(_n), addr(_p), None)
+    lib.gfi_density_destroy(plan)
+    assert st == 0
+
+
+# Python, bare ctypes and the C program interleaved, round by round (best of
+# each), so that a change of the machine's load affects all sides alike
+t_pyF, t_raw, t_c, same = float("inf"), float("inf"), float("inf"), None
 with tempfile.TemporaryDirectory() as d:
     path = os.path.join(d, "x.npy")
     np.save(path, x)
     for _ in range(args.repeats):
         t_pyF = min(t_pyF, best(py_fourier, 1))
+        t_raw = min(t_raw, best(raw_fourier, 1))
         if os.path.exists(peer):
             r = subprocess.run([peer, path, "2", "4", repr(lo), repr(hi), str(args.grid), "1", str(args.threads)],
                                capture_output=True, text=True, check=True)
@@ -112,6 +133,8 @@ with tempfile.TemporaryDirectory() as d:
             same = float(kv["checksum"]) == s
 print("fourier N = %d, grid %d: Python %.4f s (route %s, nodes %s)" % (N, args.grid, t_pyF, route.route_["route"],
                                                                         route.route_["nodes"]))
+print("fourier N = %d, grid %d: bare ctypes calls %.4f s" % (N, args.grid, t_raw))
+print("ratio python_vs_bare_ctypes %.4f" % (t_pyF / t_raw))
 if same is not None:
     print("fourier N = %d, grid %d: C %.4f s (checksum %s)" % (N, args.grid, t_c, "equal" if same else "DIFFERENT"))
     print("ratio python_vs_c %.4f" % (t_pyF / t_c))
