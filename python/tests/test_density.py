@@ -172,24 +172,25 @@ def test_bad_input_density(data1):
         gfi.bandwidth_matrix(np.random.default_rng(0).normal(size=(50, 3)), "pi")
 
 
-def test_polynomial_phi(data1):
-    # phi(z) = 0.5 z^2 + 0.5 z^4: the kernel object is built (A = sum_j a_j A_j);
-    # libgfi's density plan takes power and custom kernels today and refuses a
-    # polynomial with GFI_EINVAL, which reaches Python as an error naming phi
+@pytest.mark.parametrize("method", ["direct", "fast"])
+def test_polynomial_phi(cli, npy, tmp_path, data1, method):
+    # phi(z) = 0.5 z^2 + 0.5 z^4 (gfi_kernel_poly; the CLI's --phi poly:0,0.5,0,0.5):
+    # the CLI's bits, and the brute-force sum (R / A) mean_i phi(sinc(R (x - x_i))), A = sum_j a_j A_j
     from gfi.kernels import make_kernel
     k = make_kernel("poly:0,0.5,0,0.5")
     A = 0.5 * gfi._lib.lib.gfi_pow_A(2) + 0.5 * gfi._lib.lib.gfi_pow_A(4)
     assert k.kind == 2 and k.l == 4 and abs(k.A - A) < 1e-14 * A and list(k.coef[:5]) == [0, 0, 0.5, 0, 0.5]
     assert make_kernel([0, 0.5, 0, 0.5]).A == k.A
-    try:
-        kde = gfi.FourierKDE(R=2.0, phi=k, method="direct").fit(data1)
-    except gfi.InvalidArgument as e:
-        assert e.param == "phi"
-    else:  # once the library sums polynomial kernels: the brute-force sum
-        at = np.linspace(-2, 2, 9)
-        s = np.sinc(2.0 * (at[:, None] - data1[None]) / np.pi)
-        ref = (2.0 / A) * np.mean(0.5 * s ** 2 + 0.5 * s ** 4, axis=1)
-        assert np.max(np.abs(kde.evaluate(at) - ref)) < 1e-12 * np.max(ref)
+    at = np.linspace(-2, 2, 9)
+    out = tmp_path / "p.npy"
+    cli("density", "--data", npy(data1), "--phi", "poly:0,0.5,0,0.5", "--R", "2", "--at", npy(at), "--method",
+        method, "--out", out)
+    kde = gfi.FourierKDE(R=2.0, phi="poly:0,0.5,0,0.5", method=method).fit(data1)
+    p = kde.evaluate(at)
+    assert bits_equal(p, np.load(out))
+    s = np.sinc(2.0 * (at[:, None] - data1[None]) / np.pi)
+    ref = (2.0 / A) * np.mean(0.5 * s ** 2 + 0.5 * s ** 4, axis=1)
+    assert np.max(np.abs(p - ref)) <= 1e-12 * np.max(ref) + kde.route_["bound_abs"]
     with pytest.raises(gfi.InvalidArgument):
         make_kernel("poly:0,x")
     with pytest.raises(gfi.OrderError):
