@@ -40,6 +40,7 @@ else:
     ax.plot(grid, p, "C0", lw=1.5, label=r"Fourier estimator, $\phi(z) = z^4$, R = 2")
     ax.set_xlabel("x")
     ax.set_ylabel("density")
+    ax.set_ylim(0, 1.2 * max(p.max(), p_true.max()))  # room for the legend
     ax.set_title("Figure 1A: N = %d points of N(0, 1)" % args.n)
     ax.legend(frameon=False, loc="upper left", fontsize=8)
     fig.tight_layout()
