@@ -18,6 +18,7 @@ from .selection import (Selection, select_radius_lscv, select_radius_loocv, lscv
                         select_bandwidth, nw_bandwidth_loocv)
 from .models import Model
 from .mise import (mise_exact, mise_mc, optimal_radius, ise_plancherel, mise_gauss_exact, optimal_bandwidth)
+from .flt import RPE, Proposal, flt_features, flt_error_trials
 from .attention import (fourier_attention, fourier_attention_backward, softmax_attention,
                         softmax_attention_backward)
 
