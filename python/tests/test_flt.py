@@ -48,7 +48,8 @@ def test_error_trials_equal_cli(cli):
         for k in range(4):
             s = Summary()
             col = np.ascontiguousarray(out[:, i, k])
-            assert lib.gfi_summarize(col.ctypes.data, 20, 1, ctypes.byref(s)) == 0
+            assert lib.gfi_summarize(ctypes.c_void_p(col.ctypes.data), ctypes.c_size_t(20), ctypes.c_size_t(1),
+                                     ctypes.byref(s)) == 0
             means.append(s.mean)
         assert rows[i][0] == 30 and rows[i][1] == (16, 64)[i]
         assert (means[0], means[1], means[2], means[3]) == (rows[i][3], rows[i][9], rows[i][10], rows[i][11])
