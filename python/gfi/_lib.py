@@ -66,7 +66,7 @@ class FastInfo(ctypes.Structure):
     _fields_ = [("route", ci), ("reason", ci), ("dim", sz), ("nodes", sz * 3), ("nodes_total", sz),
                 ("grid_fwd", sz * 3), ("grid_bwd", sz * 3), ("span", cd * 3), ("tol", cd),
                 ("nufft_tol", cd), ("bound_abs", cd), ("bound", cd), ("cost_direct", cd),
-                ("cost_fast", cd), ("rows_direct", sz), ("reused", ci),
+                ("cost_fast", cd), ("rows_direct", sz), ("reused", ci), ("scale", cd),
                 ("_spare", ctypes.c_char * 128)]
 
 
@@ -220,7 +220,7 @@ _gsl_lock = threading.Lock()
 
 METHODS = {"auto": 0, "direct": 1, "fast": 2}
 ROUTES = {0: "auto", 1: "direct", 2: "fast"}
-REASONS = {0: "requested", 1: "cost", 2: "nodes", 3: "kernel", 4: "dim"}
+REASONS = {0: "requested", 1: "cost", 2: "nodes", 3: "kernel", 4: "dim", 5: "bound"}
 
 
 def make_opts(threads=None, method="auto", tol=0.0, seed=0, struct=None):
@@ -363,6 +363,7 @@ def fast_info_dict(info):
         "nodes_total": int(info.nodes_total),
         "bound_abs": float(info.bound_abs),
         "bound": float(info.bound),
+        "scale": float(info.scale),
         "tol": float(info.tol),
         "rows_direct": int(info.rows_direct),
         "reused": bool(info.reused),
