@@ -415,8 +415,9 @@ static int bwd_task(void *vc, size_t t, void *vws) {
   const int l = J->l;
   const size_t bh = t / f->nchunk, c = t % f->nchunk;
   const size_t k0 = c * CL, k1 = k0 + CL < Lk ? k0 + CL : Lk;
-  double *part = f->part + (c * BH + bh) * Lq * 2 * D;
-  memset(part, 0, Lq * 2 * D * sizeof *part);
+  const size_t PW = D + (J->per_axis ? D : 1); /* a row's partials: dq (D), dR (D or 1) */
+  double *part = f->part + (c * BH + bh) * Lq * PW;
+  memset(part, 0, Lq * PW * sizeof *part);
   if (k0 >= k1) return GFI_OK;
   const double *V = J->V + bh * Lk * Dv, *Rd = J->Rd + (bh % J->H) * D;
   const double *rq = f->rq + bh * D * Lqp, *sq = f->sq + bh * D * Lqp, *cq = f->cq + bh * D * Lqp;
@@ -491,10 +492,16 @@ static int bwd_task(void *vc, size_t t, void *vws) {
         for (size_t cc = 0; cc < Dv; cc++) dvj[cc] += a * dh[cc];
       }
     }
+    /* du_d/dR_d = q_id - k_jd = u_d / R_d */
+    double rs = 0;
     for (size_t d = 0; d < D; d++) {
-      part[i * 2 * D + d] = dq[d];
-      part[i * 2 * D + D + d] = dr[d];
+      part[i * PW + d] = dq[d];
+      if (J->per_axis)
+        part[i * PW + D + d] = dr[d] / Rd[d];
+      else
+        rs += dr[d] / Rd[d];
     }
+    if (!J->per_axis) part[i * PW + D] = rs;
   }
   double *dK = f->dK + bh * Lk * D;
   for (size_t j = k0; j < k1; j++)
@@ -520,22 +527,15 @@ static int bwd_reduce(void *vc, size_t t, void *ws) {
       for (size_t d = 0; d < D; d++) dq[d] = NAN;
       continue;
     }
-    double rs = 0;
-    for (size_t d = 0; d < D; d++) {
-      double a = 0, r = 0;
-      for (size_t c = 0; c < f->nchunk; c++) {
-        const double *pt = f->part + ((c * BH + bh) * Lq + i) * 2 * D;
-        a += pt[d];
-        r += pt[D + d];
-      }
-      dq[d] = Rd[d] * a;
-      double tt = r / Rd[d]; /* du_d/dR_d = q_id - k_jd = u_d / R_d */
-      if (J->per_axis)
-        drow[d] = tt;
+    const size_t PW = D + np;
+    for (size_t d = 0; d < PW; d++) {
+      double a = 0;
+      for (size_t c = 0; c < f->nchunk; c++) a += f->part[((c * BH + bh) * Lq + i) * PW + d];
+      if (d < D)
+        dq[d] = Rd[d] * a;
       else
-        rs += tt;
+        drow[d - D] = a;
     }
-    if (!J->per_axis) drow[0] = rs;
   }
   return GFI_OK;
 }
@@ -562,7 +562,7 @@ int attn_fjob_backward(const attn_fjob *J, const double *H, const double *stat, 
   chunklen = (chunklen + B - 1) / B * B;
   /* tables (3 per side), P and 1/T per row, chunk partials of dq and dR */
   size_t ntab = 0, npart = 0;
-  if (gfi_size_prod(&ntab, 3 * BH, D, Lqp + Lkp, 1) || gfi_size_prod(&npart, nchunk, BH, Lq, 2 * D + 2) ||
+  if (gfi_size_prod(&ntab, 3 * BH, D, Lqp + Lkp, 1) || gfi_size_prod(&npart, nchunk, BH, Lq, D + (J->per_axis ? D : 1) + 2) ||
       ntab > SIZE_MAX / 16 || npart > SIZE_MAX / 16)
     return GFI_ENOMEM;
   double *tab = gfi_malloc2(ntab + npart, sizeof *tab);

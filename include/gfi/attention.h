@@ -195,9 +195,9 @@ GFI_EXPORT void gfi_attn_destroy(gfi_attn_plan *plan);
  * bit for bit for any thread count (float64 and float32).
  *
  * Memory besides the caller's arrays (per head, L = Lq + Lk): forward
- * 3 Lk D doubles of tables; backward 3 L D doubles of tables, 2 Lq + 2 C Lq
- * (D + 1) doubles (C <= 8 key chunks: per-chunk partial dq and dR, summed in
- * chunk order) and per thread O(D (16 + Lk / C)); float32 adds the float64
+ * 3 Lk D doubles of tables; backward 3 L D doubles of tables, 2 Lq + C Lq
+ * (D + 1) doubles (D + D per head and axis; C <= 8 key chunks: per-chunk
+ * partial dq and dR, summed in chunk order) and per thread O(D (16 + Lk / C)); float32 adds the float64
  * copies. Never an Lq x Lk matrix (except the caller's general mask).
  *
  * Backward cost: one pass over the (query, key) pairs forms each pair's
