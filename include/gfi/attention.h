@@ -52,20 +52,23 @@
  * Evaluation. No sin in the inner loop: sin and cos of R_d q_id and R_d k_jd
  * are computed once per call and sin(u) = sin(a) cos(b) - cos(a) sin(b),
  * cos(u) = cos(a) cos(b) + sin(a) sin(b), with the series near u = 0. OpenMP
- * runs over query rows (forward, first backward pass) and key rows (second
- * backward pass); every output entry is a sum in a fixed order, so results
- * are identical bit for bit for any thread count. SIMD runs over blocks of
- * keys (queries in the second pass).
+ * runs over tiles of 16 query rows (forward) and over C key chunks (backward,
+ * C = 1..8 fixed by the shape alone); every output entry is a sum in a fixed
+ * order, so results are identical bit for bit for any thread count. SIMD
+ * runs over blocks of keys.
  *
  * Memory (besides the caller's arrays). Forward: 3 L D doubles of sine/cosine
- * tables plus per thread O(D + Dv + 64). Backward: 6 L D + 2 L + L nR doubles
- * (tables for queries and keys, row terms, per-row dR partials summed in row
- * order) plus per thread O(16 D). Saved statistics: gfi_attn_saved_size() =
- * 2 L doubles. Nothing is O(L^2). The backward makes one pass over query rows
- * (dQ, dR) and one over keys (dK, dV), each recomputing the factors, their
- * derivatives and the prefix/suffix products: it costs several forwards
- * (bench/bench_attention prints the ratio), the price of O(L D) memory and of
- * sums in a fixed order without atomics.
+ * tables plus per thread O(D + Dv + 64). Backward: 6 L D + 2 L doubles
+ * (tables for queries and keys, row terms) and C L (D + nR) doubles of
+ * per-chunk partial dQ and dR rows, plus per thread O(D (16 + L / C)) (the
+ * chunk's dK being summed). Saved statistics: gfi_attn_saved_size() = 2 L
+ * doubles. Nothing is O(L^2). The backward makes one pass over the (query,
+ * key) pairs: for each block of pairs it recomputes the factors, their
+ * derivatives and the prefix/suffix products once and takes dQ, dK, dV and
+ * dR from them (dK and dV summed by the task that owns the key chunk, dQ and
+ * dR per chunk, the chunks then summed in chunk order: no atomics). It costs
+ * about three forwards (bench/bench_attention and bench_attention_batch print
+ * the ratio).
  *
  * Range. A gradient term is scaled by one power of two clamped to
  * 2^(+-1023); it saturates instead of overflowing only where the true
