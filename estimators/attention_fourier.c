@@ -21,6 +21,8 @@
  *
  * Gradient of one weight in the row's scale, w~ = (prod_d s_d 2^-E)^l:
  *     dw~/du_d = l (s_d y_d)^(l-1) s'_d y_d,   y_d = prod_{e != d} s_e 2^-E,
+ * where s_d y_d = prod_e s_e 2^-E is the same for every d (taken once per
+ * pair from the full product),
  * with y_d from prefix and suffix products in the same mantissa/exponent
  * form; s_d y_d = prod_e s_e 2^-E is at most 2, so no power overflows, and a
  * factor s_d = 0 gives exactly 0 for l >= 2 and s'_d y_d for l = 1. */
@@ -319,7 +321,7 @@ int attn_fjob_forward(const attn_fjob *J, double *Hout, double *stat, double *ra
  * prefix exponent per chunk. */
 typedef struct {
   double *s, *ds, *u, *G, *pe;
-  double run[BWD_BLOCK], rexp[BWD_BLOCK];
+  double run[BWD_BLOCK], rexp[BWD_BLOCK], lp[BWD_BLOCK], sc[BWD_BLOCK];
 } gblock;
 
 /* From s, s' (filled for nb lanes) compute G[d][b] = dw~_b/du_d in the scale
@@ -350,11 +352,17 @@ static void grad_block(size_t D, int l, size_t nb, const double *Eb, gblock *g, 
       run[b] *= s[b];
     }
   }
-  /* the full product, exactly as the forward forms it */
+  /* the full product, exactly as the forward forms it, and l times its
+   * (l-1)-th power: s_d y_d is the full product for every d, so the factor
+   * l (s_d y_d)^(l-1) of the gradient is one number per lane (0 for l >= 2
+   * when some factor is 0, as then every dw~/du_d is; 1 for l = 1) */
+  double *restrict lp = g->lp, *restrict sc = g->sc;
 #pragma omp simd
   for (size_t b = 0; b < nb; b++) {
     double e = rexp[b] + expo(run[b]), m = mant(run[b]);
-    wt[b] = ipow(m * pow2(e - Eb[b]), l); /* m = 0: 0 */
+    double x = m * pow2(e - Eb[b]);
+    wt[b] = ipow(x, l); /* m = 0: 0 */
+    lp[b] = l * ipow(x, l - 1);
   }
   /* suffix, combined with the prefix into y_d and the gradient */
   for (size_t b = 0; b < nb; b++) {
@@ -365,21 +373,25 @@ static void grad_block(size_t D, int l, size_t nb, const double *Eb, gblock *g, 
     const double *restrict s = g->s + dd * B, *restrict ds = g->ds + dd * B;
     const double *restrict pe = g->pe + (dd / CHUNK) * B;
     double *restrict G = g->G + dd * B;
-    if ((D - 1 - dd) % CHUNK == 0) {
+    const int new_suffix = (D - 1 - dd) % CHUNK == 0;
+    if (new_suffix) {
 #pragma omp simd
       for (size_t b = 0; b < nb; b++) {
         rexp[b] += expo(run[b]);
         run[b] = mant(run[b]);
       }
     }
+    /* the scale 2^(pe + rexp - E) changes only where the prefix chunk or the
+     * suffix exponent does */
+    if (new_suffix || dd % CHUNK == CHUNK - 1 || dd + 1 == D) {
+#pragma omp simd
+      for (size_t b = 0; b < nb; b++) sc[b] = pow2(pe[b] + rexp[b] - Eb[b]);
+    }
 #pragma omp simd
     for (size_t b = 0; b < nb; b++) {
-      double y = (G[b] * run[b]) * pow2(pe[b] + rexp[b] - Eb[b]);
-      double sy = s[b] * y;
-      double gr = l * ipow(sy, l - 1) * (ds[b] * y);
-      /* s_d = 0: (s y)^(l-1) = 0 exactly for l >= 2; y is finite (pow2 is
-       * clamped), so gr is already 0 there and exact for l = 1 */
-      G[b] = gr;
+      double y = (G[b] * run[b]) * sc[b];
+      /* y is finite (pow2 is clamped); lp = 0 makes gr exactly 0 */
+      G[b] = lp[b] * (ds[b] * y);
       run[b] *= s[b];
     }
   }
