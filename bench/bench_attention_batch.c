@@ -39,6 +39,12 @@ static double now(void) {
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec + 1e-9 * t.tv_nsec;
 }
+static double cpunow(void) { /* CPU time of the process, every thread */
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+static double last_cpu; /* best CPU time of the last gfi_time / numpy_time */
 static uint64_t rs = 0x853c49e6748fea9bULL;
 static double unif(void) {
   uint64_t z = (rs += 0x9e3779b97f4a7c15ULL);
@@ -108,16 +114,18 @@ static double gfi_time(const prob *p, int f32, int bwd, int nthreads, int reps, 
   const void *dH = f32 ? (void *)p->dH : p->dHd, *R = f32 ? (void *)&Rf : &Rd;
   void *dR = f32 ? (void *)&dRf : &dRd;
   double best = INFINITY;
+  last_cpu = INFINITY;
   for (int r = 0; r < reps; r++) {
-    double t0 = now();
+    double t0 = now(), c0 = cpunow();
     die(gfi_attn_batch_forward(&s, p->B, p->H, p->Lq, p->Lk, p->D, p->Dv, Q, K, V, R, NULL, NULL, &o, H, saved, NULL),
         "forward");
     if (bwd)
       die(gfi_attn_batch_backward(&s, p->B, p->H, p->Lq, p->Lk, p->D, p->Dv, Q, K, V, R, NULL, NULL, &o, H, saved, dH,
                                   dQ, dK, dV, dR, NULL),
           "backward");
-    double t = now() - t0;
+    double t = now() - t0, c = cpunow() - c0;
     if (t < best) best = t;
+    if (c < last_cpu) last_cpu = c;
   }
   if (Hout)
     for (size_t k = 0; k < nh; k++) Hout[k] = f32 ? ((float *)H)[k] : ((double *)H)[k];
@@ -151,7 +159,7 @@ static int numpy_time(const prob *p, const char *mode, int reps, const double *H
            path[4]);
   FILE *pp = popen(cmd, "r");
   char line[256] = "";
-  int ok = pp && fgets(line, sizeof line, pp) && sscanf(line, "%lf %lf", t, peak) == 2;
+  int ok = pp && fgets(line, sizeof line, pp) && sscanf(line, "%lf %lf %lf", t, peak, &last_cpu) == 3;
   if (pp) pclose(pp);
   if (!ok) return 0;
   *diff = 0;
@@ -172,36 +180,44 @@ static int numpy_time(const prob *p, const char *mode, int reps, const double *H
   return 1;
 }
 
-static void row(const char *what, double t, double ref) { printf("%-46s %10.4f %8.2f\n", what, t, t / ref); }
+/* a timing row: wall seconds, CPU seconds (every thread), CPU / the reference's CPU */
+static void row(const char *what, double t, double c, double cref) {
+  printf("%-50s %9.4f %9.4f %8.2f\n", what, t, c, c / cref);
+}
 
 static void batch_case(size_t B, size_t H, size_t Lq, size_t Lk, size_t D, int reps, double numpy_gb) {
   prob p;
   make(&p, B, H, Lq, Lk, D, D);
   double *H32 = xmalloc(B * H * Lq * D * sizeof(double));
   printf("# B = %zu, H = %zu, Lq = %zu, Lk = %zu, d = dv = %zu, causal, R = 1, eps = 1e-6\n", B, H, Lq, Lk, D);
-  double f32 = gfi_time(&p, 1, 0, 0, reps, H32), fb32 = gfi_time(&p, 1, 1, 0, reps, NULL);
-  double f64 = gfi_time(&p, 0, 0, 0, reps, NULL), fb64 = gfi_time(&p, 0, 1, 0, reps, NULL);
-  row("gfi float32 forward, all threads", f32, f32);
-  row("gfi float32 forward+backward, all threads", fb32, f32);
-  row("gfi float64 forward, all threads", f64, f32);
-  row("gfi float64 forward+backward, all threads", fb64, f32);
+  double f32 = gfi_time(&p, 1, 0, 0, reps, H32), cf32 = last_cpu;
+  double fb32 = gfi_time(&p, 1, 1, 0, reps, NULL), cfb32 = last_cpu;
+  double f64 = gfi_time(&p, 0, 0, 0, reps, NULL), cf64 = last_cpu;
+  double fb64 = gfi_time(&p, 0, 1, 0, reps, NULL), cfb64 = last_cpu;
+  row("gfi float32 forward, all threads", f32, cf32, cf32);
+  row("gfi float32 forward+backward, all threads", fb32, cfb32, cf32);
+  row("gfi float64 forward, all threads", f64, cf64, cf32);
+  row("gfi float64 forward+backward, all threads", fb64, cfb64, cf32);
   /* numpy: the 5-D float32 tensor U and several of its size (sinc, powers, G) */
   double need = 6.0 * B * H * Lq * Lk * D * 4 / 1e9;
   if (need > numpy_gb) {
     printf("numpy (FourierFormer's Python path): skipped, would need ~%.1f GB (> --numpy-gb %.1f)\n", need, numpy_gb);
   } else {
-    double t, pk, df, tb, pkb, dfb;
-    if (numpy_time(&p, "fwd", reps, H32, &t, &pk, &df) && numpy_time(&p, "fwdbwd", reps, NULL, &tb, &pkb, &dfb)) {
-      row("numpy float32 forward", t, f32);
-      row("numpy float32 forward+backward", tb, f32);
-      printf("# ratios numpy/gfi (float32, all threads): forward %.2f, forward+backward %.2f; numpy peak %.3g GB "
-             "(forward+backward %.3g GB); max|H_numpy - H_gfi| / max|H| = %.2g\n",
-             t / f32, tb / fb32, pk / 1e9, pkb / 1e9, df);
+    double t, pk, df, tb, pkb, dfb, c, cb;
+    int ok = numpy_time(&p, "fwd", reps, H32, &t, &pk, &df);
+    c = last_cpu;
+    if (ok && numpy_time(&p, "fwdbwd", reps, NULL, &tb, &pkb, &dfb)) {
+      cb = last_cpu;
+      row("numpy float32 forward", t, c, cf32);
+      row("numpy float32 forward+backward", tb, cb, cf32);
+      printf("# ratios numpy/gfi (float32), CPU time: forward %.2f, forward+backward %.2f; wall: %.2f, %.2f; "
+             "numpy peak %.3g GB (forward+backward %.3g GB); max|H_numpy - H_gfi| / max|H| = %.2g\n",
+             c / cf32, cb / cfb32, t / f32, tb / fb32, pk / 1e9, pkb / 1e9, df);
     } else {
       printf("# numpy peer skipped: " PY " with numpy not available\n");
     }
   }
-  printf("# gfi backward/forward: float32 %.2f, float64 %.2f\n", (fb32 - f32) / f32, (fb64 - f64) / f64);
+  printf("# gfi backward/forward (CPU time): float32 %.2f, float64 %.2f\n", (cfb32 - cf32) / cf32, (cfb64 - cf64) / cf64);
   free(H32);
   unmake(&p);
 }
@@ -223,36 +239,41 @@ static void engine_case(size_t L, size_t D, int reps) {
   gfi_default_opts(&o);
   o.nthreads = 1;
   printf("# one sequence, L = %zu, D = Dv = %zu, causal, one thread\n", L, D);
-  double f64 = gfi_time(&p, 0, 0, 1, reps, NULL), fb64 = gfi_time(&p, 0, 1, 1, reps, NULL);
-  double f32 = gfi_time(&p, 1, 0, 1, reps, NULL), fb32 = gfi_time(&p, 1, 1, 1, reps, NULL);
+  double f64 = gfi_time(&p, 0, 0, 1, reps, NULL), cf64 = last_cpu;
+  double fb64 = gfi_time(&p, 0, 1, 1, reps, NULL), cfb64 = last_cpu;
+  double f32 = gfi_time(&p, 1, 0, 1, reps, NULL), cf32 = last_cpu;
+  double fb32 = gfi_time(&p, 1, 1, 1, reps, NULL), cfb32 = last_cpu;
   double *H = xmalloc(L * D * sizeof *H), *dQ = xmalloc(L * D * sizeof *dQ), *dK = xmalloc(L * D * sizeof *dK),
          *dV = xmalloc(L * D * sizeof *dV);
-  double sf = INFINITY, sfb = INFINITY, scale = 1 / sqrt((double)D);
+  double sf = INFINITY, sfb = INFINITY, csf = INFINITY, csfb = INFINITY, scale = 1 / sqrt((double)D);
   for (int r = 0; r < reps; r++) {
-    double t0 = now();
+    double t0 = now(), c0 = cpunow();
     die(gfi_attn_softmax_forward(L, D, D, p.Qd, p.Kd, p.Vd, scale, 1, &o, H), "softmax forward");
-    double t1 = now();
+    double t1 = now(), c1 = cpunow();
     die(gfi_attn_softmax_backward(L, D, D, p.Qd, p.Kd, p.Vd, scale, 1, &o, p.dHd, dQ, dK, dV), "softmax backward");
-    double t2 = now();
+    double t2 = now(), c2 = cpunow();
     sf = fmin(sf, t1 - t0);
     sfb = fmin(sfb, t2 - t0); /* its backward reruns the forward */
+    csf = fmin(csf, c1 - c0);
+    csfb = fmin(csfb, c2 - c0);
   }
-  row("gfi Fourier float64 forward", f64, f64);
-  row("gfi Fourier float64 forward+backward", fb64, f64);
-  row("gfi Fourier float32 forward", f32, f64);
-  row("gfi Fourier float32 forward+backward", fb32, f64);
-  row("gfi softmax float64 forward", sf, f64);
-  row("gfi softmax float64 forward+backward", sfb, f64);
+  row("gfi Fourier float64 forward", f64, cf64, cf64);
+  row("gfi Fourier float64 forward+backward", fb64, cfb64, cf64);
+  row("gfi Fourier float32 forward", f32, cf32, cf64);
+  row("gfi Fourier float32 forward+backward", fb32, cfb32, cf64);
+  row("gfi softmax float64 forward", sf, csf, cf64);
+  row("gfi softmax float64 forward+backward", sfb, csfb, cf64);
   double t, pk, df;
   int np = numpy_time(&p, "softmax", reps, NULL, &t, &pk, &df);
-  if (np) row("numpy BLAS softmax float32 forward (all BLAS threads)", t, f64);
+  if (np) row("numpy BLAS softmax float32 forward", t, last_cpu, cf64);
   double pairs = 0.5 * (double)L * (L + 1), mhz = cpu_mhz();
-  printf("# backward/forward: Fourier float64 %.2f, float32 %.2f; softmax %.2f\n", (fb64 - f64) / f64,
-         (fb32 - f32) / f32, (sfb - sf) / sf);
-  printf("# Fourier/softmax forward (gfi, float64): %.2f; float32 Fourier forward / numpy softmax: %s%.2f\n",
-         f64 / sf, np ? "" : "(no numpy) ", np ? f32 / t : NAN);
-  printf("# per (pair x axis), %.0f pairs: Fourier forward %.2f ns (%.1f cycles at %.0f MHz), forward+backward %.2f ns\n",
-         pairs, 1e9 * f64 / (pairs * D), 1e6 * f64 / (pairs * D) * mhz, mhz, 1e9 * fb64 / (pairs * D));
+  printf("# backward/forward (CPU time): Fourier float64 %.2f, float32 %.2f; softmax %.2f\n", (cfb64 - cf64) / cf64,
+         (cfb32 - cf32) / cf32, (csfb - csf) / csf);
+  printf("# Fourier/softmax forward (gfi, float64, CPU time): %.2f; float32 Fourier forward / numpy softmax "
+         "(CPU time): %s%.2f\n", cf64 / csf, np ? "" : "(no numpy) ", np ? cf32 / last_cpu : NAN);
+  printf("# per (pair x axis), %.0f pairs, CPU time: Fourier forward %.2f ns (%.1f cycles at %.0f MHz), "
+         "forward+backward %.2f ns\n", pairs, 1e9 * cf64 / (pairs * D), 1e6 * cf64 / (pairs * D) * mhz, mhz,
+         1e9 * cfb64 / (pairs * D));
   free(H), free(dQ), free(dK), free(dV);
   unmake(&p);
 }
@@ -335,8 +356,8 @@ int main(int argc, char **argv) {
   }
   double la[3] = {0};
   getloadavg(la, 3);
-  printf("# bench_attention_batch: %d threads, %ld CPUs online, load average %.2f; columns: seconds (best of %d), "
-         "time / the first row\n",
+  printf("# bench_attention_batch: %d threads, %ld CPUs online, load average %.2f; columns: wall seconds, CPU "
+         "seconds (every thread; best of %d each), CPU time / the first row's\n",
          gfi_threads_resolve(NULL), sysconf(_SC_NPROCESSORS_ONLN), la[0], reps);
   if (Llong) {
     long_case(Llong, !long64, keep);
