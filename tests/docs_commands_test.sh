@@ -13,6 +13,7 @@ bld=$(cd "$2" && pwd)
 shift 2
 cc_cmd=("$@")
 [ ${#cc_cmd[@]} -gt 0 ] || cc_cmd=(cc)
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}  # short parallel regions on a shared machine
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
