@@ -17,7 +17,7 @@ t1=$(date +%s.%N)
 secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 echo "gfi reproduce --quick: $secs s"
 # one progress line per step, numbered [k/n] up to n
-n=$(grep -c '^\[[0-9]*/[0-9]*\] .* \.\.\. [0-9.]* s$' "$T/err")
+n=$(grep -c '^\[[0-9]*/[0-9]*\] .* \.\.\. [0-9.]* s (CPU [0-9.]* s)$' "$T/err")
 total=$(sed -n 's/^\[1\/\([0-9]*\)\].*/\1/p' "$T/err")
 [ -n "$total" ] && [ "$n" -eq "$total" ] && ok || bad "progress lines: $n of ${total:-?}: $(head -3 "$T/err")"
 

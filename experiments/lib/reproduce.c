@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <sys/resource.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -90,7 +91,7 @@ typedef struct {
   gfi_opts opts;
   int step_no, step_total;
   char step_name[160];
-  double step_t0, run_t0;
+  double step_t0, run_t0, step_cpu0;
   char *gnuplot, plots_dir[4096];
   experiment ex[3];
   gfi_exp_rate_row *drows, *rrows;
@@ -104,6 +105,14 @@ typedef struct {
   gfi_exp_corr_row *corr;
   size_t ncorr;
 } run;
+
+/* CPU seconds of the process (every thread), user and system */
+static double cpu_now(void) {
+  struct rusage u;
+  if (getrusage(RUSAGE_SELF, &u)) return NAN;
+  return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec + (double)u.ru_stime.tv_sec +
+         1e-6 * (double)u.ru_stime.tv_usec;
+}
 
 static void step_begin(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void step_begin(run *r, const char *fmt, ...) {
@@ -119,16 +128,19 @@ static void step_begin(run *r, const char *fmt, ...) {
     fflush(r->progress);
   }
   r->step_t0 = gfi_now();
+  r->step_cpu0 = cpu_now();
 }
 
+/* The step's wall time and, on a machine shared with other work where the
+ * wall time says little, its CPU time */
 static void step_end(run *r) {
   if (!r->progress) return;
-  double t = gfi_now() - r->step_t0;
+  double t = gfi_now() - r->step_t0, c = cpu_now() - r->step_cpu0;
   if (r->live)
-    fprintf(r->progress, "[%d/%d] done in %.1f s (%.0f s since the start)\n", r->step_no, r->step_total, t,
-            gfi_now() - r->run_t0);
+    fprintf(r->progress, "[%d/%d] done in %.1f s, CPU %.1f s (%.0f s since the start)\n", r->step_no,
+            r->step_total, t, c, gfi_now() - r->run_t0);
   else
-    fprintf(r->progress, "%.1f s\n", t);
+    fprintf(r->progress, "%.1f s (CPU %.1f s)\n", t, c);
 }
 
 /* The step fails: the reason into e (with the step's name), the open
