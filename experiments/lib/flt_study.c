@@ -363,13 +363,20 @@ static int moments(flt_run *c) {
     fprintf(f, "%zu", ci);
     put(f, mz); put(f, mv); put(f, av); put(f, cc); put(f, m2); put(f, ve); put(f, zv);
     fprintf(f, "   # %s / %s\n", cases[ci][0], cases[ci][1]);
-    fprintf(summary, "| %s | %s | %.4g | %.3g | %.3g | %.3g | %.4g | %.3g | %.3g |\n", cases[ci][0], cases[ci][1], cc,
-            mz, mv, av, m2, ve, zv);
+    /* no bound (c = inf) or no finite second moment: "-" rather than nan */
+    char cv[5][32];
+    const double vals[5] = {mv, av, m2, ve, zv};
+    for (int k = 0; k < 5; k++) {
+      if (isnan(vals[k])) snprintf(cv[k], sizeof cv[k], "-");
+      else snprintf(cv[k], sizeof cv[k], k == 2 ? "%.4g" : "%.3g", vals[k]);
+    }
+    fprintf(summary, "| %s | %s | %.4g | %.3g | %s | %s | %s | %s | %s |\n", cases[ci][0], cases[ci][1], cc, mz,
+            cv[0], cv[1], cv[2], cv[3], cv[4]);
     gfi_proposal_free(P);
     gfi_rpe_free(R);
     P = NULL, R = NULL;
   }
-  fprintf(summary, "\nz is |mean - f| in standard errors (max over %zu differences: values up to ~3 are chance); "
+  fprintf(summary, "\nz is |mean - f| in standard errors (max over %zu differences: values up to ~3 are chance; - where c = inf leaves no bound and no finite variance to compare with); "
                    "Var / bound <= 1 is Theorem A.3 (c = inf: no bound).\n\n", nd);
   st = close_dat(c, f, "flt_moments.dat");
   f = NULL;
