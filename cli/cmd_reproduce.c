@@ -75,7 +75,8 @@ int cmd_reproduce(int argc, char **argv) {
     {"rates", CLI_STR, &P.rates, .arg = "MODE", .parse = check_mode,
      .help = "full, quick or none: the density and regression rate checks\n"
              "(default full = gfi rates --size full and regress-rates\n"
-             "--size large, a few minutes; quick = a few sizes and\n"
+             "--size large with the budgets of --full or of the default\n"
+             "(above), several minutes; quick = a few sizes and\n"
              "replications, seconds)"},
     {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T", .help = "threads (0 = all cores)", .section = "run"},
     {"quiet", CLI_FLAG, &quiet, .help = "no step lines on stderr"},
