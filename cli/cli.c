@@ -473,6 +473,32 @@ static void put_value(FILE *f, const char *s) {
   for (; *s; s++) fputc((unsigned char)*s < 0x20 ? '?' : *s, f);
 }
 
+/* Values of options not given that the command settled itself (e.g. --dim
+ * from a file's columns): shown in the header instead of the default. */
+static struct {
+  const char *name;
+  char text[96];
+} g_settled[4];
+static size_t g_nsettled;
+
+void cli_header_settled(const char *name, const char *fmt, ...) {
+  size_t i = 0;
+  while (i < g_nsettled && strcmp(g_settled[i].name, name)) i++;
+  if (i == sizeof g_settled / sizeof g_settled[0]) return;
+  if (i == g_nsettled) g_nsettled++;
+  g_settled[i].name = name;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g_settled[i].text, sizeof g_settled[i].text, fmt, ap);
+  va_end(ap);
+}
+
+static const char *settled(const char *name) {
+  for (size_t i = 0; i < g_nsettled; i++)
+    if (!strcmp(g_settled[i].name, name)) return g_settled[i].text;
+  return NULL;
+}
+
 void cli_header(FILE *f) {
   char program[64];
   snprintf(program, sizeof program, "gfi %s", cli_cmd);
@@ -488,6 +514,10 @@ void cli_header(FILE *f) {
         put_value(f, g_vals[g_off[k] + (size_t)j]);
         fputc('\n', f);
       }
+    } else if (settled(o->name)) {
+      fprintf(f, "# --%s: ", o->name);
+      put_value(f, settled(o->name));
+      fputc('\n', f);
     } else if (o->def) {
       fprintf(f, "# --%s: ", o->name);
       put_value(f, o->def);

@@ -125,6 +125,10 @@ double *cli_read_table(const char *what, const char *path, size_t cols, size_t *
  * then "# --NAME: VALUE" for every option of the parsed table (if any); the
  * caller adds "# key: value" lines and finally the column-name line. */
 void cli_header(FILE *f);
+/* An option not given whose value the command settled itself (e.g. --dim
+ * from the columns of a file): cli_header shows "# --NAME: TEXT" instead of
+ * the default. */
+void cli_header_settled(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define cli_meta gfi_dat_meta /* "# key: value" */
 /* "# x1 x2 ... xD" followed by extra names. */
 void cli_columns(FILE *f, size_t D, const char *extra);

@@ -4,6 +4,7 @@
  * reproduce.h); this file parses the options and prints its errors. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 #include "commands.h"
 #include "gfi_exp/reproduce.h"
@@ -42,6 +43,9 @@ int cmd_reproduce(int argc, char **argv) {
     {"out", CLI_STR, &P.out, .def = "results", .arg = "DIR", .help = "output directory (no spaces or quotes)"},
     {"quick", CLI_FLAG, &P.quick, .help = "small sizes (under a minute): N 10000 / 9000, M 300, 3 seeds,\n"
                                           "smaller grids, reduced rate checks, the FLT study's quick mode"},
+    {"full", CLI_FLAG, &P.full, .help = "the long variant (about twice the default's time): Monte-Carlo checks of\n"
+                                        "the density rates to N = 1e7 (default 1e6) and 200 replications\n"
+                                        "of the regression rates (default 100)"},
     {"seeds", CLI_SIZE, &P.seeds, .arg = "K", .min = 2, .help = "replications (default 5; quick 3; K >= 2)"},
     {"seed", CLI_U64, &P.seed, .def = "1", .arg = "S", .help = "base seed"},
     {"n-density", CLI_SIZE, &P.n_density, .arg = "N", .min = 1,
@@ -71,7 +75,8 @@ int cmd_reproduce(int argc, char **argv) {
     {"rates", CLI_STR, &P.rates, .arg = "MODE", .parse = check_mode,
      .help = "full, quick or none: the density and regression rate checks\n"
              "(default full = gfi rates --size full and regress-rates\n"
-             "--size large, a few minutes; quick = a few sizes and\n"
+             "--size large with the budgets of --full or of the default\n"
+             "(above), several minutes; quick = a few sizes and\n"
              "replications, seconds)"},
     {"threads", CLI_INT, &nthreads, .def = "0", .arg = "T", .help = "threads (0 = all cores)", .section = "run"},
     {"quiet", CLI_FLAG, &quiet, .help = "no step lines on stderr"},
@@ -86,20 +91,25 @@ int cmd_reproduce(int argc, char **argv) {
     "  Figure 2   Nadaraya-Watson regression from N = 90000 pairs with a correlated\n"
     "             normal design and a cubic truth, MSE against the truth at M test\n"
     "             points uniform in [-b, b]^2                 (paper: MSE 0.06)\n"
-    "each for two radius policies, over K seeds (seed k = RNG stream k of --seed):\n"
+    "each for three radius policies, over K seeds (seed k = RNG stream k of --seed):\n"
     "  fixed   R = --R (default 2, the middle of the paper's R = 1..3)\n"
     "  oracle  density: R* minimising the exact MISE (Plancherel) for the normal truth;\n"
     "          regression: R* minimising the Monte-Carlo MSE against the truth at\n"
     "          uniform test points in the default box, over pilot replications on\n"
     "          seed S + 1000003 (not the reported seeds)\n"
+    "  data    chosen on each seed's own sample: LSCV (density) or leave-one-out\n"
+    "          CV (regression), as a user without the truth would\n"
     "then a sensitivity table (MSE for each R of --sens-R and each box of --sens-box),\n"
-    "the density rate checks (gfi rates --size full), the regression rate checks\n"
-    "(gfi regress-rates --size large) and the FLT study (as flt_study) into DIR/flt,\n"
+    "the density rate checks (gfi rates --size full: exact MISE to N = 1e9, Monte-Carlo\n"
+    "checks to 1e6, 1e7 with --full), the regression rate checks (gfi regress-rates\n"
+    "--size large, 100 replications, 200 with --full) and the FLT study (as flt_study)\n"
+    "into DIR/flt,\n"
     "all in this process (docs/experiments.md). The phi of every experiment is z^4\n"
-    "(phi = pow:4) unless --phi says otherwise. Defaults are the full run's; --quick\n"
+    "(phi = pow:4) unless --phi says otherwise. --quick\n"
     "changes those marked 'quick'.\n",
     opts,
-    "\nEvery step prints '[k/n] step ... seconds' on stderr; a failing step prints\n"
+    "\nEvery step prints '[k/n] step ... seconds' on stderr (on a terminal also the\n"
+    "step's progress: count, rate, ETA); a failing step prints\n"
     "\"gfi reproduce: step 'NAME' failed: REASON\" and the exit status is 1.\n"
     "gnuplot must be on PATH. Plot scripts: $GFI_PLOTS_DIR, else the source tree's\n"
     "plots/, else the installed share/gfi/plots.\n"};
@@ -116,7 +126,8 @@ int cmd_reproduce(int argc, char **argv) {
   else P.plots_dirs[0] = GFI_SOURCE_PLOTS_DIR, P.plots_dirs[1] = GFI_INSTALL_PLOTS_DIR;
 
   gfi_exp_ctx ctx = {.program = "gfi reproduce", .argc = cli_argc, .argv = cli_argv, .nthreads = nthreads,
-                     .progress = quiet ? NULL : stderr, .header = header};
+                     .progress = quiet ? NULL : stderr, .header = header,
+                     .live = !quiet && isatty(STDERR_FILENO) ? stderr : NULL};
   gfi_exp_err e;
   gfi_exp_err_clear(&e);
   int st = gfi_exp_repro_check(&P, &e);

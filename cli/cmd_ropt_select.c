@@ -38,7 +38,10 @@ int ropt_select(const char *data, const char *select, const char *range, int per
   }
   size_t N, cols;
   double *t = cli_read_table("data file", data, 0, &N, &cols);
-  if (!dim_given) D = regress ? cols - 1 : cols;
+  if (!dim_given) {
+    D = regress ? cols - 1 : cols;
+    cli_header_settled("dim", "%zu (from the columns of --data)", D);
+  }
   if (regress ? cols <= D : cols != D)
     cli_die(EXIT_RUNTIME, "data file %s: %zu columns, expected %s%zu for --dim %zu", data, cols,
             regress ? "more than " : "", D, D);

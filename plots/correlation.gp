@@ -10,6 +10,9 @@ kern = system("sed -n 's/^# fourier: phi = \\(z^[0-9]*\\).*/\\1/p' ".f." | head 
 ns = system("awk '!/^#/ && NF { if (!s[$2]++) printf \"%s \", $2 }' ".f)
 nn = words(ns)  # rows are rho-major: the rows of the i-th N are every nn-th from row i - 1
 colors = "#1f77b4 #d62728 #2ca02c #9467bd #8c564b #ff7f0e"
+# the Fourier and the h^2 I Gaussian curves nearly coincide: the Fourier
+# curve is a wide translucent band, the Gaussian ones thin lines on top
+light(c) = "#A0".c[2:*]
 # x = -log10(1 - rho): 0, 0.5, 0.9, 0.99 evenly spaced by their distance from 1
 x(r) = -log10(1 - r)
 do for [fmt in "png pdf"] {
@@ -23,21 +26,23 @@ do for [fmt in "png pdf"] {
   set offsets 0, 0.1, 0, 0
   set xlabel "rho"
   set grid
-  set title "MISE*: Fourier, one radius (".kern.", solid), Gaussian h^2 I (dashed), Gaussian full H (dotted)"
+  set title "MISE*: Fourier, one radius (".kern.", wide band), Gaussian h^2 I (dashed), Gaussian full H (dotted)"
   set logscale y
   set format y "10^{%L}"
   set ylabel "MISE*"
   set key top left box opaque
-  plot for [i = 1:words(ns)] f every nn::(i-1) u (x($1)):4 w lp pt 7 ps 0.8 lw 2 lc rgb word(colors, i) t "N = ".word(ns, i), \
-       for [i = 1:words(ns)] f every nn::(i-1) u (x($1)):6 w lp pt 6 ps 0.8 lw 1.5 dt 2 lc rgb word(colors, i) notitle, \
-       for [i = 1:words(ns)] f every nn::(i-1) u (x($1)):10 w lp pt 4 ps 0.8 lw 1.5 dt 3 lc rgb word(colors, i) notitle
-  set title "MISE* over the full-H Gaussian KDE's: Fourier (solid), Gaussian h^2 I (dashed)"
+  plot for [i = 1:words(ns)] f every nn::(i-1) u (x($1)):4 w l lw 7 lc rgb light(word(colors, i)) t "N = ".word(ns, i), \
+       for [i = 1:words(ns)] f every nn::(i-1) u (x($1)):6 w lp pt 6 ps 1 lw 1.5 dt 2 lc rgb word(colors, i) notitle, \
+       for [i = 1:words(ns)] f every nn::(i-1) u (x($1)):10 w lp pt 4 ps 0.8 lw 1.5 dt 3 lc rgb word(colors, i) notitle, \
+       NaN w l lw 7 lc rgb "#A0808080" t "Fourier, one radius", NaN w lp pt 6 dt 2 lw 1.5 lc rgb "gray30" t "Gaussian h^2 I", \
+       NaN w lp pt 4 dt 3 lw 1.5 lc rgb "gray30" t "Gaussian full H"
+  set title "MISE* over the full-H Gaussian KDE's: Fourier (wide band), Gaussian h^2 I (dashed)"
   unset logscale y
   set format y "%g"
   set ylabel "MISE* / MISE*(Gaussian, full H)"
   set yrange [0:*]
-  plot for [i = 1:words(ns)] f every nn::(i-1) u (x($1)):11 w lp pt 7 ps 0.8 lw 2 lc rgb word(colors, i) t "N = ".word(ns, i), \
-       for [i = 1:words(ns)] f every nn::(i-1) u (x($1)):12 w lp pt 6 ps 0.8 lw 1.5 dt 2 lc rgb word(colors, i) notitle, \
+  plot for [i = 1:words(ns)] f every nn::(i-1) u (x($1)):11 w l lw 7 lc rgb light(word(colors, i)) t "N = ".word(ns, i), \
+       for [i = 1:words(ns)] f every nn::(i-1) u (x($1)):12 w lp pt 6 ps 1 lw 1.5 dt 2 lc rgb word(colors, i) notitle, \
        1 w l lw 1 lc rgb "gray" notitle
   unset multiplot
   unset output

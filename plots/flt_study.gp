@@ -38,19 +38,24 @@ do for [fmt in "png pdf"] {
   if (fmt eq "png") { set terminal pngcairo size 1300,560 enhanced font "Sans,10" } \
   else { set terminal pdfcairo size 13in,5.6in enhanced font "Sans,9" }
   set output dir."/flt_rstar.".fmt
-  set multiplot layout 1,2 title "Sample complexity: measured r*(eps, delta) (points) vs Theorem 4.2's r = 4c^2/eps^2 log(4L^2/delta) (dashed)"
+  set multiplot layout 1,2 title "Sample complexity: measured r*(eps, delta) (points) vs Theorem 4.2's r = 4c^2/eps^2 log(4L^2/delta) (lines without points)"
   set logscale xy
   set xlabel "L (positions on a line)"
   set ylabel "r"
   set grid
   set key top left font ",8" box opaque
   sel(i, e, d) = sprintf("< awk -v e=%s -v d=%s '/^# case %d/ {b = 1; next} /^# case/ {b = 0} b && !/^#/ && NF && ($2 - e)^2 < 1e-12 && ($3 - d)^2 < 1e-12' %s", e, d, i, f_star)
+  # the eps and delta values the file holds (the quick study has fewer)
+  epsl = system("awk '!/^#/ && NF && !s[$2]++ {printf \"%g \", $2}' ".f_star)
+  dell = system("awk '!/^#/ && NF && !s[$3]++ {printf \"%g \", $3}' ".f_star)
   do for [i=0:1] {
     set title system(sprintf("sed -n 's/^# case %d: rpe \\([^ ]*\\) proposal \\([^ ]*\\) c \\(.\\{1,6\\}\\).*/%s/p' %s", i, "\\1, p = \\2, c = \\3", f_star))
-    plot for [ie=1:3] for [id=1:2] sel(i, word("0.2 0.1 0.05", ie), word("0.1 0.01", id)) u 1:4 \
-           w lp pt (2 * id + 3) lw 1.5 lc ie t sprintf("r*, eps %s, delta %s", word("0.2 0.1 0.05", ie), word("0.1 0.01", id)), \
-         for [ie=1:3] for [id=1:2] sel(i, word("0.2 0.1 0.05", ie), word("0.1 0.01", id)) u 1:8 \
-           w l dt 1+id lw 1.5 lc ie notitle
+    plot for [ie=1:words(epsl)] for [id=1:words(dell)] sel(i, word(epsl, ie), word(dell, id)) u 1:4 \
+           w lp pt (2 * id + 3) lw 1.5 lc ie t sprintf("r*, eps %s, delta %s", word(epsl, ie), word(dell, id)), \
+         for [ie=1:words(epsl)] for [id=1:words(dell)] sel(i, word(epsl, ie), word(dell, id)) u 1:8 \
+           w l dt 1+id lw 1.5 lc ie notitle, \
+         for [id=1:words(dell)] NaN w l dt 1+id lw 1.5 lc rgb "gray30" \
+           t sprintf("Thm 4.2's r, delta %s (colour: eps)", word(dell, id))
   }
   unset multiplot
   unset output
@@ -70,6 +75,7 @@ do for [fmt in "png pdf"] {
   set arrow from 1/(2*pi), graph 0 to 1/(2*pi), graph 1 nohead dt 2 lc rgb "black"
   set label "c = inf" at graph 0.05, graph 0.92
   set xrange [0.05:0.7]
+  set xtics ("0.05" 0.05, "0.07" 0.07, "0.1" 0.1, "1/(2 pi)" 1/(2*pi), "0.2" 0.2, "0.3" 0.3, "0.5" 0.5, "0.7" 0.7)
   set key top right box opaque
   plot f_tau u 1:3:4 w yerrorlines lw 2 pt 7 t "mean", \
        f_tau u 1:6 w lp lw 1.5 pt 5 t "q99", \
@@ -116,8 +122,16 @@ do for [fmt in "png pdf"] {
   splot dir."/flt_shape2d_paper_k2.dat" u 1:2:3 every 2:2 w pm3d
   set title "printed, k = 3 (Re f)"
   splot dir."/flt_shape2d_paper_k3.dat" u 1:2:3 every 2:2 w pm3d
+  # the imaginary part is rounding noise ~1e-32: short labels ("3e-32"),
+  # which the colour box at the figure's right edge does not clip
   set title "printed, k = 2: Im f (zero up to rounding)"
+  set format z "%.0e"
+  set format cb "%.0e"
+  set colorbox user origin screen 0.935, screen 0.34 size screen 0.01, screen 0.2
   splot dir."/flt_shape2d_paper_k2.dat" u 1:2:4 every 2:2 w pm3d
+  set format z "% h"
+  set format cb "% h"
+  set colorbox default
   unset multiplot
   unset output
   reset
@@ -133,8 +147,9 @@ do for [fmt in "png pdf"] {
   set key bottom left font ",8"
   set title "output error (gauss:s=4 RPE, optimal p)"
   asel(r, o) = sprintf("< awk '!/^#/ && NF && $1 == %s && $3 == %d' %s", r, o, f_att)
-  plot for [i=1:4] asel(word("4 16 64 256", i), 0) u 2:4:5 w yerrorlines pt 7 lw 1.5 lc i t sprintf("r = %s, iid", word("4 16 64 256", i)), \
-       for [i=1:4] asel(word("4 16 64 256", i), 1) u 2:4:5 w yerrorlines pt 5 dt 2 lw 1.5 lc i t sprintf("r = %s, orthogonal", word("4 16 64 256", i))
+  rl = system("awk '!/^#/ && NF && !s[$1]++ {printf \"%g \", $1}' ".f_att)  # the r values run
+  plot for [i=1:words(rl)] asel(word(rl, i), 0) u 2:4:5 w yerrorlines pt 7 lw 1.5 lc i t sprintf("r = %s, iid", word(rl, i)), \
+       for [i=1:words(rl)] asel(word(rl, i), 1) u 2:4:5 w yerrorlines pt 5 dt 2 lw 1.5 lc i t sprintf("r = %s, orthogonal", word(rl, i))
   set xlabel "L"
   set ylabel "seconds"
   set y2label "accounted MB"
@@ -157,21 +172,21 @@ f_pa = dir."/flt_paper.dat"
 if (system("test -s ".f_pa." && echo 1 || echo 0") + 0) {
   npa = int(system("grep -c '^# case' ".f_pa))
   patitle(i) = system(sprintf("sed -n 's/^# case %d: \\(.*\\) | ell .* | c \\(.*\\)/\\1, c = \\2/p' '%s' | sed 's/ | rpe / /; s/ | proposal /, p = /'", i, f_pa))
-  pcols = 4
+  pcols = 3
   prows = int((npa + pcols - 1) / pcols)
   do for [fmt in "png pdf"] {
-    if (fmt eq "png") { set terminal pngcairo size 460*pcols,360*prows enhanced font "Sans,9" } \
-    else { set terminal pdfcairo size (4.6*pcols),(3.6*prows) enhanced font "Sans,8" }
+    if (fmt eq "png") { set terminal pngcairo size 640*pcols,440*prows enhanced font "Sans,11" } \
+    else { set terminal pdfcairo size (6.4*pcols),(4.4*prows) enhanced font "Sans,10" }
     set output dir."/flt_paper.".fmt
-    set multiplot layout prows,pcols title "FLT's own configurations: max-norm error of the RPE mask vs r (where c = inf, Theorems A.3/4.2 give no bound)" font ",11"
+    set multiplot layout prows,pcols title "FLT's own configurations: max-norm error of the RPE mask vs r (where c = inf, Theorems A.3/4.2 give no bound)" font ",14"
     set logscale xy
     set format y "10^{%L}"
     set xlabel "r"
     set ylabel "max_{ij} |N_{hat} - N|"
     set grid
-    set key bottom left box opaque font ",7"
+    set key bottom left box opaque font ",9"
     do for [i=0:npa-1] {
-      set title patitle(i) font ",8" noenhanced
+      set title patitle(i) font ",11" noenhanced
       plot f_pa index i u 1:2:3 w yerrorlines lw 2 pt 7 ps 0.5 lc rgb "#1f77b4" t "mean", \
            f_pa index i u 1:4 w lp lw 1 pt 5 ps 0.4 lc rgb "#d62728" t "q99", \
            f_pa index i u 1:($5 < 1e300 ? $6 : 1/0) w l lw 1.5 dt 2 lc rgb "#2ca02c" t "c/sqrt(r): Thm A.3, s.d. of one entry", \

@@ -20,10 +20,14 @@ do for [fmt in "png pdf"] {
   set logscale xy
   set xrange [rmin / 1.3 : rmax * 1.3]
   set grid
-  unset xlabel
+  set xlabel "radius R (log scale)" offset 0,0.3
+  # the radii the table uses, not only the decades
+  set xtics ("0.5" 0.5, "1" 1, "2" 2, "3" 3, "5" 5, "8" 8, "13" 13, "20" 20, "30" 30, "50" 50, "100" 100)
+  set mxtics default
   set ylabel "MSE"
   set format y "10^{%L}"
   set key below box font ",9" maxrows 3
+  set bmargin 9
   do for [i = 1:3] {
     f = dir."/".word(keys, i)."_sensitivity.dat"
     bl = value("boxes".i)

@@ -17,7 +17,7 @@ t1=$(date +%s.%N)
 secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 echo "gfi reproduce --quick: $secs s"
 # one progress line per step, numbered [k/n] up to n
-n=$(grep -c '^\[[0-9]*/[0-9]*\] .* \.\.\. [0-9.]* s$' "$T/err")
+n=$(grep -c '^\[[0-9]*/[0-9]*\] .* \.\.\. [0-9.]* s (CPU [0-9.]* s)$' "$T/err")
 total=$(sed -n 's/^\[1\/\([0-9]*\)\].*/\1/p' "$T/err")
 [ -n "$total" ] && [ "$n" -eq "$total" ] && ok || bad "progress lines: $n of ${total:-?}: $(head -3 "$T/err")"
 
@@ -36,6 +36,14 @@ for f in fig1a fig1b fig2 sensitivity rates/mise_rates regress_rates/regress_rat
   if [ "$(head -c 4 "$R/$f.pdf" 2>/dev/null)" = "%PDF" ]; then ok; else bad "$f.pdf missing or not a PDF"; fi
 done
 [ -s "$R/summary.md" ] && [ -s "$R/flt/flt_summary.md" ] && ok || bad "summary.md or flt/flt_summary.md missing"
+# the figure scripts draw without a warning from gnuplot (an empty iteration,
+# a file with no valid points, a missing file): each script's log is empty
+ls "$R"/logs/gnuplot_*.log >/dev/null 2>&1 && ok || bad "no gnuplot logs in $R/logs"
+if grep -il 'warning' "$R"/logs/gnuplot_*.log >"$T/gpwarn"; then
+  bad "gnuplot warnings: $(cat "$T/gpwarn" | tr '\n' ' '): $(grep -ih warning "$R"/logs/gnuplot_*.log | sort -u | head -5)"
+else ok; fi
+# the FLT summary prints no bare nan for sizes a method skips
+grep -qw 'nan' "$R/flt/flt_summary.md" && bad "flt_summary.md prints nan" || ok
 
 # summary.dat: 12 rows (3 experiments x 3 policies (fixed, oracle, data-driven) + 3 prediction rows), MSE finite and > 0
 rows=$(grep -vc '^#' "$R/summary.dat")

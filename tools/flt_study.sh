@@ -7,6 +7,9 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$GFI_ROOT"
+# gnuplot, failing on any warning it prints (an empty plot, a missing file)
+gp() { local w; w=$(gnuplot "$@" 2>&1 >/dev/null) || { echo "$w" >&2; return 1; }
+  if [ -n "$w" ]; then echo "$w" >&2; if grep -qi warning <<<"$w"; then echo "$0: gnuplot warned (above)" >&2; return 1; fi; fi; }
 out=results/flt
 args=()
 while [ $# -gt 0 ]; do
@@ -24,5 +27,5 @@ if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
 else
   echo "flt_study.sh: /usr/bin/python3 with numpy not found: independent check skipped (apt-get install python3-numpy)" >&2
 fi
-gnuplot -e "dir='$out'" plots/flt_study.gp
+gp -e "dir='$out'" plots/flt_study.gp
 ls -1 "$out"/flt_* >&2

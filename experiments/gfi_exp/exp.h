@@ -49,6 +49,8 @@ typedef struct gfi_exp_ctx {
    * the CLI's, which adds the parsed options); NULL: the default. */
   void (*header)(FILE *f, void *arg);
   void *header_arg;
+  FILE *live;          /* progress within a long piece of work, rewritten in place
+                          (count, rate, ETA): a terminal, or NULL */
 } gfi_exp_ctx;
 
 /* Metadata header of an output file: ctx->header, else gfi_dat_header with

@@ -44,6 +44,9 @@ typedef struct gfi_exp_repro_params {
   const char *flt;        /* "full", "quick" or "none" (NULL: full; quick with quick) */
   const char *rates;      /* "full", "quick" or "none" (NULL: full; quick with quick) */
   const char *plots_dirs[4]; /* folders to look for the plot scripts in, in order (NULL entries skipped) */
+  int full;               /* the long variant of the rate checks and the FLT study (--full): Monte-Carlo
+                             points of the density checks to N = 1e7 (default 1e6), 200 replications of
+                             the regression checks (default 100) */
 } gfi_exp_repro_params;
 
 /* The full run's defaults (out "results", seed 1, phi z^4, R = 2, the

@@ -363,13 +363,20 @@ static int moments(flt_run *c) {
     fprintf(f, "%zu", ci);
     put(f, mz); put(f, mv); put(f, av); put(f, cc); put(f, m2); put(f, ve); put(f, zv);
     fprintf(f, "   # %s / %s\n", cases[ci][0], cases[ci][1]);
-    fprintf(summary, "| %s | %s | %.4g | %.3g | %.3g | %.3g | %.4g | %.3g | %.3g |\n", cases[ci][0], cases[ci][1], cc,
-            mz, mv, av, m2, ve, zv);
+    /* no bound (c = inf) or no finite second moment: "-" rather than nan */
+    char cv[5][32];
+    const double vals[5] = {mv, av, m2, ve, zv};
+    for (int k = 0; k < 5; k++) {
+      if (isnan(vals[k])) snprintf(cv[k], sizeof cv[k], "-");
+      else snprintf(cv[k], sizeof cv[k], k == 2 ? "%.4g" : "%.3g", vals[k]);
+    }
+    fprintf(summary, "| %s | %s | %.4g | %.3g | %s | %s | %s | %s | %s |\n", cases[ci][0], cases[ci][1], cc, mz,
+            cv[0], cv[1], cv[2], cv[3], cv[4]);
     gfi_proposal_free(P);
     gfi_rpe_free(R);
     P = NULL, R = NULL;
   }
-  fprintf(summary, "\nz is |mean - f| in standard errors (max over %zu differences: values up to ~3 are chance); "
+  fprintf(summary, "\nz is |mean - f| in standard errors (max over %zu differences: values up to ~3 are chance; - where c = inf leaves no bound and no finite variance to compare with); "
                    "Var / bound <= 1 is Theorem A.3 (c = inf: no bound).\n\n", nd);
   st = close_dat(c, f, "flt_moments.dat");
   f = NULL;
@@ -659,8 +666,16 @@ static int attention_scaling(flt_run *c) {
     for (int k = 0; k < 4; k++) put(f, isnan(t[k]) ? NAN : (double)by[k]);
     fputc('\n', f);
     fflush(f);
-    fprintf(summary, "| %zu | %.3g | %.3g | %.3g | %.3g | %.3g | %.3g |\n", L, t[0], t[1], t[2], t[3], by[0] / 1e6,
-            isnan(t[3]) ? NAN : by[3] / 1e6);
+    /* sizes a method is not run at: "not run" in the table (NaN in the .dat) */
+    char cell[4][32], mb[32];
+    for (int k = 0; k < 4; k++) {
+      if (isnan(t[k])) snprintf(cell[k], sizeof cell[k], "not run");
+      else snprintf(cell[k], sizeof cell[k], "%.3g", t[k]);
+    }
+    if (isnan(t[3])) snprintf(mb, sizeof mb, "not run");
+    else snprintf(mb, sizeof mb, "%.3g", by[3] / 1e6);
+    fprintf(summary, "| %zu | %s | %s | %s | %s | %.3g | %s |\n", L, cell[0], cell[1], cell[2], cell[3], by[0] / 1e6,
+            mb);
     gsl_rng_free(g);
     g = NULL;
     free(pos); free(Q); free(K); free(V); free(o); free(W);
@@ -845,13 +860,22 @@ int gfi_exp_flt_study(const gfi_exp_flt_params *p, const gfi_exp_ctx *ctx, gfi_e
   } parts[] = {{"error", err_vs_r},   {"rstar", rstar_vs_L},         {"tau", err_vs_tau},
                {"moments", moments},  {"shapes", shapes},            {"attention", attention_error},
                {"scaling", attention_scaling}, {"paper", paper}};
-  for (size_t i = 0; !st && i < sizeof parts / sizeof parts[0]; i++) {
-    if (p->only && !strstr(p->only, parts[i].name)) continue;
+  const size_t nparts = sizeof parts / sizeof parts[0];
+  gfi_progress pg;
+  gfi_progress_start(&pg, ctx->live, "FLT study, parts", nparts);
+  for (size_t i = 0; !st && i < nparts; i++) {
+    if (p->only && !strstr(p->only, parts[i].name)) {
+      gfi_progress_add(&pg, 1);
+      continue;
+    }
     double t0 = gfi_now();
     st = parts[i].fn(&c);
     fflush(c.summary);
     if (!st && ctx->progress) fprintf(ctx->progress, "flt_study: %-10s %.1f s\n", parts[i].name, gfi_now() - t0);
+    gfi_progress_add(&pg, 1);
   }
+  if (!st) gfi_progress_end(&pg);
+  else if (ctx->live) fputc('\n', ctx->live);
   if (st) {
     fclose(c.summary);
     return st;
