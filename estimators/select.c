@@ -27,6 +27,7 @@
 #include "gfi/validate.h"
 #include "gfi/mise.h"
 #include "bandlimited.h"
+#include "engine.h"
 #include "select_internal.h"
 #include "../lib/nufft.h"
 #include "par.h"
@@ -490,34 +491,32 @@ typedef struct {
   const double *x, *y, *R;
   double dtol;
   double *slots; /* per row: squared residual, flagged (1/0) */
-  /* N x D each, or NULL: R_j x_ij and its sine and cosine (loo_tables), so
-   * that a pair's sinc needs no sin: as the NW engine, sin(R x_i - R x_k) by
-   * angle subtraction beyond |u| = GFI_SINC_CUT, the series below (absolute
-   * error about 1e-16 / |u|; lib/sinc_series.h) */
-  const double *rx, *sx, *cx;
+  /* N x D each, or NULL: R_j x_ij as hi + lo parts and the sine and cosine
+   * of the exact product (engine_phase, loo_tables), so that a pair's sinc
+   * needs no sin: as the NW engine, sin(u) by angle subtraction beyond
+   * |u| = GFI_SINC_CUT, the series below (absolute error about 1e-16 / |u|;
+   * lib/sinc_series.h), u = (rx_i - rx_k) + (rl_i - rl_k) exact to a few
+   * ulps of u for any |R x| <= 2^52 (data far from the origin) */
+  const double *rx, *rl, *sx, *cx;
 } loo_ctx;
 
 /* The phase tables of c (freed with *buf). */
 static int loo_tables(loo_ctx *c, double **buf) {
   const size_t N = c->N, D = c->D;
   *buf = NULL;
-  if (N > SIZE_MAX / D / 3 / sizeof(double)) return GFI_ENOMEM;
-  double *t = malloc(3 * N * D * sizeof *t);
+  if (N > SIZE_MAX / D / 4 / sizeof(double)) return GFI_ENOMEM;
+  double *t = malloc(4 * N * D * sizeof *t);
   if (!t) return GFI_ENOMEM;
-  for (size_t i = 0; i < N * D; i++) {
-    double a = c->R[i % D] * c->x[i];
-    t[i] = a;
-    t[N * D + i] = sin(a);
-    t[2 * N * D + i] = cos(a);
-  }
-  c->rx = t, c->sx = t + N * D, c->cx = t + 2 * N * D;
+  for (size_t i = 0; i < N * D; i++)
+    engine_phase(c->R[i % D], c->x[i], t + i, t + 3 * N * D + i, t + N * D + i, t + 2 * N * D + i);
+  c->rx = t, c->sx = t + N * D, c->cx = t + 2 * N * D, c->rl = t + 3 * N * D;
   *buf = t;
   return GFI_OK;
 }
 
 /* sinc(R_j (x_ij - x_kj)) from the tables */
 static inline double loo_sinc(const loo_ctx *c, size_t i, size_t k) {
-  double u = c->rx[i] - c->rx[k];
+  double u = (c->rx[i] - c->rx[k]) + (c->rl[i] - c->rl[k]);
   if (fabs(u) < GFI_SINC_CUT) return gfi_sinc_series(u);
   return (c->sx[i] * c->cx[k] - c->cx[i] * c->sx[k]) / u;
 }
@@ -753,7 +752,7 @@ int sel_loocv_fast(int l, size_t N, size_t D, size_t V, const double *x, const d
                    double *value, double *bound, size_t left[2]) {
   double *slots = malloc(2 * N * sizeof *slots);
   if (!slots) return GFI_ENOMEM;
-  loo_ctx c = {N, D, V, l, x, y, R, denom_tol, slots, NULL, NULL, NULL};
+  loo_ctx c = {N, D, V, l, x, y, R, denom_tol, slots, NULL, NULL, NULL, NULL};
   double *tab;
   int st = loo_tables(&c, &tab);
   if (!st) st = loo_fast(&c, tol, nthreads, second, bound, left);
@@ -788,7 +787,7 @@ int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x
   if (m == GFI_METHOD_FAST && D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
   double *slots = malloc(2 * N * sizeof *slots);
   if (!slots) return GFI_ENOMEM;
-  loo_ctx c = {N, D, V, k->l, x, y, R, denom_tol, slots, NULL, NULL, NULL};
+  loo_ctx c = {N, D, V, k->l, x, y, R, denom_tol, slots, NULL, NULL, NULL, NULL};
   double *tab;
   if ((st = loo_tables(&c, &tab))) {
     free(slots);

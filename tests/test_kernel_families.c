@@ -248,6 +248,35 @@ static void test_offset_direct(gsl_rng *r) {
   }
 }
 
+/* Translation invariance of the leave-one-out CV and LSCV criteria on the
+ * direct route: the data at 0 and at 1e8 (R x up to 1e10) give the same
+ * value to 1e-12 relative. */
+static void test_offset_criteria(gsl_rng *r) {
+  const size_t N = 300, D = 2;
+  double x0[600], x1[600], y[300];
+  for (size_t i = 0; i < N * D; i++) x0[i] = gsl_ran_gaussian(r, 1.0);
+  for (size_t i = 0; i < N * D; i++) x1[i] = x0[i] + 1e8;
+  for (size_t i = 0; i < N; i++) y[i] = sin(x0[2 * i]) + 0.1 * gsl_ran_gaussian(r, 1.0);
+  /* exact translations: x0 + 1e8 - 1e8 == x0 needs |x0| < 1 ulp-free, so
+   * the reference is the shifted copy's own difference */
+  for (size_t i = 0; i < N * D; i++) x0[i] = x1[i] - 1e8;
+  gfi_kernel k;
+  gfi_kernel_pow(&k, 2);
+  gfi_opts o;
+  gfi_default_opts(&o);
+  o.method = GFI_METHOD_DIRECT;
+  double R[2] = {50, 80}, v0 = NAN, v1 = NAN;
+  size_t nf0 = 0, nf1 = 0;
+  CHECK_STATUS(gfi_loocv(&k, N, D, 1, x0, y, R, &o, 0, &v0, &nf0, NULL, NULL), GFI_OK);
+  CHECK_STATUS(gfi_loocv(&k, N, D, 1, x1, y, R, &o, 0, &v1, &nf1, NULL, NULL), GFI_OK);
+  CHECK(nf0 == nf1, "LOO-CV flags at 0 and at 1e8: %zu, %zu", nf0, nf1);
+  CHECK_CLOSE(v1, v0, 1e-12, 0);
+  double l0 = NAN, l1 = NAN;
+  CHECK_STATUS(gfi_lscv(&k, N, D, x0, R, &o, &l0, NULL, NULL), GFI_OK);
+  CHECK_STATUS(gfi_lscv(&k, N, D, x1, R, &o, &l1, NULL, NULL), GFI_OK);
+  CHECK_CLOSE(l1, l0, 1e-10, 0);
+}
+
 int main(void) {
   gsl_set_error_handler_off();
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
@@ -256,6 +285,7 @@ int main(void) {
   test_poly_estimators(r);
   test_poly_mise();
   test_offset_direct(r);
+  test_offset_criteria(r);
   gsl_rng_free(r);
   return check_summary("kernel-families");
 }
