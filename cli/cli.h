@@ -204,6 +204,8 @@ void cli_output_close(cli_output *o);
  * not resolved): a usage error naming --R, the row and column of `what`
  * ("data file F") and the product when some point breaks it. */
 void cli_check_phase(const char *what, size_t n, size_t D, const double *x, const double *R);
+/* The same for rows row0 + 1 .. row0 + n of `what` (a slab of a file). */
+void cli_check_phase_rows(const char *what, size_t row0, size_t n, size_t D, const double *x, const double *R);
 
 /* rows x cols values (row-major) about to be printed as `what`: a NaN or
  * an infinity is a runtime error (exit 1) naming the row and column, so that
@@ -219,6 +221,8 @@ void *cli_array(size_t a, size_t b, size_t size);
  * write: a failed one (a full disk) is a runtime error (exit 1) naming
  * `what`. Every subcommand ends its output with this. */
 void cli_finish_output(FILE *f, const char *what);
+/* 1 once cli_finish_output closed standard output. */
+int cli_stdout_closed(void);
 /* fflush with the same check, for output that goes out as it is made. */
 void cli_flush(FILE *f, const char *what);
 

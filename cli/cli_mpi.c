@@ -72,6 +72,21 @@ void cli_mpi_exit(int code, int collective) {
   exit(code);
 }
 
+void cli_mpi_fail(int code, const char *msg) {
+  if (g_on && g_size > 1 && g_rank != 0) {
+    /* rank 0 may be failing the same way (the same arguments, the same
+     * file): give it a moment to say so once and stop the job; a failure of
+     * this rank alone is then said here and stops every rank */
+    fflush(stdout);
+    for (int i = 0; i < 40; i++) {
+      struct timespec ts = {0, 50000000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  fputs(msg, stderr);
+  cli_mpi_exit(code, 0);
+}
+
 /* Messages longer than INT_MAX bytes go in pieces. */
 #define PIECE ((size_t)1 << 30)
 
@@ -128,8 +143,8 @@ int cli_mpi_minmax(double *lo, double *hi, size_t n) {
 int cli_mpi_max_int(int *v) { return MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD); }
 
 int cli_mpi_sum_size(size_t *v, size_t n) {
-  unsigned long long t[16];
-  if (n > 16) return MPI_ERR_COUNT;
+  unsigned long long t[64];
+  if (n > 64) return MPI_ERR_COUNT;
   for (size_t i = 0; i < n; i++) t[i] = v[i];
   int st = MPI_Allreduce(MPI_IN_PLACE, t, (int)n, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   for (size_t i = 0; i < n; i++) v[i] = (size_t)t[i];
@@ -147,6 +162,10 @@ void cli_mpi_start(int *argc, char ***argv) {
 void cli_mpi_end(void) {}
 void cli_mpi_exit(int code, int collective) {
   (void)collective;
+  exit(code);
+}
+void cli_mpi_fail(int code, const char *msg) {
+  fputs(msg, stderr);
   exit(code);
 }
 int cli_mpi_send(int to, int tag, const void *buf, size_t bytes) {

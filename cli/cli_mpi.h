@@ -32,6 +32,13 @@ int cli_mpi_size(void);
  * arguments): MPI is finalised and the ranks exit. collective = 0: this rank
  * alone failed: MPI_Abort stops the others. Without MPI: exit(code). */
 _Noreturn void cli_mpi_exit(int code, int collective);
+/* A failure of this rank (msg: the whole message, newline included): on
+ * rank 0, or without MPI, msg goes to stderr and the job ends with `code`
+ * (MPI_Abort stops the other ranks). On another rank, after a grace of two
+ * seconds in which rank 0, failing the same way, says it once and ends the
+ * job, this rank says msg and ends the job. Never a silent MPI_Finalize, which
+ * would leave rank 0 waiting for this rank forever. */
+_Noreturn void cli_mpi_fail(int code, const char *msg);
 /* Seconds of wall time (MPI_Wtime, or a monotonic clock without MPI). */
 double cli_mpi_time(void);
 
@@ -45,7 +52,7 @@ int cli_mpi_try_recv(int tag, void *buf, size_t bytes, int *from);
 int cli_mpi_bcast(void *buf, size_t bytes, int root);
 /* In place over all ranks: lo[i] = min, hi[i] = max (n values each). */
 int cli_mpi_minmax(double *lo, double *hi, size_t n);
-/* In place: v = max over all ranks; and the sum of size_t values. */
+/* In place: v = max over all ranks; and the sum of n <= 64 size_t values. */
 int cli_mpi_max_int(int *v);
 int cli_mpi_sum_size(size_t *v, size_t n);
 int cli_mpi_barrier(void);
