@@ -30,15 +30,18 @@ int cli_mpi_size(void);
 /* Leave the program with `code`. collective = 1: every rank leaves the same
  * way at the same point (a usage error found while parsing the same
  * arguments): MPI is finalised and the ranks exit. collective = 0: this rank
- * alone failed: MPI_Abort stops the others. Without MPI: exit(code). */
+ * alone failed: it exits without MPI_Finalize, and the launcher stops the others. Without MPI: exit(code). */
 _Noreturn void cli_mpi_exit(int code, int collective);
-/* A failure of this rank (msg: the whole message, newline included): on
- * rank 0, or without MPI, msg goes to stderr and the job ends with `code`
- * (MPI_Abort stops the other ranks). On another rank, after a grace of two
- * seconds in which rank 0, failing the same way, says it once and ends the
- * job, this rank says msg and ends the job. Never a silent MPI_Finalize, which
- * would leave rank 0 waiting for this rank forever. */
+/* A failure of this rank (msg: the whole message, newline included). Under
+ * MPI the message reaches rank 0, which prints it once (its own failure, or
+ * the first another rank reports) and stops every rank, each leaving through
+ * MPI_Finalize with `code` (cli_mpi.c describes the protocol); never a silent
+ * exit that leaves rank 0 waiting for this rank. Without MPI: msg to stderr
+ * and exit(code). */
 _Noreturn void cli_mpi_fail(int code, const char *msg);
+/* Whether the running command splits its work over the ranks (1, the
+ * default) or runs on rank 0 alone while the others wait in MPI_Finalize. */
+void cli_mpi_set_split(int split);
 /* Seconds of wall time (MPI_Wtime, or a monotonic clock without MPI). */
 double cli_mpi_time(void);
 

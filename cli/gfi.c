@@ -63,6 +63,7 @@ static void usage(FILE *f) {
 static int run(const command *c, int argc, char **argv) {
   cli_cmd = c->name;
   cli_guard_level(guard_level(c->name));
+  cli_mpi_set_split(c->mpi);
   if (!c->mpi && cli_mpi_rank() != 0) return 0; /* the command runs on rank 0 alone */
   return c->run(argc, argv);
 }
