@@ -138,7 +138,11 @@ double *cli_bandwidth(const char *opt, const char *s, size_t D, size_t N, const 
   if (!H) cli_die(EXIT_RUNTIME, "%s: out of memory for a %zu x %zu bandwidth matrix", opt, D, D);
   if (strcmp(s, "scott") == 0 || strcmp(s, "silverman") == 0) {
     if (!data) cli_usage(opt, "the '%s' rule needs data; give bandwidths", s);
-    cli_check(gfi_bandwidth_rule(s, N, D, data, weights, H), "bandwidth rule");
+    int st = gfi_bandwidth_rule(s, N, D, data, weights, H);
+    if (st == GFI_EBANDWIDTH)
+      cli_die(EXIT_RUNTIME, "%s %s: the data do not spread along every axis (identical points, or points on a "
+              "line or plane): the rule's bandwidth matrix is singular; give the bandwidth (--bandwidth h)", opt, s);
+    cli_check(st, "bandwidth rule");
     return H;
   }
   size_t nb;
