@@ -142,6 +142,9 @@ double *cli_bandwidth(const char *opt, const char *s, size_t D, size_t N, const 
     if (st == GFI_EBANDWIDTH)
       cli_die(EXIT_RUNTIME, "%s %s: the data do not spread along every axis (identical points, or points on a "
               "line or plane): the rule's bandwidth matrix is singular; give the bandwidth (--bandwidth h)", opt, s);
+    if (st == GFI_ERANGE)
+      cli_die(EXIT_RUNTIME, "%s %s: the data's covariance overflows a double (values too large for the rule, "
+              "beyond about 1e154): rescale the data, or give the bandwidth (--bandwidth h)", opt, s);
     cli_check(st, "bandwidth rule");
     return H;
   }
@@ -335,7 +338,13 @@ static void convert(const cli_opt *o, const char *opt, const char *arg) {
   switch (o->kind) {
     case CLI_FLAG: if (o->dst) *(int *)o->dst = 1; break;
     case CLI_STR: if (o->dst) *(const char **)o->dst = arg; break;
-    case CLI_SIZE: *(size_t *)o->dst = cli_size(opt, arg, o->min); break;
+    case CLI_SIZE: {
+      size_t v = cli_size(opt, arg, o->min);
+      double max = o->max > 0 ? o->max : CLI_COUNT_MAX;
+      if ((double)v > max) cli_usage(opt, "%s is above the budget of %.3g (docs/budgets.md)", arg, max);
+      *(size_t *)o->dst = v;
+      break;
+    }
     case CLI_INT: {
       size_t v = cli_size(opt, arg, o->min);
       if (v > INT_MAX) cli_usage(opt, "too large: '%s'", arg);

@@ -63,6 +63,7 @@ typedef struct cli_opt {
   const char *arg;     /* the value's name in --help ("FILE"); NULL = "X" */
   const char *help;    /* help text; '\n' starts an aligned continuation line */
   size_t min;          /* CLI_SIZE, CLI_INT: the smallest value */
+  double max;          /* CLI_SIZE: the largest value (0 = CLI_COUNT_MAX; docs/budgets.md) */
   /* CLI_CUSTOM: the converter. Other kinds: an extra check run after the
    * conversion (NULL = none). `opt` is "--NAME" for messages. */
   void (*parse)(const char *opt, const char *arg, void *dst);
@@ -146,6 +147,20 @@ void cli_check(int status, const char *what);
  * (GFI_EUNSUPPORTED, GFI_ERANGE) and RULE_HINT is not NULL, the options that
  * make it smaller (RULE_HINT). */
 void cli_check_size(int status, const char *what, const char *size, const char *mem_hint, const char *rule_hint);
+
+/* The budget (docs/budgets.md), checked before any work starts, each
+ * refusal naming the option or file:
+ * - any count given as an option (CLI_SIZE): at most CLI_COUNT_MAX unless its
+ *   table entry says less (.max);
+ * - any array whose size follows from options or a file's header (points x
+ *   dimensions, grid points, rows x columns): at most CLI_MAX_VALUES values
+ *   (64 GiB of doubles); a .npy file must hold the values its header
+ *   announces before anything is allocated;
+ * - Monte-Carlo work: CLI_MC_MAX_POINTS, CLI_KDE_MC_MAX_PAIRS below. */
+#define CLI_COUNT_MAX 1e15
+#define CLI_MAX_VALUES 8589934592.0
+/* 1 when a x b values (a product of counts) are within CLI_MAX_VALUES. */
+#define CLI_WITHIN_BUDGET(a, b) ((double)(a) * (double)(b) <= CLI_MAX_VALUES)
 
 /* Monte Carlo on the CPU: at most this many points drawn and summed in all
  * (N x replications); beyond, hours of computing. */

@@ -486,6 +486,8 @@ int gfi_bandwidth_rule(const char *rule, size_t N, size_t D, const double *data,
    * the estimate huge. Every axis must spread beyond 1e-12 of the data's
    * magnitude, and the correlation matrix must be nonsingular to about 1e-12
    * (its Cholesky pivots), as the normal-scale and LSCV selectors require. */
+  for (size_t a = 0; a < D * D; a++)
+    if (!isfinite(H[a])) return GFI_ERANGE; /* the covariance overflows */
   for (size_t a = 0; a < D; a++) {
     double big = 0;
     for (size_t i = 0; i < N; i++) big = fmax(big, fabs(data[i * D + a]));

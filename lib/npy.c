@@ -127,7 +127,7 @@ static int parse_header(const char *h, size_t len, size_t *dims, int *ndim, gfi_
     if (!string(&c, key, sizeof key) || !eat(&c, ':'))
       return fail(err, GFI_EPARSE, "malformed header: expected 'key': value at byte %zu", (size_t)(c.p - h));
     if (strcmp(key, "descr") == 0) {
-      if (!string(&c, descr, sizeof descr)) return fail(err, GFI_EPARSE, "malformed header: 'descr' is not a string");
+      if (!string(&c, descr, sizeof descr)) return fail(err, GFI_EPARSE, "malformed header: 'descr' is not a plain quoted string (no escapes, no control characters such as NUL)");
       have_descr = 1;
     } else if (strcmp(key, "fortran_order") == 0) {
       if (word(&c, "True"))
