@@ -341,7 +341,7 @@ static void convert(const cli_opt *o, const char *opt, const char *arg) {
     case CLI_SIZE: {
       size_t v = cli_size(opt, arg, o->min);
       double max = o->max > 0 ? o->max : CLI_COUNT_MAX;
-      if ((double)v > max) cli_usage(opt, "%s is above the budget of %.3g (docs/budgets.md)", arg, max);
+      if ((double)v > max) cli_usage(opt, "%s is above the budget of %.3g (docs/robustness.md)", arg, max);
       *(size_t *)o->dst = v;
       break;
     }

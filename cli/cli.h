@@ -63,7 +63,7 @@ typedef struct cli_opt {
   const char *arg;     /* the value's name in --help ("FILE"); NULL = "X" */
   const char *help;    /* help text; '\n' starts an aligned continuation line */
   size_t min;          /* CLI_SIZE, CLI_INT: the smallest value */
-  double max;          /* CLI_SIZE: the largest value (0 = CLI_COUNT_MAX; docs/budgets.md) */
+  double max;          /* CLI_SIZE: the largest value (0 = CLI_COUNT_MAX; docs/robustness.md) */
   /* CLI_CUSTOM: the converter. Other kinds: an extra check run after the
    * conversion (NULL = none). `opt` is "--NAME" for messages. */
   void (*parse)(const char *opt, const char *arg, void *dst);
@@ -148,7 +148,7 @@ void cli_check(int status, const char *what);
  * make it smaller (RULE_HINT). */
 void cli_check_size(int status, const char *what, const char *size, const char *mem_hint, const char *rule_hint);
 
-/* The budget (docs/budgets.md), checked before any work starts, each
+/* The budget (docs/robustness.md), checked before any work starts, each
  * refusal naming the option or file:
  * - any count given as an option (CLI_SIZE): at most CLI_COUNT_MAX unless its
  *   table entry says less (.max);

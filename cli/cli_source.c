@@ -127,7 +127,7 @@ static double *grid_points(cli_source *s, size_t D, size_t *M, char *desc, size_
     if (total > SIZE_MAX / n[j]) cli_usage("--grid", "too many points");
     total *= n[j];
     if (!CLI_WITHIN_BUDGET(total, D))
-      cli_usage("--grid", "%.3g points in %zu dimension(s), above the budget of %.3g values (docs/budgets.md)",
+      cli_usage("--grid", "%.3g points in %zu dimension(s), above the budget of %.3g values (docs/robustness.md)",
                 (double)total, D, CLI_MAX_VALUES);
     if (used < dn)
       used += (size_t)snprintf(desc + used, dn - used, "%s%.17g:%.17g:%zu", j ? " x " : " ", lo[j], hi[j], n[j]);

@@ -636,7 +636,7 @@ int cmd_sweep(int argc, char **argv) {
     "and FILE.lock keep a second sweep from writing FILE at the same time: it exits 1\n"
     "naming the holder (the locks go with the process, so a killed sweep leaves none).\n"
     "FILE must be a regular file. Monte-Carlo points are held to N x reps <= 1e11\n"
-    "and reps <= 1e9 (docs/budgets.md).\n\n"
+    "and reps <= 1e9 (docs/robustness.md).\n\n"
     "Under MPI ('mpirun -np P gfi sweep ...', or srun) rank 0 reads and writes FILE\n"
     "and hands the points out one at a time, most expensive first, to whichever rank\n"
     "asks (its own second thread included): the rows and numbers are those of the\n"
@@ -674,13 +674,13 @@ int cmd_sweep(int argc, char **argv) {
   for (size_t i = 0; i < nQ; i++)
     if (Qv[i] != floor(Qv[i]) || Qv[i] < 0 || Qv[i] == 1) cli_usage("--reps", "0 (exact) or >= 2 replications");
     else if (Qv[i] > MAX_REPS)
-      cli_usage("--reps", "%g replications: at most %.0e (the budget of docs/budgets.md)", Qv[i], MAX_REPS);
+      cli_usage("--reps", "%g replications: at most %.0e (the budget of docs/robustness.md)", Qv[i], MAX_REPS);
   /* the Monte-Carlo points' work, before any starts (as mise --mc) */
   for (size_t i = 0; i < nN; i++)
     for (size_t q = 0; q < nQ; q++)
       if (Qv[q] > 0 && Nv[i] * Qv[q] > CLI_MC_MAX_POINTS)
         cli_usage(nQ > 1 || nN == 1 ? "--reps" : "--ns", "the point N = %g, reps = %g draws and sums N x reps = %.3g "
-                  "points, above the budget of %.0e (hours to years of computing; docs/budgets.md): lower --ns or "
+                  "points, above the budget of %.0e (hours to years of computing; docs/robustness.md): lower --ns or "
                   "--reps (reps 0 gives the exact MISE at any N)", Nv[i], Qv[q], Nv[i] * Qv[q], CLI_MC_MAX_POINTS);
   gfi_model *(*mods)[3] = g.mods;
   for (size_t a = 0; a < nm; a++)
