@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
 
   gfi_attn_spec sp;
   gfi_attn_default_spec(&sp);
-  sp.l = l;
+  gfi_kernel_pow(&sp.kernel, l);
   gfi_opts o1, on;
   gfi_default_opts(&o1);
   gfi_default_opts(&on);

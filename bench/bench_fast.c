@@ -149,7 +149,9 @@ static void smoothing(size_t D, double N, double *R, double *h) {
   gfi_mise_default_opts(&mo);
   gfi_mise_result res;
   if (R) {
-    st = gfi_ropt(m, KERNEL_L, N, NULL, &mo, R, &res);
+    gfi_kernel kp;
+    gfi_kernel_pow(&kp, KERNEL_L);
+    st = gfi_ropt(m, &kp, N, NULL, &mo, R, &res);
     if (st) die("gfi_ropt", st);
   }
   if (h) {

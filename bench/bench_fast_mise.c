@@ -212,7 +212,9 @@ int main(int argc, char **argv) {
     size_t N = (size_t)Nd;
     double R;
     gfi_mise_result res;
-    st = gfi_ropt(m, KERNEL_L, Nd, NULL, &mo, &R, &res);
+    gfi_kernel kp;
+    gfi_kernel_pow(&kp, KERNEL_L);
+    st = gfi_ropt(m, &kp, Nd, NULL, &mo, &R, &res);
     if (st) {
       fprintf(stderr, "gfi_ropt: %s\n", gfi_strerror(st));
       return 2;

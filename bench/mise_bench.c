@@ -15,7 +15,9 @@ static double best_exact(const gfi_model *m, int l, const double *R, double res,
   for (int k = 0; k < 3; k++) {
     gfi_mise_result r;
     double t0 = gfi_now();
-    if (gfi_mise_exact(m, l, 1e4, R, &o, &r)) exit(1);
+    gfi_kernel kp;
+    gfi_kernel_pow(&kp, l);
+    if (gfi_mise_exact(m, &kp, 1e4, R, &o, &r)) exit(1);
     double t = gfi_now() - t0;
     if (t < best) best = t;
     *val = r.mise;
@@ -50,7 +52,9 @@ int main(void) {
     gfi_mise_result r;
     double R2[2] = {2, 2};
     double t0 = gfi_now();
-    if (gfi_mise_mc(m, 4, 500, R2, 40, &o, &r, NULL)) return 1;
+    gfi_kernel k4;
+    gfi_kernel_pow(&k4, 4);
+    if (gfi_mise_mc(m, &k4, 500, R2, 40, &o, &r, NULL)) return 1;
     double rate = 40 / (gfi_now() - t0);
     if (nt == 1) r1 = rate;
     printf("%d %.2f %.2f\n", nt, rate, rate / r1);

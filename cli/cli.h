@@ -184,7 +184,9 @@ typedef struct {
 #define CLI_OPT_THREADS(v)                                                                    \
   {"threads", CLI_INT, &(v), .def = "0", .arg = "T",                                          \
    .help = "threads (0 = all cores); results do not depend on T"}
-#define CLI_OPT_PHI(v) {"phi", CLI_STR, &(v), .def = "pow:4", .arg = "pow:L", .help = "phi(z) = z^L, L = 1..8"}
+#define CLI_OPT_PHI(v)                                                                              \
+  {"phi", CLI_STR, &(v), .def = "pow:4", .arg = "pow:L|poly:a1,..,ad",                               \
+   .help = "phi(z) = z^L (L = 1..8), or a1 z + .. + ad z^d (d <= 8, every a >= 0)"}
 /* --method and --tol of the sums over data (see cli_method). */
 #define CLI_OPT_METHOD(v)                                                                     \
   {"method", CLI_STR, &(v), .def = "auto", .arg = "M",                                        \

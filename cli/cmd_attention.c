@@ -150,7 +150,7 @@ int cmd_attention(int argc, char **argv) {
     gfi_attn_spec sp;
     gfi_attn_default_spec(&sp);
     sp.kind = GFI_ATTN_FOURIER;
-    sp.l = l;
+    cli_check(gfi_kernel_pow(&sp.kernel, l), "--phi");
     sp.per_axis_R = per_axis;
     sp.causal = causal;
     sp.denom_tol = tol;

@@ -231,17 +231,17 @@ int cmd_mise(int argc, char **argv) {
   }
   if (split) {
     mise_split sp = {rank, P, NULL, split_minmax, split_send, split_recv};
-    st = mise_mc_split(m, k.l, N, R, reps, &o, &sp, &r, NULL);
+    st = mise_mc_split(m, &k, N, R, reps, &o, &sp, &r, NULL);
     if (!st && rank != 0) {
       free(R);
       gfi_model_free(m);
       return 0;
     }
-  } else if (exact) st = gfi_mise_exact(m, k.l, (double)N, R, &o, &r);
+  } else if (exact) st = gfi_mise_exact(m, &k, (double)N, R, &o, &r);
 #ifdef GFI_HAVE_CUDA
-  else if (be == CLI_BACKEND_CUDA) st = gfi_cuda_mise_mc(m, k.l, N, R, reps, &o, &r, NULL, NULL);
+  else if (be == CLI_BACKEND_CUDA) st = gfi_cuda_mise_mc(m, &k, N, R, reps, &o, &r, NULL, NULL);
 #endif
-  else st = gfi_mise_mc(m, k.l, N, R, reps, &o, &r, NULL);
+  else st = gfi_mise_mc(m, &k, N, R, reps, &o, &r, NULL);
   if (exact && st == GFI_ERANGE && r.nodes[0])
     cli_die(EXIT_RUNTIME, "exact MISE: the quadrature would need %zu%s%.0zu%s%.0zu nodes, above the limits of "
             "%zu per axis and %zu in all (hours of computing or tens of GB); lower --resolution (now %g) or --R",

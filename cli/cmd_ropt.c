@@ -102,7 +102,7 @@ int cmd_ropt(int argc, char **argv) {
   for (size_t i = 0; i < nn; i++) {
     double r;
     gfi_mise_result a, g;
-    cli_check(gfi_ropt(m, k.l, N[i], Rdir, &o, &r, &a), "optimal radius");
+    cli_check(gfi_ropt(m, &k, N[i], Rdir, &o, &r, &a), "optimal radius");
     double h = NAN;
     g.mise = NAN;
     if (mixture) cli_check(gfi_mise_gauss_hopt(m, N[i], &h, &g), "Gaussian KDE bandwidth");

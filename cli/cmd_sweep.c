@@ -81,8 +81,11 @@ static int compute_point(const grid *g, size_t idx, double v[4]) {
   o.base.seed = splitmix64(g->seed + 0x9E3779B97F4A7C15ULL * (uint64_t)(idx + 1));
   double R[3] = {p.R, p.R, p.R};
   gfi_mise_result res;
-  int st = p.Q == 0 ? gfi_mise_exact(g->mods[p.a][p.D - 1], p.l, p.N, R, &o, &res)
-                    : gfi_mise_mc(g->mods[p.a][p.D - 1], p.l, (size_t)p.N, R, (size_t)p.Q, &o, &res, NULL);
+  gfi_kernel k;
+  int st = gfi_kernel_pow(&k, p.l);
+  if (!st)
+    st = p.Q == 0 ? gfi_mise_exact(g->mods[p.a][p.D - 1], &k, p.N, R, &o, &res)
+                  : gfi_mise_mc(g->mods[p.a][p.D - 1], &k, (size_t)p.N, R, (size_t)p.Q, &o, &res, NULL);
   v[0] = res.mise;
   v[1] = res.se;
   v[2] = res.bias2;

@@ -321,7 +321,8 @@ static int at_check(const gfi_attn_spec *sp, size_t L, size_t D, size_t Dv, cons
   if (sp->kind == GFI_ATTN_GAUSS) return GFI_EUNSUPPORTED;
   if (sp->kind != GFI_ATTN_FOURIER) return GFI_EINVAL;
   if (!(sp->denom_tol >= 0 && sp->denom_tol < 1)) return GFI_EINVAL;
-  int st = gfi_check_order(sp->l);
+  if (sp->kernel.kind != GFI_PHI_POW) return GFI_EUNSUPPORTED;
+  int st = gfi_check_order(sp->kernel.l);
   if (st) return st;
   if (L == 0) return GFI_EEMPTY;
   if (D == 0 || Dv == 0) return GFI_EDIM;
@@ -427,11 +428,11 @@ extern "C" int gfi_cuda_attn_forward(const gfi_attn_spec *spec, size_t L, size_t
     size_t ts = o.precision == GFI_CUDA_F32 ? sizeof(float) : sizeof(double);
     size_t smem = AT_WARPS * 3 * D * ts;
     if (o.precision == GFI_CUDA_F32)
-      GFI_LAUNCH(nb, 32 * AT_WARPS, smem, s, at_forward<float>)(L, (int)D, (int)Dv, spec->l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smem, s, at_forward<float>)(L, (int)D, (int)Dv, spec->kernel.l, spec->causal,
                                                         spec->denom_tol, (const float *)c.qt,
                                                         (const float *)c.kt, c.in[2], Hd, sd, rd);
     else
-      GFI_LAUNCH(nb, 32 * AT_WARPS, smem, s, at_forward<double>)(L, (int)D, (int)Dv, spec->l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smem, s, at_forward<double>)(L, (int)D, (int)Dv, spec->kernel.l, spec->causal,
                                                          spec->denom_tol, (const double *)c.qt,
                                                          (const double *)c.kt, c.in[2], Hd, sd, rd);
     GFI_CU_TRY(cudaGetLastError());
@@ -502,16 +503,16 @@ extern "C" int gfi_cuda_attn_backward(const gfi_attn_spec *spec, size_t L, size_
     unsigned nb = (unsigned)((L + AT_WARPS - 1) / AT_WARPS);
     size_t smq = AT_WARPS * (2 * D + Dv) * sizeof(double), smk = AT_WARPS * (D + Dv) * sizeof(double);
     if (o.precision == GFI_CUDA_F32) {
-      GFI_LAUNCH(nb, 32 * AT_WARPS, smq, s, at_backward_q<float>)(L, (int)D, (int)Dv, spec->l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smq, s, at_backward_q<float>)(L, (int)D, (int)Dv, spec->kernel.l, spec->causal,
           spec->per_axis_R, c.Rd, (const float *)c.qt, (const float *)c.kt, c.in[2], c.in[3], svd, P,
           iS, dQd, dRrow);
-      GFI_LAUNCH(nb, 32 * AT_WARPS, smk, s, at_backward_k<float>)(L, (int)D, (int)Dv, spec->l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smk, s, at_backward_k<float>)(L, (int)D, (int)Dv, spec->kernel.l, spec->causal,
           c.Rd, (const float *)c.qt, (const float *)c.kt, c.in[2], c.in[3], svd, P, iS, dKd, dVd);
     } else {
-      GFI_LAUNCH(nb, 32 * AT_WARPS, smq, s, at_backward_q<double>)(L, (int)D, (int)Dv, spec->l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smq, s, at_backward_q<double>)(L, (int)D, (int)Dv, spec->kernel.l, spec->causal,
           spec->per_axis_R, c.Rd, (const double *)c.qt, (const double *)c.kt, c.in[2], c.in[3], svd,
           P, iS, dQd, dRrow);
-      GFI_LAUNCH(nb, 32 * AT_WARPS, smk, s, at_backward_k<double>)(L, (int)D, (int)Dv, spec->l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smk, s, at_backward_k<double>)(L, (int)D, (int)Dv, spec->kernel.l, spec->causal,
           c.Rd, (const double *)c.qt, (const double *)c.kt, c.in[2], c.in[3], svd, P, iS, dKd, dVd);
     }
     GFI_CU_TRY(cudaGetLastError());

@@ -172,7 +172,7 @@ GFI_EXPORT int gfi_cuda_mc_ise(const gfi_model *m, const gfi_kernel *k, const do
  * rounding (the sums are added in another order). The work limit is 2^48
  * (node, point) products instead of the CPU's 2^32 (GFI_EUNSUPPORTED
  * beyond). */
-GFI_EXPORT int gfi_cuda_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data,
+GFI_EXPORT int gfi_cuda_ise_plancherel(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data,
                             const double *R, const gfi_mise_opts *mopts, double *ise,
                             const gfi_cuda_opts *opts);
 
@@ -196,7 +196,7 @@ GFI_EXPORT int gfi_cuda_mise_mc_supported(const gfi_model *m, const gfi_mise_opt
  * Device memory O(N D + nodes); per replication only the D extents and the
  * ISE come back to the host. Other truths: GFI_EUNSUPPORTED; no device:
  * GFI_ENODEV. ise_out (nreps values, may be NULL) receives each ISE. */
-GFI_EXPORT int gfi_cuda_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
+GFI_EXPORT int gfi_cuda_mise_mc(const gfi_model *m, const gfi_kernel *k, size_t N, const double *R, size_t nreps,
                      const gfi_mise_opts *mopts, gfi_mise_result *res, double *ise_out,
                      const gfi_cuda_opts *opts);
 

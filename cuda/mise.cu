@@ -342,21 +342,23 @@ static int pl_ise_dev(ws *w, const gfi_model *m, const ise_pl_rule *r, size_t N,
   return st;
 }
 
-extern "C" int gfi_cuda_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data,
+extern "C" int gfi_cuda_ise_plancherel(const gfi_model *m, const gfi_kernel *kern, size_t N, const double *data,
                                        const double *R, const gfi_mise_opts *mopts, double *ise,
                                        const gfi_cuda_opts *opts) {
   if (!m || !data || !R || !ise) return GFI_EINVAL;
   if (N == 0) return GFI_EEMPTY;
   size_t D = gfi_model_dim(m);
   int st = gfi_check_radii(R, D, NULL);
-  if (!st) st = gfi_check_order(l);
+  /* the device's factors are those of sinc^l: power kernels only */
+  if (!st) st = gfi_kernel_check_band(kern);
+  if (!st && kern->kind != GFI_PHI_POW) st = GFI_EUNSUPPORTED;
   if (st) return st;
   if (D > 2) return GFI_EUNSUPPORTED;
   gfi_mise_opts mo;
   gfi_mise_default_opts(&mo);
   if (mopts) mo = *mopts;
   ise_pl_rule rule;
-  st = ise_pl_init(m, l, R, mo.resolution, nthreads_of(&mo), &rule);
+  st = ise_pl_init(m, kern, R, mo.resolution, nthreads_of(&mo), &rule);
   if (st) return st;
   gfi_cuda_opts o;
   st = gfi_cu_begin(opts, &o);
@@ -384,12 +386,14 @@ extern "C" int gfi_cuda_mise_mc_supported(const gfi_model *m, const gfi_mise_opt
   return D <= MISE_MAXD;
 }
 
-extern "C" int gfi_cuda_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
+extern "C" int gfi_cuda_mise_mc(const gfi_model *m, const gfi_kernel *kern, size_t N, const double *R, size_t nreps,
                                 const gfi_mise_opts *mopts, gfi_mise_result *res, double *ise_out,
                                 const gfi_cuda_opts *opts) {
   if (!m || !R || !res) return GFI_EINVAL;
-  int st = gfi_check_order(l);
+  /* the device's factors are those of sinc^l: power kernels only */
+  int st = gfi_kernel_check_band(kern);
   if (st) return st;
+  if (kern->kind != GFI_PHI_POW) return GFI_EUNSUPPORTED;
   if (N == 0) return GFI_EEMPTY;
   if (nreps < 2) return GFI_EINVAL;
   size_t D = gfi_model_dim(m);
@@ -408,9 +412,7 @@ extern "C" int gfi_cuda_mise_mc(const gfi_model *m, int l, size_t N, const doubl
     size_t M = 0;
     st = ise_grid_auto_box(m, &mo, lo, hi);
     if (!st) st = ise_grid_rule(m, R, lo, hi, &mo, &M, &pts, &W);
-    gfi_kernel k;
-    if (!st) st = gfi_kernel_pow(&k, l);
-    if (!st) st = gfi_cuda_mc_ise(m, &k, R, N, mo.base.seed, 0, nreps, M, pts, W, ise, opts);
+    if (!st) st = gfi_cuda_mc_ise(m, kern, R, N, mo.base.seed, 0, nreps, M, pts, W, ise, opts);
     free(pts);
     free(W);
     if (!st) st = mise_mc_summarize(ise, nreps, res);
@@ -419,7 +421,7 @@ extern "C" int gfi_cuda_mise_mc(const gfi_model *m, int l, size_t N, const doubl
     return st;
   }
   ise_pl_rule rule;
-  st = ise_pl_init(m, l, R, mo.resolution, nthreads_of(&mo), &rule);
+  st = ise_pl_init(m, kern, R, mo.resolution, nthreads_of(&mo), &rule);
   if (st) {
     free(ise);
     return st;

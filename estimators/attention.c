@@ -11,7 +11,7 @@
 void gfi_attn_default_spec(gfi_attn_spec *s) {
   if (!s) return;
   s->kind = GFI_ATTN_FOURIER;
-  s->l = 4;
+  gfi_kernel_pow(&s->kernel, 4);
   s->per_axis_R = 0;
   s->causal = 0;
   s->denom_tol = 1e-8;
@@ -27,7 +27,10 @@ int gfi_attn_plan_create(gfi_attn_plan **plan, const gfi_attn_spec *spec, size_t
   if (s.kind != GFI_ATTN_FOURIER && s.kind != GFI_ATTN_GAUSS) return GFI_EINVAL;
   if (!(s.denom_tol >= 0 && s.denom_tol < 1)) return GFI_EINVAL;
   if (s.kind == GFI_ATTN_FOURIER) {
-    int st = gfi_check_order(s.l);
+    if (s.kernel.kind != GFI_PHI_POW) return s.kernel.kind == GFI_PHI_POLY || s.kernel.kind == GFI_PHI_CUSTOM
+                                                  ? GFI_EUNSUPPORTED
+                                                  : GFI_EINVAL;
+    int st = gfi_check_order(s.kernel.l);
     if (st) return st;
   }
   if (L == 0) return GFI_EEMPTY;
@@ -39,6 +42,7 @@ int gfi_attn_plan_create(gfi_attn_plan **plan, const gfi_attn_spec *spec, size_t
   gfi_attn_plan *p = calloc(1, sizeof *p);
   if (!p) return GFI_ENOMEM;
   p->spec = s;
+  p->l = s.kind == GFI_ATTN_FOURIER ? s.kernel.l : 0;
   p->spec.causal = s.causal ? 1 : 0;
   p->spec.per_axis_R = s.kind == GFI_ATTN_FOURIER && s.per_axis_R ? 1 : 0;
   p->L = L;

@@ -136,7 +136,7 @@ static int fwd_row(void *vc, size_t i, void *vws) {
   const fctx *f = vc;
   const gfi_attn_plan *p = f->p;
   const size_t D = p->D, Dv = p->Dv, Lp = p->Lp;
-  const int l = p->spec.l;
+  const int l = p->l;
   const double *Q = f->Q, *V = f->V, *Rd = f->Rd, *rk = f->rk, *sk = f->sk, *ck = f->ck;
   double *ws = vws;
   double *qr = ws, *qs = ws + D, *qc = ws + 2 * D;
@@ -311,7 +311,7 @@ static int bwd_row(void *vc, size_t i, void *vws) {
   const fctx *f = vc;
   const gfi_attn_plan *p = f->p;
   const size_t D = p->D, Dv = p->Dv, Lp = p->Lp, B = BWD_BLOCK;
-  const int l = p->spec.l, per_axis = p->spec.per_axis_R;
+  const int l = p->l, per_axis = p->spec.per_axis_R;
   const double *V = f->V, *Rd = f->Rd, *stat = f->stat, *dH = f->dH, *P = f->P, *invS = f->invS;
   const double *rq = f->rq, *sq = f->sq, *cq = f->cq, *rk = f->rk, *sk = f->sk, *ck = f->ck;
   double *dQ = f->dQ, *dRrow = f->dRrow;
@@ -377,7 +377,7 @@ static int bwd_key(void *vc, size_t j, void *vws) {
   const fctx *f = vc;
   const gfi_attn_plan *p = f->p;
   const size_t L = p->L, D = p->D, Dv = p->Dv, Lp = p->Lp, B = BWD_BLOCK;
-  const int l = p->spec.l;
+  const int l = p->l;
   const double *V = f->V, *Rd = f->Rd, *stat = f->stat, *dH = f->dH, *P = f->P, *invS = f->invS;
   const double *rq = f->rq, *sq = f->sq, *cq = f->cq, *rk = f->rk, *sk = f->sk, *ck = f->ck;
   gblock g;

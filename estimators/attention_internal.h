@@ -11,6 +11,7 @@
 
 struct gfi_attn_plan {
   gfi_attn_spec spec;
+  int l;          /* Fourier: the power of the kernel */
   size_t L, D, Dv;
   size_t Lp;      /* L rounded up to a multiple of 8: stride of the structure-of-arrays tables */
   size_t nparam;  /* 1 or D */

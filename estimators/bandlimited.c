@@ -32,6 +32,7 @@
 #include <omp.h>
 #endif
 #include "bandlimited.h"
+#include "kernel_internal.h"
 #include "../lib/alloc.h"
 #include "../lib/nufft.h"
 #include "gfi/kernel.h"
@@ -161,21 +162,24 @@ static void rule_free(bl_rule *r) {
 
 /* One axis. half: integrate over [0, lR] with doubled weights. etarget:
  * this axis' share, relative to R/A. Returns GFI_ERANGE when too many nodes. */
-static int axis_build(int l, double R, double A, double S, int half, double etarget, size_t *n_out,
-                      double **w_out, double **wk_out, double *err_out) {
-  /* knots: at most l + 1 <= 9 of them */
-  double knots[10];
+static int axis_build(const gfi_kernel *kern, double R, double A, double S, int half, double etarget,
+                      size_t *n_out, double **w_out, double **wk_out, double *err_out) {
+  /* knots: at most 2 l + 1 <= 17 of them (kernel_knots) */
+  int kk[2 * GFI_PHI_MAXPOW + 1];
+  int nkk = kernel_knots(kern, kk);
+  if (nkk < 0) return GFI_EORDER;
+  const int l = kernel_band(kern);
+  double knots[2 * GFI_PHI_MAXPOW + 2];
   int nk = 0;
-  if (l < 1 || l > 8) return GFI_EORDER;
-  if (!half) {
-    for (int j = 0; j <= l; j++) knots[nk++] = (-l + 2 * j) * R;
-  } else {
-    knots[nk++] = 0;
-    for (int j = (l % 2) ? 1 : 2; j <= l; j += 2) knots[nk++] = j * R;
-  }
+  if (half) knots[nk++] = 0;
+  for (int i = 0; i < nkk; i++)
+    if (!half || kk[i] > 0) knots[nk++] = kk[i] * R;
+  /* kappa is a mixture of B-splines with non-negative weights (powers and
+   * polynomials with a_j >= 0): 0 <= kappa <= kappa(0) = 1, the bound the
+   * quadrature's error estimate assumes */
   const double mult = half ? 2.0 : 1.0;
   /* sub-intervals */
-  size_t nsub_tot = 0, nsub[9];
+  size_t nsub_tot = 0, nsub[2 * GFI_PHI_MAXPOW + 1];
   for (int k = 0; k + 1 < nk; k++) {
     double h = knots[k + 1] - knots[k];
     double a = h * S / 2;
@@ -187,7 +191,7 @@ static int axis_build(int l, double R, double A, double S, int half, double etar
   }
   /* per sub-interval: (mult / 2pi) (h/2) GL <= etarget (R/A) / nsub_tot */
   double total_err = 0;
-  size_t total = 0, ns_all[9];
+  size_t total = 0, ns_all[2 * GFI_PHI_MAXPOW + 1];
   for (int k = 0; k + 1 < nk; k++) {
     double h = (knots[k + 1] - knots[k]) / (double)nsub[k];
     double a = h * S / 2;
@@ -229,7 +233,7 @@ static int axis_build(int l, double R, double A, double S, int half, double etar
       for (size_t i = 0; i < n; i++) {
         double xi = c + hw * gx[i];
         w[at] = xi;
-        wk[at] = mult / (2 * M_PI) * hw * gw[i] * gfi_kappa(l, xi / R);
+        wk[at] = mult / (2 * M_PI) * hw * gw[i] * gfi_kernel_kappa(kern, xi / R);
         at++;
       }
     }
@@ -290,9 +294,11 @@ static int axis_build_gauss(double R, double S, int half, double etarget, size_t
   return GFI_OK;
 }
 
-static int rule_make(bl_rule *r, int D, int l, const double *R, double A, const double *S,
-                     double eps) {
+/* kern NULL: the Gaussian kernel. */
+static int rule_make(bl_rule *r, int D, const gfi_kernel *kern, const double *R, double A,
+                     const double *S, double eps) {
   memset(r, 0, sizeof *r);
+  const int l = kern ? kernel_band(kern) : BL_GAUSS;
   r->D = D;
   r->l = l;
   double e[3] = {0, 0, 0};
@@ -301,7 +307,7 @@ static int rule_make(bl_rule *r, int D, int l, const double *R, double A, const 
     r->span[j] = S[j];
     int st = l == BL_GAUSS
                  ? axis_build_gauss(R[j], S[j], j == 0, eps / D, &r->n[j], &r->w[j], &r->wk[j], &e[j])
-                 : axis_build(l, R[j], A, S[j], j == 0, eps / D, &r->n[j], &r->w[j], &r->wk[j], &e[j]);
+                 : axis_build(kern, R[j], A, S[j], j == 0, eps / D, &r->n[j], &r->w[j], &r->wk[j], &e[j]);
     if (st) {
       rule_free(r);
       return st;
@@ -479,10 +485,12 @@ static int value_scale(const bl_sum *s, double *rho) {
 }
 
 /* c NULL: one column, every coefficient cval */
-static int sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t ncol,
+static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, size_t ncol,
                     const double *c, double cval, const double *R, const gfi_opts *opts,
                     double direct_pair) {
   *out = NULL;
+  if (k && (kernel_knots(k, (int[2 * GFI_PHI_MAXPOW + 1]){0}) < 0 || !k->A_finite)) return GFI_EINVAL;
+  const int l = k ? kernel_band(k) : BL_GAUSS;
   if (D < 1 || D > BL_MAX_DIM || N == 0 || ncol == 0 || (!c && ncol != 1)) return GFI_EINVAL;
   double tol;
   gfi_method method;
@@ -493,13 +501,14 @@ static int sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_
   if (!s) return GFI_ENOMEM;
   s->D = D;
   s->l = l;
+  if (k) s->kern = *k;
   s->N = N;
   s->ncol = ncol;
-  s->A = l == BL_GAUSS ? sqrt(2 * M_PI) : gfi_pow_A(l);
+  s->A = l == BL_GAUSS ? sqrt(2 * M_PI) : k->A;
   s->K0 = 1;
   for (int j = 0; j < D; j++) {
     s->R[j] = R[j];
-    s->K0 *= R[j] / s->A;
+    s->K0 *= R[j] / s->A * (l == BL_GAUSS ? 1.0 : kernel_phi(k, 1.0)); /* the peak: phi(1) R / A */
   }
   s->tol = tol;
   s->method = method;
@@ -604,18 +613,18 @@ static int sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_
   return GFI_OK;
 }
 
-int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t ncol,
+int bl_sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, size_t ncol,
                 const double *c, const double *R, const gfi_opts *opts, double direct_pair) {
   if (!c) {
     if (out) *out = NULL;
     return GFI_EINVAL;
   }
-  return sum_make(out, D, l, N, x, ncol, c, 0, R, opts, direct_pair);
+  return sum_make(out, D, k, N, x, ncol, c, 0, R, opts, direct_pair);
 }
 
-int bl_sum_make_uniform(bl_sum **out, int D, int l, size_t N, const double *x, double cval,
-                        const double *R, const gfi_opts *opts, double direct_pair) {
-  return sum_make(out, D, l, N, x, 1, NULL, cval, R, opts, direct_pair);
+int bl_sum_make_uniform(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x,
+                        double cval, const double *R, const gfi_opts *opts, double direct_pair) {
+  return sum_make(out, D, k, N, x, 1, NULL, cval, R, opts, direct_pair);
 }
 
 void bl_choice_free(bl_choice *ch) {
@@ -677,7 +686,7 @@ int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, c
     ch->useF0 = 1;
     r = &s->r0;
   } else {
-    st = rule_make(&ch->rule, D, s->l, s->R, s->A, S, s->eps);
+    st = rule_make(&ch->rule, D, s->l == BL_GAUSS ? NULL : &s->kern, s->R, s->A, S, s->eps);
     r = &ch->rule;
   }
   int grid_ok = 0;

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include "gfi/fast.h"
 #include "gfi/opts.h"
+#include "gfi/kernel.h"
 
 /* Tensor Gauss-Legendre rule in frequency for a span S per axis. */
 typedef struct bl_rule {
@@ -36,7 +37,8 @@ typedef struct bl_rule {
 } bl_rule;
 
 typedef struct bl_sum {
-  int D, l;
+  int D, l;            /* l: the kernel's highest sinc power, or BL_GAUSS */
+  gfi_kernel kern;     /* the band-limited kernel (unused for BL_GAUSS) */
   size_t N, ncol;
   double R[3], A, K0;  /* K0 = prod_j R_j / A_l, the kernel's peak */
   double ctr[3];       /* data centre (subtracted from data and queries) */
@@ -71,7 +73,8 @@ typedef struct bl_choice {
   size_t gf[3], gb[3];
 } bl_choice;
 
-/* l of the Gaussian kernel (sinc^l kernels have l = 1..8). */
+/* l of the Gaussian kernel (band-limited kernels have l = 1..8): a bl_sum
+ * made with kernel NULL. */
 #define BL_GAUSS 0
 
 /* Largest D with a fast route (the NUFFTs are D <= 3). */
@@ -87,11 +90,11 @@ int bl_check_opts(const gfi_opts *opts, double *tol, gfi_method *method);
  * grid explodes); under AUTO when the cost model says a fast evaluation of
  * about N queries would pay. direct_pair: the direct route's cost per
  * (query, data point) pair in the cost model's units. */
-int bl_sum_make(bl_sum **out, int D, int l, size_t N, const double *x, size_t ncol,
+int bl_sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, size_t ncol,
                 const double *c, const double *R, const gfi_opts *opts, double direct_pair);
 /* The same with one column whose every coefficient is cval (an unweighted
  * density): the coefficients are not stored. */
-int bl_sum_make_uniform(bl_sum **out, int D, int l, size_t N, const double *x, double cval,
+int bl_sum_make_uniform(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, double cval,
                         const double *R, const gfi_opts *opts, double direct_pair);
 void bl_sum_free(bl_sum *s);
 

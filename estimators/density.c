@@ -22,6 +22,7 @@ static void plan_free(gfi_density_plan *p) {
   free(p->R);
   free(p->g);
   free(p->rk);
+  free(p->rl);
   free(p->sk);
   free(p->ck);
   free(p->Linv);
@@ -36,7 +37,7 @@ size_t gfi_density_dim(const gfi_density_plan *plan) { return plan ? plan->D : 0
 size_t gfi_density_size(const gfi_density_plan *plan) { return plan ? plan->N : 0; }
 
 size_t density_ws_size(const gfi_density_plan *p) {
-  return 3 * p->lay.qtile * p->D + p->lay.dblock;
+  return 4 * p->lay.qtile * p->D + p->lay.dblock;
 }
 
 /* Common part of both plans: checks, block sizes, weights. */
@@ -84,9 +85,9 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   gfi_method method;
   int ost = bl_check_opts(opts, &tol, &method);
   if (ost) return ost;
-  if (method == GFI_METHOD_FAST && (k->kind != GFI_PHI_POW || D > BL_MAX_DIM))
+  if (method == GFI_METHOD_FAST && (k->kind == GFI_PHI_CUSTOM || D > BL_MAX_DIM))
     return GFI_EUNSUPPORTED;
-  if (k->kind == GFI_PHI_POW) {
+  if (k->kind == GFI_PHI_POW || k->kind == GFI_PHI_POLY) {
     int st = gfi_check_order(k->l);
     if (st) return st;
   } else if (k->kind != GFI_PHI_CUSTOM || !k->fn) {
@@ -116,10 +117,11 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   int tables = method != GFI_METHOD_FAST;
   if (tables) {
     p->rk = gfi_malloc3(D, Np, sizeof *p->rk);
+    p->rl = gfi_malloc3(D, Np, sizeof *p->rl);
     p->sk = gfi_malloc3(D, Np, sizeof *p->sk);
     p->ck = gfi_malloc3(D, Np, sizeof *p->ck);
   }
-  if (!p->R || !p->g || (tables && (!p->rk || !p->sk || !p->ck))) {
+  if (!p->R || !p->g || (tables && (!p->rk || !p->rl || !p->sk || !p->ck))) {
     plan_free(p);
     return GFI_ENOMEM;
   }
@@ -131,7 +133,7 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   }
   /* padding: u = rx - rk is huge (u^2 still finite) and sin(u) = 0, so the factor is 0 */
   if (tables) {
-    st = engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->sk, p->ck);
+    st = engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->rl, p->sk, p->ck);
   } else {
     st = GFI_OK; /* the same range check as the tables' */
     for (size_t i = 0; i < N * D; i++)
@@ -143,10 +145,10 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   }
   p->method = method;
   p->tol = tol;
-  if (k->kind == GFI_PHI_POW && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
+  if (k->kind != GFI_PHI_CUSTOM && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
     /* the weights themselves, or one value for all: no copy here */
-    st = p->w ? bl_sum_make(&p->fast, (int)D, k->l, N, data, 1, p->w, R, opts, direct_pair_cost(D))
-              : bl_sum_make_uniform(&p->fast, (int)D, k->l, N, data, p->uniform_w, R, opts,
+    st = p->w ? bl_sum_make(&p->fast, (int)D, k, N, data, 1, p->w, R, opts, direct_pair_cost(D))
+              : bl_sum_make_uniform(&p->fast, (int)D, k, N, data, p->uniform_w, R, opts,
                                     direct_pair_cost(D));
     if (st) {
       plan_free(p);
@@ -208,9 +210,9 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
     if (!z || (p->w && !c))
       st = GFI_ENOMEM;
     else if (p->w)
-      st = bl_sum_make(&p->fast, (int)D, BL_GAUSS, N, z, 1, c, one, opts, direct_pair_cost(D));
+      st = bl_sum_make(&p->fast, (int)D, NULL, N, z, 1, c, one, opts, direct_pair_cost(D));
     else
-      st = bl_sum_make_uniform(&p->fast, (int)D, BL_GAUSS, N, z, p->uniform_w * det, one, opts,
+      st = bl_sum_make_uniform(&p->fast, (int)D, NULL, N, z, p->uniform_w * det, one, opts,
                                direct_pair_cost(D));
     free(z);
     free(c);
@@ -276,7 +278,7 @@ static void info_direct(const gfi_density_plan *p, int reason, gfi_fast_info *in
 
 /* Why a plan has no fast route. */
 static int no_fast_reason(const gfi_density_plan *p) {
-  if (p->type == DENSITY_FOURIER && p->kernel.kind != GFI_PHI_POW) return GFI_ROUTE_KERNEL;
+  if (p->type == DENSITY_FOURIER && p->kernel.kind == GFI_PHI_CUSTOM) return GFI_ROUTE_KERNEL;
   if (p->D > BL_MAX_DIM) return GFI_ROUTE_DIM;
   return GFI_ROUTE_REQUESTED;
 }

@@ -18,6 +18,8 @@
 #include "density_internal.h"
 #include "simd_math.h"
 #include "sinc_series.h"
+#include "engine.h"
+#include "kernel_internal.h"
 
 #define SERIES_CUT GFI_SINC_CUT
 
@@ -27,9 +29,9 @@
  * -fno-trapping-math, above). The series' coefficients are constants shared
  * by every axis (sinc_series.h); a table of g times them per axis would not
  * fit in the vector registers for a group of 4 axes. ig = 1/g. */
-static inline void sinc_parts(double rx, double sx, double cx, double rk, double sk, double ck,
-                              double ig, double *num, double *den) {
-  double u = rx - rk;
+static inline void sinc_parts(double rx, double rxl, double sx, double cx, double rk, double rkl,
+                              double sk, double ck, double ig, double *num, double *den) {
+  double u = (rx - rk) + (rxl - rkl); /* the phases' two parts (engine_phase) */
   double sn = sx * ck - cx * sk; /* g sin(u) */
   double u2 = u * u;
   double ser = GFI_SINC_SERIES(double, u2);
@@ -39,28 +41,31 @@ static inline void sinc_parts(double rx, double sx, double cx, double rk, double
 }
 
 /* Single factor g sinc(u) (custom phi path, g = 1 there). */
-static inline double sinc_factor(double rx, double sx, double cx, double rk, double sk,
-                                 double ck, double ig) {
+static inline double sinc_factor(double rx, double rxl, double sx, double cx, double rk, double rkl,
+                                 double sk, double ck, double ig) {
   double n, d;
-  sinc_parts(rx, sx, cx, rk, sk, ck, ig, &n, &d);
+  sinc_parts(rx, rxl, sx, cx, rk, rkl, sk, ck, ig, &n, &d);
   return n / d;
 }
 
 /* Pointers and query values of axis j0 + a, for the group loops. */
 typedef struct {
-  const double *rk, *sk, *ck;
-  double rx, sx, cx;
+  const double *rk, *rl, *sk, *ck;
+  double rx, rxl, sx, cx;
   double ig; /* 1/g_j, by value: loop-invariant for the vectoriser */
 } axis_view;
 
 static inline axis_view view(const gfi_density_plan *p, const double *qrx, const double *qsx,
                              const double *qcx, size_t j, size_t b) {
-  axis_view v = {p->rk + j * p->lay.Np + b, p->sk + j * p->lay.Np + b, p->ck + j * p->lay.Np + b,
-                 qrx[j], qsx[j], qcx[j], 1.0 / p->g[j]};
+  /* qrx holds the query's hi parts, and its lo parts D values further on */
+  const size_t o = j * p->lay.Np + b;
+  axis_view v = {p->rk + o, p->rl + o, p->sk + o, p->ck + o, qrx[j], qrx[p->D + j], qsx[j], qcx[j],
+                 1.0 / p->g[j]};
   return v;
 }
 
-#define PART(v, i, n, d) sinc_parts(v.rx, v.sx, v.cx, v.rk[i], v.sk[i], v.ck[i], v.ig, &n, &d)
+#define PART(v, i, n, d) \
+  sinc_parts(v.rx, v.rxl, v.sx, v.cx, v.rk[i], v.rl[i], v.sk[i], v.ck[i], v.ig, &n, &d)
 
 /* prod[i] = (or *=) the product of g_j sinc(u_ij) over a group of 1, 2 or 4
  * axes, one division per group. Written out per group size: an inner loop
@@ -188,8 +193,9 @@ static double block_custom(const gfi_density_plan *p, const double *qrx, const d
     double t = 1;
     for (size_t j = 0; j < D && t != 0; j++) {
       size_t at = j * Np + b + i;
-      double sinc = sinc_factor(qrx[j], qsx[j], qcx[j], p->rk[at], p->sk[at], p->ck[at], 1.0);
-      t *= p->g[j] * k->fn(sinc, k->ctx);
+      double sinc = sinc_factor(qrx[j], qrx[D + j], qsx[j], qcx[j], p->rk[at], p->rl[at], p->sk[at],
+                                p->ck[at], 1.0);
+      t *= p->g[j] * kernel_phi(k, sinc);
     }
     s += (w ? w[i] : 1.0) * t;
   }
@@ -199,23 +205,26 @@ static double block_custom(const gfi_density_plan *p, const double *qrx, const d
 GFI_CLONES void density_fourier_task(const gfi_density_plan *p, const double *queries, size_t q0, size_t q1,
                           size_t i0, size_t i1, double *part, double *ws) {
   const size_t D = p->D, nq = q1 - q0, B = p->lay.dblock;
-  const int custom = p->kernel.kind == GFI_PHI_CUSTOM;
-  double *qrx = ws, *qsx = ws + nq * D, *qcx = ws + 2 * nq * D, *prod = ws + 3 * nq * D;
+  const int custom = p->kernel.kind != GFI_PHI_POW; /* a call of phi per factor */
+  /* per query: D hi parts, then D lo parts of the phases (2 D values) */
+  double *qrx = ws, *qsx = ws + 2 * nq * D, *qcx = ws + 3 * nq * D, *prod = ws + 4 * nq * D;
   for (size_t q = 0; q < nq; q++) {
     const double *x = queries + (q0 + q) * D;
     for (size_t j = 0; j < D; j++) {
-      double a = p->R[j] * x[j];
+      double hi, lo, sa, ca;
+      engine_phase(p->R[j], x[j], &hi, &lo, &sa, &ca);
       double g = custom ? 1.0 : p->g[j];
-      qrx[q * D + j] = a;
-      qsx[q * D + j] = g * sin(a);
-      qcx[q * D + j] = g * cos(a);
+      qrx[2 * q * D + j] = hi;
+      qrx[2 * q * D + D + j] = lo;
+      qsx[q * D + j] = g * sa;
+      qcx[q * D + j] = g * ca;
     }
     part[q] = 0;
   }
   for (size_t b = i0; b < i1; b += B) {
     const double *w = p->w ? p->w + b : NULL;
     for (size_t q = 0; q < nq; q++) {
-      const double *rx = qrx + q * D, *sx = qsx + q * D, *cx = qcx + q * D;
+      const double *rx = qrx + 2 * q * D, *sx = qsx + q * D, *cx = qcx + q * D;
       if (custom) {
         part[q] += block_custom(p, rx, sx, cx, b, w);
       } else {

@@ -34,20 +34,16 @@ void engine_layout_init(engine_layout *L, size_t N, const gfi_opts *opts) {
 }
 
 int engine_phase_tables(const engine_layout *L, size_t D, const double *x, const double *R,
-                        double pad, double *rk, double *sk, double *ck) {
+                        double pad, double *rk, double *rl, double *sk, double *ck) {
   const size_t N = L->N, Np = L->Np;
   for (size_t i = 0; i < N * D; i++)
     if (fabs(R[i % D] * x[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
   for (size_t j = 0; j < D; j++) {
-    double *r = rk + j * Np, *s = sk + j * Np, *c = ck + j * Np;
-    for (size_t i = 0; i < N; i++) {
-      double a = R[j] * x[i * D + j];
-      r[i] = a;
-      s[i] = sin(a);
-      c[i] = cos(a);
-    }
+    double *r = rk + j * Np, *r2 = rl + j * Np, *s = sk + j * Np, *c = ck + j * Np;
+    for (size_t i = 0; i < N; i++) engine_phase(R[j], x[i * D + j], r + i, r2 + i, s + i, c + i);
     for (size_t i = N; i < Np; i++) {
       r[i] = pad;
+      r2[i] = 0;
       s[i] = 0;
       c[i] = 0;
     }

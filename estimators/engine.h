@@ -6,6 +6,7 @@
 #ifndef GFI_ENGINE_H
 #define GFI_ENGINE_H
 
+#include <math.h>
 #include <stddef.h>
 #include "gfi/opts.h"
 
@@ -25,12 +26,34 @@ typedef struct engine_layout {
 /* Block sizes from opts (0 = defaults), Np and the super-chunk count. */
 void engine_layout_init(engine_layout *L, size_t N, const gfi_opts *opts);
 
+/* The phase R x exactly as hi + lo (hi = fl(R x), lo = fma(R, x, -hi)) and
+ * sin, cos of the exact product. Phases are kept in two parts so that
+ * u = (rx - rk) + (rxl - rkl) is accurate to a few ulps of u itself for any
+ * |R x| <= ENGINE_PHASE_MAX: fl(R x) alone is off by up to ulp(R x)/2, which
+ * at R x = 1e8 is 7e-9 and would be the error of sinc(u) for a close pair
+ * (the close pair's hi parts subtract exactly, by Sterbenz's lemma). */
+static inline void engine_phase(double R, double x, double *hi, double *lo, double *s, double *c) {
+  double a = R * x, b = fma(R, x, -a);
+  double sa = sin(a), ca = cos(a);
+  if (b == 0) {
+    *s = sa;
+    *c = ca;
+  } else {
+    double sb = sin(b), cb = cos(b);
+    *s = sa * cb + ca * sb;
+    *c = ca * cb - sa * sb;
+  }
+  *hi = a;
+  *lo = b;
+}
+
 /* Structure-of-arrays phase tables for the angle-subtraction identity:
- * rk[j Np + i] = R_j x_ij, sk = sin, ck = cos; padding points i >= N get
- * rk = pad (far from every query) and sk = ck = 0, so their factor is 0.
- * GFI_ERANGE when some |R_j x_ij| > ENGINE_PHASE_MAX. */
+ * rk[j Np + i] + rl[j Np + i] = R_j x_ij exactly (engine_phase), sk = sin,
+ * ck = cos of it; padding points i >= N get rk = pad (far from every query),
+ * rl = 0 and sk = ck = 0, so their factor is 0. GFI_ERANGE when some
+ * |R_j x_ij| > ENGINE_PHASE_MAX. */
 int engine_phase_tables(const engine_layout *L, size_t D, const double *x, const double *R,
-                        double pad, double *rk, double *sk, double *ck);
+                        double pad, double *rk, double *rl, double *sk, double *ck);
 
 /* Gaussian kernels with bandwidth matrix H (D x D): GFI_EBANDWIDTH unless H
  * is finite, symmetric (relative 1e-12) and positive definite. On success

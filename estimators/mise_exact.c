@@ -35,27 +35,6 @@ void gfi_mise_default_opts(gfi_mise_opts *o) {
 
 /* ---- B-spline constants ------------------------------------------------- */
 
-double mise_bspline0(int l) {
-  if (l < 1 || l > 16) return NAN;
-  /* sum_{k: l - 2k > 0} (-1)^k C(l,k) (l-2k)^(l-1), exactly in 128 bits */
-  __int128 s = 0;
-  for (int k = 0; 2 * k < l; k++) {
-    __int128 c = 1;
-    for (int i = 1; i <= k; i++) c = c * (l - k + i) / i;
-    __int128 p = 1;
-    for (int i = 0; i < l - 1; i++) p *= (l - 2 * k);
-    s += (k % 2) ? -c * p : c * p;
-  }
-  long double d = ldexpl(1.0L, l);
-  for (int i = 2; i <= l - 1; i++) d *= i;
-  return (double)((long double)s / d);
-}
-
-double gfi_kappa_sq_integral(int l) {
-  if (gfi_check_order(l) != GFI_OK) return NAN;
-  double m = mise_bspline0(l);
-  return mise_bspline0(2 * l) / (m * m);
-}
 
 int gfi_mise_exact_supported(const gfi_model *m) {
   psi_info pi;
@@ -168,7 +147,7 @@ static int product_node(void *vc, size_t i0, void *ws) {
   return GFI_OK;
 }
 
-static int integrals_mixture(const psi_info *pi, int l, const double *R, double res, int nthreads,
+static int integrals_mixture(const psi_info *pi, const gfi_kernel *k, const double *R, double res, int nthreads,
                              mise_integrals *I) {
   const size_t D = pi->D;
   axis_nodes ax[MISE_MAXD] = {{0}};
@@ -179,7 +158,7 @@ static int integrals_mixture(const psi_info *pi, int l, const double *R, double 
   size_t total = 1;
   for (size_t j = 0; j < D && !st; j++) {
     double a = j == 0 ? 0.0 : -pi->T[j];
-    st = axis_build(a, pi->T[j], l, R[j], pi->h[j], pi->osc[j], 0, res, ax + j);
+    st = axis_build(a, pi->T[j], k, R[j], pi->h[j], pi->osc[j], 0, res, ax + j);
     if (st) break;
     if (total > MAX_NODES / ax[j].n) st = GFI_EUNSUPPORTED;
     total *= ax[j].n;
@@ -191,8 +170,8 @@ static int integrals_mixture(const psi_info *pi, int l, const double *R, double 
     }
     for (size_t i = 0; i < ax[j].n; i++) {
       double u = ax[j].t[i] / R[j];
-      inb[j][i] = fabs(u) < l;
-      kap[j][i] = inb[j][i] ? gfi_kappa(l, u) : 0.0;
+      inb[j][i] = fabs(u) < kernel_band(k);
+      kap[j][i] = inb[j][i] ? gfi_kernel_kappa(k, u) : 0.0;
     }
   }
   size_t n0 = st ? 0 : ax[0].n;
@@ -221,7 +200,7 @@ static int integrals_mixture(const psi_info *pi, int l, const double *R, double 
   return st;
 }
 
-static int integrals_product(const psi_info *pi, int l, const double *R, double res, int nthreads,
+static int integrals_product(const psi_info *pi, const gfi_kernel *k, const double *R, double res, int nthreads,
                              mise_integrals *I) {
   const size_t D = pi->D;
   axis_nodes ax[MISE_MAXD] = {{0}};
@@ -231,9 +210,9 @@ static int integrals_product(const psi_info *pi, int l, const double *R, double 
   int st = GFI_OK;
   size_t total = 1;
   for (size_t j = 0; j < D && !st; j++) {
-    double L = l * R[j];
+    double L = kernel_band(k) * R[j];
     double b = fmin(L, pi->T[j]);
-    st = axis_build(0.0, b, l, R[j], pi->h[j], pi->osc[j], pi->graded[j], res, ax + j);
+    st = axis_build(0.0, b, k, R[j], pi->h[j], pi->osc[j], pi->graded[j], res, ax + j);
     if (st) break;
     if (total > MAX_NODES / ax[j].n) st = GFI_EUNSUPPORTED;
     total *= ax[j].n;
@@ -255,7 +234,7 @@ static int integrals_product(const psi_info *pi, int l, const double *R, double 
     K2[j] = 0;
     for (size_t i = 0; i < n; i++) {
       double a2 = wp[j][i] * wp[j][i] + im[i] * im[i];
-      kap[j][i] = gfi_kappa(l, ax[j].t[i] / R[j]);
+      kap[j][i] = gfi_kernel_kappa(k, ax[j].t[i] / R[j]);
       wp[j][i] = ax[j].w[i] * a2; /* weight times |psi_j|^2 */
       B[j] += wp[j][i];
       K2[j] += wp[j][i] * kap[j][i] * kap[j][i];
@@ -300,7 +279,7 @@ static int integrals_product(const psi_info *pi, int l, const double *R, double 
   return st;
 }
 
-int mise_integrals_compute(const psi_info *pi, int l, const double *R, double res, int nthreads,
+int mise_integrals_compute(const psi_info *pi, const gfi_kernel *k, const double *R, double res, int nthreads,
                            mise_integrals *I) {
   memset(I, 0, sizeof *I);
   if (!(res > 0) || !isfinite(res)) return GFI_EINVAL;
@@ -311,16 +290,16 @@ int mise_integrals_compute(const psi_info *pi, int l, const double *R, double re
   for (size_t j = 0; j < pi->D; j++) {
     size_t n;
     if (pi->route == PSI_MIXTURE)
-      n = axis_count(j == 0 ? 0.0 : -pi->T[j], pi->T[j], l, R[j], pi->h[j], pi->osc[j], 0, res);
+      n = axis_count(j == 0 ? 0.0 : -pi->T[j], pi->T[j], k, R[j], pi->h[j], pi->osc[j], 0, res);
     else
-      n = axis_count(0.0, fmin(l * R[j], pi->T[j]), l, R[j], pi->h[j], pi->osc[j], pi->graded[j], res);
+      n = axis_count(0.0, fmin(kernel_band(k) * R[j], pi->T[j]), k, R[j], pi->h[j], pi->osc[j], pi->graded[j], res);
     I->nodes[j] = n;
     total *= (double)n;
     over |= n > GFI_MISE_EXACT_MAX_AXIS;
   }
   if (over || total > (double)GFI_MISE_EXACT_MAX_NODES) return GFI_ERANGE;
-  return pi->route == PSI_MIXTURE ? integrals_mixture(pi, l, R, res, nthreads, I)
-                                  : integrals_product(pi, l, R, res, nthreads, I);
+  return pi->route == PSI_MIXTURE ? integrals_mixture(pi, k, R, res, nthreads, I)
+                                  : integrals_product(pi, k, R, res, nthreads, I);
 }
 
 static int resolve_threads(const gfi_mise_opts *o) {
@@ -330,10 +309,10 @@ static int resolve_threads(const gfi_mise_opts *o) {
   return gfi_threads_resolve(&g);
 }
 
-int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R, const gfi_mise_opts *opts,
-                   gfi_mise_result *res) {
+int gfi_mise_exact(const gfi_model *m, const gfi_kernel *k, double N, const double *R,
+                   const gfi_mise_opts *opts, gfi_mise_result *res) {
   if (!m || !R || !res) return GFI_EINVAL;
-  int st = gfi_check_order(l);
+  int st = gfi_kernel_check_band(k);
   if (st) return st;
   if (!(N >= 1) || !isfinite(N)) return GFI_EEMPTY;
   size_t D = gfi_model_dim(m);
@@ -347,14 +326,14 @@ int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R, const g
   st = psi_info_init(m, &pi);
   if (st) return st;
   mise_integrals I;
-  st = mise_integrals_compute(&pi, l, R, o.resolution, resolve_threads(&o), &I);
+  st = mise_integrals_compute(&pi, k, R, o.resolution, resolve_threads(&o), &I);
   if (st == GFI_ERANGE) {
     memset(res, 0, sizeof *res);
     for (size_t j = 0; j < D; j++) res->nodes[j] = I.nodes[j];
   }
   if (st) return st;
   double c = pow(2 * M_PI, -(double)D);
-  double kb2 = 1, cl = gfi_kappa_sq_integral(l);
+  double kb2 = 1, cl = gfi_kappa_sq_integral(k);
   for (size_t j = 0; j < D; j++) kb2 *= cl * R[j]; /* int Kbar^2 = prod_j c_l R_j */
   memset(res, 0, sizeof *res);
   res->bias2_in = c * I.bias_in;
@@ -563,7 +542,7 @@ static int minimise_log(logfun f, void *ctx, double x0, double xlo, double xhi, 
 
 typedef struct {
   const gfi_model *m;
-  int l;
+  const gfi_kernel *k;
   double N;
   double Rdir[MISE_MAXD];
   size_t D;
@@ -575,18 +554,18 @@ static int ropt_f(double x, void *p, gfi_mise_result *res) {
   double R[MISE_MAXD];
   double r = exp(x);
   for (size_t j = 0; j < c->D; j++) R[j] = r * c->Rdir[j];
-  return gfi_mise_exact(c->m, c->l, c->N, R, &c->o, res);
+  return gfi_mise_exact(c->m, c->k, c->N, R, &c->o, res);
 }
 
-int gfi_ropt(const gfi_model *m, int l, double N, const double *Rdir, const gfi_mise_opts *opts,
-             double *r_opt, gfi_mise_result *res) {
+int gfi_ropt(const gfi_model *m, const gfi_kernel *k, double N, const double *Rdir,
+             const gfi_mise_opts *opts, double *r_opt, gfi_mise_result *res) {
   if (!m || !r_opt || !res) return GFI_EINVAL;
-  int st = gfi_check_order(l);
+  int st = gfi_kernel_check_band(k);
   if (st) return st;
   if (!(N >= 1) || !isfinite(N)) return GFI_EEMPTY;
   ropt_ctx c;
   c.m = m;
-  c.l = l;
+  c.k = k;
   c.N = N;
   c.D = gfi_model_dim(m);
   if (c.D > MISE_MAXD) return GFI_EUNSUPPORTED;

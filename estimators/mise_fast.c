@@ -289,7 +289,7 @@ static int fold(const mise_split *sp, size_t *kf, size_t kend, size_t b0, size_t
   return GFI_OK;
 }
 
-int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
+int mise_mc_stream(const gfi_model *m, const gfi_kernel *k, size_t N, const double *R, size_t nreps,
                    const gfi_mise_opts *o, int nt, const mise_split *sp, gfi_mise_result *res,
                    double *ise_out) {
   size_t D = gfi_model_dim(m);
@@ -298,7 +298,7 @@ int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t 
   const size_t nloc = nreps > rank ? (nreps - rank + P - 1) / P : 0;
   if (D > MISE_MAXD) return GFI_EUNSUPPORTED;
   ise_pl_rule rule;
-  int st = ise_pl_init(m, l, R, o->resolution, nt, &rule);
+  int st = ise_pl_init(m, k, R, o->resolution, nt, &rule);
   if (st) return st;
   size_t block = o->base.data_block ? (o->base.data_block < PL_CHUNK ? o->base.data_block : PL_CHUNK) : PL_CHUNK;
   double tol = ise_fast_tol(o->base.tol);

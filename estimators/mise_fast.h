@@ -69,7 +69,7 @@ typedef struct mise_split {
 } mise_split;
 
 /* gfi_mise_mc with its replications split as above (split NULL: all here). */
-int mise_mc_split(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
+int mise_mc_split(const gfi_model *m, const gfi_kernel *k, size_t N, const double *R, size_t nreps,
                   const gfi_mise_opts *opts, const mise_split *split, gfi_mise_result *res,
                   double *ise_out);
 
@@ -77,7 +77,7 @@ int mise_mc_split(const gfi_model *m, int l, size_t N, const double *R, size_t n
  * or FAST, nt threads, replications split by sp (NULL: all here).
  * GFI_EUNSUPPORTED when the rule would exceed ISE_STREAM_MAX_NODES nodes
  * (heavy tails; the same answer on every process). */
-int mise_mc_stream(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
+int mise_mc_stream(const gfi_model *m, const gfi_kernel *k, size_t N, const double *R, size_t nreps,
                    const gfi_mise_opts *o, int nt, const mise_split *sp, gfi_mise_result *res,
                    double *ise_out);
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include "gfi/mise.h"
 #include "plancherel.h"
+#include "kernel_internal.h"
 
 /* The exact route's integrals (not yet scaled by (2 pi)^-D):
  *   bias_in  = int_box |psi|^2 (1 - Kbar)^2     bias_out = int_outside |psi|^2
@@ -15,10 +16,8 @@ typedef struct mise_integrals {
   size_t nodes[3]; /* the quadrature's nodes per axis (also on GFI_ERANGE) */
 } mise_integrals;
 
-int mise_integrals_compute(const psi_info *pi, int l, const double *R, double res, int nthreads,
+int mise_integrals_compute(const psi_info *pi, const gfi_kernel *k, const double *R, double res, int nthreads,
                            mise_integrals *I);
 
-/* M_l(0), the B-spline density of a sum of l Uniform(-1,1) at 0 (l <= 16). */
-double mise_bspline0(int l);
 
 #endif

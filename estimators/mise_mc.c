@@ -59,12 +59,12 @@ static int pl_node(void *vc, size_t i0, void *ws) {
   return GFI_OK;
 }
 
-int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, const double *R,
-                       const gfi_mise_opts *opts, double *ise) {
+int gfi_ise_plancherel(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data,
+                       const double *R, const gfi_mise_opts *opts, double *ise) {
   if (!ise) return GFI_EINVAL;
   int st = check_common(m, N, data, R);
   if (st) return st;
-  st = gfi_check_order(l);
+  st = gfi_kernel_check_band(k);
   if (st) return st;
   size_t D = gfi_model_dim(m);
   if (D > MISE_MAXD) return GFI_EUNSUPPORTED;
@@ -73,7 +73,7 @@ int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data, 
   if (opts) o = *opts;
   int nt = nthreads_of(&o);
   ise_pl_rule rule;
-  st = ise_pl_init(m, l, R, o.resolution, nt, &rule);
+  st = ise_pl_init(m, k, R, o.resolution, nt, &rule);
   if (st) return st;
   double xabs[MISE_MAXD] = {0, 0, 0}, xlo[MISE_MAXD], xhi[MISE_MAXD], xhalf[MISE_MAXD];
   for (size_t j = 0; j < D; j++) {
@@ -284,7 +284,7 @@ int gfi_ise_grid(const gfi_model *m, const gfi_kernel *k, size_t N, const double
       double E = INFINITY, T = INFINITY;
       if (k->kind == GFI_PHI_POW) {
         int l = k->l;
-        double A = k->A, A2l = 2 * M_PI * mise_bspline0(2 * l);
+        double A = k->A, A2l = 2 * M_PI * kernel_bspline0(2 * l);
         double full[MISE_MAXD];
         for (size_t j = 0; j < D; j++) full[j] = R[j] * A2l / (A * A);
         E = 0;
@@ -304,7 +304,9 @@ int gfi_ise_grid(const gfi_model *m, const gfi_kernel *k, size_t N, const double
       }
       if (have_pi) {
         mise_integrals I;
-        st = mise_integrals_compute(&pi, 1, R, o.resolution, nthreads_of(&o), &I);
+        gfi_kernel k1; /* any kernel: only int |psi|^2 is used */
+        gfi_kernel_pow(&k1, 1);
+        st = mise_integrals_compute(&pi, &k1, R, o.resolution, nthreads_of(&o), &I);
         if (!st) {
           double tot = pow(2 * M_PI, -(double)D) * (I.psi_box + I.bias_out);
           T = fmax(tot - sp2, 0.0) + 1e-13 * tot; /* cubature rounding margin */
@@ -393,7 +395,7 @@ int gfi_mse_box(const gfi_model *m, const gfi_kernel *k, size_t N, const double 
 
 typedef struct {
   const gfi_model *m;
-  int l;
+  const gfi_kernel *k;
   size_t N, D;
   const double *R;
   gfi_ise_method method;
@@ -402,10 +404,8 @@ typedef struct {
 } mc_ctx;
 
 static int measure(const mc_ctx *c, size_t N, const double *x, const gfi_mise_opts *o, double *ise) {
-  if (c->method == GFI_ISE_PLANCHEREL) return gfi_ise_plancherel(c->m, c->l, N, x, c->R, o, ise);
-  gfi_kernel k;
-  gfi_kernel_pow(&k, c->l);
-  return gfi_ise_grid(c->m, &k, N, x, c->R, c->lo, c->hi, o, ise, NULL);
+  if (c->method == GFI_ISE_PLANCHEREL) return gfi_ise_plancherel(c->m, c->k, N, x, c->R, o, ise);
+  return gfi_ise_grid(c->m, c->k, N, x, c->R, c->lo, c->hi, o, ise, NULL);
 }
 
 static int mc_rep(size_t k, gsl_rng *r, double *out, void *vp) {
@@ -467,19 +467,24 @@ static int mc_local_task(void *vc, size_t t, void *ws) {
   return mc_rep(k, r, c->ise + k, c->c);
 }
 
-int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
+int gfi_mise_mc(const gfi_model *m, const gfi_kernel *k, size_t N, const double *R, size_t nreps,
                 const gfi_mise_opts *opts, gfi_mise_result *res, double *ise_out) {
-  return mise_mc_split(m, l, N, R, nreps, opts, NULL, res, ise_out);
+  return mise_mc_split(m, k, N, R, nreps, opts, NULL, res, ise_out);
 }
 
-int mise_mc_split(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
+int mise_mc_split(const gfi_model *m, const gfi_kernel *k, size_t N, const double *R, size_t nreps,
                   const gfi_mise_opts *opts, const mise_split *sp, gfi_mise_result *res,
                   double *ise_out) {
   if (!m || !R || !res) return GFI_EINVAL;
   if (sp && (sp->size < 1 || sp->rank < 0 || sp->rank >= sp->size || !sp->minmax || !sp->send || !sp->recv))
     return GFI_EINVAL;
-  int st = gfi_check_order(l);
-  if (st) return st;
+  if (!k) return GFI_EINVAL;
+  /* the Plancherel ISE needs a band-limited kernel; the grid ISE any
+   * kernel with a finite A */
+  int band = gfi_kernel_check_band(k);
+  if (band == GFI_EORDER || band == GFI_EINVAL) return band;
+  if (!k->A_finite) return GFI_EINFINITE_A;
+  int st;
   if (N == 0) return GFI_EEMPTY;
   if (nreps < 2) return GFI_EINVAL;
   size_t D = gfi_model_dim(m);
@@ -488,14 +493,16 @@ int mise_mc_split(const gfi_model *m, int l, size_t N, const double *R, size_t n
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
   if (opts) o = *opts;
-  mc_ctx c = {m, l, N, D, R, o.ise, o, NULL, NULL};
+  mc_ctx c = {m, k, N, D, R, o.ise, o, NULL, NULL};
   if (c.method == GFI_ISE_AUTO)
-    c.method = D <= 2 || (D <= MISE_MAXD && gfi_mise_exact_supported(m)) ? GFI_ISE_PLANCHEREL
-                                                                       : GFI_ISE_GRID;
+    c.method = band == GFI_OK && (D <= 2 || (D <= MISE_MAXD && gfi_mise_exact_supported(m)))
+                   ? GFI_ISE_PLANCHEREL
+                   : GFI_ISE_GRID;
+  if (c.method == GFI_ISE_PLANCHEREL && band) return band;
   if (c.method == GFI_ISE_PLANCHEREL && D > MISE_MAXD) return GFI_EUNSUPPORTED;
   if (c.method == GFI_ISE_PLANCHEREL && o.base.method != GFI_METHOD_DIRECT) {
     /* streamed: memory independent of N (mise_fast.h) */
-    st = mise_mc_stream(m, l, N, R, nreps, &o, nthreads_of(&o), sp, res, ise_out);
+    st = mise_mc_stream(m, k, N, R, nreps, &o, nthreads_of(&o), sp, res, ise_out);
     if (st != GFI_EUNSUPPORTED || o.base.method == GFI_METHOD_FAST) return st;
     /* the rule would be too large for one shared node set: per-replication
      * rules by direct sums below */

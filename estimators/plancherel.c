@@ -219,16 +219,18 @@ static int cmp_double(const void *a, const void *b) {
 
 /* The cell edges of an axis into c (b last); with c->count_only set only
  * their number. */
-static int axis_cells(double a, double b, int l, double R, double h, double osc, int graded,
-                      double res, cells *cp) {
+static int axis_cells(double a, double b, const gfi_kernel *kern, double R, double h, double osc,
+                      int graded, double res, cells *cp) {
   if (!(b > a)) return GFI_EINVAL;
-  if (l < 1 || l > 8) return GFI_EORDER;
-  /* a, b, the l + 1 <= 9 knots k R (k = -l, -l+2, ..., l) and NGEOM graded points */
-  double bp[2 + 9 + NGEOM];
+  int knots[2 * GFI_PHI_MAXPOW + 1];
+  int nk = kernel_knots(kern, knots);
+  if (nk < 0) return GFI_EORDER;
+  /* a, b, the <= 17 knots k R and NGEOM graded points */
+  double bp[2 + 2 * GFI_PHI_MAXPOW + 1 + NGEOM];
   size_t nb = 0;
   bp[nb++] = a;
-  for (int k = -l; k <= l; k += 2) {
-    double x = k * R;
+  for (int i = 0; i < nk; i++) {
+    double x = knots[i] * R;
     if (x > a && x < b) bp[nb++] = x;
   }
   if (graded && a == 0) {
@@ -274,19 +276,19 @@ static int axis_cells(double a, double b, int l, double R, double h, double osc,
   return st;
 }
 
-size_t axis_count(double a, double b, int l, double R, double h, double osc, int graded,
-                  double res) {
+size_t axis_count(double a, double b, const gfi_kernel *k, double R, double h, double osc,
+                  int graded, double res) {
   cells c = {0};
   c.count_only = 1;
-  if (axis_cells(a, b, l, R, h, osc, graded, res, &c) || c.n < 1) return SIZE_MAX;
+  if (axis_cells(a, b, k, R, h, osc, graded, res, &c) || c.n < 1) return SIZE_MAX;
   return (c.n - 1) * MISE_GL;
 }
 
-int axis_build(double a, double b, int l, double R, double h, double osc, int graded, double res,
-               axis_nodes *ax) {
+int axis_build(double a, double b, const gfi_kernel *k, double R, double h, double osc, int graded,
+               double res, axis_nodes *ax) {
   memset(ax, 0, sizeof *ax);
   cells c = {0};
-  int st = axis_cells(a, b, l, R, h, osc, graded, res, &c);
+  int st = axis_cells(a, b, k, R, h, osc, graded, res, &c);
   if (st) {
     free(c.c);
     return st;
@@ -315,18 +317,18 @@ int axis_build(double a, double b, int l, double R, double h, double osc, int gr
 
 /* ---- the node rule of a Plancherel ISE ------------------------------------ */
 
-int ise_pl_init(const gfi_model *m, int l, const double *R, double res, int nthreads,
+int ise_pl_init(const gfi_model *m, const gfi_kernel *k, const double *R, double res, int nthreads,
                 ise_pl_rule *r) {
   memset(r, 0, sizeof *r);
   size_t D = gfi_model_dim(m);
   if (D > MISE_MAXD) return GFI_EUNSUPPORTED;
   r->D = D;
-  r->l = l;
+  r->k = *k;
   for (size_t j = 0; j < D; j++) r->R[j] = R[j];
   int st = psi_info_init(m, &r->pi);
   if (st) return st;
   mise_integrals I;
-  st = mise_integrals_compute(&r->pi, l, R, res, nthreads, &I);
+  st = mise_integrals_compute(&r->pi, k, R, res, nthreads, &I);
   if (st) return st;
   r->bias_out = I.bias_out;
   return GFI_OK;
@@ -356,12 +358,12 @@ int ise_pl_axes(const ise_pl_rule *r, size_t N, const double *xabs, double res, 
       wmax = fmin(2 * pi->h[j], 2 * pi->osc[j]);
       if (F > 0) wmax = fmin(wmax, 8.0 / F);
     }
-    double L = r->l * r->R[j];
+    double L = kernel_band(&r->k) * r->R[j];
     if (L / wmax * MISE_GL * work > max_work) {
       st = GFI_EUNSUPPORTED;
       break;
     }
-    st = axis_build(j == 0 ? 0.0 : -L, L, r->l, r->R[j], wmax, INFINITY, 0, res, ax + j);
+    st = axis_build(j == 0 ? 0.0 : -L, L, &r->k, r->R[j], wmax, INFINITY, 0, res, ax + j);
     if (!st) work *= (double)ax[j].n;
   }
   if (!st && work > max_work) st = GFI_EUNSUPPORTED;
@@ -396,9 +398,9 @@ void ise_pl_row_factors(const ise_pl_rule *r, const axis_nodes *ax, double *k, d
   }
   size_t n1 = ax[1].n, n2 = ax[2].n;
   for (size_t i1 = 0; i1 < n1; i1++) {
-    double k1 = gfi_kappa(r->l, ax[1].t[i1] / r->R[1]);
+    double k1 = gfi_kernel_kappa(&r->k, ax[1].t[i1] / r->R[1]);
     for (size_t i2 = 0; i2 < n2; i2++) {
-      k[i1 * n2 + i2] = k1 * gfi_kappa(r->l, ax[2].t[i2] / r->R[2]);
+      k[i1 * n2 + i2] = k1 * gfi_kernel_kappa(&r->k, ax[2].t[i2] / r->R[2]);
       w[i1 * n2 + i2] = ax[1].w[i1] * ax[2].w[i2];
     }
   }
@@ -410,7 +412,7 @@ void ise_pl_axis_factors(const ise_pl_rule *r, const axis_nodes *ax, size_t j, d
     return;
   }
   for (size_t i = 0; i < ax[j].n; i++) {
-    k[i] = gfi_kappa(r->l, ax[j].t[i] / r->R[j]);
+    k[i] = gfi_kernel_kappa(&r->k, ax[j].t[i] / r->R[j]);
     w[i] = ax[j].w[i];
   }
 }

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include "gfi/model.h"
+#include "gfi/kernel.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,23 +63,23 @@ typedef struct axis_nodes {
 } axis_nodes;
 
 /* Node list on [a, b] (MISE_GL Gauss-Legendre points per cell). Breakpoints:
- * the kernel knots k R (k = -l, -l+2, .., l) inside (a, b); cells of width
+ * the kernel's knots k R inside (a, b) (kernel_knots); cells of width
  * <= min(h, osc)/res (or growing like grade*|t| when graded). */
-int axis_build(double a, double b, int l, double R, double h, double osc, int graded,
+int axis_build(double a, double b, const gfi_kernel *k, double R, double h, double osc, int graded,
                double res, axis_nodes *ax);
 void axis_free(axis_nodes *ax);
 /* The node count axis_build would return, without building anything
  * (SIZE_MAX when it would fail). */
-size_t axis_count(double a, double b, int l, double R, double h, double osc, int graded,
+size_t axis_count(double a, double b, const gfi_kernel *k, double R, double h, double osc, int graded,
                   double res);
 
 /* ---- the node rule of a Plancherel ISE --------------------------------------- */
 
-/* What a Plancherel ISE of (model, l, R) needs beyond the data: |psi|^2's
+/* What a Plancherel ISE of (model, kernel, R) needs beyond the data: |psi|^2's
  * scales and int_outside-the-box |psi|^2 (not yet scaled by (2 pi)^-D). */
 typedef struct ise_pl_rule {
   size_t D;
-  int l;
+  gfi_kernel k; /* band-limited (gfi_kernel_check_band) */
   double R[MISE_MAXD];
   psi_info pi;
   double bias_out;
@@ -86,13 +87,14 @@ typedef struct ise_pl_rule {
 
 /* D <= 3 (else GFI_EUNSUPPORTED); errors of psi_info_init and
  * mise_integrals_compute. */
-int ise_pl_init(const gfi_model *m, int l, const double *R, double res, int nthreads,
+int ise_pl_init(const gfi_model *m, const gfi_kernel *k, const double *R, double res, int nthreads,
                 ise_pl_rule *r);
 
 /* The node axes for N points whose largest |x_j| is xabs[j] (j < D): cells
  * resolve the highest frequency of |phi_N Kbar - psi|^2 (the data's, the
  * model's centre's and, for mixtures, the means' extent). Axis 0 covers
- * [0, l R_0] (the integrand is even), the others [-l R_j, l R_j].
+ * [0, l R_0] (the integrand is even), the others [-l R_j, l R_j], l the
+ * kernel's highest sinc power.
  * GFI_EUNSUPPORTED when N times the number of nodes would exceed max_work.
  * Axes j >= D are left empty (n = 0). */
 int ise_pl_axes(const ise_pl_rule *r, size_t N, const double *xabs, double res, double max_work,

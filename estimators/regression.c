@@ -18,6 +18,7 @@ static void plan_free(gfi_nw_plan *p) {
   free(p->y);
   free(p->R);
   free(p->rk);
+  free(p->rl);
   free(p->sk);
   free(p->ck);
   free(p->Linv);
@@ -47,7 +48,7 @@ int gfi_nw_set_scaling(gfi_nw_plan *p, int mode) {
   return GFI_OK;
 }
 
-size_t nw_ws_size(const gfi_nw_plan *p) { return 3 * p->lay.qtile * p->D + 5 * p->lay.dblock; }
+size_t nw_ws_size(const gfi_nw_plan *p) { return 4 * p->lay.qtile * p->D + 5 * p->lay.dblock; }
 
 static int plan_common(gfi_nw_plan **out, nw_type type, size_t N, size_t D, size_t V,
                        const double *x, const double *y, const gfi_opts *opts) {
@@ -89,9 +90,9 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   gfi_method method;
   int ost = bl_check_opts(opts, &tol, &method);
   if (ost) return ost;
-  if (method == GFI_METHOD_FAST && (k->kind != GFI_PHI_POW || D > BL_MAX_DIM))
+  if (method == GFI_METHOD_FAST && (k->kind == GFI_PHI_CUSTOM || D > BL_MAX_DIM))
     return GFI_EUNSUPPORTED;
-  if (k->kind == GFI_PHI_POW) {
+  if (k->kind == GFI_PHI_POW || k->kind == GFI_PHI_POLY) {
     int st = gfi_check_order(k->l);
     if (st) return st;
   } else if (k->kind != GFI_PHI_CUSTOM || !k->fn) {
@@ -109,14 +110,15 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   size_t Np = p->lay.Np;
   p->R = gfi_malloc2(D, sizeof *p->R);
   p->rk = gfi_malloc3(D, Np, sizeof *p->rk);
+  p->rl = gfi_malloc3(D, Np, sizeof *p->rl);
   p->sk = gfi_malloc3(D, Np, sizeof *p->sk);
   p->ck = gfi_malloc3(D, Np, sizeof *p->ck);
-  if (!p->R || !p->rk || !p->sk || !p->ck) {
+  if (!p->R || !p->rk || !p->rl || !p->sk || !p->ck) {
     plan_free(p);
     return GFI_ENOMEM;
   }
   memcpy(p->R, R, D * sizeof *R);
-  st = engine_phase_tables(&p->lay, D, x, R, PAD_COORD, p->rk, p->sk, p->ck);
+  st = engine_phase_tables(&p->lay, D, x, R, PAD_COORD, p->rk, p->rl, p->sk, p->ck);
   if (st) {
     plan_free(p);
     return st;
@@ -124,7 +126,7 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   p->method = method;
   p->tol = tol;
   for (size_t i = 0; i < N * V; i++) p->ymax = fmax(p->ymax, fabs(y[i]));
-  if (k->kind == GFI_PHI_POW && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
+  if (k->kind != GFI_PHI_CUSTOM && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
     double *c = gfi_malloc3((V + 1), N, sizeof *c);
     if (!c) {
       plan_free(p);
@@ -134,7 +136,7 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
       c[i] = 1.0;
       for (size_t v = 0; v < V; v++) c[(v + 1) * N + i] = y[i * V + v];
     }
-    st = bl_sum_make(&p->fast, (int)D, k->l, N, x, V + 1, c, R, opts, direct_pair_cost(D, V));
+    st = bl_sum_make(&p->fast, (int)D, k, N, x, V + 1, c, R, opts, direct_pair_cost(D, V));
     free(c);
     if (st) {
       plan_free(p);
@@ -191,7 +193,7 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
         c[i] = 1.0;
         for (size_t v = 0; v < V; v++) c[(v + 1) * N + i] = y[i * V + v];
       }
-    st = z && c ? bl_sum_make(&p->fast, (int)D, BL_GAUSS, N, z, V + 1, c, one, opts,
+    st = z && c ? bl_sum_make(&p->fast, (int)D, NULL, N, z, V + 1, c, one, opts,
                               direct_pair_cost(D, V))
                 : GFI_ENOMEM;
     free(z);
@@ -401,7 +403,7 @@ static void info_direct(const gfi_nw_plan *p, gfi_fast_info *info) {
   info->route = GFI_METHOD_DIRECT;
   info->dim = p->D;
   info->tol = p->tol > 0 ? p->tol : GFI_FAST_TOL_DEFAULT;
-  if (p->type == NW_FOURIER && p->kernel.kind != GFI_PHI_POW) info->reason = GFI_ROUTE_KERNEL;
+  if (p->type == NW_FOURIER && p->kernel.kind == GFI_PHI_CUSTOM) info->reason = GFI_ROUTE_KERNEL;
   else if (p->D > BL_MAX_DIM) info->reason = GFI_ROUTE_DIM;
   else info->reason = GFI_ROUTE_REQUESTED;
 }
@@ -431,7 +433,10 @@ static int finish_fast(const gfi_nw_plan *p, const double *babs, size_t G, const
                        double *out, size_t *nflagged, unsigned char *flags, double *denom,
                        gfi_fast_info *info) {
   const size_t V = p->V, D = p->D, nc = V + 1;
-  const int odd = p->kernel.l & 1;
+  /* weights of both signs: an odd power of sinc in phi */
+  int odd = 0;
+  for (int j = 1; j <= p->kernel.l; j += 2)
+    odd |= p->kernel.kind == GFI_PHI_POW ? (p->kernel.l & 1) : p->kernel.coef[j] != 0;
   double eS = babs[0], eN = 0;
   for (size_t v = 0; v < V; v++) eN = fmax(eN, babs[v + 1]);
   const double Aup = (double)p->N * p->fast->K0; /* sum_i |K_i| <= N K0 */

@@ -26,14 +26,17 @@
 #include "regression_internal.h"
 #include "simd_math.h"
 #include "sinc_series.h"
+#include "kernel_internal.h"
 
 #define SERIES_CUT GFI_SINC_CUT
 
 #define RENORM_LO 0x1p-500
 #define RENORM_UP 0x1p+500
 
-static inline double sinc_factor(double rx, double sx, double cx, double rk, double sk, double ck) {
-  double u = rx - rk;
+/* u = (rx - rk) + (rxl - rkl): the phases' two parts (engine_phase). */
+static inline double sinc_factor(double rx, double rxl, double sx, double cx, double rk, double rkl,
+                                 double sk, double ck) {
+  double u = (rx - rk) + (rxl - rkl);
   double sn = sx * ck - cx * sk; /* sin(u) */
   double q = sn / u;
   double u2 = u * u;
@@ -41,25 +44,24 @@ static inline double sinc_factor(double rx, double sx, double cx, double rk, dou
   return fabs(u) < SERIES_CUT ? ser : q;
 }
 
+/* Per query: qrx holds the D hi parts of the phases, then the D lo parts
+ * (2 D values); qsx, qcx their sines and cosines (D values). */
 static void setup_queries(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1,
                           double *qrx, double *qsx, double *qcx) {
   const size_t D = p->D;
   for (size_t q = 0; q < q1 - q0; q++) {
     const double *x = queries + (q0 + q) * D;
-    for (size_t j = 0; j < D; j++) {
-      double a = p->R[j] * x[j];
-      qrx[q * D + j] = a;
-      qsx[q * D + j] = sin(a);
-      qcx[q * D + j] = cos(a);
-    }
+    for (size_t j = 0; j < D; j++)
+      engine_phase(p->R[j], x[j], qrx + 2 * q * D + j, qrx + 2 * q * D + D + j, qsx + q * D + j,
+                   qcx + q * D + j);
   }
 }
 
 /* Numerator and denominator of one factor: (sin u, u), or (series, 1) for
  * |u| < 0.5, so that a product over axes needs one division. */
-static inline void sinc_parts(double rx, double sx, double cx, double rk, double sk, double ck,
-                              double *num, double *den) {
-  double u = rx - rk;
+static inline void sinc_parts(double rx, double rxl, double sx, double cx, double rk, double rkl,
+                              double sk, double ck, double *num, double *den) {
+  double u = (rx - rk) + (rxl - rkl);
   double sn = sx * ck - cx * sk;
   double u2 = u * u;
   double ser = GFI_SINC_SERIES(double, u2);
@@ -77,24 +79,25 @@ static void block_product(const gfi_nw_plan *p, const double *qrx, const double 
                           const double *qcx, size_t b, double *restrict prod, double *restrict den) {
   const size_t D = p->D, Np = p->lay.Np, B = p->lay.dblock;
   {
-    const double *restrict rk = p->rk + b, *restrict sk = p->sk + b, *restrict ck = p->ck + b;
-    const double rx = qrx[0], sx = qsx[0], cx = qcx[0];
+    const double *restrict rk = p->rk + b, *restrict rl = p->rl + b, *restrict sk = p->sk + b,
+                           *restrict ck = p->ck + b;
+    const double rx = qrx[0], rxl = qrx[D], sx = qsx[0], cx = qcx[0];
 #pragma omp simd
     for (size_t i = 0; i < B; i++) {
       double n, d;
-      sinc_parts(rx, sx, cx, rk[i], sk[i], ck[i], &n, &d);
+      sinc_parts(rx, rxl, sx, cx, rk[i], rl[i], sk[i], ck[i], &n, &d);
       prod[i] = n;
       den[i] = d;
     }
   }
   for (size_t j = 1; j < D; j++) {
-    const double *restrict rk = p->rk + j * Np + b, *restrict sk = p->sk + j * Np + b,
-                           *restrict ck = p->ck + j * Np + b;
-    const double rx = qrx[j], sx = qsx[j], cx = qcx[j];
+    const double *restrict rk = p->rk + j * Np + b, *restrict rl = p->rl + j * Np + b,
+                           *restrict sk = p->sk + j * Np + b, *restrict ck = p->ck + j * Np + b;
+    const double rx = qrx[j], rxl = qrx[D + j], sx = qsx[j], cx = qcx[j];
 #pragma omp simd
     for (size_t i = 0; i < B; i++) {
       double n, d;
-      sinc_parts(rx, sx, cx, rk[i], sk[i], ck[i], &n, &d);
+      sinc_parts(rx, rxl, sx, cx, rk[i], rl[i], sk[i], ck[i], &n, &d);
       prod[i] *= n;
       den[i] *= d;
     }
@@ -112,25 +115,26 @@ static void block_product_scaled(const gfi_nw_plan *p, const double *qrx, const 
                                  double *restrict den, double *restrict cnt) {
   const size_t D = p->D, Np = p->lay.Np, B = p->lay.dblock;
   {
-    const double *restrict rk = p->rk + b, *restrict sk = p->sk + b, *restrict ck = p->ck + b;
-    const double rx = qrx[0], sx = qsx[0], cx = qcx[0];
+    const double *restrict rk = p->rk + b, *restrict rl = p->rl + b, *restrict sk = p->sk + b,
+                           *restrict ck = p->ck + b;
+    const double rx = qrx[0], rxl = qrx[D], sx = qsx[0], cx = qcx[0];
 #pragma omp simd
     for (size_t i = 0; i < B; i++) {
       double n, d;
-      sinc_parts(rx, sx, cx, rk[i], sk[i], ck[i], &n, &d);
+      sinc_parts(rx, rxl, sx, cx, rk[i], rl[i], sk[i], ck[i], &n, &d);
       num[i] = n;
       den[i] = d;
       cnt[i] = 0;
     }
   }
   for (size_t j = 1; j < D; j++) {
-    const double *restrict rk = p->rk + j * Np + b, *restrict sk = p->sk + j * Np + b,
-                           *restrict ck = p->ck + j * Np + b;
-    const double rx = qrx[j], sx = qsx[j], cx = qcx[j];
+    const double *restrict rk = p->rk + j * Np + b, *restrict rl = p->rl + j * Np + b,
+                           *restrict sk = p->sk + j * Np + b, *restrict ck = p->ck + j * Np + b;
+    const double rx = qrx[j], rxl = qrx[D + j], sx = qsx[j], cx = qcx[j];
 #pragma omp simd
     for (size_t i = 0; i < B; i++) {
       double n, d;
-      sinc_parts(rx, sx, cx, rk[i], sk[i], ck[i], &n, &d);
+      sinc_parts(rx, rxl, sx, cx, rk[i], rl[i], sk[i], ck[i], &n, &d);
       n *= num[i];
       d *= den[i];
       double an = fabs(n), ad = fabs(d);
@@ -194,8 +198,8 @@ GFI_CLONES void nw_fourier_plain_task(const gfi_nw_plan *p, const double *querie
                            size_t i0, size_t i1, double *acc, double *ws) {
   const size_t D = p->D, nq = q1 - q0, B = p->lay.dblock, W = NW_ACC(p->V);
   const int l = p->kernel.l, odd = l & 1;
-  double *qrx = ws, *qsx = ws + p->lay.qtile * D, *qcx = ws + 2 * p->lay.qtile * D;
-  double *prod = ws + 3 * p->lay.qtile * D, *t = prod + B, *den = t + B;
+  double *qrx = ws, *qsx = ws + 2 * p->lay.qtile * D, *qcx = ws + 3 * p->lay.qtile * D;
+  double *prod = ws + 4 * p->lay.qtile * D, *t = prod + B, *den = t + B;
   setup_queries(p, queries, q0, q1, qrx, qsx, qcx);
   for (size_t q = 0; q < nq; q++) {
     acc[q * W] = 0; /* plain sums are at scale 2^0 */
@@ -203,7 +207,7 @@ GFI_CLONES void nw_fourier_plain_task(const gfi_nw_plan *p, const double *querie
   }
   for (size_t b = i0; b < i1; b += B)
     for (size_t q = 0; q < nq; q++) {
-      block_product(p, qrx + q * D, qsx + q * D, qcx + q * D, b, prod, den);
+      block_product(p, qrx + 2 * q * D, qsx + q * D, qcx + q * D, b, prod, den);
       block_pow(l, prod, t, B);
       add_terms(p, t, b, odd, acc + q * W);
     }
@@ -220,7 +224,8 @@ static void block_custom_scaled(const gfi_nw_plan *p, const double *qrx, const d
     if (b + i >= p->N) t = 0;
     for (size_t j = 0; j < D && t != 0; j++) {
       size_t at = j * Np + b + i;
-      t *= k->fn(sinc_factor(qrx[j], qsx[j], qcx[j], p->rk[at], p->sk[at], p->ck[at]), k->ctx);
+      t *= kernel_phi(k, sinc_factor(qrx[j], qrx[D + j], qsx[j], qcx[j], p->rk[at], p->rl[at],
+                                     p->sk[at], p->ck[at]));
       if (fabs(t) < RENORM_LO) {
         t *= RENORM_UP;
         c += 1;
@@ -237,10 +242,10 @@ static void block_custom_scaled(const gfi_nw_plan *p, const double *qrx, const d
 GFI_CLONES void nw_fourier_scaled_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1,
                             size_t i0, size_t i1, double *acc, double *ws) {
   const size_t D = p->D, nq = q1 - q0, B = p->lay.dblock, V = p->V, Np = p->lay.Np, W = NW_ACC(V);
-  const int custom = p->kernel.kind == GFI_PHI_CUSTOM;
+  const int custom = p->kernel.kind != GFI_PHI_POW; /* a call of phi per factor */
   const int l = custom ? 1 : p->kernel.l;
-  double *qrx = ws, *qsx = ws + p->lay.qtile * D, *qcx = ws + 2 * p->lay.qtile * D;
-  double *prod = ws + 3 * p->lay.qtile * D, *cnt = prod + B, *t = cnt + B, *ex = t + B, *den = ex + B;
+  double *qrx = ws, *qsx = ws + 2 * p->lay.qtile * D, *qcx = ws + 3 * p->lay.qtile * D;
+  double *prod = ws + 4 * p->lay.qtile * D, *cnt = prod + B, *t = cnt + B, *ex = t + B, *den = ex + B;
   setup_queries(p, queries, q0, q1, qrx, qsx, qcx);
   for (size_t q = 0; q < nq; q++) {
     acc[q * W] = -INFINITY;
@@ -250,10 +255,10 @@ GFI_CLONES void nw_fourier_scaled_task(const gfi_nw_plan *p, const double *queri
     for (size_t q = 0; q < nq; q++) {
       double *a = acc + q * W;
       if (custom) {
-        block_custom_scaled(p, qrx + q * D, qsx + q * D, qcx + q * D, b, prod, cnt);
+        block_custom_scaled(p, qrx + 2 * q * D, qsx + q * D, qcx + q * D, b, prod, cnt);
         for (size_t i = 0; i < B; i++) den[i] = 1;
       } else {
-        block_product_scaled(p, qrx + q * D, qsx + q * D, qcx + q * D, b, prod, den, cnt);
+        block_product_scaled(p, qrx + 2 * q * D, qsx + q * D, qcx + q * D, b, prod, den, cnt);
       }
       /* split into mantissa^l and a binary exponent (bit fields, so that
        * the loop vectorises); the block's largest exponent */

@@ -20,7 +20,7 @@ struct gfi_nw_plan {
   /* Fourier */
   gfi_kernel kernel;
   double *R;        /* D radii */
-  double *rk;       /* D x Np: R_j k_ij */
+  double *rk, *rl; /* D x Np: R_j k_ij = rk + rl exactly (engine_phase) */
   double *sk, *ck;  /* D x Np: sin and cos of R_j k_ij */
   bl_sum *fast;     /* fast route: column 0 the denominator, 1..V the numerators
                        (Gaussian: on the whitened data Linv k_i with R = 1) */

@@ -212,7 +212,9 @@ static int lscv_direct(int l, size_t N, size_t D, const double *x, const double 
   double s[2];
   par_sum(slots, N, 2, s);
   free(slots);
-  const double A = gfi_pow_A(l), G0 = gfi_kappa_sq_integral(l);
+  gfi_kernel kl;
+  gfi_kernel_pow(&kl, l);
+  const double A = kl.A, G0 = gfi_kappa_sq_integral(&kl);
   double fk = 1, fc = 1, c0 = 1;
   for (size_t j = 0; j < D; j++) {
     fk *= R[j] / A;
@@ -616,7 +618,9 @@ static int loo_sums(const loo_ctx *c, const double *cf, double tol, int nt, cons
     for (size_t t = 0; t < M; t++) memcpy(q + t * D, c->x + rows[t] * D, D * sizeof *q);
   }
   const double *qx = rows ? q : c->x;
-  int st = bl_sum_make(&s, (int)D, c->l, N, c->x, nc, cf, c->R, &o, 1.0);
+  gfi_kernel kl;
+  gfi_kernel_pow(&kl, c->l);
+  int st = bl_sum_make(&s, (int)D, &kl, N, c->x, nc, cf, c->R, &o, 1.0);
   double qlo[3], qhi[3];
   if (!st) {
     for (size_t j = 0; j < D; j++) {

@@ -63,6 +63,8 @@ int main(int argc, char **argv) {
   int st = gfi_model_parse(&m, spec, 1, &e);
   if (st) die(spec, st);
   const int ls[3] = {1, 2, 4};
+  gfi_kernel ks[3];
+  for (int i = 0; i < 3; i++) gfi_kernel_pow(ks + i, ls[i]);
   FILE *f = open_out(out, "mise_vs_R.dat");
   gfi_dat_header(f, "mise_curves", argc, argv);
   gfi_dat_meta(f, "model", "%s (%s), D = 1", spec, gfi_model_describe(m));
@@ -71,7 +73,7 @@ int main(int argc, char **argv) {
   double ropt[3];
   for (int i = 0; i < 3; i++) {
     gfi_mise_result r;
-    st = gfi_ropt(m, ls[i], (double)N, NULL, NULL, ropt + i, &r);
+    st = gfi_ropt(m, &ks[i], (double)N, NULL, NULL, ropt + i, &r);
     if (st) die("optimal radius", st);
     gfi_dat_meta(f, "R_opt", "l = %d: %.17g (MISE %.17g)", ls[i], ropt[i], r.mise);
   }
@@ -81,7 +83,7 @@ int main(int argc, char **argv) {
     gfi_table_put(f, R);
     for (int i = 0; i < 3; i++) {
       gfi_mise_result r;
-      st = gfi_mise_exact(m, ls[i], (double)N, &R, NULL, &r);
+      st = gfi_mise_exact(m, &ks[i], (double)N, &R, NULL, &r);
       if (st) die("exact MISE", st);
       double v[3] = {r.mise, r.bias2, r.var};
       for (int q = 0; q < 3; q++) {
@@ -108,9 +110,9 @@ int main(int argc, char **argv) {
       o.base.seed = seed + j;
       o.parts = 0;
       gfi_mise_result mc, ex;
-      st = gfi_mise_mc(m, ls[i], N, &R, reps, &o, &mc, NULL);
+      st = gfi_mise_mc(m, &ks[i], N, &R, reps, &o, &mc, NULL);
       if (st) die("Monte-Carlo MISE", st);
-      st = gfi_mise_exact(m, ls[i], (double)N, &R, NULL, &ex);
+      st = gfi_mise_exact(m, &ks[i], (double)N, &R, NULL, &ex);
       if (st) die("exact MISE", st);
       double v[6] = {ls[i], R, mc.mise, mc.se, ex.mise, (mc.mise - ex.mise) / mc.se};
       gfi_table_write_rows(f, 1, 6, v);

@@ -129,7 +129,7 @@ static double argmin(fn1 f, void *c, double lo, double hi, double *fmin_out) {
 
 typedef struct {
   const gfi_model *m;
-  int l;
+  gfi_kernel k;
   size_t N;
   const double *x;
 } fise_ctx;
@@ -140,7 +140,7 @@ static double fise(double R, void *vc) {
   gfi_mise_default_opts(&o);
   o.base.nthreads = c->N < 20000 ? 1 : 0; /* a team costs more than it saves below */
   double v = NAN;
-  int st = gfi_ise_plancherel(c->m, c->l, c->N, c->x, &R, &o, &v);
+  int st = gfi_ise_plancherel(c->m, &c->k, c->N, c->x, &R, &o, &v);
   return st ? INFINITY : v;
 }
 
@@ -199,6 +199,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   const int l = 4;
+  gfi_kernel kp;
+  gfi_kernel_pow(&kp, l);
   gfi_kernel k;
   gfi_kernel_pow(&k, l);
   fprintf(f, "# select_study (gfi %s): ISE(selected) / ISE(oracle), Fourier phi = z^%d and Gaussian KDE\n",
@@ -229,7 +231,7 @@ int main(int argc, char **argv) {
       gfi_mise_default_opts(&mo);
       double Rm = NAN, hm = NAN;
       gfi_mise_result mr;
-      gfi_ropt(m, l, N, NULL, &mo, &Rm, &mr);
+      gfi_ropt(m, &kp, N, NULL, &mo, &Rm, &mr);
       if (gfi_model_get_kind(m) == GFI_MODEL_MIXTURE) gfi_mise_gauss_hopt(m, N, &hm, &mr);
       clock_t t0 = clock();
       for (size_t r = 0; r < reps; r++) {
@@ -242,7 +244,7 @@ int main(int argc, char **argv) {
         gfi_select_default_opts(&so);
         gfi_select_result sr;
         if (gfi_select_lscv(&k, n, 1, x, &so, &sr, NULL)) return 1;
-        fise_ctx fc = {m, l, n, x};
+        fise_ctx fc = {m, kp, n, x};
         double imin, Ro = argmin(fise, &fc, Rm / 8, Rm * 8, &imin);
         double is = fise(sr.R[0], &fc), im = fise(Rm, &fc);
         ratio[0][r] = is / imin;

@@ -9,6 +9,7 @@
 #include "gfi/validate.h"
 #include "gsl_quiet.h"
 #include "alloc.h"
+#include "kernel_internal.h"
 
 /* Both by their Taylor series below GFI_SINC_CUT (sinc_series.h). */
 double gfi_sinc(double x) {
@@ -43,6 +44,24 @@ double gfi_pow_A(int l) {
   return M_PI * s / (ldexp(1.0, l - 1) * factorial(l - 1));
 }
 
+/* M_l(0), the B-spline density of a sum of l Uniform(-1,1) at 0, for
+ * l = 1..16 (A_l = 2 pi M_l(0)). */
+double kernel_bspline0(int l) {
+  if (l < 1 || l > 16) return NAN;
+  /* sum_{k: l - 2k > 0} (-1)^k C(l,k) (l-2k)^(l-1), exactly in 128 bits */
+  __int128 s = 0;
+  for (int k = 0; 2 * k < l; k++) {
+    __int128 c = 1;
+    for (int i = 1; i <= k; i++) c = c * (l - k + i) / i;
+    __int128 p = 1;
+    for (int i = 0; i < l - 1; i++) p *= (l - 2 * k);
+    s += (k % 2) ? -c * p : c * p;
+  }
+  long double d = ldexpl(1.0L, l);
+  for (int i = 2; i <= l - 1; i++) d *= i;
+  return (double)((long double)s / d);
+}
+
 /* B-spline density of a sum of l Uniform(-1,1), at u <= 0 (it is even). */
 static double bspline_M(int l, double u) {
   double s = 0;
@@ -75,18 +94,65 @@ int gfi_kernel_pow(gfi_kernel *k, int l) {
   k->ctx = NULL;
   k->A = gfi_pow_A(l);
   k->A_finite = 1;
+  for (int j = 0; j <= GFI_PHI_MAXPOW; j++) k->coef[j] = j == l;
   return GFI_OK;
 }
 
-double gfi_kernel_eval(const gfi_kernel *k, double x) {
-  double s = gfi_sinc(x);
-  if (k->kind == GFI_PHI_POW) {
-    double r = s;
-    for (int i = 1; i < k->l; i++) r *= s;
-    return r;
-  }
-  return k->fn(s, k->ctx);
+int gfi_kernel_poly(gfi_kernel *k, int deg, const double *a) {
+  if (!k || !a) return GFI_EINVAL;
+  int st = gfi_check_order(deg);
+  if (st) return st;
+  for (int j = 0; j <= deg; j++)
+    if (!isfinite(a[j])) return GFI_ENONFINITE;
+  if (a[0] != 0 || !(a[deg] > 0)) return GFI_EINVAL;
+  for (int j = 1; j <= deg; j++)
+    if (a[j] < 0) return GFI_EINVAL;
+  double A = 0;
+  for (int j = 1; j <= deg; j++) A += a[j] * gfi_pow_A(j);
+  k->kind = GFI_PHI_POLY;
+  k->l = deg;
+  k->fn = NULL;
+  k->ctx = NULL;
+  for (int j = 0; j <= GFI_PHI_MAXPOW; j++) k->coef[j] = j <= deg ? a[j] : 0.0;
+  k->A_finite = isfinite(A) && A > 0;
+  k->A = k->A_finite ? A : INFINITY;
+  return GFI_OK;
 }
+
+int gfi_kernel_check_band(const gfi_kernel *k) {
+  if (!k) return GFI_EINVAL;
+  if (k->kind == GFI_PHI_CUSTOM) return GFI_EUNSUPPORTED;
+  if (k->kind != GFI_PHI_POW && k->kind != GFI_PHI_POLY) return GFI_EINVAL;
+  int st = gfi_check_order(k->l);
+  if (st) return st;
+  if (!k->A_finite || !(k->A > 0) || !isfinite(k->A)) return GFI_EINFINITE_A;
+  return GFI_OK;
+}
+
+double gfi_kernel_kappa(const gfi_kernel *k, double u) {
+  if (!k || (k->kind != GFI_PHI_POW && k->kind != GFI_PHI_POLY)) return NAN;
+  if (k->kind == GFI_PHI_POW) return gfi_kappa(k->l, u);
+  if (!k->A_finite) return NAN;
+  double s = 0;
+  for (int j = 1; j <= k->l; j++)
+    if (k->coef[j] != 0) s += k->coef[j] * gfi_pow_A(j) * gfi_kappa(j, u);
+  return s / k->A;
+}
+
+double gfi_kappa_sq_integral(const gfi_kernel *k) {
+  if (gfi_kernel_check_band(k) != GFI_OK) return NAN;
+  if (k->kind == GFI_PHI_POW) {
+    double m = kernel_bspline0(k->l);
+    return kernel_bspline0(2 * k->l) / (m * m);
+  }
+  /* int phi(sinc)^2 = sum_ij a_i a_j A_(i+j), A_n = 2 pi M_n(0) */
+  double s = 0;
+  for (int i = 1; i <= k->l; i++)
+    for (int j = 1; j <= k->l; j++) s += k->coef[i] * k->coef[j] * kernel_bspline0(i + j);
+  return 4 * M_PI * M_PI * s / (k->A * k->A);
+}
+
+double gfi_kernel_eval(const gfi_kernel *k, double x) { return kernel_phi(k, gfi_sinc(x)); }
 
 /* ---- A for a custom phi ------------------------------------------------ */
 
@@ -211,6 +277,7 @@ int gfi_kernel_custom(gfi_kernel *k, gfi_phi_fn fn, void *ctx) {
   if (st != GFI_OK && st != GFI_EINFINITE_A) return st;
   k->kind = GFI_PHI_CUSTOM;
   k->l = 0;
+  for (int j = 0; j <= GFI_PHI_MAXPOW; j++) k->coef[j] = 0;
   k->fn = fn;
   k->ctx = ctx;
   k->A = A;

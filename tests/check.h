@@ -8,6 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* The power kernel phi(z) = z^l as a pointer for the calls that take a
+ * kernel (gfi/kernel.h must be included first). l outside 1..8 gives a
+ * kernel that the library refuses with GFI_EORDER. */
+#define KPOW(pw_)                                                                            \
+  (&(gfi_kernel){.kind = GFI_PHI_POW, .l = (pw_), .A = gfi_pow_A(pw_),                          \
+                 .A_finite = (pw_) >= 1 && (pw_) <= 8, .coef = {0}})
+
 static int check_failures = 0;
 static int check_count = 0;
 

@@ -35,7 +35,7 @@ static void brute_forward(const gfi_attn_spec *sp, size_t L, size_t D, size_t Dv
       } else {
         for (size_t d = 0; d < D; d++) {
           double Rd = sp->per_axis_R ? R[d] : R[0];
-          w *= pow(sinc1(Rd * (Q[i * D + d] - K[j * D + d])), sp->l);
+          w *= pow(sinc1(Rd * (Q[i * D + d] - K[j * D + d])), sp->kernel.l);
         }
       }
       S += w;
@@ -64,7 +64,7 @@ static void brute_backward(const gfi_attn_spec *sp, size_t L, size_t D, size_t D
       double w = 1;
       for (size_t d = 0; d < D; d++) {
         double Rd = sp->per_axis_R ? R[d] : R[0];
-        w *= pow(sinc1(Rd * (Q[i * D + d] - K[j * D + d])), sp->l);
+        w *= pow(sinc1(Rd * (Q[i * D + d] - K[j * D + d])), sp->kernel.l);
       }
       S[i] += w;
     }
@@ -82,14 +82,14 @@ static void brute_backward(const gfi_attn_spec *sp, size_t L, size_t D, size_t D
         double u = Rd * (Q[i * D + d] - K[j * D + d]);
         s[d] = sinc1(u);
         ds[d] = gfi_sinc_deriv(u);
-        w *= pow(s[d], sp->l);
+        w *= pow(s[d], sp->kernel.l);
       }
       for (size_t c = 0; c < Dv; c++) dV[j * Dv + c] += w / S[i] * C[i * Dv + c];
       for (size_t d = 0; d < D; d++) {
         double other = 1;
         for (size_t e = 0; e < D; e++)
-          if (e != d) other *= pow(s[e], sp->l);
-        double G = sp->l * pow(s[d], sp->l - 1) * ds[d] * other;
+          if (e != d) other *= pow(s[e], sp->kernel.l);
+        double G = sp->kernel.l * pow(s[d], sp->kernel.l - 1) * ds[d] * other;
         double Rd = sp->per_axis_R ? R[d] : R[0];
         dQ[i * D + d] += g * G * Rd;
         dK[j * D + d] -= g * G * Rd;
@@ -186,7 +186,7 @@ static void gradient_case(gsl_rng *r, const gfi_attn_spec *sp, size_t L, size_t 
      * over D = 128 axes underflow for l >= 3; the spread of u is scaled by
      * 1/(l sqrt(D)) so that the log-weights of a row differ by O(1) and no
      * single key dominates (the gradients stay of order one) */
-    double sd = 0.25 / (R[0] * sp->l * sqrt((double)D));
+    double sd = 0.25 / (R[0] * sp->kernel.l * sqrt((double)D));
     fill_normal(r, L * D, sd, Q);
     fill_normal(r, L * D, sd, K);
     for (size_t k = 0; k < L * D; k++) Q[k] += 2.8 / R[0];
@@ -211,12 +211,12 @@ static void gradient_case(gsl_rng *r, const gfi_attn_spec *sp, size_t L, size_t 
   gfi_attn_info info;
   CHECK_STATUS(gfi_attn_forward(p, Q, K, V, R, H, saved, &info), GFI_OK);
   CHECK(info.min_ratio > 0.05, "kind=%d l=%d per_axis=%d causal=%d: test data keep denominators away from 0 (%g)",
-        sp->kind, sp->l, sp->per_axis_R, sp->causal, info.min_ratio);
-  if (cluster == 0 && sp->l >= 3)
+        sp->kind, sp->kernel.l, sp->per_axis_R, sp->causal, info.min_ratio);
+  if (cluster == 0 && sp->kernel.l >= 3)
     for (size_t i = 0; i < L; i++)
-      CHECK(sp->l * saved[2 * i] < -1075, "naive products underflow (row %zu: 2^%g)", i, sp->l * saved[2 * i]);
+      CHECK(sp->kernel.l * saved[2 * i] < -1075, "naive products underflow (row %zu: 2^%g)", i, sp->kernel.l * saved[2 * i]);
   brute_forward(sp, L, D, Dv, Q, K, V, R, Hb);
-  CHECK(rel_err(H, Hb, L * Dv) < 1e-12, "l=%d forward vs brute %.3g", sp->l, rel_err(H, Hb, L * Dv));
+  CHECK(rel_err(H, Hb, L * Dv) < 1e-12, "l=%d forward vs brute %.3g", sp->kernel.l, rel_err(H, Hb, L * Dv));
   CHECK_STATUS(gfi_attn_backward(p, Q, K, V, R, H, saved, C, dQ, dK, dV, dR, &info), GFI_OK);
   fd_ctx c = {p, L, D, Dv, np, Q, K, V, R, C, H};
   double hq[256], hr[256], hv = 1e-2;
@@ -232,7 +232,7 @@ static void gradient_case(gsl_rng *r, const gfi_attn_spec *sp, size_t L, size_t 
   double e = fmax(fmax(eq, ek), fmax(ev, er));
   if (e > worst_fd) worst_fd = e;
   CHECK(e <= 1e-6, "kind=%d l=%d per_axis=%d causal=%d D=%zu: FD errors dQ %.3g dK %.3g dV %.3g dR %.3g",
-        sp->kind, sp->l, sp->per_axis_R, sp->causal, D, eq, ek, ev, er);
+        sp->kind, sp->kernel.l, sp->per_axis_R, sp->causal, D, eq, ek, ev, er);
   gfi_attn_destroy(p);
   free(Q);
   free(K);
@@ -347,7 +347,7 @@ int main(void) {
         for (int causal = 0; causal < 2; causal++) {
           gfi_attn_spec sp;
           gfi_attn_default_spec(&sp);
-          sp.l = l;
+          sp.kernel = *KPOW(l);
           sp.per_axis_R = pa;
           sp.causal = causal;
           /* odd l: radii small enough that denominators stay positive */
@@ -383,7 +383,7 @@ int main(void) {
     for (int l = 2; l <= 8; l += 2) {
       gfi_attn_spec sp;
       gfi_attn_default_spec(&sp);
-      sp.l = l;
+      sp.kernel = *KPOW(l);
       gfi_attn_plan *p;
       CHECK_STATUS(gfi_attn_plan_create(&p, &sp, L, D, Dv, NULL), GFI_OK);
       CHECK_STATUS(gfi_attn_forward(p, Q, K, V, &R, H, NULL, NULL), GFI_OK);
@@ -423,7 +423,7 @@ int main(void) {
         for (int causal = 0; causal < 2; causal++) {
           gfi_attn_spec sp;
           gfi_attn_default_spec(&sp);
-          sp.l = l;
+          sp.kernel = *KPOW(l);
           sp.per_axis_R = pa;
           sp.causal = causal;
           gradient_case(r, &sp, 7, 5, 3, pa ? R5 : &R1, 1, 0.3);
@@ -433,7 +433,7 @@ int main(void) {
     for (int l = 1; l <= 8; l++) {
       gfi_attn_spec sp;
       gfi_attn_default_spec(&sp);
-      sp.l = l;
+      sp.kernel = *KPOW(l);
       sp.causal = l % 2;
       gradient_case(r, &sp, 4, 128, 2, &R128, 0, 0);
     }
@@ -464,7 +464,7 @@ int main(void) {
     for (int causal = 0; causal < 2; causal++) {
       gfi_attn_spec sp;
       gfi_attn_default_spec(&sp);
-      sp.l = 2;
+      sp.kernel = *KPOW(2);
       sp.per_axis_R = 1;
       sp.causal = causal;
       gfi_attn_plan *p;
@@ -547,7 +547,7 @@ int main(void) {
     for (size_t k = 0; k < 14; k++) V[k] = 1.0 + 0.1 * k;
     gfi_attn_spec sp;
     gfi_attn_default_spec(&sp);
-    sp.l = 1;
+    sp.kernel = *KPOW(1);
     sp.causal = 0;
     gfi_attn_plan *p;
     CHECK_STATUS(gfi_attn_plan_create(&p, &sp, L, D, Dv, NULL), GFI_OK);
@@ -640,9 +640,9 @@ int main(void) {
     CHECK_STATUS(gfi_attn_plan_create(&p, &sp, 2, 0, 2, NULL), GFI_EDIM);
     CHECK_STATUS(gfi_attn_plan_create(&p, &sp, 2, 2, 0, NULL), GFI_EDIM);
     CHECK_STATUS(gfi_attn_plan_create(&p, &sp, (size_t)1 << 40, 2, 2, NULL), GFI_EDIM);
-    sp.l = 9;
+    sp.kernel = *KPOW(9);
     CHECK_STATUS(gfi_attn_plan_create(&p, &sp, 2, 2, 2, NULL), GFI_EORDER);
-    sp.l = 4;
+    sp.kernel = *KPOW(4);
     sp.denom_tol = -1;
     CHECK_STATUS(gfi_attn_plan_create(&p, &sp, 2, 2, 2, NULL), GFI_EINVAL);
     sp.denom_tol = 1e-8;

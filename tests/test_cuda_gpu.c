@@ -212,7 +212,7 @@ static void test_attention(gsl_rng *r) {
     for (int causal = 0; causal <= 1; causal++) {
       gfi_attn_spec sp;
       gfi_attn_default_spec(&sp);
-      sp.l = l;
+      sp.kernel = *KPOW(l);
       sp.causal = causal;
       sp.per_axis_R = l % 2 == 0;
       size_t np = sp.per_axis_R ? D : 1;

@@ -247,7 +247,7 @@ static void test_nw(void) {
   static void emu_fwd_##SUF(const gfi_attn_spec *sp, size_t L, size_t D, size_t Dv,                \
                             const double *Q, const double *K, const double *V, const double *Rd,   \
                             double *H, double *saved) {                                            \
-    const int l = sp->l;                                                                           \
+    const int l = sp->kernel.l;                                                                          \
     for (size_t i = 0; i < L; i++) {                                                               \
       size_t jend = sp->causal ? i + 1 : L;                                                        \
       double E = -INFINITY;                                                                        \
@@ -292,7 +292,7 @@ static void test_nw(void) {
                             const double *Q, const double *K, const double *V, const double *Rd,   \
                             const double *H, const double *saved, const double *dH, double *dQ,    \
                             double *dK, double *dV, double *dR) {                                  \
-    const int l = sp->l;                                                                           \
+    const int l = sp->kernel.l;                                                                          \
     size_t np = sp->per_axis_R ? D : 1;                                                            \
     for (size_t k = 0; k < np; k++) dR[k] = 0;                                                     \
     for (size_t i = 0; i < L * D; i++) dK[i] = 0;                                                  \
@@ -356,7 +356,7 @@ static void test_attention(void) {
         size_t D = Ds[a];
         gfi_attn_spec sp;
         gfi_attn_default_spec(&sp);
-        sp.l = l;
+        sp.kernel = *KPOW(l);
         sp.causal = causal;
         sp.per_axis_R = (l % 2 == 0);
         size_t np = sp.per_axis_R ? D : 1;

@@ -52,8 +52,8 @@ static void test_same_points(void) {
         gsl_rng_free(r);
       }
       double cpu = NAN, gpu = NAN;
-      CHECK_STATUS(gfi_ise_plancherel(m, c[i].l, N, x, R, NULL, &cpu), GFI_OK);
-      CHECK_STATUS(gfi_cuda_ise_plancherel(m, c[i].l, N, x, R, NULL, &gpu, NULL), GFI_OK);
+      CHECK_STATUS(gfi_ise_plancherel(m, KPOW(c[i].l), N, x, R, NULL, &cpu), GFI_OK);
+      CHECK_STATUS(gfi_cuda_ise_plancherel(m, KPOW(c[i].l), N, x, R, NULL, &gpu, NULL), GFI_OK);
       double rel = fabs(gpu - cpu) / cpu;
       printf("  same points %-26s D=%zu N=%zu (%s points): CPU %.15g GPU %.15g rel %.2e\n", c[i].spec,
              D, N, src ? "CPU" : "GPU", cpu, gpu, rel);
@@ -62,7 +62,7 @@ static void test_same_points(void) {
     /* a non-finite point is refused as on the CPU */
     x[N / 2] = NAN;
     double v;
-    CHECK_STATUS(gfi_cuda_ise_plancherel(m, c[i].l, N, x, R, NULL, &v, NULL), GFI_ENONFINITE);
+    CHECK_STATUS(gfi_cuda_ise_plancherel(m, KPOW(c[i].l), N, x, R, NULL, &v, NULL), GFI_ENONFINITE);
     free(x);
     gfi_model_free(m);
   }
@@ -85,8 +85,8 @@ static void test_against_exact(void) {
     gfi_mise_default_opts(&o);
     o.base.seed = 21 + i;
     gfi_mise_result ex, mc;
-    CHECK_STATUS(gfi_mise_exact(m, c[i].l, (double)c[i].N, R, &o, &ex), GFI_OK);
-    CHECK_STATUS(gfi_cuda_mise_mc(m, c[i].l, c[i].N, R, c[i].reps, &o, &mc, NULL, NULL), GFI_OK);
+    CHECK_STATUS(gfi_mise_exact(m, KPOW(c[i].l), (double)c[i].N, R, &o, &ex), GFI_OK);
+    CHECK_STATUS(gfi_cuda_mise_mc(m, KPOW(c[i].l), c[i].N, R, c[i].reps, &o, &mc, NULL, NULL), GFI_OK);
     double z = (mc.mise - ex.mise) / mc.se;
     printf("  MC vs exact %s D=%zu l=%d N=%zu R=%g reps=%zu: exact %.6g, GPU MC %.6g +- %.3g (z = %.2f); "
            "var %.4g vs %.4g\n", c[i].spec, c[i].D, c[i].l, c[i].N, c[i].R, c[i].reps, ex.mise, mc.mise,
@@ -117,12 +117,12 @@ static void test_reproducible(void) {
     double a[3], b[3], c[3], x1 = 0;
     gfi_mise_result ra, rb, rc;
     CHECK_STATUS(gfi_cuda_mise_set_tile(16), GFI_OK);
-    CHECK_STATUS(gfi_cuda_mise_mc(mm, 2, N, R, reps, &o, &ra, a, NULL), GFI_OK);
+    CHECK_STATUS(gfi_cuda_mise_mc(mm, KPOW(2), N, R, reps, &o, &ra, a, NULL), GFI_OK);
     CHECK_STATUS(gfi_cuda_mise_set_tile(8), GFI_OK);
-    CHECK_STATUS(gfi_cuda_mise_mc(mm, 2, N, R, reps, &o, &rb, b, NULL), GFI_OK);
+    CHECK_STATUS(gfi_cuda_mise_mc(mm, KPOW(2), N, R, reps, &o, &rb, b, NULL), GFI_OK);
     CHECK_STATUS(gfi_cuda_mise_set_tile(16), GFI_OK);
     o.parts = 0;
-    CHECK_STATUS(gfi_cuda_mise_mc(mm, 2, N, R, reps, &o, &rc, c, NULL), GFI_OK);
+    CHECK_STATUS(gfi_cuda_mise_mc(mm, KPOW(2), N, R, reps, &o, &rc, c, NULL), GFI_OK);
     o.parts = 1;
     CHECK(memcmp(a, b, sizeof a) == 0 && memcmp(&ra.mise, &rb.mise, sizeof ra.mise) == 0 &&
           memcmp(&ra.var, &rb.var, sizeof ra.var) == 0, "D=%zu: tile 8 and 16 differ", D);
@@ -132,7 +132,7 @@ static void test_reproducible(void) {
     double *x = malloc(N * D * sizeof *x);
     for (size_t k = 0; k < reps; k++) {
       CHECK_STATUS(gfi_cuda_mixture_sample(mm, o.base.seed, k, N, x, NULL), GFI_OK);
-      CHECK_STATUS(gfi_cuda_ise_plancherel(mm, 2, N, x, R, NULL, &x1, NULL), GFI_OK);
+      CHECK_STATUS(gfi_cuda_ise_plancherel(mm, KPOW(2), N, x, R, NULL, &x1, NULL), GFI_OK);
       CHECK(x1 == a[k], "D=%zu replication %zu: %.17g vs %.17g", D, k, a[k], x1);
     }
     CHECK(a[0] != a[1] && a[1] != a[2], "replications differ");
@@ -149,13 +149,13 @@ static void test_errors(void) {
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
   CHECK(!gfi_cuda_mise_mc_supported(lap, NULL) && gfi_cuda_mise_mc_supported(n1, NULL), "supported");
-  CHECK_STATUS(gfi_cuda_mise_mc(lap, 2, 100, R, 4, NULL, &r, NULL, NULL), GFI_EUNSUPPORTED);
+  CHECK_STATUS(gfi_cuda_mise_mc(lap, KPOW(2), 100, R, 4, NULL, &r, NULL, NULL), GFI_EUNSUPPORTED);
   o.ise = GFI_ISE_PLANCHEREL;
   CHECK(!gfi_cuda_mise_mc_supported(n3, &o), "plancherel in 3-D");
-  CHECK_STATUS(gfi_cuda_mise_mc(n3, 2, 100, R, 4, &o, &r, NULL, NULL), GFI_EUNSUPPORTED);
-  CHECK_STATUS(gfi_cuda_mise_mc(n1, 2, 100, R, 1, NULL, &r, NULL, NULL), GFI_EINVAL);
-  CHECK_STATUS(gfi_cuda_mise_mc(n1, 9, 100, R, 4, NULL, &r, NULL, NULL), GFI_EORDER);
-  CHECK_STATUS(gfi_cuda_mise_mc(n1, 2, 0, R, 4, NULL, &r, NULL, NULL), GFI_EEMPTY);
+  CHECK_STATUS(gfi_cuda_mise_mc(n3, KPOW(2), 100, R, 4, &o, &r, NULL, NULL), GFI_EUNSUPPORTED);
+  CHECK_STATUS(gfi_cuda_mise_mc(n1, KPOW(2), 100, R, 1, NULL, &r, NULL, NULL), GFI_EINVAL);
+  CHECK_STATUS(gfi_cuda_mise_mc(n1, KPOW(9), 100, R, 4, NULL, &r, NULL, NULL), GFI_EORDER);
+  CHECK_STATUS(gfi_cuda_mise_mc(n1, KPOW(2), 0, R, 4, NULL, &r, NULL, NULL), GFI_EEMPTY);
   gfi_model_free(lap);
   gfi_model_free(n3);
   gfi_model_free(n1);
@@ -172,7 +172,7 @@ static void test_grid(void) {
   o.ise = GFI_ISE_GRID;
   gfi_mise_result r;
   const size_t N = 300;
-  CHECK_STATUS(gfi_cuda_mise_mc(m, 4, N, &R, 2, &o, &r, ise, NULL), GFI_OK);
+  CHECK_STATUS(gfi_cuda_mise_mc(m, KPOW(4), N, &R, 2, &o, &r, ise, NULL), GFI_OK);
   CHECK(isnan(r.var) && isnan(r.bias2), "grid: no parts");
   double x[300], ref;
   gfi_kernel k;
@@ -191,7 +191,7 @@ int main(void) {
     gfi_model *m = model("normal", 1);
     double R = 2;
     gfi_mise_result r;
-    CHECK_STATUS(gfi_cuda_mise_mc(m, 2, 100, &R, 4, NULL, &r, NULL, NULL), GFI_ENODEV);
+    CHECK_STATUS(gfi_cuda_mise_mc(m, KPOW(2), 100, &R, 4, NULL, &r, NULL, NULL), GFI_ENODEV);
     gfi_model_free(m);
     if (check_summary("cuda-mise (no device)")) return 1;
     CHECK_SKIP("no CUDA device (cudaGetDeviceCount found none): GPU tests skipped");

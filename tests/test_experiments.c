@@ -108,7 +108,7 @@ static void test_density_fit(void) {
   for (int i = 0; i < 7; i++) {
     gfi_mise_result r;
     N[i] = pow(10.0, 3 + i);
-    CHECK_STATUS(gfi_ropt(m, 2, N[i], NULL, NULL, Ro + i, &r), GFI_OK);
+    CHECK_STATUS(gfi_ropt(m, KPOW(2), N[i], NULL, NULL, Ro + i, &r), GFI_OK);
     mi[i] = r.mise;
   }
   gfi_exp_rate_fit c;
@@ -430,7 +430,7 @@ static void test_correlation(void) {
     gfi_model *c = model("normal:cov=1,0.5,0.5,1", 2);
     double R2[2] = {rows[0].R, rows[0].R};
     gfi_mise_result rf;
-    CHECK_STATUS(gfi_mise_exact(c, 4, 1000, R2, NULL, &rf), GFI_OK);
+    CHECK_STATUS(gfi_mise_exact(c, KPOW(4), 1000, R2, NULL, &rf), GFI_OK);
     CHECK(fabs(rf.mise / rows[0].mise_fourier - 1) < 1e-12, "Fourier MISE %.12g, exact at R* %.12g",
           rows[0].mise_fourier, rf.mise);
     CHECK(rows[0].mise_full < rows[0].mise_iso, "full H %.6g, isotropic %.6g", rows[0].mise_full, rows[0].mise_iso);

@@ -83,10 +83,10 @@ static void test_mise(void) {
   gfi_model *m = model("laplace", 2);
   gfi_mise_result r;
   double R[2] = {2, 2}, ropt = 0;
-  CHECK_STATUS(gfi_mise_exact(m, 4, 1000, R, NULL, &r), GFI_OK);
+  CHECK_STATUS(gfi_mise_exact(m, KPOW(4), 1000, R, NULL, &r), GFI_OK);
   CHECK(r.mise > 0 && isfinite(r.mise), "MISE %g", r.mise);
   check_handler("gfi_mise_exact");
-  CHECK_STATUS(gfi_ropt(m, 4, 1000, NULL, NULL, &ropt, &r), GFI_OK);
+  CHECK_STATUS(gfi_ropt(m, KPOW(4), 1000, NULL, NULL, &ropt, &r), GFI_OK);
   CHECK(ropt > 0 && isfinite(ropt), "r_opt %g", ropt);
   check_handler("gfi_ropt");
 
@@ -101,7 +101,7 @@ static void test_mise(void) {
     double Rt[2] = {1.5 + 0.25 * t, 2.0};
     double A;
     if (t % 2) {
-      st[t] = gfi_mise_exact(m, 4, 500, Rt, NULL, &rt);
+      st[t] = gfi_mise_exact(m, KPOW(4), 500, Rt, NULL, &rt);
       got[t] = rt.mise;
     } else {
       st[t] = gfi_phi_integral(pow4_phi, NULL, &A, NULL);

@@ -24,7 +24,7 @@ static double exact(const gfi_model *m, int l, double N, const double *R, double
   gfi_mise_default_opts(&o);
   o.resolution = res;
   gfi_mise_result r;
-  int st = gfi_mise_exact(m, l, N, R, &o, &r);
+  int st = gfi_mise_exact(m, KPOW(l), N, R, &o, &r);
   CHECK(st == GFI_OK, "exact MISE failed: %s", gfi_strerror(st));
   CHECK_CLOSE(r.mise, r.bias2 + r.var, 1e-15, 0);
   return r.mise;
@@ -122,8 +122,8 @@ static void test_mc_agreement(void) {
     gfi_mise_default_opts(&o);
     o.base.seed = 11 + i;
     gfi_mise_result ex, mc;
-    CHECK_STATUS(gfi_mise_exact(m, c[i].l, (double)c[i].N, R, &o, &ex), GFI_OK);
-    CHECK_STATUS(gfi_mise_mc(m, c[i].l, c[i].N, R, 120, &o, &mc, NULL), GFI_OK);
+    CHECK_STATUS(gfi_mise_exact(m, KPOW(c[i].l), (double)c[i].N, R, &o, &ex), GFI_OK);
+    CHECK_STATUS(gfi_mise_mc(m, KPOW(c[i].l), c[i].N, R, 120, &o, &mc, NULL), GFI_OK);
     double z = (mc.mise - ex.mise) / mc.se;
     CHECK(fabs(z) < 4, "%s D=%zu l=%d N=%zu R=%g: exact %.6g, MC %.6g +- %.3g (z = %.2f)", c[i].spec,
           c[i].D, c[i].l, c[i].N, c[i].R, ex.mise, mc.mise, mc.se, z);
@@ -144,19 +144,19 @@ static void test_threads(void) {
   o.base.seed = 5;
   o.base.nthreads = 1;
   gfi_mise_result ra, rb;
-  CHECK_STATUS(gfi_mise_mc(m, 2, 100, R, 20, &o, &ra, a), GFI_OK);
+  CHECK_STATUS(gfi_mise_mc(m, KPOW(2), 100, R, 20, &o, &ra, a), GFI_OK);
   o.base.nthreads = 2;
-  CHECK_STATUS(gfi_mise_mc(m, 2, 100, R, 20, &o, &rb, b), GFI_OK);
+  CHECK_STATUS(gfi_mise_mc(m, KPOW(2), 100, R, 20, &o, &rb, b), GFI_OK);
   CHECK(memcmp(a, b, sizeof a) == 0, "replications differ between 1 and 2 threads");
   CHECK(memcmp(&ra.mise, &rb.mise, sizeof ra.mise) == 0 && memcmp(&ra.var, &rb.var, sizeof ra.var) == 0,
         "summary differs between thread counts");
   double e1, e2;
   o.base.nthreads = 1;
-  CHECK_STATUS(gfi_mise_exact(m, 4, 100, R, &o, &(gfi_mise_result){0}), GFI_OK);
+  CHECK_STATUS(gfi_mise_exact(m, KPOW(4), 100, R, &o, &(gfi_mise_result){0}), GFI_OK);
   gfi_mise_result x1, x2;
-  gfi_mise_exact(m, 4, 100, R, &o, &x1);
+  gfi_mise_exact(m, KPOW(4), 100, R, &o, &x1);
   o.base.nthreads = 2;
-  gfi_mise_exact(m, 4, 100, R, &o, &x2);
+  gfi_mise_exact(m, KPOW(4), 100, R, &o, &x2);
   e1 = x1.mise, e2 = x2.mise;
   CHECK(memcmp(&e1, &e2, sizeof e1) == 0, "exact MISE differs between thread counts");
   gfi_model_free(m);
@@ -177,7 +177,7 @@ static void test_ise_routes(void) {
       double R[2] = {2.5, 2.5}, ip, ig, tb;
       gfi_kernel k;
       gfi_kernel_pow(&k, l);
-      CHECK_STATUS(gfi_ise_plancherel(m, l, N, x, R, NULL, &ip), GFI_OK);
+      CHECK_STATUS(gfi_ise_plancherel(m, KPOW(l), N, x, R, NULL, &ip), GFI_OK);
       CHECK_STATUS(gfi_ise_grid(m, &k, N, x, R, NULL, NULL, NULL, &ig, &tb), GFI_OK);
       CHECK(isfinite(tb) && tb >= 0, "tail bound %g", tb);
       CHECK(ip >= ig * (1 - 1e-7) && ip <= (ig + tb) * (1 + 1e-7),
@@ -286,7 +286,7 @@ static void test_ropt(void) {
       gfi_model *m = model(spec[a], dims[a]);
       double N = a == 4 ? 1e4 : 1e7, r;
       gfi_mise_result res;
-      int st = gfi_ropt(m, l, N, NULL, NULL, &r, &res);
+      int st = gfi_ropt(m, KPOW(l), N, NULL, NULL, &r, &res);
       CHECK(st == GFI_OK, "%s l=%d: %s", spec[a], l, gfi_strerror(st));
       double Rp[2] = {r * 1.01, r * 1.01}, Rm[2] = {r / 1.01, r / 1.01};
       double fp = exact(m, l, N, Rp, 1), fm = exact(m, l, N, Rm, 1);
@@ -318,22 +318,22 @@ static void test_errors(void) {
   gfi_model *m = model("normal", 1), *u = model("uniform", 1), *n4 = model("normal", 4);
   double R = 1, Rbad = -1, x[3] = {0, 1, 2};
   gfi_mise_result r;
-  CHECK_STATUS(gfi_mise_exact(m, 9, 10, &R, NULL, &r), GFI_EORDER);
-  CHECK_STATUS(gfi_mise_exact(m, 2, 10, &Rbad, NULL, &r), GFI_ERADIUS);
-  CHECK_STATUS(gfi_mise_exact(m, 2, 0, &R, NULL, &r), GFI_EEMPTY);
-  CHECK_STATUS(gfi_mise_exact(u, 2, 10, &R, NULL, &r), GFI_EUNSUPPORTED);
+  CHECK_STATUS(gfi_mise_exact(m, KPOW(9), 10, &R, NULL, &r), GFI_EORDER);
+  CHECK_STATUS(gfi_mise_exact(m, KPOW(2), 10, &Rbad, NULL, &r), GFI_ERADIUS);
+  CHECK_STATUS(gfi_mise_exact(m, KPOW(2), 0, &R, NULL, &r), GFI_EEMPTY);
+  CHECK_STATUS(gfi_mise_exact(u, KPOW(2), 10, &R, NULL, &r), GFI_EUNSUPPORTED);
   double R4[4] = {1, 1, 1, 1};
-  CHECK_STATUS(gfi_mise_exact(n4, 2, 10, R4, NULL, &r), GFI_EUNSUPPORTED);
-  CHECK_STATUS(gfi_mise_exact(NULL, 2, 10, &R, NULL, &r), GFI_EINVAL);
-  CHECK_STATUS(gfi_mise_mc(m, 2, 10, &R, 1, NULL, &r, NULL), GFI_EINVAL);
+  CHECK_STATUS(gfi_mise_exact(n4, KPOW(2), 10, R4, NULL, &r), GFI_EUNSUPPORTED);
+  CHECK_STATUS(gfi_mise_exact(NULL, KPOW(2), 10, &R, NULL, &r), GFI_EINVAL);
+  CHECK_STATUS(gfi_mise_mc(m, KPOW(2), 10, &R, 1, NULL, &r, NULL), GFI_EINVAL);
   CHECK_STATUS(gfi_mise_gauss_exact(u, 10, &R, &r), GFI_EUNSUPPORTED);
   CHECK_STATUS(gfi_mise_gauss_exact(m, 10, &Rbad, &r), GFI_EBANDWIDTH);
   double ise;
-  CHECK_STATUS(gfi_ise_plancherel(m, 2, 0, x, &R, NULL, &ise), GFI_EEMPTY);
+  CHECK_STATUS(gfi_ise_plancherel(m, KPOW(2), 0, x, &R, NULL, &ise), GFI_EEMPTY);
   x[1] = NAN;
-  CHECK_STATUS(gfi_ise_plancherel(m, 2, 3, x, &R, NULL, &ise), GFI_ENONFINITE);
-  CHECK(isnan(gfi_kappa_sq_integral(0)), "kappa^2 integral outside 1..8");
-  CHECK_CLOSE(gfi_kappa_sq_integral(2), 4.0 / 3, 1e-15, 0);
+  CHECK_STATUS(gfi_ise_plancherel(m, KPOW(2), 3, x, &R, NULL, &ise), GFI_ENONFINITE);
+  CHECK(isnan(gfi_kappa_sq_integral(KPOW(0))), "kappa^2 integral outside 1..8");
+  CHECK_CLOSE(gfi_kappa_sq_integral(KPOW(2)), 4.0 / 3, 1e-15, 0);
   gfi_model_free(m);
   gfi_model_free(u);
   gfi_model_free(n4);

@@ -31,7 +31,7 @@ static int mc(const gfi_model *m, int l, size_t N, const double *R, size_t reps,
   o.base.tol = tol;
   o.base.nthreads = nthreads;
   o.base.data_block = block;
-  return gfi_mise_mc(m, l, N, R, reps, &o, r, ise);
+  return gfi_mise_mc(m, KPOW(l), N, R, reps, &o, r, ise);
 }
 
 /* Drawing n points at once or in calls of 7 and 1000 gives the same bits. */
@@ -146,7 +146,7 @@ static void test_vs_exact(void) {
   for (int i = 0; i < 3; i++) {
     gfi_model *m = model(c[i].spec, c[i].D);
     gfi_mise_result ex, r;
-    CHECK_STATUS(gfi_mise_exact(m, c[i].l, (double)c[i].N, c[i].R, NULL, &ex), GFI_OK);
+    CHECK_STATUS(gfi_mise_exact(m, KPOW(c[i].l), (double)c[i].N, c[i].R, NULL, &ex), GFI_OK);
     CHECK_STATUS(mc(m, c[i].l, c[i].N, c[i].R, c[i].reps, GFI_METHOD_AUTO, 0, 0, 0, &r, NULL), GFI_OK);
     CHECK(fabs(r.mise - ex.mise) <= 4 * r.se, "%s D=%zu: MC %.6g +- %.2g vs exact %.6g", c[i].spec,
           c[i].D, r.mise, r.se, ex.mise);
@@ -166,14 +166,14 @@ static void test_ise3(void) {
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
   double a, b, g, tb, f;
-  CHECK_STATUS(gfi_ise_plancherel(m, 2, N, x, R, &o, &a), GFI_OK);
+  CHECK_STATUS(gfi_ise_plancherel(m, KPOW(2), N, x, R, &o, &a), GFI_OK);
   o.resolution = 2;
-  CHECK_STATUS(gfi_ise_plancherel(m, 2, N, x, R, &o, &b), GFI_OK);
+  CHECK_STATUS(gfi_ise_plancherel(m, KPOW(2), N, x, R, &o, &b), GFI_OK);
   CHECK_CLOSE(a, b, 1e-10, 0);
   o.resolution = 1;
   o.base.method = GFI_METHOD_FAST;
   o.base.tol = 1e-13;
-  CHECK_STATUS(gfi_ise_plancherel(m, 2, N, x, R, &o, &f), GFI_OK);
+  CHECK_STATUS(gfi_ise_plancherel(m, KPOW(2), N, x, R, &o, &f), GFI_OK);
   CHECK_CLOSE(f, a, 1e-9, 0);
   gfi_kernel k;
   gfi_kernel_pow(&k, 2);
@@ -200,7 +200,7 @@ static void test_errors(void) {
   gfi_mise_default_opts(&o);
   o.ise = GFI_ISE_PLANCHEREL;
   o.base.method = GFI_METHOD_FAST;
-  CHECK_STATUS(gfi_mise_mc(m, 2, 100, &R, 2, &o, &r, NULL), GFI_EUNSUPPORTED);
+  CHECK_STATUS(gfi_mise_mc(m, KPOW(2), 100, &R, 2, &o, &r, NULL), GFI_EUNSUPPORTED);
   gfi_model_free(m);
 }
 

@@ -41,7 +41,7 @@ static void test_pair(void) {
       worst = fmax(worst, fabs(sel_pair_G(&p, -v) - (double)s));
     }
     CHECK(worst < 1e-13, "l = %d: G_l off by %.3g", l, worst);
-    CHECK_CLOSE(sel_pair_G(&p, 0), gfi_kappa_sq_integral(l), 1e-14, 0);
+    CHECK_CLOSE(sel_pair_G(&p, 0), gfi_kappa_sq_integral(KPOW(l)), 1e-14, 0);
   }
 }
 

@@ -177,6 +177,8 @@ int gfi_exp_correlation(const gfi_exp_corr_params *p, const gfi_exp_ctx *ctx, FI
     if (!(Ns[i] >= 2) || !(Ns[i] <= 1e15))
       return gfi_exp_fail_param(e, GFI_EINVAL, "--n", "a sample size must lie in 2..1e15, got %g", Ns[i]);
   if (l < 1 || l > 8) return gfi_exp_fail_param(e, GFI_EINVAL, "--l", "kernel power %d is outside 1..8", l);
+  gfi_kernel kp;
+  gfi_kernel_pow(&kp, l);
 
   gfi_exp_corr_row *rows = calloc(nrho * nN, sizeof *rows);
   if (!rows) return gfi_exp_fail(e, GFI_ENOMEM, "out of memory");
@@ -201,7 +203,7 @@ int gfi_exp_correlation(const gfi_exp_corr_params *p, const gfi_exp_ctx *ctx, FI
       gfi_exp_corr_row *r = rows + a * nN + i;
       gfi_mise_result res;
       r->rho = rho[a], r->N = Ns[i];
-      if ((st = gfi_ropt(m, l, Ns[i], NULL, &o, &r->R, &res))) {
+      if ((st = gfi_ropt(m, &kp, Ns[i], NULL, &o, &r->R, &res))) {
         st = gfi_exp_fail(e, st, "rho = %g, N = %g: optimal radius: %s", rho[a], Ns[i], gfi_strerror(st));
         break;
       }

@@ -188,6 +188,8 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
       }
       const gfi_exp_theorem *T = gauss ? NULL : gfi_exp_theorem_get(rth[t]);
       int l = gauss ? 0 : rl[t];
+      gfi_kernel kp;
+      if (!gauss) gfi_kernel_pow(&kp, l);
       double mcmax = 0;
       size_t mcp = 0;
       for (size_t i = 0; i < nN; i++) {
@@ -199,7 +201,7 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
           CHECK(gfi_mise_gauss_hopt(mods[a], Ns[i], &q->R, &r), "Gaussian KDE optimal bandwidth");
         } else {
           double ro;
-          CHECK(gfi_ropt(mods[a], l, Ns[i], NULL, &o, &ro, &r), "optimal radius");
+          CHECK(gfi_ropt(mods[a], &kp, Ns[i], NULL, &o, &ro, &r), "optimal radius");
           q->R = ro;
           if (mcreps >= 2 && Ns[i] <= mcn) {
             double R3[3] = {ro, ro, ro};
@@ -208,7 +210,7 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
             size_t reps = (size_t)mcreps;
             if (full && p->mc_reps < 0 && Ns[i] > 316) /* the size's default, not --mc */
               reps = (size_t)fmax(8.0, floor((double)mcreps * sqrt(316.0 / Ns[i])));
-            int s = gfi_mise_mc(mods[a], l, (size_t)Ns[i], R3, reps, &o, &mr, NULL);
+            int s = gfi_mise_mc(mods[a], &kp, (size_t)Ns[i], R3, reps, &o, &mr, NULL);
             if (s && s != GFI_EUNSUPPORTED) CHECK(s, "Monte-Carlo MISE");
             if (!s) {
               q->mc = mr.mise;

@@ -344,10 +344,10 @@ static int oracle_density(run *r, experiment *x) {
   gfi_mise_default_opts(&mo);
   mo.base.nthreads = r->ctx->nthreads;
   gfi_mise_result res;
-  CHK(gfi_ropt(x->m, r->K.l, (double)x->N, NULL, &mo, &x->Rstar, &res), "optimal radius (gfi_ropt)");
+  CHK(gfi_ropt(x->m, &r->K, (double)x->N, NULL, &mo, &x->Rstar, &res), "optimal radius (gfi_ropt)");
   x->Rstar_crit = res.mise;
   double Rf[2] = {r->S.R, r->S.R};
-  CHK(gfi_mise_exact(x->m, r->K.l, (double)x->N, Rf, &mo, &res), "exact MISE at the fixed radius");
+  CHK(gfi_mise_exact(x->m, &r->K, (double)x->N, Rf, &mo, &res), "exact MISE at the fixed radius");
   x->fix_bias2 = res.bias2, x->fix_var = res.var;
   snprintf(x->Rstar_method, sizeof x->Rstar_method,
            "R* minimises the exact MISE over R^%zu (Plancherel, gfi_ropt), MISE(R*) = %.3g", x->D, res.mise);

@@ -84,6 +84,7 @@
 #include <gsl/gsl_rng.h>
 #include "status.h"
 #include "opts.h"
+#include "kernel.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -95,7 +96,9 @@ typedef enum { GFI_ATTN_FOURIER = 1, GFI_ATTN_GAUSS = 2 } gfi_attn_kind;
  * ever added. */
 typedef struct gfi_attn_spec {
   gfi_attn_kind kind; /* GFI_ATTN_FOURIER (default) or GFI_ATTN_GAUSS */
-  int l;              /* Fourier: phi(z) = z^l, 1..8 (default 4, FourierFormer's) */
+  gfi_kernel kernel;  /* Fourier: phi, a power kernel z^l, l = 1..8 (default
+                       * pow:4, FourierFormer's): the engine factorises the
+                       * weight as (prod_d sinc)^l. Other kinds: GFI_EUNSUPPORTED */
   int per_axis_R;     /* Fourier: 1 = D radii, 0 = one radius (default 0) */
   int causal;         /* 1: row i sees keys j <= i only (default 0) */
   double denom_tol;   /* flag threshold above (default 1e-8; 0 <= tol < 1) */
@@ -115,7 +118,8 @@ typedef struct gfi_attn_plan gfi_attn_plan;
 /* Plan for sequences of length L with D query/key axes and Dv value axes.
  * Errors: GFI_EINVAL (NULL, bad kind or denom_tol), GFI_EEMPTY (L = 0),
  * GFI_EDIM (D or Dv outside 1..GFI_MAX_DIM, or L*D too large),
- * GFI_EORDER (Fourier l outside 1..8), GFI_ENOMEM. */
+ * GFI_EORDER (Fourier l outside 1..8), GFI_EUNSUPPORTED (a Fourier kernel
+ * that is not a power), GFI_ENOMEM. */
 GFI_EXPORT int gfi_attn_plan_create(gfi_attn_plan **plan, const gfi_attn_spec *spec, size_t L, size_t D,
                          size_t Dv, const gfi_opts *opts);
 

@@ -13,7 +13,10 @@ extern "C" {
 /* A user-supplied phi: z in [-0.2173, 1] -> phi(z). Must be thread-safe. */
 typedef double (*gfi_phi_fn)(double z, void *ctx);
 
-typedef enum { GFI_PHI_POW = 0, GFI_PHI_CUSTOM = 1 } gfi_phi_kind;
+typedef enum { GFI_PHI_POW = 0, GFI_PHI_CUSTOM = 1, GFI_PHI_POLY = 2 } gfi_phi_kind;
+
+/* Highest power of sinc a band-limited kernel may carry. */
+#define GFI_PHI_MAXPOW 8
 
 /* A kernel description. Small value type: copy freely. */
 typedef struct gfi_kernel {
@@ -23,6 +26,10 @@ typedef struct gfi_kernel {
   void *ctx;        /* passed to fn */
   double A;         /* int_R phi(sinc z) dz; INFINITY when it diverges */
   int A_finite;     /* 1 when A is finite and > 0 (usable for densities) */
+  /* The sinc powers of a band-limited kernel: phi(z) = sum_j coef[j] z^j,
+   * j = 1..GFI_PHI_MAXPOW (coef[0] = 0). A power kernel has coef[l] = 1; a
+   * custom one all zeros. Appended last: the fields above keep their offsets. */
+  double coef[GFI_PHI_MAXPOW + 1];
 } gfi_kernel;
 
 /* sinc(x) = sin(x)/x with sinc(0) = 1; series for |x| < 0.1. */
@@ -35,6 +42,17 @@ GFI_EXPORT double gfi_pow_A(int l);
 
 /* phi(z) = z^l. GFI_EORDER unless 1 <= l <= 8. */
 GFI_EXPORT int gfi_kernel_pow(gfi_kernel *k, int l);
+
+/* Polynomial phi(z) = a[1] z + a[2] z^2 + ... + a[deg] z^deg, 1 <= deg <= 8,
+ * with a[0] = 0 (a constant is not integrable) and every a[j] >= 0, a[deg] > 0
+ * (then A = sum_j a_j A_j > 0 and the transform kappa = sum_j a_j A_j kappa_j
+ * / A lies in [0, 1], as for a power: every error bound of the powers holds
+ * unchanged; the kernel's peak is phi(1) R / A). Each sinc^j is band-limited,
+ * so the direct and fast routes, the exact MISE and the Plancherel ISE apply
+ * as for powers. k->l receives deg. Errors: GFI_EINVAL (NULL, a[0] != 0, a
+ * negative coefficient, a[deg] = 0), GFI_EORDER (deg outside 1..8),
+ * GFI_ENONFINITE (a coefficient not finite). */
+GFI_EXPORT int gfi_kernel_poly(gfi_kernel *k, int deg, const double *a);
 
 /* Custom phi. A is computed by quadrature (gfi_phi_integral). The kernel is
  * initialised even when A is infinite (then A_finite = 0, A = INFINITY): such
@@ -55,6 +73,20 @@ GFI_EXPORT double gfi_kernel_eval(const gfi_kernel *k, double x);
  * int sinc(x)^l exp(i u x) dx / A_l = M_l(u)/M_l(0), with M_l the B-spline
  * density of a sum of l Uniform(-1,1). Supported on |u| <= l. l = 1..8. */
 GFI_EXPORT double gfi_kappa(int l, double u);
+
+/* The kernel's Fourier transform normalised to 1 at 0: for power and
+ * polynomial kernels sum_j a_j A_j kappa_j(u) / A (supported on |u| <= deg);
+ * NaN for a custom phi or A = 0. */
+GFI_EXPORT double gfi_kernel_kappa(const gfi_kernel *k, double u);
+
+/* int kappa(u)^2 du for power and polynomial kernels (NaN otherwise):
+ * 2 pi int phi(sinc z)^2 dz / A^2 by Plancherel. */
+GFI_EXPORT double gfi_kappa_sq_integral(const gfi_kernel *k);
+
+/* GFI_OK when k is a valid band-limited kernel (power or polynomial) usable
+ * for densities (finite A > 0); GFI_EINVAL (NULL), GFI_EORDER (power outside
+ * 1..8), GFI_EUNSUPPORTED (custom phi), GFI_EINFINITE_A (A not > 0). */
+GFI_EXPORT int gfi_kernel_check_band(const gfi_kernel *k);
 
 #ifdef __cplusplus
 }

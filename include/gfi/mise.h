@@ -109,9 +109,6 @@ typedef struct gfi_mise_result {
   double ise_err_bound;
 } gfi_mise_result;
 
-/* int kappa_l(u)^2 du = M_2l(0) / M_l(0)^2 (l = 1..8; NaN otherwise). */
-GFI_EXPORT double gfi_kappa_sq_integral(int l);
-
 /* 1 when gfi_mise_exact supports this model (see above). */
 GFI_EXPORT int gfi_mise_exact_supported(const gfi_model *m);
 
@@ -124,7 +121,7 @@ GFI_EXPORT int gfi_mise_exact_supported(const gfi_model *m);
  * refused before any work, with res->nodes[] set to the counts it needed. */
 #define GFI_MISE_EXACT_MAX_AXIS ((size_t)1 << 24)
 #define GFI_MISE_EXACT_MAX_NODES ((size_t)1 << 30)
-GFI_EXPORT int gfi_mise_exact(const gfi_model *m, int l, double N, const double *R,
+GFI_EXPORT int gfi_mise_exact(const gfi_model *m, const gfi_kernel *k, double N, const double *R,
                    const gfi_mise_opts *opts, gfi_mise_result *res);
 
 /* Exact MISE of the Gaussian KDE with bandwidth matrix H (D x D, SPD) for a
@@ -160,7 +157,7 @@ GFI_EXPORT int gfi_mise_gauss_hopt(const gfi_model *m, double N, double *h, gfi_
  * numbers, NULL = all ones): Brent's method (GSL) on log r after a geometric
  * bracket search with no upper cap. *r_opt receives r; res the MISE there.
  * GFI_EQUAD when no minimum is bracketed (MISE monotone over 1e-6..1e12). */
-GFI_EXPORT int gfi_ropt(const gfi_model *m, int l, double N, const double *Rdir,
+GFI_EXPORT int gfi_ropt(const gfi_model *m, const gfi_kernel *k, double N, const double *Rdir,
              const gfi_mise_opts *opts, double *r_opt, gfi_mise_result *res);
 
 /* Exact ISE of one estimate by Plancherel with the empirical characteristic
@@ -172,7 +169,7 @@ GFI_EXPORT int gfi_ropt(const gfi_model *m, int l, double N, const double *Rdir,
  * N R. GFI_EUNSUPPORTED for D > 2 or when more than 2^32 (node, point) pairs
  * would be needed (heavy-tailed data at large N, e.g. Cauchy in 2-D). Any model for which
  * gfi_mise_exact works. data: N x D row-major, uniform weights. */
-GFI_EXPORT int gfi_ise_plancherel(const gfi_model *m, int l, size_t N, const double *data,
+GFI_EXPORT int gfi_ise_plancherel(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data,
                        const double *R, const gfi_mise_opts *opts, double *ise);
 
 /* ISE on a box by Gauss-Legendre cubature (any kernel with finite A, any
@@ -210,7 +207,7 @@ GFI_EXPORT int gfi_mse_box(const gfi_model *m, const gfi_kernel *k, size_t N, co
  * var = (mean ISE - pooled ISE) nreps/(nreps - 1), bias2 = mean ISE - var.
  * When the pooled sample is too wide for the Plancherel rule (heavy tails)
  * the parts are left NaN. nreps >= 2. ise_out (nreps values, may be NULL) receives each ISE. */
-GFI_EXPORT int gfi_mise_mc(const gfi_model *m, int l, size_t N, const double *R, size_t nreps,
+GFI_EXPORT int gfi_mise_mc(const gfi_model *m, const gfi_kernel *k, size_t N, const double *R, size_t nreps,
                 const gfi_mise_opts *opts, gfi_mise_result *res, double *ise_out);
 
 #ifdef __cplusplus
