@@ -58,8 +58,13 @@ void cli_mpi_start(int *argc, char ***argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }
 
+static void send_done(void);
+
 void cli_mpi_end(void) {
-  if (g_on) MPI_Finalize();
+  if (g_on) {
+    send_done();
+    MPI_Finalize();
+  }
   g_on = 0;
 }
 
@@ -86,11 +91,19 @@ void cli_mpi_exit(int code, int collective) {
  * the agreement cannot be reached in time (a rank busy computing for long),
  * the rank that knows ends without MPI_Finalize and the launcher stops the
  * rest. */
-enum { TAG_FAIL = 999, TAG_STOP = 998, TAG_ACK = 997 };
+enum { TAG_FAIL = 999, TAG_STOP = 998, TAG_ACK = 997, TAG_DONE = 996 };
 #define FAIL_MAX 4100
 static int g_split = 1; /* the command splits its work over the ranks */
 
 void cli_mpi_set_split(int split) { g_split = split; }
+
+/* A rank other than 0 that ends normally tells rank 0 first: a failure of
+ * rank 0 after that point counts it as stopped (it waits in MPI_Finalize). */
+static void send_done(void) {
+  if (!g_on || g_size == 1 || g_rank == 0 || !g_split) return;
+  int zero = 0;
+  MPI_Send(&zero, 1, MPI_INT, 0, TAG_DONE, MPI_COMM_WORLD);
+}
 
 /* Rank 0: stop every rank and end the job with `code`. */
 static _Noreturn void stop_all(int code) {
@@ -103,21 +116,37 @@ static _Noreturn void stop_all(int code) {
   if (!rq) cli_mpi_exit(code, 0);
   for (int r = 1; r < g_size; r++)
     if (MPI_Isend(stop, 1, MPI_INT, r, TAG_STOP, MPI_COMM_WORLD, rq + r) != MPI_SUCCESS) cli_mpi_exit(code, 0);
+  /* every rank acknowledges the stop, or had already ended normally (DONE) */
+  char *seen = calloc((size_t)g_size, 1);
+  if (!seen) cli_mpi_exit(code, 0);
   int acked = 0;
   for (int t = 0; t < 50000 && acked < g_size - 1; t++) { /* 5 s */
-    int flag = 0, ack;
+    int flag = 0, ack, tag = TAG_ACK;
     MPI_Status st;
     if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_ACK, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS) break;
+    if (!flag) {
+      tag = TAG_DONE;
+      if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_DONE, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS) break;
+    }
     if (flag) {
-      MPI_Recv(&ack, 1, MPI_INT, st.MPI_SOURCE, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      acked++;
+      MPI_Recv(&ack, 1, MPI_INT, st.MPI_SOURCE, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (!seen[st.MPI_SOURCE]) seen[st.MPI_SOURCE] = 1, acked++;
       continue;
     }
     nanosleep(&(struct timespec){0, 100000}, NULL);
   }
   if (acked < g_size - 1) cli_mpi_exit(code, 0);
-  MPI_Waitall(g_size - 1, rq + 1, MPI_STATUSES_IGNORE);
+  /* the stops sent to ranks that had ended are never received: cancelled */
+  for (int r = 1; r < g_size; r++) {
+    int done = 0;
+    MPI_Test(rq + r, &done, MPI_STATUS_IGNORE);
+    if (!done) {
+      MPI_Cancel(rq + r);
+      MPI_Request_free(rq + r);
+    }
+  }
   free(rq);
+  free(seen);
   cli_mpi_exit(code, 1);
 }
 

@@ -59,6 +59,8 @@ fault 1 "data file nosuch.txt: No such file" -np 1 "$GFI" density --data d.txt -
   -np 1 "$GFI" density --data nosuch.txt --R 2 --at q2.txt
 fault 1 "data file nosuch.txt: .*No such file" -np 1 "$GFI" regress --data nosuch.txt --R 2 --at q1.txt : \
   -np 1 "$GFI" regress --data r.txt --R 2 --at q1.txt
+# rank 0 failing after the other ranks ended their part (an output it cannot write)
+fault 1 "writing /dev/full: No space left" -np 3 "$GFI" density --data d.txt --R 2 --at q2.txt --out /dev/full
 # an argument that one rank alone finds wrong: rank 1, then rank 0
 MC=(mise --model normal --dim 1 --n 500 --phi pow:4 --R 2 --mc 7 --seed 3 --threads 1)
 fault 2 "rank 1 of 2.*--phi: " -np 1 "$GFI" "${MC[@]}" : -np 1 "$GFI" "${MC[@]}" --phi pow:9
