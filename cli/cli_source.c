@@ -189,6 +189,7 @@ static const char *reason(int r) {
     case GFI_ROUTE_NODES: return "auto: too many frequency nodes or too large a NUFFT grid";
     case GFI_ROUTE_KERNEL: return "the kernel is not band-limited";
     case GFI_ROUTE_DIM: return "D > 3";
+    case GFI_ROUTE_BOUND: return "auto: the fast route's bound missed tol (far points)";
   }
   return "?";
 }
@@ -222,7 +223,7 @@ void cli_method_meta(FILE *f, const gfi_opts *o, const gfi_fast_info *info) {
     fprintf(f, " at tol %.2g", info->nufft_tol);
   }
   if (info->reused) fputs(", the plan's transform reused", f);
-  fprintf(f, "; error bound %.3g (%.3g relative)", info->bound_abs, info->bound);
+  fprintf(f, "; error bound %.3g (%.3g relative to %.6g)", info->bound_abs, info->bound, info->scale);
   if (info->rows_direct) fprintf(f, "; %zu rows by the direct sum", info->rows_direct);
   fputc('\n', f);
 }

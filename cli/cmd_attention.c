@@ -41,9 +41,185 @@ static void write_grad(const char *prefix, const char *name, int npy, size_t row
   cli_finish_output(f, path);
 }
 
+/* ---- the batched layout: 4-D .npy arrays (B, H, L, D) ---- */
+
+static double *read_nd(const char *opt, const char *path, int *ndim, size_t *dims, int *f32) {
+  gfi_errinfo err;
+  double *x = NULL;
+  int st = gfi_npy_read_nd(path, ndim, dims, &x, f32, &err);
+  if (st) cli_die(EXIT_RUNTIME, "%s %s: %s", opt, path, err.msg[0] ? err.msg : gfi_strerror(st));
+  return x;
+}
+static void shape_str(char *buf, size_t cap, int nd, const size_t *d) {
+  size_t n = (size_t)snprintf(buf, cap, "(");
+  for (int k = 0; k < nd && n < cap; k++) n += (size_t)snprintf(buf + n, cap - n, "%s%zu", k ? ", " : "", d[k]);
+  if (n < cap) snprintf(buf + n, cap - n, ")");
+}
+/* A 4-D array whose dims match want[] where want[k] != 0. */
+static double *read4(const char *opt, const char *path, const size_t *want, const char *layout, size_t *dims) {
+  int nd, f32;
+  double *x = read_nd(opt, path, &nd, dims, &f32);
+  char got[160];
+  shape_str(got, sizeof got, nd, dims);
+  if (nd != 4) cli_die(EXIT_RUNTIME, "%s %s: shape %s, expected 4 dimensions %s", opt, path, got, layout);
+  for (int k = 0; k < 4; k++)
+    if (want[k] && dims[k] != want[k])
+      cli_die(EXIT_RUNTIME, "%s %s: shape %s, expected %s with %s = %zu (from --q/--k)", opt, path, got, layout,
+              k == 0 ? "B" : k == 1 ? "H" : k == 2 ? "the length" : "the last axis", want[k]);
+  for (size_t k = 0; k < dims[0] * dims[1] * dims[2] * dims[3]; k++)
+    if (!isfinite(x[k])) cli_die(EXIT_RUNTIME, "%s %s: value %zu is not finite", opt, path, k);
+  return x;
+}
+static unsigned char *to_bytes(const double *x, size_t n) {
+  unsigned char *b = cli_array(n ? n : 1, 1, 1);
+  for (size_t k = 0; k < n; k++) b[k] = x[k] != 0;
+  return b;
+}
+static void write_nd(const char *opt, const char *path, int nd, const size_t *dims, const double *x, int f32) {
+  gfi_errinfo err;
+  int st = gfi_npy_write_nd(path, nd, dims, x, f32, &err);
+  if (st) cli_die(EXIT_RUNTIME, "%s %s: %s", opt, path, err.msg[0] ? err.msg : gfi_strerror(st));
+}
+/* float64 (exact) or float32 copies for the library, by dtype */
+static void *as_dtype(const double *x, size_t n, int f32) {
+  if (!f32) {
+    double *y = cli_array(n ? n : 1, sizeof *y, 1);
+    memcpy(y, x, n * sizeof *y);
+    return y;
+  }
+  float *y = cli_array(n ? n : 1, sizeof *y, 1);
+  for (size_t k = 0; k < n; k++) y[k] = (float)x[k];
+  return y;
+}
+static double *from_dtype(const void *x, size_t n, int f32) {
+  double *y = cli_array(n ? n : 1, sizeof *y, 1);
+  for (size_t k = 0; k < n; k++) y[k] = f32 ? ((const float *)x)[k] : ((const double *)x)[k];
+  return y;
+}
+
+typedef struct {
+  const char *qpath, *kpath, *vpath, *Rs, *grad, *dhpath, *outpath, *kpadpath, *maskpath, *empty;
+  int l, causal, nthreads, f32;
+  double tol, eps;
+} batch_args;
+
+static int attention_batched(const batch_args *a) {
+  size_t qd[8], kd[8], vd[8], hd[8], any[4] = {0, 0, 0, 0};
+  double *Q = read4("--q", a->qpath, any, "(B, H, Lq, D)", qd);
+  const size_t B = qd[0], H = qd[1], Lq = qd[2], D = qd[3];
+  size_t wk[4] = {B, H, 0, D};
+  double *K = read4("--k", a->kpath, wk, "(B, H, Lk, D)", kd);
+  const size_t Lk = kd[2];
+  size_t wv[4] = {B, H, Lk, 0};
+  double *V = read4("--v", a->vpath, wv, "(B, H, Lk, Dv)", vd);
+  const size_t Dv = vd[3];
+  if (!B || !H || !Lq || !D || !Lk || !Dv)
+    cli_die(EXIT_RUNTIME, "--q/--k/--v: an axis of length 0 (B = %zu, H = %zu, Lq = %zu, Lk = %zu, D = %zu, Dv = %zu)",
+            B, H, Lq, Lk, D, Dv);
+  const size_t nq = B * H * Lq * D, nk = B * H * Lk * D, nv = B * H * Lk * Dv, nh = B * H * Lq * Dv;
+  gfi_attn_batch_spec sp;
+  gfi_attn_batch_default_spec(&sp);
+  cli_check(gfi_kernel_pow(&sp.kernel, a->l), "--l");
+  sp.causal = a->causal;
+  sp.denom_tol = a->tol;
+  sp.eps = a->eps;
+  sp.empty_zero = strcmp(a->empty, "zero") == 0;
+  sp.dtype = a->f32 ? GFI_ATTN_F32 : GFI_ATTN_F64;
+  size_t nR = 0;
+  double *R = cli_list("--R", a->Rs, &nR);
+  if (nR == 1)
+    sp.rmode = GFI_ATTN_R_SCALAR;
+  else if (nR == H)
+    sp.rmode = GFI_ATTN_R_HEAD;
+  else if (nR == H * D)
+    sp.rmode = GFI_ATTN_R_HEAD_AXIS;
+  else
+    cli_usage("--R", "expected 1, %zu (per head) or %zu (per head and axis, R[h*D + d]) radii, got %zu", H, H * D, nR);
+  for (size_t k = 0; k < nR; k++)
+    if (!(R[k] > 0)) cli_usage("--R", "radii must be > 0, got %g", R[k]);
+  unsigned char *kpad = NULL, *mask = NULL;
+  if (a->kpadpath) {
+    int nd;
+    size_t d[8];
+    double *x = read_nd("--key-pad", a->kpadpath, &nd, d, NULL);
+    char got[160];
+    shape_str(got, sizeof got, nd, d);
+    if (nd != 2 || d[0] != B || d[1] != Lk)
+      cli_die(EXIT_RUNTIME, "--key-pad %s: shape %s, expected (B, Lk) = (%zu, %zu)", a->kpadpath, got, B, Lk);
+    kpad = to_bytes(x, B * Lk);
+    free(x);
+  }
+  if (a->maskpath) {
+    int nd;
+    size_t d[8];
+    double *x = read_nd("--mask", a->maskpath, &nd, d, NULL);
+    char got[160];
+    shape_str(got, sizeof got, nd, d);
+    size_t mb = nd == 3 ? d[0] : 1;
+    if (!((nd == 2 && d[0] == Lq && d[1] == Lk) || (nd == 3 && (d[0] == 1 || d[0] == B) && d[1] == Lq && d[2] == Lk)))
+      cli_die(EXIT_RUNTIME, "--mask %s: shape %s, expected (Lq, Lk), (1, Lq, Lk) or (B, Lq, Lk) with B = %zu, Lq = %zu, Lk = %zu",
+              a->maskpath, got, B, Lq, Lk);
+    sp.mask_batch = mb;
+    mask = to_bytes(x, mb * Lq * Lk);
+    free(x);
+  }
+  double *dH = NULL;
+  if (a->grad && a->dhpath) {
+    size_t wd[4] = {B, H, Lq, Dv};
+    dH = read4("--dh", a->dhpath, wd, "(B, H, Lq, Dv)", hd);
+  } else if (a->grad) {
+    dH = cli_array(nh, sizeof *dH, 1);
+    for (size_t k = 0; k < nh; k++) dH[k] = 1;
+  }
+  gfi_opts o;
+  gfi_default_opts(&o);
+  o.nthreads = a->nthreads;
+  void *q = as_dtype(Q, nq, a->f32), *k = as_dtype(K, nk, a->f32), *v = as_dtype(V, nv, a->f32);
+  void *r = as_dtype(R, nR, a->f32), *h = cli_array(nh, a->f32 ? sizeof(float) : sizeof(double), 1);
+  double *saved = cli_array(gfi_attn_batch_saved_size(B, H, Lq), sizeof *saved, 1);
+  gfi_attn_info info;
+  int st = gfi_attn_batch_forward(&sp, B, H, Lq, Lk, D, Dv, q, k, v, r, kpad, mask, &o, h, saved, &info);
+  if (st != GFI_EDENOM) cli_check(st, "attention forward");
+  if (info.nempty && !sp.empty_zero)
+    cli_die(EXIT_RUNTIME, "%zu rows see no key (first: batch %zu, head %zu, query %zu): use --empty zero to write "
+            "them as zeros, or change the masks", info.nempty, info.first_empty / (H * Lq), info.first_empty / Lq % H,
+            info.first_empty % Lq);
+  if (info.nflagged)
+    cli_die(EXIT_RUNTIME, "%zu rows have a vanishing or negative denominator sum_j w_ij (first: batch %zu, head %zu, "
+            "query %zu; odd --l): their H is undefined", info.nflagged, info.first_flagged / (H * Lq),
+            info.first_flagged / Lq % H, info.first_flagged % Lq);
+  double *Hd = from_dtype(h, nh, a->f32);
+  size_t dims[4] = {B, H, Lq, Dv};
+  if (a->grad) {
+    void *dh = as_dtype(dH, nh, a->f32);
+    size_t es = a->f32 ? sizeof(float) : sizeof(double);
+    void *gq = cli_array(nq, es, 1), *gk = cli_array(nk, es, 1), *gv = cli_array(nv, es, 1), *gr = cli_array(nR, es, 1);
+    cli_check(gfi_attn_batch_backward(&sp, B, H, Lq, Lk, D, Dv, q, k, v, r, kpad, mask, &o, h, saved, dh, gq, gk, gv,
+                                      gr, NULL), "attention backward");
+    char path[4096];
+    const char *names[4] = {"dQ", "dK", "dV", "dR"};
+    void *arrs[4] = {gq, gk, gv, gr};
+    size_t n[4] = {nq, nk, nv, nR};
+    size_t sh[4][4] = {{B, H, Lq, D}, {B, H, Lk, D}, {B, H, Lk, Dv}, {nR}};
+    for (int t = 0; t < 4; t++) {
+      snprintf(path, sizeof path, "%s.%s.npy", a->grad, names[t]);
+      double *x = from_dtype(arrs[t], n[t], a->f32);
+      write_nd("--grad", path, t == 3 ? 1 : 4, sh[t], x, a->f32);
+      free(x);
+      free(arrs[t]);
+    }
+    free(dh);
+  }
+  write_nd("--out", a->outpath, 4, dims, Hd, a->f32);
+  free(Q), free(K), free(V), free(R), free(dH), free(kpad), free(mask), free(q), free(k), free(v), free(r), free(h);
+  free(saved), free(Hd);
+  return 0;
+}
+
 int cmd_attention(int argc, char **argv) {
   const char *qpath = NULL, *kpath = NULL, *vpath = NULL, *kind = NULL, *Rs = NULL, *grad = NULL, *dhpath = NULL;
-  const char *outpath = NULL;
+  const char *outpath = NULL, *kpadpath = NULL, *maskpath = NULL, *dtype = NULL, *empty = NULL;
+  double eps = 0;
   size_t heads = 1;
   int l = 4, causal = 0, nthreads = 0, grad_npy = 0;
   double scale = 0, tol = 1e-8;
@@ -65,6 +241,19 @@ int cmd_attention(int argc, char **argv) {
     {"causal", CLI_FLAG, &causal, .help = "row i sees keys j <= i only"},
     {"denom-tol", CLI_DOUBLE, &tol, .def = "1e-8", .arg = "T",
      .help = "fourier: flag a row (NaN) when sum_j w_ij <= T sum_j |w_ij| (odd l)"},
+    {"key-pad", CLI_STR, &kpadpath, .arg = "FILE", .section = "batched layout (4-D .npy inputs)",
+     .help = "with --q/--k/--v of shapes (B, H, Lq, D), (B, H, Lk, D), (B, H, Lk, Dv):\n"
+             "key padding, a (B, Lk) .npy array (bool, uint8 or float); nonzero = key excluded"},
+    {"mask", CLI_STR, &maskpath, .arg = "FILE",
+     .help = "a general mask, (Lq, Lk), (1, Lq, Lk) or (B, Lq, Lk) .npy; nonzero = excluded\n"
+             "(--causal offsets the diagonal by Lk - Lq: query i sees keys j <= i + Lk - Lq)"},
+    {"eps", CLI_DOUBLE, &eps, .def = "0", .arg = "E",
+     .help = "FourierFormer's normalisation H = N / (S + E) (their code: 1e-6); 0 = exact"},
+    {"empty", CLI_STR, &empty, .def = "error", .arg = "error|zero",
+     .help = "rows that see no key: an error (default) or zero rows"},
+    {"dtype", CLI_STR, &dtype, .def = "float64", .arg = "T",
+     .help = "float64 or float32: the storage of H and the gradients written, and of the\n"
+             "library call (computed in float64 either way, see docs/attention.md)"},
     {"grad", CLI_STR, &grad, .arg = "PREFIX", .section = "gradients",
      .help = "also write the gradients of sum(dH * H): PREFIX.dQ, PREFIX.dK, PREFIX.dV\n"
              "and, for fourier, PREFIX.dR (as many values as --R has)"},
@@ -75,18 +264,55 @@ int cmd_attention(int argc, char **argv) {
     {0}};
   const cli_spec spec = {
     "usage: gfi attention --q FILE --k FILE --v FILE [--kind fourier|softmax] [--R R,..] [--heads H]\n"
-    "                     [--grad PREFIX [--dh FILE]] [--out FILE]\n\n"
+    "                     [--grad PREFIX [--dh FILE]] [--out FILE]\n"
+    "       gfi attention --q Q.npy --k K.npy --v V.npy --R R,.. --out H.npy [--causal]\n"
+    "                     [--key-pad P.npy] [--mask M.npy] [--eps E] [--dtype float32] [--grad PREFIX]\n\n"
     "Attention of the given queries, keys and values, head by head:\n"
     "  H_i = sum_j w_ij v_j / sum_j w_ij\n"
     "with Fourier weights (FourierFormer's generalized Fourier integral kernel,\n"
     "phi = z^l; exact, O(L D) memory) or softmax weights. Prints H, L rows x\n"
     "(heads * Dv) columns (the heads side by side). With --grad, the exact gradients\n"
-    "of sum(dH * H) with respect to Q, K, V (and the radii) go to files.\n",
+    "of sum(dH * H) with respect to Q, K, V (and the radii) go to files.\n"
+    "Batched layout: when --q is a 4-D .npy array (B, H, Lq, D), K and V are\n"
+    "(B, H, Lk, D) and (B, H, Lk, Dv) (Lk may differ from Lq: memory keys), H goes\n"
+    "to --out as a (B, H, Lq, Dv) .npy and the gradients to PREFIX.dQ.npy, ...;\n"
+    "--R takes 1, H or H*D radii (fourier only).\n",
     opts, NULL};
   if (cli_parse(&spec, argc, argv)) return 0;
   if (!qpath) cli_usage("--q", "required");
   if (!kpath) cli_usage("--k", "required");
   if (!vpath) cli_usage("--v", "required");
+  if (strcmp(dtype, "float64") != 0 && strcmp(dtype, "float32") != 0)
+    cli_usage("--dtype", "expected float64 or float32, got '%s'", dtype);
+  if (strcmp(empty, "error") != 0 && strcmp(empty, "zero") != 0)
+    cli_usage("--empty", "expected error or zero, got '%s'", empty);
+  if (!(eps >= 0 && isfinite(eps))) cli_usage("--eps", "must be >= 0 and finite");
+  int batched = 0;
+  if (gfi_npy_sniff(qpath)) {
+    int nd;
+    size_t d[8];
+    double *x = read_nd("--q", qpath, &nd, d, NULL);
+    free(x);
+    batched = nd == 4;
+  }
+  if (!batched) {
+    const char *only[] = {"key-pad", "mask", "eps", "empty", "dtype"};
+    for (int t = 0; t < 5; t++)
+      if (cli_given(only[t]))
+        cli_usage(t == 0 ? "--key-pad" : t == 1 ? "--mask" : t == 2 ? "--eps" : t == 3 ? "--empty" : "--dtype",
+                  "only with the batched layout: --q a 4-D .npy array (B, H, Lq, D)");
+  } else {
+    if (strcmp(kind, "fourier") != 0) cli_usage("--kind", "the batched layout is Fourier attention only");
+    if (cli_given("heads")) cli_usage("--heads", "not with 4-D inputs (the heads are their second axis)");
+    if (!Rs) cli_usage("--R", "required for --kind fourier");
+    if (!outpath) cli_usage("--out", "required with 4-D inputs (H is written as a .npy array)");
+    if (l > 8) cli_usage("--l", "expected 1..8");
+    if (!(tol >= 0 && tol < 1)) cli_usage("--denom-tol", "must be in [0, 1)");
+    if (!grad && (cli_given("dh") || grad_npy)) cli_usage(cli_given("dh") ? "--dh" : "--grad-npy", "needs --grad");
+    batch_args a = {qpath, kpath, vpath, Rs, grad, dhpath, outpath, kpadpath, maskpath, empty,
+                    l, causal, nthreads, strcmp(dtype, "float32") == 0, tol, eps};
+    return attention_batched(&a);
+  }
   int fourier = strcmp(kind, "fourier") == 0;
   if (!fourier && strcmp(kind, "softmax") != 0) cli_usage("--kind", "expected fourier or softmax, got '%s'", kind);
   if (l > 8) cli_usage("--l", "expected 1..8");

@@ -4,6 +4,7 @@
  * attention_fourier.c and attention_gauss.c. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "attention_internal.h"
 #include "gfi/validate.h"
 #include "alloc.h"
@@ -80,6 +81,26 @@ static int check_inputs(const gfi_attn_plan *p, const double *Q, const double *K
   return GFI_OK;
 }
 
+/* The single-sequence Fourier problem as a job of one head (the batched
+ * engine serves both interfaces). */
+static void attn_plan_job(const gfi_attn_plan *p, const double *Q, const double *K, const double *V,
+                          const double *Rd, attn_fjob *J) {
+  memset(J, 0, sizeof *J);
+  J->B = J->H = 1;
+  J->Lq = J->Lk = p->L;
+  J->D = p->D;
+  J->Dv = p->Dv;
+  J->l = p->l;
+  J->causal = p->spec.causal;
+  J->per_axis = p->spec.per_axis_R;
+  J->denom_tol = p->spec.denom_tol;
+  J->Q = Q;
+  J->K = K;
+  J->V = V;
+  J->Rd = Rd;
+  J->nthreads = p->nthreads;
+}
+
 static void info_set(gfi_attn_info *info, size_t L, const double *stat, const double *ratio) {
   if (!info) return;
   info->nflagged = 0;
@@ -117,8 +138,11 @@ int gfi_attn_forward(const gfi_attn_plan *p, const double *Q, const double *K, c
     return GFI_ENOMEM;
   }
   double *ratio = scratch, *stat = saved ? saved : scratch + L;
-  if (p->spec.kind == GFI_ATTN_FOURIER)
-    st = attn_fourier_forward(p, Q, K, V, Rd, H, stat, ratio);
+  if (p->spec.kind == GFI_ATTN_FOURIER) {
+    attn_fjob J;
+    attn_plan_job(p, Q, K, V, Rd, &J);
+    st = attn_fjob_forward(&J, H, stat, ratio);
+  }
   else
     st = attn_gauss_forward(p, Q, K, V, Rd[0], H, stat, ratio);
   if (!st) {
@@ -147,8 +171,11 @@ int gfi_attn_backward(const gfi_attn_plan *p, const double *Q, const double *K, 
     free(Rd);
     return st;
   }
-  if (p->spec.kind == GFI_ATTN_FOURIER)
-    st = attn_fourier_backward(p, Q, K, V, Rd, H, saved, dH, dQ, dK, dV, dRrow);
+  if (p->spec.kind == GFI_ATTN_FOURIER) {
+    attn_fjob J;
+    attn_plan_job(p, Q, K, V, Rd, &J);
+    st = attn_fjob_backward(&J, H, saved, dH, dQ, dK, dV, dRrow);
+  }
   else
     st = attn_gauss_backward(p, Q, K, V, Rd[0], H, saved, dH, dQ, dK, dV, dRrow);
   if (!st) {

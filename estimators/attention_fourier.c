@@ -21,6 +21,8 @@
  *
  * Gradient of one weight in the row's scale, w~ = (prod_d s_d 2^-E)^l:
  *     dw~/du_d = l (s_d y_d)^(l-1) s'_d y_d,   y_d = prod_{e != d} s_e 2^-E,
+ * where s_d y_d = prod_e s_e 2^-E is the same for every d (taken once per
+ * pair from the full product),
  * with y_d from prefix and suffix products in the same mantissa/exponent
  * form; s_d y_d = prod_e s_e 2^-E is at most 2, so no power overflows, and a
  * factor s_d = 0 gives exactly 0 for l >= 2 and s'_d y_d for l = 1. */
@@ -107,10 +109,11 @@ static inline void sinc_both(double u, double sn, double cs, double *s, double *
   *ds = fabs(u) < SERIES_CUT ? dser : dq;
 }
 
-/* Sine/cosine tables in structure-of-arrays form, D x Lp. */
-static void fill_tables(const gfi_attn_plan *p, const double *X, const double *Rd, double *r,
+
+/* Sine/cosine tables of one head in structure-of-arrays form, D x Lp (Lp: L
+ * rounded up to a multiple of 8, the padding zero). */
+static void fill_tables(size_t L, size_t Lp, size_t D, const double *X, const double *Rd, double *r,
                         double *s, double *c) {
-  const size_t L = p->L, D = p->D, Lp = p->Lp;
   for (size_t d = 0; d < D; d++) {
     for (size_t i = 0; i < L; i++) {
       double a = Rd[d] * X[i * D + d];
@@ -122,36 +125,119 @@ static void fill_tables(const gfi_attn_plan *p, const double *X, const double *R
   }
 }
 
-/* ---------------------------------------------------------------- forward */
+static inline size_t round8(size_t n) { return (n + 7) / 8 * 8; }
+
+/* Keys query i sees by the causal rule: [0, key_end), j <= i + Lk - Lq. */
+static inline size_t key_end(const attn_fjob *J, size_t i) {
+  if (!J->causal) return J->Lk;
+  size_t e = i + 1 + J->Lk; /* i + 1 + Lk - Lq <= Lk since i < Lq */
+  return e <= J->Lq ? 0 : e - J->Lq;
+}
+/* First query that sees key j by the causal rule (Lq or more: none). */
+static inline size_t query_begin(const attn_fjob *J, size_t j) {
+  if (!J->causal) return 0;
+  size_t a = j + J->Lq;
+  return a <= J->Lk ? 0 : a - J->Lk;
+}
+/* Row i's general-mask row in head bh, or NULL. */
+static inline const unsigned char *mask_row(const attn_fjob *J, size_t bh, size_t i) {
+  if (!J->mask) return NULL;
+  size_t b = J->mask_B == 1 ? 0 : bh / J->H;
+  return J->mask + (b * J->Lq + i) * J->Lk;
+}
+static inline const unsigned char *kpad_row(const attn_fjob *J, size_t bh) {
+  return J->kpad ? J->kpad + (bh / J->H) * J->Lk : NULL;
+}
+/* mk[b] = 0 for an excluded key j0 + b, else 1; returns the visible count. */
+static inline size_t mask_lanes(const unsigned char *kp, const unsigned char *mr, size_t j0, size_t nb,
+                                double *mk) {
+  size_t n = 0;
+  for (size_t b = 0; b < nb; b++) {
+    int x = (kp && kp[j0 + b]) || (mr && mr[j0 + b]);
+    mk[b] = x ? 0.0 : 1.0;
+    n += !x;
+  }
+  return n;
+}
+
+#define ROW_TILE 16 /* query rows per forward task */
 
 typedef struct {
-  const gfi_attn_plan *p;
-  const double *Q, *K, *V, *Rd, *H, *stat, *dH, *P, *invS;
-  const double *rq, *sq, *cq, *rk, *sk, *ck;
-  double *Hout, *statout, *ratio, *dQ, *dK, *dV, *dRrow;
+  const attn_fjob *J;
+  size_t Lqp, Lkp, ntq, nchunk, chunklen;
+  double *rq, *sq, *cq, *rk, *sk, *ck; /* head bh at bh D Lp */
+  const double *stat, *dH, *P, *invS;
+  double *Hout, *statout, *ratio, *dQ, *dK, *dV, *dRrow, *part;
 } fctx;
 
-/* Forward, query row i; ws: 3 D (query row) + 3 FWD_BLOCK (block) + Dv (numerator). */
-static int fwd_row(void *vc, size_t i, void *vws) {
+/* Table task t: keys of head t (t < BH), else queries of head t - BH. */
+static int fill_task(void *vc, size_t t, void *ws) {
+  (void)ws;
   const fctx *f = vc;
-  const gfi_attn_plan *p = f->p;
-  const size_t D = p->D, Dv = p->Dv, Lp = p->Lp;
-  const int l = p->l;
-  const double *Q = f->Q, *V = f->V, *Rd = f->Rd, *rk = f->rk, *sk = f->sk, *ck = f->ck;
-  double *ws = vws;
+  const attn_fjob *J = f->J;
+  const size_t BH = J->B * J->H, D = J->D;
+  int keys = t < BH;
+  size_t bh = keys ? t : t - BH, L = keys ? J->Lk : J->Lq, Lp = keys ? f->Lkp : f->Lqp;
+  const double *X = (keys ? J->K : J->Q) + bh * L * D;
+  double *r = (keys ? f->rk : f->rq) + bh * D * Lp, *s = (keys ? f->sk : f->sq) + bh * D * Lp,
+         *c = (keys ? f->ck : f->cq) + bh * D * Lp;
+  fill_tables(L, Lp, D, X, J->Rd + (bh % J->H) * D, r, s, c);
+  return GFI_OK;
+}
+
+/* H row, saved statistics and ratio of a finished row (see attn_fjob_forward). */
+static void finish_row(const attn_fjob *J, size_t nvis, double E, double S, double A, const double *N,
+                       double *h, double *st, double *ratio) {
+  const size_t Dv = J->Dv;
+  if (nvis == 0) {
+    *ratio = J->empty_zero ? 1.0 : 0.0;
+    st[0] = -INFINITY;
+    st[1] = J->empty_zero ? INFINITY : NAN;
+    for (size_t c = 0; c < Dv; c++) h[c] = J->empty_zero ? 0.0 : NAN;
+    return;
+  }
+  *ratio = A > 0 ? S / A : 0.0;
+  st[0] = E;
+  if (!(S > J->denom_tol * A) || !(A > 0)) {
+    for (size_t c = 0; c < Dv; c++) h[c] = NAN;
+    st[1] = NAN;
+    return;
+  }
+  /* eps in the row's scale 2^(l E): eps 2^(-l E) (inf past the range: H -> 0) */
+  double T = S + (J->eps > 0 ? ldexp(J->eps, (int)(-(double)J->l * E)) : 0.0);
+  double inv = 1.0 / T;
+  for (size_t c = 0; c < Dv; c++) h[c] = N[c] * inv;
+  st[1] = T;
+}
+
+/* Forward, query row i of head bh; ws: 3 D (query row) + 4 FWD_BLOCK + Dv. */
+static void fwd_row(const fctx *f, size_t bh, size_t i, double *ws) {
+  const attn_fjob *J = f->J;
+  const size_t D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk, Lp = f->Lkp;
+  const int l = J->l;
+  const double *Q = J->Q + (bh * Lq + i) * D, *V = J->V + bh * Lk * Dv, *Rd = J->Rd + (bh % J->H) * D;
+  const double *rk = f->rk + bh * D * Lp, *sk = f->sk + bh * D * Lp, *ck = f->ck + bh * D * Lp;
+  const unsigned char *kp = kpad_row(J, bh), *mr = mask_row(J, bh, i);
   double *qr = ws, *qs = ws + D, *qc = ws + 2 * D;
-  double *m = ws + 3 * D, *e = m + FWD_BLOCK, *w = e + FWD_BLOCK, *N = w + FWD_BLOCK;
+  double *m = ws + 3 * D, *e = m + FWD_BLOCK, *w = e + FWD_BLOCK, *mk = w + FWD_BLOCK, *N = mk + FWD_BLOCK;
   for (size_t d = 0; d < D; d++) {
-    double a = Rd[d] * Q[i * D + d];
+    double a = Rd[d] * Q[d];
     qr[d] = a;
     qs[d] = sin(a);
     qc[d] = cos(a);
   }
   for (size_t c = 0; c < Dv; c++) N[c] = 0;
   double E = -INFINITY, S = 0, A = 0;
-  const size_t jend = attn_key_end(p, i);
+  size_t nvis = 0;
+  const size_t jend = key_end(J, i);
   for (size_t j0 = 0; j0 < jend; j0 += FWD_BLOCK) {
     const size_t nb = jend - j0 < FWD_BLOCK ? jend - j0 : FWD_BLOCK;
+    size_t nv = nb;
+    if (kp || mr) {
+      nv = mask_lanes(kp, mr, j0, nb, mk);
+      if (nv == 0) continue;
+    }
+    nvis += nv;
     for (size_t b = 0; b < nb; b++) {
       m[b] = 1.0;
       e[b] = 0.0;
@@ -170,6 +256,8 @@ static int fwd_row(void *vc, size_t i, void *vws) {
         }
       }
     }
+    if (nv < nb)
+      for (size_t b = 0; b < nb; b++) m[b] *= mk[b];
     double emax = ZERO_EXP;
     for (size_t b = 0; b < nb; b++) {
       if (m[b] == 0) e[b] = ZERO_EXP;
@@ -194,25 +282,34 @@ static int fwd_row(void *vc, size_t i, void *vws) {
     A += ba;
     for (size_t b = 0; b < nb; b++) {
       const double wb = w[b], *restrict v = V + (j0 + b) * Dv;
+      if (wb == 0) continue;
 #pragma omp simd
       for (size_t c = 0; c < Dv; c++) N[c] += wb * v[c];
     }
   }
-  attn_finish_row(p, i, E, S, A, N, f->Hout, f->statout, f->ratio);
+  const size_t row = bh * Lq + i;
+  finish_row(J, nvis, E, S, A, N, f->Hout + row * Dv, f->statout + 2 * row, f->ratio + row);
+}
+
+static int fwd_task(void *vc, size_t t, void *ws) {
+  const fctx *f = vc;
+  size_t bh = t / f->ntq, i0 = (t % f->ntq) * ROW_TILE, Lq = f->J->Lq;
+  size_t i1 = i0 + ROW_TILE < Lq ? i0 + ROW_TILE : Lq;
+  for (size_t i = i0; i < i1; i++) fwd_row(f, bh, i, ws);
   return GFI_OK;
 }
 
-int attn_fourier_forward(const gfi_attn_plan *p, const double *Q, const double *K, const double *V,
-                         const double *Rd, double *H, double *stat, double *ratio) {
-  const size_t L = p->L, D = p->D, Dv = p->Dv, Lp = p->Lp;
-  double *tab = gfi_malloc4(3, D, Lp, sizeof *tab);
+int attn_fjob_forward(const attn_fjob *J, double *Hout, double *stat, double *ratio) {
+  const size_t BH = J->B * J->H, D = J->D, Dv = J->Dv, Lkp = round8(J->Lk);
+  double *tab = gfi_malloc4(3 * BH, D, Lkp, sizeof *tab);
   if (!tab) return GFI_ENOMEM;
-  double *rk = tab, *sk = tab + D * Lp, *ck = tab + 2 * D * Lp;
-  fill_tables(p, K, Rd, rk, sk, ck);
-  fctx f = {.p = p, .Q = Q, .V = V, .Rd = Rd, .rk = rk, .sk = sk, .ck = ck, .Hout = H,
-            .statout = stat, .ratio = ratio};
-  par_spec sp = {L, p->nthreads, (3 * D + 3 * FWD_BLOCK + Dv) * sizeof(double), 4, NULL, NULL};
-  int st = par_run(&sp, fwd_row, &f);
+  const size_t n = BH * D * Lkp;
+  fctx f = {.J = J, .Lkp = Lkp, .ntq = (J->Lq + ROW_TILE - 1) / ROW_TILE, .rk = tab, .sk = tab + n,
+            .ck = tab + 2 * n, .Hout = Hout, .statout = stat, .ratio = ratio};
+  par_spec sp0 = {BH, J->nthreads, 0, 1, NULL, NULL};
+  int st = par_run(&sp0, fill_task, &f);
+  par_spec sp = {BH * f.ntq, J->nthreads, (3 * D + 4 * FWD_BLOCK + Dv) * sizeof(double), 1, NULL, NULL};
+  if (!st) st = par_run(&sp, fwd_task, &f);
   free(tab);
   return st;
 }
@@ -224,7 +321,7 @@ int attn_fourier_forward(const gfi_attn_plan *p, const double *Q, const double *
  * prefix exponent per chunk. */
 typedef struct {
   double *s, *ds, *u, *G, *pe;
-  double run[BWD_BLOCK], rexp[BWD_BLOCK];
+  double run[BWD_BLOCK], rexp[BWD_BLOCK], lp[BWD_BLOCK], sc[BWD_BLOCK];
 } gblock;
 
 /* From s, s' (filled for nb lanes) compute G[d][b] = dw~_b/du_d in the scale
@@ -255,11 +352,17 @@ static void grad_block(size_t D, int l, size_t nb, const double *Eb, gblock *g, 
       run[b] *= s[b];
     }
   }
-  /* the full product, exactly as the forward forms it */
+  /* the full product, exactly as the forward forms it, and l times its
+   * (l-1)-th power: s_d y_d is the full product for every d, so the factor
+   * l (s_d y_d)^(l-1) of the gradient is one number per lane (0 for l >= 2
+   * when some factor is 0, as then every dw~/du_d is; 1 for l = 1) */
+  double *restrict lp = g->lp, *restrict sc = g->sc;
 #pragma omp simd
   for (size_t b = 0; b < nb; b++) {
     double e = rexp[b] + expo(run[b]), m = mant(run[b]);
-    wt[b] = ipow(m * pow2(e - Eb[b]), l); /* m = 0: 0 */
+    double x = m * pow2(e - Eb[b]);
+    wt[b] = ipow(x, l); /* m = 0: 0 */
+    lp[b] = l * ipow(x, l - 1);
   }
   /* suffix, combined with the prefix into y_d and the gradient */
   for (size_t b = 0; b < nb; b++) {
@@ -270,21 +373,25 @@ static void grad_block(size_t D, int l, size_t nb, const double *Eb, gblock *g, 
     const double *restrict s = g->s + dd * B, *restrict ds = g->ds + dd * B;
     const double *restrict pe = g->pe + (dd / CHUNK) * B;
     double *restrict G = g->G + dd * B;
-    if ((D - 1 - dd) % CHUNK == 0) {
+    const int new_suffix = (D - 1 - dd) % CHUNK == 0;
+    if (new_suffix) {
 #pragma omp simd
       for (size_t b = 0; b < nb; b++) {
         rexp[b] += expo(run[b]);
         run[b] = mant(run[b]);
       }
     }
+    /* the scale 2^(pe + rexp - E) changes only where the prefix chunk or the
+     * suffix exponent does */
+    if (new_suffix || dd % CHUNK == CHUNK - 1 || dd + 1 == D) {
+#pragma omp simd
+      for (size_t b = 0; b < nb; b++) sc[b] = pow2(pe[b] + rexp[b] - Eb[b]);
+    }
 #pragma omp simd
     for (size_t b = 0; b < nb; b++) {
-      double y = (G[b] * run[b]) * pow2(pe[b] + rexp[b] - Eb[b]);
-      double sy = s[b] * y;
-      double gr = l * ipow(sy, l - 1) * (ds[b] * y);
-      /* s_d = 0: (s y)^(l-1) = 0 exactly for l >= 2; y is finite (pow2 is
-       * clamped), so gr is already 0 there and exact for l = 1 */
-      G[b] = gr;
+      double y = (G[b] * run[b]) * sc[b];
+      /* y is finite (pow2 is clamped); lp = 0 makes gr exactly 0 */
+      G[b] = lp[b] * (ds[b] * y);
       run[b] *= s[b];
     }
   }
@@ -305,154 +412,191 @@ static void gblock_carve(gblock *g, size_t D, double *base) {
  * doubles (BWD_BLOCK is a multiple of 8, so both start on a cache line). */
 #define BWD_WS(D, extra) ((gblock_doubles(D) + (extra)) * sizeof(double))
 
-/* Backward pass 1, query row i: dQ and the row's dR partials; ws: gblock,
- * then 3 B + 2 D doubles. */
-static int bwd_row(void *vc, size_t i, void *vws) {
+/* Backward, one task: head bh, keys [k0, k1) (chunk c), over every query row
+ * that sees them. For each pair block the factors, their derivatives and the
+ * prefix/suffix products are formed once and give all three gradients: the
+ * query row's dq and dR partials (to part, this chunk's slot; summed over the
+ * chunks in chunk order afterwards), and dK, dV of the chunk's keys (owned by
+ * this task, summed over query rows in row order). ws: gblock, then 4 B + 2 D
+ * + D chunklen doubles. */
+static int bwd_task(void *vc, size_t t, void *vws) {
   const fctx *f = vc;
-  const gfi_attn_plan *p = f->p;
-  const size_t D = p->D, Dv = p->Dv, Lp = p->Lp, B = BWD_BLOCK;
-  const int l = p->l, per_axis = p->spec.per_axis_R;
-  const double *V = f->V, *Rd = f->Rd, *stat = f->stat, *dH = f->dH, *P = f->P, *invS = f->invS;
-  const double *rq = f->rq, *sq = f->sq, *cq = f->cq, *rk = f->rk, *sk = f->sk, *ck = f->ck;
-  double *dQ = f->dQ, *dRrow = f->dRrow;
+  const attn_fjob *J = f->J;
+  const size_t BH = J->B * J->H, D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk, B = BWD_BLOCK;
+  const size_t Lqp = f->Lqp, Lkp = f->Lkp, CL = f->chunklen;
+  const int l = J->l;
+  const size_t bh = t / f->nchunk, c = t % f->nchunk;
+  const size_t k0 = c * CL, k1 = k0 + CL < Lk ? k0 + CL : Lk;
+  const size_t PW = D + (J->per_axis ? D : 1); /* a row's partials: dq (D), dR (D or 1) */
+  double *part = f->part + (c * BH + bh) * Lq * PW;
+  memset(part, 0, Lq * PW * sizeof *part);
+  if (k0 >= k1) return GFI_OK;
+  const double *V = J->V + bh * Lk * Dv, *Rd = J->Rd + (bh % J->H) * D;
+  const double *rq = f->rq + bh * D * Lqp, *sq = f->sq + bh * D * Lqp, *cq = f->cq + bh * D * Lqp;
+  const double *rk = f->rk + bh * D * Lkp, *sk = f->sk + bh * D * Lkp, *ck = f->ck + bh * D * Lkp;
+  const double *stat = f->stat + 2 * bh * Lq, *dH = f->dH + bh * Lq * Dv, *P = f->P + bh * Lq,
+               *invS = f->invS + bh * Lq;
+  const unsigned char *kp = kpad_row(J, bh);
   gblock g;
   gblock_carve(&g, D, vws);
   double *ws = (double *)vws + gblock_doubles(D);
-  double *coef = ws, *wt = ws + B, *Eb = ws + 2 * B, *dq = ws + 3 * B, *dr = dq + D;
-  if (invS[i] == 0) { /* flagged row */
-    for (size_t d = 0; d < D; d++) dQ[i * D + d] = NAN;
-    for (size_t k = 0; k < p->nparam; k++) dRrow[i * p->nparam + k] = 0;
-    return GFI_OK;
-  }
-  for (size_t d = 0; d < D; d++) dq[d] = dr[d] = 0;
-  for (size_t b = 0; b < B; b++) Eb[b] = stat[2 * i];
-  const double *dh = dH + i * Dv;
-  const size_t jend = attn_key_end(p, i);
-  for (size_t j0 = 0; j0 < jend; j0 += B) {
-    const size_t nb = jend - j0 < B ? jend - j0 : B;
-    for (size_t b = 0; b < nb; b++)
-      coef[b] = (attn_dot(dh, V + (j0 + b) * Dv, Dv) - P[i]) * invS[i];
-    for (size_t d = 0; d < D; d++) {
-      const double *restrict kr = rk + d * Lp + j0, *restrict ks = sk + d * Lp + j0,
-                             *restrict kc = ck + d * Lp + j0;
-      const double a = rq[d * Lp + i], sa = sq[d * Lp + i], ca = cq[d * Lp + i];
-      double *restrict s = g.s + d * B, *restrict ds = g.ds + d * B, *restrict u = g.u + d * B;
-#pragma omp simd
-      for (size_t b = 0; b < nb; b++) {
-        double uu = a - kr[b];
-        sinc_both(uu, sa * kc[b] - ca * ks[b], ca * kc[b] + sa * ks[b], &s[b], &ds[b]);
-        u[b] = uu;
+  double *coef = ws, *wt = ws + B, *Eb = ws + 2 * B, *mk = ws + 3 * B, *dq = ws + 4 * B, *dr = dq + D,
+         *dkT = dr + D;
+  double *dv = f->dV + (bh * Lk + k0) * Dv;
+  memset(dkT, 0, D * CL * sizeof *dkT);
+  memset(dv, 0, (k1 - k0) * Dv * sizeof *dv);
+  for (size_t i = query_begin(J, k0); i < Lq; i++) {
+    if (invS[i] == 0) continue; /* flagged, empty or underflowed row: no gradient */
+    const size_t je = key_end(J, i), jend = je < k1 ? je : k1;
+    if (jend <= k0) continue;
+    const unsigned char *mr = mask_row(J, bh, i);
+    const double *dh = dH + i * Dv, Pi = P[i], iS = invS[i];
+    for (size_t b = 0; b < B; b++) Eb[b] = stat[2 * i];
+    for (size_t d = 0; d < D; d++) dq[d] = dr[d] = 0;
+    for (size_t j0 = k0; j0 < jend; j0 += B) {
+      const size_t nb = jend - j0 < B ? jend - j0 : B;
+      size_t nv = nb;
+      if (kp || mr) {
+        nv = mask_lanes(kp, mr, j0, nb, mk);
+        if (nv == 0) continue;
       }
-    }
-    grad_block(D, l, nb, Eb, &g, wt);
-    for (size_t d = 0; d < D; d++) {
-      const double *restrict G = g.G + d * B, *restrict u = g.u + d * B;
-      double acc = 0, accr = 0;
+      for (size_t b = 0; b < nb; b++) coef[b] = (attn_dot(dh, V + (j0 + b) * Dv, Dv) - Pi) * iS;
+      for (size_t d = 0; d < D; d++) {
+        const double *restrict kr = rk + d * Lkp + j0, *restrict ks = sk + d * Lkp + j0,
+                               *restrict kc = ck + d * Lkp + j0;
+        const double a = rq[d * Lqp + i], sa = sq[d * Lqp + i], ca = cq[d * Lqp + i];
+        double *restrict s = g.s + d * B, *restrict ds = g.ds + d * B, *restrict u = g.u + d * B;
+#pragma omp simd
+        for (size_t b = 0; b < nb; b++) {
+          double uu = a - kr[b];
+          sinc_both(uu, sa * kc[b] - ca * ks[b], ca * kc[b] + sa * ks[b], &s[b], &ds[b]);
+          u[b] = uu;
+        }
+        if (nv < nb)
+          for (size_t b = 0; b < nb; b++) {
+            s[b] *= mk[b]; /* an excluded key: weight and gradient exactly 0 */
+            ds[b] *= mk[b];
+          }
+      }
+      if (nv < nb)
+        for (size_t b = 0; b < nb; b++) coef[b] *= mk[b];
+      grad_block(D, l, nb, Eb, &g, wt);
+      double *dk0 = dkT + (j0 - k0);
+      for (size_t d = 0; d < D; d++) {
+        const double *restrict G = g.G + d * B, *restrict u = g.u + d * B;
+        double *restrict dk = dk0 + d * CL;
+        double acc = 0, accr = 0;
 #pragma omp simd reduction(+ : acc, accr)
-      for (size_t b = 0; b < nb; b++) {
-        double t = coef[b] * G[b];
-        acc += t;
-        accr += t * u[b];
+        for (size_t b = 0; b < nb; b++) {
+          double tt = coef[b] * G[b];
+          acc += tt;
+          accr += tt * u[b];
+          dk[b] -= tt;
+        }
+        dq[d] += acc;
+        dr[d] += accr;
       }
-      dq[d] += acc;
-      dr[d] += accr;
+      for (size_t b = 0; b < nb; b++) {
+        const double a = wt[b] * iS;
+        if (a == 0) continue;
+        double *restrict dvj = dv + (j0 + b - k0) * Dv;
+#pragma omp simd
+        for (size_t cc = 0; cc < Dv; cc++) dvj[cc] += a * dh[cc];
+      }
     }
+    /* du_d/dR_d = q_id - k_jd = u_d / R_d */
+    double rs = 0;
+    for (size_t d = 0; d < D; d++) {
+      part[i * PW + d] = dq[d];
+      if (J->per_axis)
+        part[i * PW + D + d] = dr[d] / Rd[d];
+      else
+        rs += dr[d] / Rd[d];
+    }
+    if (!J->per_axis) part[i * PW + D] = rs;
   }
-  double rs = 0;
-  for (size_t d = 0; d < D; d++) {
-    dQ[i * D + d] = Rd[d] * dq[d];
-    double t = dr[d] / Rd[d]; /* du_d/dR_d = q_id - k_jd = u_d / R_d */
-    if (per_axis)
-      dRrow[i * D + d] = t;
-    else
-      rs += t;
-  }
-  if (!per_axis) dRrow[i] = rs;
+  double *dK = f->dK + bh * Lk * D;
+  for (size_t j = k0; j < k1; j++)
+    for (size_t d = 0; d < D; d++) dK[j * D + d] = Rd[d] * dkT[d * CL + (j - k0)];
   return GFI_OK;
 }
 
-/* Backward pass 2, key j: dK and dV over query lanes i in [begin, L); ws:
- * gblock, then 4 B + D doubles. */
-static int bwd_key(void *vc, size_t j, void *vws) {
+/* dQ and the per-row dR partials of a tile of rows: the chunk partials summed
+ * in chunk order. */
+static int bwd_reduce(void *vc, size_t t, void *ws) {
+  (void)ws;
   const fctx *f = vc;
-  const gfi_attn_plan *p = f->p;
-  const size_t L = p->L, D = p->D, Dv = p->Dv, Lp = p->Lp, B = BWD_BLOCK;
-  const int l = p->l;
-  const double *V = f->V, *Rd = f->Rd, *stat = f->stat, *dH = f->dH, *P = f->P, *invS = f->invS;
-  const double *rq = f->rq, *sq = f->sq, *cq = f->cq, *rk = f->rk, *sk = f->sk, *ck = f->ck;
-  gblock g;
-  gblock_carve(&g, D, vws);
-  double *ws = (double *)vws + gblock_doubles(D);
-  double *coef = ws, *wt = ws + B, *Eb = ws + 2 * B, *dk = ws + 4 * B;
-  double *dv = f->dV + j * Dv;
-  for (size_t d = 0; d < D; d++) dk[d] = 0;
-  for (size_t c = 0; c < Dv; c++) dv[c] = 0;
-  const double *vj = V + j * Dv;
-  for (size_t i0 = attn_query_begin(p, j); i0 < L; i0 += B) {
-    const size_t nb = L - i0 < B ? L - i0 : B;
-    for (size_t b = 0; b < nb; b++) {
-      size_t i = i0 + b;
-      int ok = invS[i] != 0;
-      /* a flagged lane gets scale 1 and zero coefficients */
-      Eb[b] = ok ? stat[2 * i] : 0.0;
-      coef[b] = ok ? (attn_dot(dH + i * Dv, vj, Dv) - P[i]) * invS[i] : 0.0;
+  const attn_fjob *J = f->J;
+  const size_t BH = J->B * J->H, D = J->D, Lq = J->Lq, np = J->per_axis ? D : 1;
+  size_t bh = t / f->ntq, i0 = (t % f->ntq) * ROW_TILE;
+  size_t i1 = i0 + ROW_TILE < Lq ? i0 + ROW_TILE : Lq;
+  const double *Rd = J->Rd + (bh % J->H) * D;
+  for (size_t i = i0; i < i1; i++) {
+    const size_t row = bh * Lq + i;
+    double *dq = f->dQ + row * D, *drow = f->dRrow + row * np;
+    for (size_t k = 0; k < np; k++) drow[k] = 0;
+    if (isnan(f->stat[2 * row + 1])) { /* flagged row */
+      for (size_t d = 0; d < D; d++) dq[d] = NAN;
+      continue;
     }
-    for (size_t d = 0; d < D; d++) {
-      const double *restrict qr = rq + d * Lp + i0, *restrict qs = sq + d * Lp + i0,
-                             *restrict qc = cq + d * Lp + i0;
-      const double bk = rk[d * Lp + j], sb = sk[d * Lp + j], cb = ck[d * Lp + j];
-      double *restrict s = g.s + d * B, *restrict ds = g.ds + d * B;
-#pragma omp simd
-      for (size_t b = 0; b < nb; b++) {
-        sinc_both(qr[b] - bk, qs[b] * cb - qc[b] * sb, qc[b] * cb + qs[b] * sb, &s[b], &ds[b]);
-      }
-    }
-    grad_block(D, l, nb, Eb, &g, wt);
-    for (size_t d = 0; d < D; d++) {
-      const double *restrict G = g.G + d * B;
-      double acc = 0;
-#pragma omp simd reduction(+ : acc)
-      for (size_t b = 0; b < nb; b++) acc += coef[b] * G[b];
-      dk[d] -= acc;
-    }
-    for (size_t b = 0; b < nb; b++) {
-      size_t i = i0 + b;
-      const double a = wt[b] * invS[i], *restrict dh = dH + i * Dv;
-      if (a == 0) continue;
-#pragma omp simd
-      for (size_t c = 0; c < Dv; c++) dv[c] += a * dh[c];
+    const size_t PW = D + np;
+    for (size_t d = 0; d < PW; d++) {
+      double a = 0;
+      for (size_t c = 0; c < f->nchunk; c++) a += f->part[((c * BH + bh) * Lq + i) * PW + d];
+      if (d < D)
+        dq[d] = Rd[d] * a;
+      else
+        drow[d - D] = a;
     }
   }
-  for (size_t d = 0; d < D; d++) f->dK[j * D + d] = Rd[d] * dk[d];
   return GFI_OK;
 }
 
-int attn_fourier_backward(const gfi_attn_plan *p, const double *Q, const double *K,
-                          const double *V, const double *Rd, const double *H, const double *stat,
-                          const double *dH, double *dQ, double *dK, double *dV, double *dRrow) {
-  const size_t L = p->L, D = p->D, Dv = p->Dv, Lp = p->Lp, B = BWD_BLOCK;
-  double *tab = gfi_malloc2((6 * D * Lp + 2 * L), sizeof *tab);
+/* Key chunks per head: fixed by the shape alone (never by the thread count),
+ * so the sums are the same bits for any number of threads; several chunks
+ * when there are few heads, so that threads have work. */
+static size_t key_chunks(size_t BH, size_t Lk) {
+  size_t n = BH >= 64 ? 1 : (64 + BH - 1) / BH;
+  size_t by_len = (Lk + 255) / 256;
+  if (n > by_len) n = by_len;
+  if (n > 8) n = 8;
+  return n ? n : 1;
+}
+
+size_t attn_fjob_key_chunks(size_t BH, size_t Lk) { return key_chunks(BH, Lk); }
+
+int attn_fjob_backward(const attn_fjob *J, const double *H, const double *stat, const double *dH,
+                       double *dQ, double *dK, double *dV, double *dRrow) {
+  const size_t BH = J->B * J->H, D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk, B = BWD_BLOCK;
+  const size_t Lqp = round8(Lq), Lkp = round8(Lk), nq = BH * D * Lqp, nk = BH * D * Lkp;
+  const size_t nchunk = key_chunks(BH, Lk);
+  size_t chunklen = (Lk + nchunk - 1) / nchunk;
+  chunklen = (chunklen + B - 1) / B * B;
+  /* tables (3 per side), P and 1/T per row, chunk partials of dq and dR */
+  size_t ntab = 0, npart = 0;
+  if (gfi_size_prod(&ntab, 3 * BH, D, Lqp + Lkp, 1) || gfi_size_prod(&npart, nchunk, BH, Lq, D + (J->per_axis ? D : 1) + 2) ||
+      ntab > SIZE_MAX / 16 || npart > SIZE_MAX / 16)
+    return GFI_ENOMEM;
+  double *tab = gfi_malloc2(ntab + npart, sizeof *tab);
   if (!tab) return GFI_ENOMEM;
-  double *rq = tab, *sq = rq + D * Lp, *cq = sq + D * Lp;
-  double *rk = cq + D * Lp, *sk = rk + D * Lp, *ck = sk + D * Lp;
-  double *P = ck + D * Lp, *invS = P + L;
-  fill_tables(p, Q, Rd, rq, sq, cq);
-  fill_tables(p, K, Rd, rk, sk, ck);
-  for (size_t i = 0; i < L; i++) {
-    double S = stat[2 * i + 1];
-    int ok = isfinite(S);
-    P[i] = ok ? attn_dot(dH + i * Dv, H + i * Dv, Dv) : 0.0;
-    invS[i] = ok ? 1.0 / S : 0.0;
+  double *rq = tab, *sq = rq + nq, *cq = sq + nq, *rk = cq + nq, *sk = rk + nk, *ck = sk + nk;
+  double *P = ck + nk, *invS = P + BH * Lq, *part = invS + BH * Lq; /* npart >= 2 BH Lq + the partials */
+  for (size_t r = 0; r < BH * Lq; r++) {
+    double T = stat[2 * r + 1];
+    int ok = isfinite(T);
+    P[r] = ok ? attn_dot(dH + r * Dv, H + r * Dv, Dv) : 0.0;
+    invS[r] = ok ? 1.0 / T : 0.0;
   }
-  fctx f = {.p = p, .V = V, .Rd = Rd, .stat = stat, .dH = dH, .P = P, .invS = invS, .rq = rq,
-            .sq = sq, .cq = cq, .rk = rk, .sk = sk, .ck = ck, .dQ = dQ, .dK = dK, .dV = dV,
-            .dRrow = dRrow};
-  /* Pass 1, over query rows: dQ and the per-row dR partials. */
-  par_spec sp1 = {L, p->nthreads, BWD_WS(D, 3 * B + 2 * D), 4, NULL, NULL};
-  int st = par_run(&sp1, bwd_row, &f);
-  /* Pass 2, over keys: dK and dV. */
-  par_spec sp2 = {L, p->nthreads, BWD_WS(D, 4 * B + D), 4, NULL, NULL};
-  if (!st) st = par_run(&sp2, bwd_key, &f);
+  fctx f = {.J = J, .Lqp = Lqp, .Lkp = Lkp, .ntq = (Lq + ROW_TILE - 1) / ROW_TILE, .nchunk = nchunk,
+            .chunklen = chunklen, .rq = rq, .sq = sq, .cq = cq, .rk = rk, .sk = sk, .ck = ck,
+            .stat = stat, .dH = dH, .P = P, .invS = invS, .dQ = dQ, .dK = dK, .dV = dV,
+            .dRrow = dRrow, .part = part};
+  par_spec sp0 = {2 * BH, J->nthreads, 0, 1, NULL, NULL};
+  int st = par_run(&sp0, fill_task, &f);
+  par_spec sp1 = {BH * nchunk, J->nthreads, BWD_WS(D, 4 * B + 2 * D + D * chunklen), 1, NULL, NULL};
+  if (!st) st = par_run(&sp1, bwd_task, &f);
+  par_spec sp2 = {BH * f.ntq, J->nthreads, 0, 4, NULL, NULL};
+  if (!st) st = par_run(&sp2, bwd_reduce, &f);
   free(tab);
   return st;
 }

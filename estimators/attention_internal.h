@@ -18,15 +18,33 @@ struct gfi_attn_plan {
   int nthreads;
 };
 
-/* Engines. Rd: D radii (Fourier) or one sigma (Gauss). stat: 2 L doubles,
- * (E_i, S~_i) per row, S~_i = NaN for a flagged row; ratio: L doubles, S_i/A_i
- * (0 when A_i = 0). The backward takes dRrow: L x nparam scratch. All return
- * GFI_OK or GFI_ENOMEM. */
-int attn_fourier_forward(const gfi_attn_plan *p, const double *Q, const double *K, const double *V,
-                         const double *Rd, double *H, double *stat, double *ratio);
-int attn_fourier_backward(const gfi_attn_plan *p, const double *Q, const double *K,
-                          const double *V, const double *Rd, const double *H, const double *stat,
-                          const double *dH, double *dQ, double *dK, double *dV, double *dRrow);
+/* One Fourier attention job: B x H heads, each with Lq queries and Lk keys,
+ * in float64 (the API converts float32 storage). Q (B,H,Lq,D), K (B,H,Lk,D),
+ * V (B,H,Lk,Dv) contiguous; Rd: H x D radii. Masks (nonzero = excluded):
+ * kpad B x Lk, mask mask_B x Lq x Lk (mask_B 1 or B); either may be NULL.
+ * Causal: query i sees keys j <= i + off, off = Lk - Lq. */
+typedef struct attn_fjob {
+  size_t B, H, Lq, Lk, D, Dv;
+  int l, causal, empty_zero, per_axis; /* per_axis: dR partials per axis (else summed) */
+  double eps, denom_tol;
+  const double *Q, *K, *V, *Rd;
+  const unsigned char *kpad, *mask;
+  size_t mask_B;
+  int nthreads;
+} attn_fjob;
+
+/* Forward: H (B,H,Lq,Dv); stat 2 per row (E_i, T~_i) with T~_i the scaled
+ * denominator S~_i + eps 2^(-l E_i), NaN for a flagged row, +inf for an empty
+ * row written as zeros (empty_zero), E_i = -inf for a row that sees no key;
+ * ratio 1 per row (S_i / A_i, 0 when A_i = 0, 1 for an empty-zero row).
+ * Backward: dQ, dK, dV, and dRrow (per row: D values when per_axis, else 1).
+ * Both return GFI_OK or GFI_ENOMEM. */
+int attn_fjob_forward(const attn_fjob *J, double *Hout, double *stat, double *ratio);
+int attn_fjob_backward(const attn_fjob *J, const double *H, const double *stat, const double *dH,
+                       double *dQ, double *dK, double *dV, double *dRrow);
+
+/* Gauss engine. sigma one bandwidth; stat 2 L doubles (E_i, S~_i), S~_i = NaN
+ * for a flagged row; ratio L doubles. dsrow: L scratch. GFI_OK or GFI_ENOMEM. */
 int attn_gauss_forward(const gfi_attn_plan *p, const double *Q, const double *K, const double *V,
                        double sigma, double *H, double *stat, double *ratio);
 int attn_gauss_backward(const gfi_attn_plan *p, const double *Q, const double *K, const double *V,

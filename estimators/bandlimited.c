@@ -23,7 +23,18 @@
  * reaches s through node weights that sum to prod R_j / A_l exactly (GL is
  * exact for kappa): 10 ntol sum_i |c_i| prod R_j / A_l. The backward
  * transform's is 10 ntol sum_q |a_q| with a_q the node coefficients, known
- * when it runs. */
+ * when it runs.
+ *
+ * Rounding: no tolerance of the NUFFT reaches below the rounding of the
+ * phases w x themselves. A phase computed in double is off by about
+ * eps |w x|, so each transform adds up to about C eps (Theta + sqrt Q) times
+ * its sum of |coefficients|, Theta = sum_j max |w_j| max |x_j| (nodes times
+ * centred points: the data's for the forward transform, the queries' for
+ * the backward one or the grid's separable step) and sqrt Q for the sums'
+ * own rounding. C = BL_ROUND_C; far queries (|x| >> the data's span) make
+ * this term dominate, and the rows it leaves unsettled go to the direct sum
+ * (tests/test_guarantee.c measures it on randomised hard cases). */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -59,6 +70,16 @@
 #define COST_PLAN 2e4     /* fixed cost of one NUFFT (plans, allocation) */
 /* The factor on the NUFFT's tol in the bound (see the top of this file). */
 #define BL_NUFFT_SAFETY 10.0
+/* The rounding term's constant (see the top of this file). */
+#define BL_ROUND_C 2.0
+
+/* The rounding term of one transform between rule r's nodes and points
+ * whose centred |coordinate| is at most xabs[j] on axis j. */
+static double round_term(const bl_rule *r, const double *xabs) {
+  double th = 0;
+  for (int j = 0; j < r->D; j++) th += fmax(fabs(r->lo[j]), fabs(r->hi[j])) * xabs[j];
+  return BL_ROUND_C * DBL_EPSILON * (th + sqrt((double)r->Q));
+}
 
 static int threads_of(int n) {
 #ifdef GFI_HAVE_OPENMP
@@ -770,8 +791,12 @@ static int node_coeffs(const bl_sum *s, const bl_choice *ch, const bl_rule **rp,
       a[2 * (col * Q + q)] *= wt[q];
       a[2 * (col * Q + q) + 1] *= wt[q];
     }
-    babs[col] = (r->qerr + BL_NUFFT_SAFETY * ch->ntol) * s->c1[col] * s->K0;
   }
+  double xabs[3] = {0, 0, 0};
+  for (int j = 0; j < s->D; j++) xabs[j] = fmax(fabs(s->dlo[j]), fabs(s->dhi[j]));
+  const double rf = round_term(r, xabs);
+  for (size_t col = 0; col < nc; col++)
+    babs[col] = (r->qerr + BL_NUFFT_SAFETY * ch->ntol + rf) * s->c1[col] * s->K0;
   free(wt);
   *rp = r;
   *ap = a;
@@ -794,8 +819,13 @@ int bl_points(const bl_sum *s, const bl_choice *ch, size_t M, const double *q, d
     st = GFI_ENOMEM;
     goto out;
   }
+  double qabs[3] = {0, 0, 0};
   for (size_t m = 0; m < M; m++)
-    for (int j = 0; j < D; j++) qc[m * (size_t)D + j] = q[m * (size_t)D + j] - s->ctr[j];
+    for (int j = 0; j < D; j++) {
+      qc[m * (size_t)D + j] = q[m * (size_t)D + j] - s->ctr[j];
+      qabs[j] = fmax(qabs[j], fabs(qc[m * (size_t)D + j]));
+    }
+  const double rb = round_term(r, qabs);
   rule_tensor(r, nodes, NULL);
   nufft_opts o;
   nufft_opts_of(s, ch->ntol, &o);
@@ -804,7 +834,7 @@ int bl_points(const bl_sum *s, const bl_choice *ch, size_t M, const double *q, d
   for (size_t col = 0; !st && col < nc; col++) {
     double sa = 0;
     for (size_t k = 0; k < r->Q; k++) sa += hypot(a[2 * (col * r->Q + k)], a[2 * (col * r->Q + k) + 1]);
-    babs[col] += BL_NUFFT_SAFETY * ch->ntol * sa;
+    babs[col] += (BL_NUFFT_SAFETY * ch->ntol + rb) * sa;
     nufft3_reset(p);
     st = nufft3_add(p, r->Q, nodes, a + 2 * col * r->Q);
     if (!st) st = nufft3_exec(p, f);
@@ -904,7 +934,14 @@ int bl_grid(const bl_sum *s, const bl_choice *ch, const double *lo, const double
   }
   size_t Gtot = 1;
   for (int j = 0; j < D; j++) Gtot *= n[j];
+  /* the separable step's rounding (its phases are computed directly) */
+  double gabs[3] = {0, 0, 0};
+  for (int j = 0; j < D; j++) gabs[j] = fmax(fabs(lo[j] - s->ctr[j]), fabs(hi[j] - s->ctr[j]));
+  const double rg = round_term(r, gabs);
   for (size_t col = 0; col < nc; col++) {
+    double sa = 0;
+    for (size_t k = 0; k < r->Q; k++) sa += hypot(a[2 * (col * r->Q + k)], a[2 * (col * r->Q + k) + 1]);
+    babs[col] += rg * sa;
     memcpy(b1, a + 2 * col * r->Q, 2 * r->Q * sizeof *b1);
     for (int j = 0; j < D; j++) dims[j] = r->n[j];
     double *src = b1, *dst = b2;

@@ -337,11 +337,17 @@ int gfi_density_eval_info(const gfi_density_plan *p, size_t M, const double *que
       double m = max_abs(out, M), rel = m > 0 ? babs / m : INFINITY;
       info->bound_abs = babs;
       info->bound = rel;
+      info->scale = m;
       /* the NUFFTs' first tolerance guessed the scale: once more, tighter */
       if (pass || !(rel > p->tol) || !bl_tighten(&ch, ch.ntol * 0.5 * p->tol / rel)) break;
     }
     info->nufft_tol = ch.ntol;
     info->reused = ch.useF0;
+    if (!st && !(info->bound <= p->tol) && p->method == GFI_METHOD_AUTO) {
+      /* the bound misses tol even after tightening: the direct sum keeps the promise */
+      info_direct(p, GFI_ROUTE_BOUND, info);
+      st = eval_direct(p, M, qraw, out);
+    }
   } else {
     st = eval_direct(p, M, qraw, out);
   }
@@ -402,10 +408,18 @@ int gfi_density_eval_grid(const gfi_density_plan *p, const double *lo, const dou
       double m = max_abs(out, G), rel = m > 0 ? babs / m : INFINITY;
       info->bound_abs = babs;
       info->bound = rel;
+      info->scale = m;
       if (pass || !(rel > p->tol) || !bl_tighten(&ch, ch.ntol * 0.5 * p->tol / rel)) break;
     }
     info->nufft_tol = ch.ntol;
     info->reused = ch.useF0;
+    if (!st && !(info->bound <= p->tol) && p->method == GFI_METHOD_AUTO) {
+      /* the bound misses tol even after tightening: the direct sum keeps the promise */
+      info_direct(p, GFI_ROUTE_BOUND, info);
+      double *q = bl_grid_points(p->D, lo, hi, n, G);
+      st = q ? eval_direct(p, G, q, out) : GFI_ENOMEM;
+      free(q);
+    }
   } else {
     double *q = bl_grid_points(p->D, lo, hi, n, G);
     st = q ? eval_direct(p, G, q, out) : GFI_ENOMEM;

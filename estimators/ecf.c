@@ -4,6 +4,7 @@
  * e^{i t.c} sum_i w_i e^{i t.(x_i - c)}): the NUFFT's grid grows with the
  * product of the data's and the frequencies' half-widths, and the phases
  * stay small. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -113,7 +114,16 @@ int gfi_ecf(size_t N, size_t D, const double *data, const double *weights, size_
     o.tol = ntol;
     o.nthreads = nt;
     st = nufft3((int)D, N, xc, c, +1, K, freqs, out, &o);
-    info->bound_abs = 10 * ntol * c1;
+    /* the NUFFT's tolerance, and the rounding of the phases t.x (the same
+     * term as the band-limited route's, bandlimited.c: 8 eps (Theta + sqrt K)) */
+    double th = 0;
+    for (size_t j = 0; j < D; j++) {
+      double fa = 0, xa = 0;
+      for (size_t k = 0; k < K; k++) fa = fmax(fa, fabs(freqs[k * D + j]));
+      for (size_t i = 0; i < N; i++) xa = fmax(xa, fabs(xc[i * D + j]));
+      th += fa * xa;
+    }
+    info->bound_abs = (10 * ntol + 8 * DBL_EPSILON * (th + sqrt((double)K))) * c1;
   } else if (D <= BL_MAX_DIM) {
     st = nufft3_direct((int)D, N, xc, c, +1, K, freqs, out, nt);
   } else {
@@ -146,6 +156,7 @@ int gfi_ecf(size_t N, size_t D, const double *data, const double *weights, size_
     double m = 0;
     for (size_t k = 0; k < K; k++) m = fmax(m, hypot(out[2 * k], out[2 * k + 1]));
     info->bound = m > 0 ? info->bound_abs / m : INFINITY;
+    info->scale = m;
   }
   return GFI_OK;
 }

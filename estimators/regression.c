@@ -465,6 +465,7 @@ static int finish_fast(const gfi_nw_plan *p, const double *babs, size_t G, const
   info->rows_direct = nredo;
   info->bound_abs = fmax(eS, eN);
   info->bound = worst;
+  info->scale = ys;
   int st = GFI_OK;
   if (nredo) {
     double *q = gfi_malloc3(nredo, D, sizeof *q), *o = gfi_malloc3(nredo, V, sizeof *o);

@@ -117,9 +117,10 @@ static void shape_text(char *buf, size_t cap, const size_t *dims, int ndim) {
   if (n < cap) snprintf(buf + n, cap - n, ndim == 1 ? ",)" : ")");
 }
 
-static int parse_header(const char *h, size_t len, size_t *dims, int *ndim, gfi_errinfo *err) {
+static int parse_header(const char *h, size_t len, size_t *dims, int *ndim, char *descr, gfi_errinfo *err) {
   cursor c = {h, h + len};
-  char key[32], descr[32] = "";
+  char key[32];
+  descr[0] = '\0';
   int have_descr = 0, have_order = 0, have_shape = 0, fortran = 0;
   if (!eat(&c, '{')) return fail(err, GFI_EPARSE, "malformed header: expected a '{...}' dict");
   for (;;) {
@@ -127,7 +128,9 @@ static int parse_header(const char *h, size_t len, size_t *dims, int *ndim, gfi_
     if (!string(&c, key, sizeof key) || !eat(&c, ':'))
       return fail(err, GFI_EPARSE, "malformed header: expected 'key': value at byte %zu", (size_t)(c.p - h));
     if (strcmp(key, "descr") == 0) {
-      if (!string(&c, descr, sizeof descr)) return fail(err, GFI_EPARSE, "malformed header: 'descr' is not a plain quoted string (no escapes, no control characters such as NUL)");
+      if (!string(&c, descr, 32))
+        return fail(err, GFI_EPARSE,
+                    "malformed header: 'descr' is not a plain quoted string (no escapes, no control characters such as NUL)");
       have_descr = 1;
     } else if (strcmp(key, "fortran_order") == 0) {
       if (word(&c, "True"))
@@ -157,18 +160,14 @@ static int parse_header(const char *h, size_t len, size_t *dims, int *ndim, gfi_
   if (!have_descr || !have_order || !have_shape)
     return fail(err, GFI_EPARSE, "malformed header: no '%s' key",
                 !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
-  if (strcmp(descr, "<f8") != 0)
-    return fail(err, GFI_EUNSUPPORTED, "unsupported dtype '%s' (expected '<f8', float64 little-endian)", descr);
   if (fortran)
     return fail(err, GFI_EUNSUPPORTED,
                 "fortran_order True is not supported (save a C-order array, np.ascontiguousarray)");
   return GFI_OK;
 }
 
-int npy_read_header(FILE *f, size_t cols_expected, size_t *rows, size_t *cols, int *ndims, gfi_errinfo *err) {
-  *rows = 0;
-  *cols = 0;
-  *ndims = 0;
+/* Magic, version and dict: the shape and descr; f is left at the first value. */
+static int read_header_raw(FILE *f, size_t *dims, int *ndim, char *descr, gfi_errinfo *err) {
   unsigned char pre[MAGIC_LEN + 2];
   size_t got = fread(pre, 1, sizeof pre, f);
   if (got < MAGIC_LEN || memcmp(pre, MAGIC, MAGIC_LEN) != 0) {
@@ -191,11 +190,22 @@ int npy_read_header(FILE *f, size_t cols_expected, size_t *rows, size_t *cols, i
     return fail(err, GFI_EPARSE, "truncated header (%zu bytes announced)", hlen);
   }
   h[hlen] = '\0';
+  int st = parse_header(h, hlen, dims, ndim, descr, err);
+  free(h);
+  return st;
+}
+
+int npy_read_header(FILE *f, size_t cols_expected, size_t *rows, size_t *cols, int *ndims, gfi_errinfo *err) {
+  *rows = 0;
+  *cols = 0;
+  *ndims = 0;
   size_t dims[8] = {0};
   int ndim = 0;
-  int st = parse_header(h, hlen, dims, &ndim, err);
-  free(h);
+  char descr[32];
+  int st = read_header_raw(f, dims, &ndim, descr, err);
   if (st) return st;
+  if (strcmp(descr, "<f8") != 0)
+    return fail(err, GFI_EUNSUPPORTED, "unsupported dtype '%s' (expected '<f8', float64 little-endian)", descr);
   char sh[128];
   shape_text(sh, sizeof sh, dims, ndim);
   if (ndim != 1 && ndim != 2) return fail(err, GFI_EDIM, "shape %s: expected (N,) or (N, D)", sh);
@@ -353,4 +363,136 @@ int gfi_npy_sniff(const char *path) {
   int yes = fread(m, 1, MAGIC_LEN, f) == MAGIC_LEN && memcmp(m, MAGIC, MAGIC_LEN) == 0;
   fclose(f);
   return yes;
+}
+
+/* ---- arrays of any rank (up to 8) and of float64, float32, bool or uint8 ---- */
+
+static size_t descr_size(const char *d) {
+  if (strcmp(d, "<f8") == 0) return 8;
+  if (strcmp(d, "<f4") == 0) return 4;
+  if (strcmp(d, "|b1") == 0 || strcmp(d, "|u1") == 0) return 1;
+  return 0;
+}
+
+int gfi_npy_read_nd(const char *path, int *ndim, size_t *dims, double **data, int *is_f32, gfi_errinfo *err) {
+  gfi_errinfo_clear(err);
+  if (!path || !ndim || !dims || !data) return GFI_EINVAL;
+  *data = NULL;
+  *ndim = 0;
+  if (is_f32) *is_f32 = 0;
+  int use_stdin = strcmp(path, "-") == 0;
+  FILE *f = use_stdin ? stdin : fopen(path, "rb");
+  if (!f) return fail(err, GFI_EIO, "%s", strerror(errno));
+  char descr[32];
+  size_t dd[8] = {0};
+  int nd = 0;
+  int st = read_header_raw(f, dd, &nd, descr, err);
+  size_t es = st ? 0 : descr_size(descr), total = 1;
+  if (!st && !es)
+    st = fail(err, GFI_EUNSUPPORTED, "unsupported dtype '%s' (expected '<f8', '<f4', '|b1' or '|u1')", descr);
+  for (int k = 0; !st && k < nd; k++)
+    if (dd[k] && total > SIZE_MAX / 8 / dd[k])
+      st = fail(err, GFI_EDIM, "shape too large");
+    else
+      total *= dd[k];
+  unsigned char *raw = NULL;
+  double *x = NULL;
+  if (!st) {
+    struct stat sb;
+    int fd = fileno(f);
+    off_t here = fd >= 0 ? ftello(f) : -1;
+    if (fd >= 0 && here >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+      uint64_t avail = sb.st_size > here ? (uint64_t)(sb.st_size - here) / es : 0;
+      if (avail < (uint64_t)total)
+        st = fail(err, GFI_EPARSE, "truncated data: %zu values announced, found %llu", total, (unsigned long long)avail);
+    }
+  }
+  if (!st) {
+    raw = malloc(total * es + 1);
+    x = gfi_malloc2(total + 1, sizeof *x);
+    if (!raw || !x) st = GFI_ENOMEM;
+  }
+  if (!st) {
+    size_t got = fread(raw, es, total, f);
+    if (got < total)
+      st = ferror(f) ? fail(err, GFI_EIO, "cannot read: %s", strerror(errno))
+                     : fail(err, GFI_EPARSE, "truncated data: %zu values announced, found %zu", total, got);
+    else if (fgetc(f) != EOF)
+      st = fail(err, GFI_EPARSE, "bytes after the %zu values", total);
+  }
+  if (!st) {
+    int le = little_endian();
+    for (size_t k = 0; k < total; k++) {
+      unsigned char b[8];
+      for (size_t i = 0; i < es; i++) b[i] = raw[k * es + (le ? i : es - 1 - i)];
+      if (es == 8) {
+        memcpy(&x[k], b, 8);
+      } else if (es == 4) {
+        float v;
+        memcpy(&v, b, 4);
+        x[k] = v;
+      } else {
+        x[k] = b[0];
+      }
+    }
+    *ndim = nd;
+    for (int k = 0; k < nd; k++) dims[k] = dd[k];
+    if (is_f32) *is_f32 = es == 4;
+    *data = x;
+    x = NULL;
+  }
+  free(raw);
+  free(x);
+  if (!use_stdin) fclose(f);
+  return st;
+}
+
+int gfi_npy_write_nd(const char *path, int ndim, const size_t *dims, const double *data, int as_f32, gfi_errinfo *err) {
+  gfi_errinfo_clear(err);
+  if (!path || ndim < 1 || ndim > 8 || !dims) return GFI_EINVAL;
+  size_t total = 1;
+  for (int k = 0; k < ndim; k++) {
+    if (dims[k] && total > SIZE_MAX / 8 / dims[k]) return fail(err, GFI_EDIM, "shape too large");
+    total *= dims[k];
+  }
+  if (!data && total) return GFI_EINVAL;
+  char dict[400];
+  int dl = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", as_f32 ? "<f4" : "<f8");
+  for (int k = 0; k < ndim; k++) dl += snprintf(dict + dl, sizeof dict - (size_t)dl, "%s%zu", k ? ", " : "", dims[k]);
+  dl += snprintf(dict + dl, sizeof dict - (size_t)dl, "%s), }", ndim == 1 ? "," : "");
+  size_t pre = MAGIC_LEN + 2 + 2, hl = (size_t)dl + 1;
+  hl += (64 - (pre + hl) % 64) % 64;
+  unsigned char head[512];
+  memcpy(head, MAGIC, MAGIC_LEN);
+  head[6] = 1, head[7] = 0, head[8] = (unsigned char)(hl & 0xff), head[9] = (unsigned char)(hl >> 8);
+  memcpy(head + pre, dict, (size_t)dl);
+  memset(head + pre + dl, ' ', hl - (size_t)dl - 1);
+  head[pre + hl - 1] = '\n';
+  int use_stdout = strcmp(path, "-") == 0;
+  FILE *f = use_stdout ? stdout : fopen(path, "wb");
+  if (!f) return fail(err, GFI_EIO, "%s", strerror(errno));
+  errno = 0;
+  int ok = fwrite(head, 1, pre + hl, f) == pre + hl;
+  const int le = little_endian();
+  const size_t es = as_f32 ? 4 : 8;
+  unsigned char buf[4096];
+  for (size_t done = 0; ok && done < total;) {
+    size_t n = total - done < sizeof buf / 8 ? total - done : sizeof buf / 8;
+    for (size_t k = 0; k < n; k++) {
+      unsigned char b[8];
+      if (as_f32) {
+        float v = (float)data[done + k];
+        memcpy(b, &v, 4);
+      } else {
+        memcpy(b, &data[done + k], 8);
+      }
+      for (size_t i = 0; i < es; i++) buf[k * es + i] = b[le ? i : es - 1 - i];
+    }
+    ok = fwrite(buf, es, n, f) == n;
+    done += n;
+  }
+  if (ok) ok = fflush(f) == 0 && !ferror(f);
+  if (!use_stdout && fclose(f) != 0) ok = 0;
+  if (!ok) return fail(err, GFI_EIO, "cannot write: %s", strerror(errno ? errno : EIO));
+  return GFI_OK;
 }

@@ -134,7 +134,13 @@ static void test_density(void) {
                  shape, info.nodes_total, rel, info.bound);
         CHECK(rel <= 1e-10, "gauss density D=%zu h=%g shape %d: relative error %.3g (nodes %zu)",
               D, hs[b], shape, rel, info.nodes_total);
-        CHECK(info.bound <= 1e-10, "reported bound %.3g within tol", info.bound);
+        /* the bound carries the phases' rounding floor (bandlimited.c), about
+         * 2 eps max|w| max|z| of the kernel's peak: 1.6e-9 of the largest
+         * value at h = 1e-3, where whitened points reach |z| = 4000 (the
+         * measured error, checked against the bound above, stays ~1e-12);
+         * under AUTO such a bound sends the call to the direct sum */
+        CHECK(info.bound <= (hs[b] < 0.01 ? 1e-8 : hs[b] < 0.1 ? 1e-9 : 1e-10), "reported bound %.3g within tol",
+              info.bound);
         /* grid over the data box and beyond */
         double lo[3] = {-3.5, -3, -2.5}, hi[3] = {3, 3.5, 2};
         size_t n[3] = {D == 1 ? 301 : 41, D == 3 ? 13 : 37, 11};

@@ -10,9 +10,12 @@ GFI_BUILD=${GFI_BUILD:-$GFI_ROOT/build}
 # Everything gfi needs to build, test and draw its figures. r-base-core and
 # r-cran-ks: the reference of the Gaussian bandwidth selectors (test select-ks;
 # about 40 s to install on a Debian 12 machine). Open MPI: sweeps, mise --mc
-# and large sums over processes (the mpi build feature is auto).
+# and large sums over processes (the mpi build feature is auto). Python: the
+# package gfi (pyproject.toml, meson-python) and its tests (scipy and
+# statsmodels are the peers; PyTorch is optional and not installed here).
 GFI_PACKAGES=(build-essential git meson ninja-build pkg-config libgsl-dev libfftw3-dev gnuplot-nox
-  r-base-core r-cran-ks openmpi-bin libopenmpi-dev)
+  r-base-core r-cran-ks openmpi-bin libopenmpi-dev
+  python3-mesonpy python3-numpy python3-pytest python3-scipy python3-statsmodels python3-venv python3-pip)
 # The sanitized test suite and the parsers' fuzzers (tools/sanitize.sh, run by
 # CI): clang with libFuzzer and its OpenMP runtime.
 GFI_SANITIZE_PACKAGES=(clang libclang-rt-dev libomp-dev)

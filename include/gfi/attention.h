@@ -52,20 +52,23 @@
  * Evaluation. No sin in the inner loop: sin and cos of R_d q_id and R_d k_jd
  * are computed once per call and sin(u) = sin(a) cos(b) - cos(a) sin(b),
  * cos(u) = cos(a) cos(b) + sin(a) sin(b), with the series near u = 0. OpenMP
- * runs over query rows (forward, first backward pass) and key rows (second
- * backward pass); every output entry is a sum in a fixed order, so results
- * are identical bit for bit for any thread count. SIMD runs over blocks of
- * keys (queries in the second pass).
+ * runs over tiles of 16 query rows (forward) and over C key chunks (backward,
+ * C = 1..8 fixed by the shape alone); every output entry is a sum in a fixed
+ * order, so results are identical bit for bit for any thread count. SIMD
+ * runs over blocks of keys.
  *
  * Memory (besides the caller's arrays). Forward: 3 L D doubles of sine/cosine
- * tables plus per thread O(D + Dv + 64). Backward: 6 L D + 2 L + L nR doubles
- * (tables for queries and keys, row terms, per-row dR partials summed in row
- * order) plus per thread O(16 D). Saved statistics: gfi_attn_saved_size() =
- * 2 L doubles. Nothing is O(L^2). The backward makes one pass over query rows
- * (dQ, dR) and one over keys (dK, dV), each recomputing the factors, their
- * derivatives and the prefix/suffix products: it costs several forwards
- * (bench/bench_attention prints the ratio), the price of O(L D) memory and of
- * sums in a fixed order without atomics.
+ * tables plus per thread O(D + Dv + 64). Backward: 6 L D + 2 L doubles
+ * (tables for queries and keys, row terms) and C L (D + nR) doubles of
+ * per-chunk partial dQ and dR rows, plus per thread O(D (16 + L / C)) (the
+ * chunk's dK being summed). Saved statistics: gfi_attn_saved_size() = 2 L
+ * doubles. Nothing is O(L^2). The backward makes one pass over the (query,
+ * key) pairs: for each block of pairs it recomputes the factors, their
+ * derivatives and the prefix/suffix products once and takes dQ, dK, dV and
+ * dR from them (dK and dV summed by the task that owns the key chunk, dQ and
+ * dR per chunk, the chunks then summed in chunk order: no atomics). It costs
+ * about three forwards (bench/bench_attention and bench_attention_batch print
+ * the ratio).
  *
  * Range. A gradient term is scaled by one power of two clamped to
  * 2^(+-1023); it saturates instead of overflowing only where the true
@@ -111,6 +114,8 @@ typedef struct gfi_attn_info {
   size_t nflagged;      /* rows flagged (their H rows are NaN) */
   size_t first_flagged; /* index of the first flagged row; L when none */
   double min_ratio;     /* min over rows of S_i / A_i (1 when every weight >= 0) */
+  size_t nempty;        /* rows that see no key (masks, causal offset); batched calls only */
+  size_t first_empty;   /* index of the first such row; the row count when none */
 } gfi_attn_info;
 
 typedef struct gfi_attn_plan gfi_attn_plan;
@@ -148,6 +153,109 @@ GFI_EXPORT int gfi_attn_backward(const gfi_attn_plan *plan, const double *Q, con
                       gfi_attn_info *info);
 
 GFI_EXPORT void gfi_attn_destroy(gfi_attn_plan *plan);
+
+/* ---- batched Fourier attention: heads, masks, memory keys, float32 ----
+ *
+ * The same engine as above (one code path), over a batch of B x H heads:
+ *   Q (B, H, Lq, D), K (B, H, Lk, D), V (B, H, Lk, Dv), H (B, H, Lq, Dv),
+ * contiguous row-major (C order), Lq and Lk independent (Transformer-XL
+ * memory: the keys are the memory then the current segment). Rows are
+ * numbered r = (b H + h) Lq + i in info and the saved statistics.
+ *
+ * Keys query i of batch row b sees: every j < Lk, except
+ *   - causal: j > i + Lk - Lq (the causal mask offset by the memory length;
+ *     with Lq > Lk the first Lq - Lk rows see no key);
+ *   - key_pad (B x Lk bytes, may be NULL): key_pad[b Lk + j] != 0 (a padded
+ *     key, as PyTorch's key_padding_mask = True);
+ *   - mask (mask_batch x Lq x Lk bytes, may be NULL; mask_batch 1 or B):
+ *     mask[(b' Lq + i) Lk + j] != 0, b' = 0 or b (nonzero = excluded).
+ * An excluded key has weight exactly 0 and no gradient. A row that sees no
+ * key (an empty row) is counted in info->nempty / first_empty; it is written
+ * as NaN with GFI_EDENOM (like a flagged row, default) or, with
+ * empty_zero = 1, as zeros (with zero gradients) and GFI_OK.
+ *
+ * R: one radius (GFI_ATTN_R_SCALAR), one per head (R[h], GFI_ATTN_R_HEAD) or
+ * one per head and axis (R[h D + d], GFI_ATTN_R_HEAD_AXIS); dR has the same
+ * layout, the gradient summed over everything that shares the radius, in a
+ * fixed order (batch, then rows, then axes).
+ *
+ * Normalisation: H_i = N_i / (S_i + eps). eps = 0 (default) is the exact
+ * ratio; eps = 1e-6 reproduces FourierFormer's published code (its `+ 1e-6`
+ * in the denominator), which shifts every output by a relative -eps/S_i.
+ * The eps enters in the row's scale (eps 2^(-l E_i)), the gradients are
+ * exact for it too; rows are flagged by S_i and A_i as above, without eps.
+ *
+ * float32 (dtype GFI_ATTN_F32): Q, K, V, R, H, dH, dQ, dK, dV and dR are
+ * float arrays (the saved statistics stay double). They are converted to
+ * float64 on entry and the whole computation runs in float64: the sinc
+ * factors, their products and the row sums S_i, A_i, N_i, and every gradient
+ * sum; results are rounded to float once, on exit. So the float32 outputs
+ * are the float64 results of the float32 inputs to within one float rounding
+ * (tests/test_attention_batch.c: H equals the rounded float64 H bit for bit;
+ * the gradients, whose backward reads the rounded H, are within 2^-22 of
+ * each array's largest entry, measured 2e-8 to 5e-8). The cost: the float64 copies (2x the inputs' size) and
+ * float64 arithmetic; there is no float32 SIMD compute path yet.
+ *
+ * Threads: tasks over heads x tiles of 16 query rows (forward) and heads x
+ * key chunks (backward; the chunk count depends on B H and Lk only). Every
+ * output is a sum in an order fixed by the shapes, so results are identical
+ * bit for bit for any thread count (float64 and float32).
+ *
+ * Memory besides the caller's arrays (per head, L = Lq + Lk): forward
+ * 3 Lk D doubles of tables; backward 3 L D doubles of tables, 2 Lq + C Lq
+ * (D + 1) doubles (D + D per head and axis; C <= 8 key chunks: per-chunk
+ * partial dq and dR, summed in chunk order) and per thread O(D (16 + Lk / C)); float32 adds the float64
+ * copies. Never an Lq x Lk matrix (except the caller's general mask).
+ *
+ * Backward cost: one pass over the (query, key) pairs forms each pair's
+ * factors, their derivatives and the prefix/suffix products once and gives
+ * dQ, dK, dV and dR together (the single-sequence backward above uses the
+ * same pass). */
+typedef enum { GFI_ATTN_F64 = 0, GFI_ATTN_F32 = 1 } gfi_attn_dtype;
+typedef enum { GFI_ATTN_R_SCALAR = 0, GFI_ATTN_R_HEAD = 1, GFI_ATTN_R_HEAD_AXIS = 2 } gfi_attn_rmode;
+
+/* Initialise with gfi_attn_batch_default_spec; fields are only ever appended. */
+typedef struct gfi_attn_batch_spec {
+  gfi_kernel kernel;     /* power kernels phi = z^l, l = 1..8 (default l = 4); others: GFI_EUNSUPPORTED */
+  gfi_attn_rmode rmode;  /* R layout (default GFI_ATTN_R_SCALAR) */
+  int causal;            /* 1: query i sees keys j <= i + Lk - Lq (default 0) */
+  double eps;            /* H = N / (S + eps), eps >= 0 finite (default 0; FourierFormer: 1e-6) */
+  double denom_tol;      /* flag threshold as above (default 1e-8) */
+  int empty_zero;        /* rows that see no key: 0 = NaN + GFI_EDENOM (default), 1 = zeros */
+  gfi_attn_dtype dtype;  /* GFI_ATTN_F64 (default) or GFI_ATTN_F32 */
+  size_t mask_batch;     /* leading extent of `mask`: 1 (shared) or B (default 1) */
+} gfi_attn_batch_spec;
+
+GFI_EXPORT void gfi_attn_batch_default_spec(gfi_attn_batch_spec *s);
+/* Values of R (and dR): 1, H or H D by s->rmode; 0 for a bad spec. */
+GFI_EXPORT size_t gfi_attn_batch_nparam(const gfi_attn_batch_spec *s, size_t H, size_t D);
+/* Doubles of the saved row statistics: 2 B H Lq (0 on overflow). */
+GFI_EXPORT size_t gfi_attn_batch_saved_size(size_t B, size_t H, size_t Lq);
+
+/* Forward. Out: Hout (B, H, Lq, Dv) of the dtype; saved (may be NULL): the
+ * statistics for the backward; info (may be NULL). Returns GFI_OK, GFI_EDENOM
+ * (flagged or empty rows, see above; every other row is valid) or, before
+ * anything is written: GFI_EINVAL (NULL array, bad spec field), GFI_EEMPTY
+ * (B, H, Lq or Lk = 0), GFI_EDIM (D or Dv outside 1..GFI_MAX_DIM, sizes that
+ * overflow), GFI_EORDER (l outside 1..8), GFI_EUNSUPPORTED (a kernel other
+ * than a power), GFI_ENONFINITE (Q, K or V), GFI_ERADIUS, GFI_ENOMEM. */
+GFI_EXPORT int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t Lk,
+                                      size_t D, size_t Dv, const void *Q, const void *K, const void *V,
+                                      const void *R, const unsigned char *key_pad, const unsigned char *mask,
+                                      const gfi_opts *opts, void *Hout, double *saved, gfi_attn_info *info);
+
+/* Backward for dH (B, H, Lq, Dv): the forward's arguments, its Hout and
+ * saved; writes dQ, dK, dV (the shapes of Q, K, V) and dR (nparam values).
+ * Flagged rows: NaN dQ rows, no contribution elsewhere; empty rows: no
+ * contribution (dQ rows 0 with empty_zero, NaN otherwise). Returns as the
+ * forward (GFI_ENONFINITE also for dH; GFI_EINVAL for saved not written by a
+ * forward). */
+GFI_EXPORT int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t Lk,
+                                       size_t D, size_t Dv, const void *Q, const void *K, const void *V,
+                                       const void *R, const unsigned char *key_pad, const unsigned char *mask,
+                                       const gfi_opts *opts, const void *Hout, const double *saved,
+                                       const void *dH, void *dQ, void *dK, void *dV, void *dR,
+                                       gfi_attn_info *info);
 
 /* ---- softmax attention (exact), forward and backward ---- */
 

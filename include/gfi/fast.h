@@ -47,7 +47,9 @@ enum {
   GFI_ROUTE_COST = 1,      /* auto: the cost model preferred it */
   GFI_ROUTE_NODES = 2,     /* auto: too many frequency nodes or too large a NUFFT grid */
   GFI_ROUTE_KERNEL = 3,    /* the kernel is not band-limited (custom phi, Gaussian) */
-  GFI_ROUTE_DIM = 4        /* D > 3: the fast route exists for D = 1, 2, 3 */
+  GFI_ROUTE_DIM = 4,       /* D > 3: the fast route exists for D = 1, 2, 3 */
+  GFI_ROUTE_BOUND = 5      /* auto: the fast route's error bound (with the rounding of
+                              far points' phases) missed tol, so the direct sum ran */
 };
 
 /* What an evaluation ran and the accuracy it was built for. */
@@ -71,6 +73,8 @@ typedef struct gfi_fast_info {
   double cost_fast;
   size_t rows_direct;     /* NW: rows re-evaluated by the direct sum (flags, conditioning) */
   int reused;             /* 1 when the plan's precomputed F(w) served this call */
+  double scale;           /* what `bound` is relative to: density and ecf, the largest
+                             |value| of the call; NW, max |y| (0 on the direct route) */
 } gfi_fast_info;
 
 #ifdef __cplusplus

@@ -50,6 +50,20 @@ GFI_EXPORT int gfi_npy_write_stream(FILE *f, size_t rows, size_t cols, int ndim,
  * bytes are the .npy magic; 0 otherwise ("-" and unreadable files: 0). */
 GFI_EXPORT int gfi_npy_sniff(const char *path);
 
+/* Arrays of any rank up to 8 (the batched attention's 4-D tensors, masks):
+ * dtype '<f8', '<f4', '|b1' (bool) or '|u1', C order, read into float64
+ * (exact for all four); *ndim and dims[0..ndim-1] get the shape (dims holds
+ * 8 entries), *is_f32 (may be NULL) whether the file held float32. Errors and
+ * messages as gfi_npy_read. */
+GFI_EXPORT int gfi_npy_read_nd(const char *path, int *ndim, size_t *dims, double **data, int *is_f32,
+                               gfi_errinfo *err);
+
+/* Write an array of shape dims[0..ndim-1] (1 <= ndim <= 8) as '<f8', or as
+ * '<f4' (each value rounded to float) when as_f32; every write and the close
+ * checked. */
+GFI_EXPORT int gfi_npy_write_nd(const char *path, int ndim, const size_t *dims, const double *data, int as_f32,
+                                gfi_errinfo *err);
+
 #ifdef __cplusplus
 }
 #endif

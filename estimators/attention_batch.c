@@ -1,0 +1,263 @@
+/* Batched Fourier attention (gfi/attention.h): validation at the API
+ * boundary, float32 <-> float64 conversion, the expansion of R to per-head
+ * radii, diagnostics of flagged and empty rows, and the fixed-order reduction
+ * of dR to its granularity. The engine is attention_fourier.c's, shared with
+ * the single-sequence interface. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "attention_internal.h"
+#include "gfi/validate.h"
+#include "alloc.h"
+
+void gfi_attn_batch_default_spec(gfi_attn_batch_spec *s) {
+  if (!s) return;
+  memset(s, 0, sizeof *s);
+  gfi_kernel_pow(&s->kernel, 4);
+  s->rmode = GFI_ATTN_R_SCALAR;
+  s->causal = 0;
+  s->eps = 0;
+  s->denom_tol = 1e-8;
+  s->empty_zero = 0;
+  s->dtype = GFI_ATTN_F64;
+  s->mask_batch = 1;
+}
+
+size_t gfi_attn_batch_nparam(const gfi_attn_batch_spec *s, size_t H, size_t D) {
+  if (!s) return 0;
+  switch (s->rmode) {
+  case GFI_ATTN_R_SCALAR: return 1;
+  case GFI_ATTN_R_HEAD: return H;
+  case GFI_ATTN_R_HEAD_AXIS: return H > SIZE_MAX / (D ? D : 1) ? 0 : H * D;
+  }
+  return 0;
+}
+
+size_t gfi_attn_batch_saved_size(size_t B, size_t H, size_t Lq) {
+  size_t n;
+  return gfi_size_prod(&n, 2, B, H, Lq) ? 0 : n;
+}
+
+/* The problem's shape and options, checked; J gets everything but arrays. */
+static int check_spec(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t Lk, size_t D,
+                      size_t Dv, const unsigned char *mask, attn_fjob *J) {
+  if (!s) return GFI_EINVAL;
+  if (s->dtype != GFI_ATTN_F64 && s->dtype != GFI_ATTN_F32) return GFI_EINVAL;
+  if (s->rmode != GFI_ATTN_R_SCALAR && s->rmode != GFI_ATTN_R_HEAD && s->rmode != GFI_ATTN_R_HEAD_AXIS)
+    return GFI_EINVAL;
+  if (!(s->denom_tol >= 0 && s->denom_tol < 1)) return GFI_EINVAL;
+  if (!(s->eps >= 0 && isfinite(s->eps))) return GFI_EINVAL;
+  if (mask && s->mask_batch != 1 && s->mask_batch != B) return GFI_EINVAL;
+  if (s->kernel.kind != GFI_PHI_POW) return GFI_EUNSUPPORTED;
+  int st = gfi_check_order(s->kernel.l);
+  if (st) return st;
+  if (B == 0 || H == 0 || Lq == 0 || Lk == 0) return GFI_EEMPTY;
+  st = gfi_check_dim(D);
+  if (!st) st = gfi_check_dim(Dv);
+  if (st) return st;
+  /* every array's element count, with room for 2x (tables, copies) */
+  size_t n;
+  const size_t W = D > Dv ? D : Dv, L = Lq > Lk ? Lq : Lk;
+  if (gfi_size_prod(&n, B, H, L, W) || n > ((size_t)1 << 40)) return GFI_EDIM;
+  if (mask && gfi_size_prod(&n, s->mask_batch, Lq, Lk, 1)) return GFI_EDIM;
+  memset(J, 0, sizeof *J);
+  J->B = B;
+  J->H = H;
+  J->Lq = Lq;
+  J->Lk = Lk;
+  J->D = D;
+  J->Dv = Dv;
+  J->l = s->kernel.l;
+  J->causal = s->causal ? 1 : 0;
+  J->empty_zero = s->empty_zero ? 1 : 0;
+  J->per_axis = s->rmode == GFI_ATTN_R_HEAD_AXIS;
+  J->eps = s->eps;
+  J->denom_tol = s->denom_tol;
+  J->mask_B = s->mask_batch;
+  return GFI_OK;
+}
+
+/* A float64 view of n values of the dtype: the array itself (float64) or a
+ * converted copy in *own (float32; the caller frees it). NULL: no memory. */
+static const double *as_f64(const void *x, size_t n, gfi_attn_dtype dt, double **own) {
+  *own = NULL;
+  if (dt == GFI_ATTN_F64) return x;
+  double *y = gfi_malloc2(n ? n : 1, sizeof *y);
+  if (!y) return NULL;
+  const float *f = x;
+  for (size_t k = 0; k < n; k++) y[k] = f[k];
+  *own = y;
+  return y;
+}
+/* Where to compute an output of n values: the caller's array (float64) or a
+ * float64 buffer in *own, rounded to float by put_out. */
+static double *out_f64(void *x, size_t n, gfi_attn_dtype dt, double **own) {
+  *own = NULL;
+  if (dt == GFI_ATTN_F64) return x;
+  *own = gfi_malloc2(n ? n : 1, sizeof **own);
+  return *own;
+}
+static void put_out(void *x, const double *y, size_t n, gfi_attn_dtype dt) {
+  if (dt == GFI_ATTN_F64) return;
+  float *f = x;
+  for (size_t k = 0; k < n; k++) f[k] = (float)y[k];
+}
+
+/* Inputs common to forward and backward, as float64 (own[0..3] hold copies),
+ * and the H x D radii in Rd. */
+static int load_inputs(const gfi_attn_batch_spec *s, attn_fjob *J, const void *Q, const void *K,
+                       const void *V, const void *R, double **own, double *Rd) {
+  const size_t BH = J->B * J->H, D = J->D, H = J->H;
+  const size_t nR = gfi_attn_batch_nparam(s, H, D);
+  const double *q = as_f64(Q, BH * J->Lq * D, s->dtype, &own[0]);
+  const double *k = q ? as_f64(K, BH * J->Lk * D, s->dtype, &own[1]) : NULL;
+  const double *v = k ? as_f64(V, BH * J->Lk * J->Dv, s->dtype, &own[2]) : NULL;
+  const double *r = v ? as_f64(R, nR, s->dtype, &own[3]) : NULL;
+  if (!r) return GFI_ENOMEM;
+  int st = gfi_check_finite(q, BH * J->Lq * D, NULL);
+  if (!st) st = gfi_check_finite(k, BH * J->Lk * D, NULL);
+  if (!st) st = gfi_check_finite(v, BH * J->Lk * J->Dv, NULL);
+  if (st) return st;
+  st = gfi_check_radii(r, nR, NULL);
+  if (st) return st;
+  for (size_t h = 0; h < H; h++)
+    for (size_t d = 0; d < D; d++)
+      Rd[h * D + d] = s->rmode == GFI_ATTN_R_SCALAR ? r[0] : s->rmode == GFI_ATTN_R_HEAD ? r[h] : r[h * D + d];
+  J->Q = q;
+  J->K = k;
+  J->V = v;
+  J->Rd = Rd;
+  return GFI_OK;
+}
+
+/* Flagged (NaN denominator) and empty (E = -inf) rows of the statistics;
+ * the status they imply. */
+static int report(const double *stat, const double *ratio, size_t n, gfi_attn_info *info) {
+  size_t nf = 0, ff = n, ne = 0, fe = n;
+  double mr = INFINITY;
+  for (size_t r = 0; r < n; r++) {
+    if (isnan(stat[2 * r + 1])) {
+      if (!nf) ff = r;
+      nf++;
+    }
+    if (stat[2 * r] == -INFINITY) {
+      if (!ne) fe = r;
+      ne++;
+    }
+    if (ratio && ratio[r] < mr) mr = ratio[r];
+  }
+  if (info) {
+    info->nflagged = nf;
+    info->first_flagged = ff;
+    info->min_ratio = ratio ? mr : NAN;
+    info->nempty = ne;
+    info->first_empty = fe;
+  }
+  return nf ? GFI_EDENOM : GFI_OK;
+}
+
+static void free_all(double **own, size_t n) {
+  for (size_t k = 0; k < n; k++) free(own[k]);
+}
+
+int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t Lk,
+                           size_t D, size_t Dv, const void *Q, const void *K, const void *V,
+                           const void *R, const unsigned char *key_pad, const unsigned char *mask,
+                           const gfi_opts *opts, void *Hout, double *saved, gfi_attn_info *info) {
+  attn_fjob J;
+  int st = check_spec(s, B, H, Lq, Lk, D, Dv, mask, &J);
+  if (st) return st;
+  if (!Q || !K || !V || !R || !Hout) return GFI_EINVAL;
+  J.kpad = key_pad;
+  J.mask = mask;
+  J.nthreads = gfi_threads_resolve(opts);
+  const size_t rows = B * H * Lq;
+  double *own[6] = {0};
+  double *Rd = gfi_malloc2(H * D + (saved ? 1 : 3) * rows, sizeof *Rd);
+  if (!Rd) return GFI_ENOMEM;
+  own[5] = Rd;
+  st = load_inputs(s, &J, Q, K, V, R, own, Rd);
+  if (st) {
+    free_all(own, 6);
+    return st;
+  }
+  double *ratio = Rd + H * D, *stat = saved ? saved : ratio + rows;
+  double *h = out_f64(Hout, rows * Dv, s->dtype, &own[4]);
+  if (!h) {
+    free_all(own, 6);
+    return GFI_ENOMEM;
+  }
+  st = attn_fjob_forward(&J, h, stat, ratio);
+  if (!st) {
+    put_out(Hout, h, rows * Dv, s->dtype);
+    st = report(stat, ratio, rows, info);
+  }
+  free_all(own, 6);
+  return st;
+}
+
+int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t Lk,
+                            size_t D, size_t Dv, const void *Q, const void *K, const void *V,
+                            const void *R, const unsigned char *key_pad, const unsigned char *mask,
+                            const gfi_opts *opts, const void *Hout, const double *saved, const void *dH,
+                            void *dQ, void *dK, void *dV, void *dR, gfi_attn_info *info) {
+  attn_fjob J;
+  int st = check_spec(s, B, H, Lq, Lk, D, Dv, mask, &J);
+  if (st) return st;
+  if (!Q || !K || !V || !R || !Hout || !saved || !dH || !dQ || !dK || !dV || !dR) return GFI_EINVAL;
+  J.kpad = key_pad;
+  J.mask = mask;
+  J.nthreads = gfi_threads_resolve(opts);
+  const size_t BH = B * H, rows = BH * Lq, np = J.per_axis ? D : 1, nR = gfi_attn_batch_nparam(s, H, D);
+  for (size_t r = 0; r < rows; r++)
+    if (isnan(saved[2 * r])) return GFI_EINVAL; /* not written by a forward */
+  double *own[12] = {0};
+  double *Rd = gfi_malloc2(H * D + rows * np + nR, sizeof *Rd);
+  if (!Rd) return GFI_ENOMEM;
+  own[11] = Rd;
+  double *dRrow = Rd + H * D, *dr = dRrow + rows * np;
+  st = load_inputs(s, &J, Q, K, V, R, own, Rd);
+  const double *hh = NULL, *dh = NULL;
+  if (!st) {
+    hh = as_f64(Hout, rows * Dv, s->dtype, &own[4]);
+    dh = hh ? as_f64(dH, rows * Dv, s->dtype, &own[5]) : NULL;
+    if (!dh) st = GFI_ENOMEM;
+  }
+  if (!st) st = gfi_check_finite(dh, rows * Dv, NULL);
+  double *dq = NULL, *dk = NULL, *dv = NULL;
+  if (!st) {
+    dq = out_f64(dQ, rows * D, s->dtype, &own[6]);
+    dk = dq ? out_f64(dK, BH * Lk * D, s->dtype, &own[7]) : NULL;
+    dv = dk ? out_f64(dV, BH * Lk * Dv, s->dtype, &own[8]) : NULL;
+    if (!dv) st = GFI_ENOMEM;
+  }
+  if (!st) st = attn_fjob_backward(&J, hh, saved, dh, dq, dk, dv, dRrow);
+  if (!st) {
+    /* dR: the row partials summed in the order batch, row (then axis for a
+     * scalar or per-head radius, already summed within each row) */
+    for (size_t k = 0; k < nR; k++) dr[k] = 0;
+    for (size_t b = 0; b < B; b++)
+      for (size_t h = 0; h < H; h++)
+        for (size_t i = 0; i < Lq; i++) {
+          const double *p = dRrow + ((b * H + h) * Lq + i) * np;
+          if (s->rmode == GFI_ATTN_R_HEAD_AXIS)
+            for (size_t d = 0; d < D; d++) dr[h * D + d] += p[d];
+          else
+            dr[s->rmode == GFI_ATTN_R_HEAD ? h : 0] += p[0];
+        }
+    /* empty rows: zero dQ rows when written as zeros, NaN otherwise */
+    for (size_t r = 0; r < rows; r++)
+      if (saved[2 * r] == -INFINITY)
+        for (size_t d = 0; d < D; d++) dq[r * D + d] = isnan(saved[2 * r + 1]) ? NAN : 0.0;
+    put_out(dQ, dq, rows * D, s->dtype);
+    put_out(dK, dk, BH * Lk * D, s->dtype);
+    put_out(dV, dv, BH * Lk * Dv, s->dtype);
+    if (s->dtype == GFI_ATTN_F64)
+      memcpy(dR, dr, nR * sizeof *dr);
+    else
+      put_out(dR, dr, nR, s->dtype);
+    st = report(saved, NULL, rows, info);
+  }
+  free_all(own, 12);
+  return st;
+}

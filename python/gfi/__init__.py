@@ -1,0 +1,30 @@
+"""gfi: generalized Fourier integral estimators, from Python.
+
+Density (FourierKDE, GaussianKDE), Nadaraya-Watson (FourierNW, GaussianNW),
+radius and bandwidth selection, truth models (Model), exact and Monte-Carlo
+MISE, Fourier and softmax attention over libgfi, with numpy arrays in and out
+(docs/python.md). gfi.torch (import it explicitly; needs PyTorch) has the
+autograd Function and nn.Module of Fourier attention.
+"""
+from . import errors
+from .errors import (Error, InvalidArgument, NonFiniteError, EmptyError, RadiusError, OrderError, DimensionError,
+                     KernelIntegralError, ModelError, ParseError, NotPositiveDefiniteError, WeightError,
+                     BandwidthError, UnsupportedError, RangeError, OutOfMemory, QuadratureError, DenominatorError,
+                     GfiIOError, NoDeviceError)
+from ._lib import LIBRARY_PATH, gsl_abort_handler_active, strerror, lib as _clib
+from .density import FourierKDE, GaussianKDE, bandwidth_matrix
+from .regression import FourierNW, GaussianNW
+from .selection import (Selection, select_radius_lscv, select_radius_loocv, lscv, loocv, gauss_lscv,
+                        select_bandwidth, nw_bandwidth_loocv)
+from .models import Model
+from .mise import (mise_exact, mise_mc, optimal_radius, ise_plancherel, mise_gauss_exact, optimal_bandwidth)
+from .flt import RPE, Proposal, flt_features, flt_error_trials
+from .attention import (fourier_attention, fourier_attention_backward, softmax_attention,
+                        softmax_attention_backward)
+
+__version__ = "0.1.0"
+
+
+def threads_available():
+    """Cores OpenMP would use (1 without OpenMP)."""
+    return _clib.gfi_threads_available()

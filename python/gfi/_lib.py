@@ -1,0 +1,385 @@
+"""The ctypes binding of libgfi: loading, the C structs, argument checks.
+
+libgfi is loaded once, from the package folder (where pip installs it) or
+from the file that the environment variable GFI_LIBRARY names (a build tree).
+Every call goes through ctypes.CDLL, which releases the GIL for the duration
+of the foreign call: two Python threads calling gfi run in parallel.
+"""
+import ctypes
+import os
+import threading
+
+import numpy as np
+
+from . import errors
+
+c_double_p = ctypes.POINTER(ctypes.c_double)
+c_size_t_p = ctypes.POINTER(ctypes.c_size_t)
+vp = ctypes.c_void_p
+sz = ctypes.c_size_t
+ci = ctypes.c_int
+cd = ctypes.c_double
+
+
+def _find_library():
+    env = os.environ.get("GFI_LIBRARY")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in ("libgfi.so", "libgfi.dylib"):
+        p = os.path.join(here, name)
+        if os.path.exists(p):
+            return p
+    raise ImportError("gfi: libgfi.so is not in %s and GFI_LIBRARY is not set; install the package "
+                      "with pip (docs/python.md) or point GFI_LIBRARY at a built libgfi.so" % here)
+
+
+LIBRARY_PATH = _find_library()
+lib = ctypes.CDLL(LIBRARY_PATH)
+
+# ---- structs (include/gfi/*.h; fields are only ever appended) ----
+
+
+class KernelExact(ctypes.Structure):
+    """gfi_kernel as include/gfi/kernel.h lays it out (embedded in gfi_attn_spec)."""
+    _fields_ = [("kind", ci), ("l", ci), ("fn", vp), ("ctx", vp), ("A", cd), ("A_finite", ci),
+                ("coef", cd * 9)]  # GFI_PHI_MAXPOW + 1
+
+
+class Kernel(KernelExact):
+    """A stand-alone gfi_kernel, with room for fields the library may append."""
+    _fields_ = [("_spare", ctypes.c_char * 128)]
+
+
+class OptsExact(ctypes.Structure):
+    """gfi_opts as include/gfi/opts.h lays it out (embedded as `base` in module options)."""
+    _fields_ = [("nthreads", ci), ("seed", ctypes.c_uint64), ("query_tile", sz), ("data_block", sz),
+                ("method", ci), ("tol", cd)]
+
+
+class Opts(OptsExact):
+    """Stand-alone gfi_opts, with room for fields the library may append."""
+    _fields_ = [("_spare", ctypes.c_char * 128)]
+
+
+class FastInfo(ctypes.Structure):
+    _fields_ = [("route", ci), ("reason", ci), ("dim", sz), ("nodes", sz * 3), ("nodes_total", sz),
+                ("grid_fwd", sz * 3), ("grid_bwd", sz * 3), ("span", cd * 3), ("tol", cd),
+                ("nufft_tol", cd), ("bound_abs", cd), ("bound", cd), ("cost_direct", cd),
+                ("cost_fast", cd), ("rows_direct", sz), ("reused", ci), ("scale", cd),
+                ("_spare", ctypes.c_char * 128)]
+
+
+class SelectOpts(ctypes.Structure):
+    _fields_ = [("base", OptsExact), ("R_lo", cd), ("R_hi", cd), ("nscan", sz), ("per_axis", ci),
+                ("denom_tol", cd), ("_spare", ctypes.c_char * 128)]
+
+
+class SelectResult(ctypes.Structure):
+    _fields_ = [("D", sz), ("R", cd * 3), ("value", cd), ("bound", cd), ("R_lo", cd), ("R_hi", cd),
+                ("nscan", sz), ("nlocal", sz), ("at_edge", ci), ("evals", sz), ("nflagged", sz),
+                ("route", ci), ("_spare", ctypes.c_char * 128)]
+
+
+class MiseOpts(ctypes.Structure):
+    _fields_ = [("base", OptsExact), ("ise", ci), ("parts", ci), ("resolution", cd),
+                ("grid_halfwidth", cd), ("grid_cells", sz), ("_spare", ctypes.c_char * 128)]
+
+
+class MiseResult(ctypes.Structure):
+    _fields_ = [("mise", cd), ("se", cd), ("lo95", cd), ("hi95", cd), ("bias2", cd), ("var", cd),
+                ("nreps", sz), ("bias2_in", cd), ("bias2_out", cd), ("method", ci),
+                ("nodes", sz * 3), ("ise_err_bound", cd), ("_spare", ctypes.c_char * 128)]
+
+
+class AttnSpec(ctypes.Structure):
+    _fields_ = [("kind", ci), ("kernel", KernelExact), ("per_axis_R", ci), ("causal", ci),
+                ("denom_tol", cd), ("_spare", ctypes.c_char * 128)]
+
+
+class AttnInfo(ctypes.Structure):
+    _fields_ = [("nflagged", sz), ("first_flagged", sz), ("min_ratio", cd)]
+
+
+class ErrInfo(ctypes.Structure):
+    _fields_ = [("line", sz), ("column", sz), ("msg", ctypes.c_char * 256)]
+
+
+# ---- signatures ----
+_P = vp  # every pointer goes as an address (int) or None: no per-call conversion
+
+
+def _sig(name, args, res=ci):
+    f = getattr(lib, name)
+    f.argtypes = args
+    f.restype = res
+    return f
+
+
+_sig("gfi_strerror", [ci], ctypes.c_char_p)
+_sig("gfi_default_opts", [_P], None)
+_sig("gfi_threads_available", [])
+_sig("gfi_have_openmp", [])
+_sig("gfi_kernel_pow", [_P, ci])
+_sig("gfi_kernel_poly", [_P, ci, _P])
+_sig("gfi_kappa_sq_integral", [_P], cd)
+_sig("gfi_pow_A", [ci], cd)
+_sig("gfi_kernel_eval", [_P, cd], cd)
+_sig("gfi_density_plan_fourier", [_P, _P, sz, sz, _P, _P, _P, _P])
+_sig("gfi_density_plan_gauss", [_P, sz, sz, _P, _P, _P, _P])
+_sig("gfi_bandwidth_rule", [ctypes.c_char_p, sz, sz, _P, _P, _P])
+_sig("gfi_density_eval", [_P, sz, _P, _P])
+_sig("gfi_density_eval_info", [_P, sz, _P, _P, _P])
+_sig("gfi_density_eval_grid", [_P, _P, _P, _P, _P, _P])
+_sig("gfi_density_fast_info", [_P, _P])
+_sig("gfi_density_destroy", [_P], None)
+_sig("gfi_nw_plan_fourier", [_P, _P, sz, sz, sz, _P, _P, _P, _P])
+_sig("gfi_nw_plan_gauss", [_P, sz, sz, sz, _P, _P, _P, _P])
+_sig("gfi_nw_eval_ex", [_P, sz, _P, _P, _P, _P, _P, _P])
+_sig("gfi_nw_eval_grid", [_P, _P, _P, _P, _P, _P, _P])
+_sig("gfi_nw_set_denom_tol", [_P, cd])
+_sig("gfi_nw_destroy", [_P], None)
+_sig("gfi_select_default_opts", [_P], None)
+_sig("gfi_lscv", [_P, sz, sz, _P, _P, _P, _P, _P, _P])
+_sig("gfi_loocv", [_P, sz, sz, sz, _P, _P, _P, _P, cd, _P, _P, _P, _P])
+_sig("gfi_select_lscv", [_P, sz, sz, _P, _P, _P, _P])
+_sig("gfi_select_loocv", [_P, sz, sz, sz, _P, _P, _P, _P, _P])
+_sig("gfi_gauss_lscv", [sz, sz, _P, _P, _P, _P])
+_sig("gfi_bw_lscv", [sz, sz, _P, _P, _P])
+_sig("gfi_bw_dpi", [sz, _P, _P, _P])
+_sig("gfi_bw_hpi", [sz, sz, _P, _P, _P, _P])
+_sig("gfi_bw_hpi_diag", [sz, sz, _P, _P, _P, _P])
+_sig("gfi_bw_normal_ref", [sz, sz, _P, _P])
+_sig("gfi_gauss_nw_loocv", [sz, sz, sz, _P, _P, _P, _P, _P, _P])
+_sig("gfi_bw_nw_loocv", [sz, sz, sz, _P, _P, _P, _P, _P])
+_sig("gfi_model_parse", [_P, ctypes.c_char_p, sz, _P])
+_sig("gfi_model_free", [_P], None)
+_sig("gfi_model_dim", [_P], sz)
+_sig("gfi_model_describe", [_P], ctypes.c_char_p)
+_sig("gfi_model_sample", [_P, _P, sz, _P])
+_sig("gfi_model_pdf", [_P, sz, _P, _P])
+_sig("gfi_model_cf", [_P, sz, _P, _P, _P])
+_sig("gfi_rng_stream", [ctypes.c_uint64, ctypes.c_uint64], vp)
+_sig("gsl_rng_free", [_P], None)
+_sig("gfi_mise_default_opts", [_P], None)
+_sig("gfi_mise_exact_supported", [_P])
+_sig("gfi_mise_gauss_exact", [_P, cd, _P, _P])
+_sig("gfi_mise_gauss_hopt", [_P, cd, _P, _P])
+_sig("gfi_mise_gauss_mc", [_P, sz, _P, sz, _P, _P, _P])
+_sig("gfi_mise_exact", [_P, _P, cd, _P, _P, _P])
+_sig("gfi_ropt", [_P, _P, cd, _P, _P, _P, _P])
+_sig("gfi_mise_mc", [_P, _P, sz, _P, sz, _P, _P, _P])
+_sig("gfi_ise_plancherel", [_P, _P, sz, _P, _P, _P, _P])
+_sig("gfi_attn_default_spec", [_P], None)
+_sig("gfi_attn_plan_create", [_P, _P, sz, sz, sz, _P])
+_sig("gfi_attn_nparam", [_P], sz)
+_sig("gfi_attn_saved_size", [_P], sz)
+_sig("gfi_attn_forward", [_P, _P, _P, _P, _P, _P, _P, _P])
+_sig("gfi_attn_backward", [_P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P])
+_sig("gfi_attn_destroy", [_P], None)
+_sig("gfi_attn_softmax_forward", [sz, sz, sz, _P, _P, _P, cd, ci, _P, _P])
+_sig("gfi_attn_softmax_backward", [sz, sz, sz, _P, _P, _P, cd, ci, _P, _P, _P, _P, _P])
+
+
+def strerror(status):
+    return lib.gfi_strerror(status).decode()
+
+
+# ---- GSL's error handler ----
+# GSL's default handler aborts the process. libgfi brackets the GSL calls whose
+# error reports are normal (quadrature, root finding) with a scope of its own
+# and checks arguments everywhere else; the Python package in addition replaces
+# GSL's default (abort) handler by GSL's "off" handler when it is loaded, so
+# that nothing a Python program does through gfi can abort the interpreter. A
+# handler the program installed itself (not the default) is kept.
+_gsl_set = _sig("gsl_set_error_handler", [vp], vp)
+_gsl_off = _sig("gsl_set_error_handler_off", [], vp)
+
+
+def _gsl_handler_init():
+    prev = _gsl_off()
+    if prev:  # a handler of the program's: put it back
+        _gsl_set(prev)
+    return prev
+
+
+_gsl_handler_init()
+
+
+def gsl_abort_handler_active():
+    """True when GSL's default handler (abort) is the process's handler now."""
+    with _gsl_lock:
+        cur = _gsl_set(None)
+        _gsl_set(cur)
+    return not cur
+
+
+_gsl_lock = threading.Lock()
+
+# ---- helpers ----
+
+METHODS = {"auto": 0, "direct": 1, "fast": 2}
+ROUTES = {0: "auto", 1: "direct", 2: "fast"}
+REASONS = {0: "requested", 1: "cost", 2: "nodes", 3: "kernel", 4: "dim", 5: "bound"}
+
+
+def make_opts(threads=None, method="auto", tol=0.0, seed=0, struct=None):
+    o = struct if struct is not None else Opts()
+    lib.gfi_default_opts(ctypes.addressof(o))
+    o.nthreads = threads_arg(threads)
+    if method not in METHODS:
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "method must be 'auto', 'direct' or 'fast', got %r"
+                                     % (method,), "method")
+    o.method = METHODS[method]
+    tol = float(tol)
+    if not (0.0 <= tol < 1.0):
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "tol must be in [0, 1), got %r" % tol, "tol")
+    o.tol = tol
+    o.seed = int(seed)
+    return o
+
+
+def threads_arg(threads):
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "threads must be an integer >= 0 (0 or None: all "
+                                     "cores), got %r" % (threads,), "threads")
+    return int(threads)
+
+
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
+def addr(a):
+    """Address of a C-contiguous array's data (None for None).
+
+    Through the buffer protocol (about 4 times cheaper than
+    __array_interface__); read-only and empty arrays, which ctypes cannot
+    take that way, through __array_interface__."""
+    if a is None:
+        return None
+    try:
+        return _addressof(_from_buffer(a))
+    except (TypeError, ValueError, BufferError):
+        return a.__array_interface__["data"][0]
+
+
+def ref(s):
+    return ctypes.addressof(s)
+
+
+def as_f64(x, name, ndim=None, copy_ok=True):
+    """x as a C-contiguous float64 ndarray, without a copy when it is one.
+
+    Lists, other real dtypes and non-contiguous arrays are converted (a copy);
+    complex, object and string data are refused (TypeError). Read-only arrays
+    are fine: gfi never writes into its inputs."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.flags.c_contiguous:
+        a = x
+    else:
+        try:
+            arr = np.asarray(x)
+        except Exception as e:  # ragged lists etc.
+            raise errors.InvalidArgument(errors.GFI_EINVAL, "%s: not an array of numbers (%s)" % (name, e), name)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError("gfi: %s must hold real numbers, got dtype %s" % (name, arr.dtype))
+        a = np.ascontiguousarray(arr, dtype=np.float64)
+    if ndim is not None and a.ndim not in ndim:
+        raise errors.DimensionError(errors.GFI_EDIM, "%s must have %s dimensions, got shape %s"
+                                     % (name, " or ".join(str(n) for n in ndim), a.shape), name)
+    return a
+
+
+def points(x, name, D=None):
+    """(N, D) view of points given as (N,) (D = 1) or (N, D)."""
+    a = as_f64(x, name, ndim=(1, 2))
+    if a.ndim == 1:
+        a = a.reshape(-1, 1) if (D is None or D == 1) else a.reshape(1, -1)
+    if D is not None and a.shape[1] != D:
+        raise errors.DimensionError(errors.GFI_EDIM, "%s has %d columns, the estimator has D = %d"
+                                     % (name, a.shape[1], D), name)
+    return a
+
+
+def out_array(out, shape, name="out"):
+    if out is None:
+        return np.empty(shape, dtype=np.float64)
+    if not isinstance(out, np.ndarray) or out.dtype != np.float64 or not out.flags.c_contiguous \
+            or not out.flags.writeable:
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "%s must be a writeable C-contiguous float64 array"
+                                     % name, name)
+    n = 1
+    for s in shape:
+        n *= s
+    if out.size != n:
+        raise errors.DimensionError(errors.GFI_EDIM, "%s has %d values, %d are needed" %
+                                     (name, out.size, n), name)
+    return out
+
+
+def radii(R, D, name="R"):
+    a = as_f64(np.atleast_1d(R) if not isinstance(R, np.ndarray) else R.reshape(-1), name, ndim=(1,))
+    if a.size == 1 and D > 1:
+        a = np.full(D, a[0])
+    if a.size != D:
+        raise errors.DimensionError(errors.GFI_EDIM, "%s: give one radius or %d (one per axis), got %d"
+                                     % (name, D, a.size), name)
+    return a
+
+
+def check(status, what, params=None, arrays=None):
+    """Raise the gfi.Error for a non-zero status.
+
+    params: {status: parameter name} for this call; arrays: {name: array}
+    searched for the non-finite value on GFI_ENONFINITE."""
+    if status == 0:
+        return
+    param = None
+    detail = ""
+    if status == errors.GFI_ENONFINITE and arrays:
+        for n, a in arrays.items():
+            if a is None:
+                continue
+            bad = ~np.isfinite(a)
+            if bad.any():
+                idx = np.unravel_index(int(np.argmax(bad)), a.shape)
+                param = n
+                detail = ": %s%s = %r" % (n, list(idx), float(a[idx]))
+                break
+    if param is None and params:
+        param = params.get(status)
+    raise errors.from_status(status, "%s: %s%s" % (what, strerror(status), detail), param)
+
+
+def fast_info_dict(info):
+    D = int(info.dim) if info.dim else 0
+    k = max(min(D, 3), 0)
+    return {
+        "route": ROUTES.get(info.route, str(info.route)),
+        "reason": REASONS.get(info.reason, str(info.reason)),
+        "nodes": tuple(int(info.nodes[j]) for j in range(k)),
+        "nodes_total": int(info.nodes_total),
+        "bound_abs": float(info.bound_abs),
+        "bound": float(info.bound),
+        "scale": float(info.scale),
+        "tol": float(info.tol),
+        "rows_direct": int(info.rows_direct),
+        "reused": bool(info.reused),
+    }
+
+
+class Handle:
+    """An owned C pointer freed by a destructor function."""
+
+    __slots__ = ("ptr", "_free")
+
+    def __init__(self, free):
+        self.ptr = vp()
+        self._free = free
+
+    def __del__(self):
+        if self.ptr and self.ptr.value:
+            self._free(self.ptr)
+            self.ptr = vp()

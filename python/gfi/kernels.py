@@ -1,0 +1,53 @@
+"""Kernel descriptions phi(sinc(x)) (include/gfi/kernel.h), as the CLI's --phi."""
+import ctypes
+
+import numpy as np
+
+from . import errors
+from ._lib import lib, Kernel, check, ref
+
+
+def make_kernel(phi):
+    """A gfi_kernel from phi: an int l (phi = z^l), "pow:L", "L", or
+    "poly:a1,a2,..." / a sequence of coefficients (a_1..a_deg; phi = sum a_k z^k)."""
+    k = Kernel()
+    if isinstance(phi, Kernel):
+        return phi
+    if isinstance(phi, (int, np.integer)) and not isinstance(phi, bool):
+        check(lib.gfi_kernel_pow(ref(k), int(phi)), "phi = z^%d" % phi, {errors.GFI_EORDER: "phi"})
+        return k
+    if isinstance(phi, str):
+        s = phi.strip()
+        if s.startswith("pow:") or s.isdigit():
+            try:
+                l = int(s[4:] if s.startswith("pow:") else s)
+            except ValueError:
+                raise errors.InvalidArgument(errors.GFI_EINVAL, "phi %r: expected pow:L with L in 1..8" % phi, "phi")
+            return make_kernel(l)
+        if s.startswith("poly:"):
+            try:
+                coefs = [float(t) for t in s[5:].split(",")]
+            except ValueError:
+                raise errors.InvalidArgument(errors.GFI_EINVAL, "phi %r: expected poly:a1,a2,..." % phi, "phi")
+            return _poly(coefs, phi)
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "phi %r: expected an int l, 'pow:L' or 'poly:a1,a2,...'"
+                                     % phi, "phi")
+    try:
+        coefs = [float(t) for t in phi]
+    except TypeError:
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "phi %r: expected an int l, 'pow:L' or 'poly:a1,a2,...'"
+                                     % (phi,), "phi")
+    return _poly(coefs, phi)
+
+
+def _poly(coefs, phi):
+    k = Kernel()
+    a = (ctypes.c_double * (len(coefs) + 1))(0.0, *coefs)
+    check(lib.gfi_kernel_poly(ref(k), len(coefs), ctypes.addressof(a)), "phi = %r" % (phi,),
+          {errors.GFI_EORDER: "phi", errors.GFI_EINVAL: "phi", errors.GFI_EINFINITE_A: "phi"})
+    return k
+
+
+def kernel_power(k):
+    """l of a power kernel, None otherwise."""
+    return int(k.l) if k.kind == 0 else None

@@ -1,0 +1,135 @@
+"""Nadaraya-Watson regression (include/gfi/regression.h): the generalized
+Fourier estimator and the Gaussian baseline, vector responses."""
+import numpy as np
+
+from . import errors
+from ._lib import (lib, FastInfo, Handle, addr, as_f64, check, fast_info_dict, make_opts, points, radii, ref,
+                   out_array)
+from .kernels import make_kernel
+from .density import gaussian_H
+
+FLAG_NAMES = {0: "ok", 1: "empty", 2: "negative", 3: "small"}
+
+
+class _NW:
+    def __init__(self, method="auto", tol=0.0, threads=None, denom_tol=None):
+        self.method, self.tol, self.threads, self.denom_tol = method, tol, threads, denom_tol
+        self._plan = None
+        self.route_ = None
+
+    def _fit_xy(self, x, y):
+        X = points(x, "x")
+        N, D = X.shape
+        Y = as_f64(y, "y", ndim=(1, 2))
+        self._vector = Y.ndim == 2
+        Y = Y.reshape(Y.shape[0], -1) if Y.ndim == 2 else Y.reshape(-1, 1)
+        if Y.shape[0] != N:
+            raise errors.DimensionError(errors.GFI_EDIM, "y has %d rows, x has %d" % (Y.shape[0], N), "y")
+        return X, Y, N, D, Y.shape[1]
+
+    def _after_plan(self, plan, X, Y):
+        if self.denom_tol is not None:
+            check(lib.gfi_nw_set_denom_tol(plan.ptr, float(self.denom_tol)), "denom_tol",
+                  {errors.GFI_EINVAL: "denom_tol"})
+        self._plan = plan
+        self.N_, self.D_ = X.shape
+        self.V_ = Y.shape[1]
+
+    def predict(self, x, return_flags=False, return_denominator=False):
+        """The estimate at points x ((M,) for D = 1 or (M, D)): (M,) for a
+        1-D y, (M, V) for y of shape (N, V). Rows whose denominator vanished
+        (flags, regression.h) are NaN; return_flags=True also returns the
+        boolean mask of those rows (and flags_ keeps the codes: 0 ok,
+        1 empty, 2 negative, 3 small); return_denominator=True also returns
+        S/A per row (how far the denominator is from cancelling)."""
+        if self._plan is None:
+            raise errors.InvalidArgument(errors.GFI_EINVAL, "predict before fit: call fit(x, y) first", "x")
+        q = points(x, "x", self.D_)
+        M = q.shape[0]
+        out = np.empty((M, self.V_))
+        flags = np.empty(M, dtype=np.uint8)
+        den = np.empty(M) if return_denominator else None
+        nfl = np.zeros(1, dtype=np.uintp)
+        info = FastInfo()
+        st = lib.gfi_nw_eval_ex(self._plan.ptr, M, addr(q), addr(out), addr(nfl), addr(flags), addr(den),
+                                ref(info))
+        if st != errors.GFI_EDENOM:
+            check(st, "Nadaraya-Watson evaluation", {errors.GFI_ERANGE: "x", errors.GFI_EDIM: "x"}, {"x": q})
+        self.route_ = fast_info_dict(info)
+        self.flags_ = flags
+        self.nflagged_ = int(nfl[0])
+        res = out if self._vector else out.reshape(M)
+        extra = []
+        if return_flags:
+            extra.append(flags != 0)
+        if return_denominator:
+            extra.append(den)
+        return (res, *extra) if extra else res
+
+    __call__ = predict
+
+
+class FourierNW(_NW):
+    """Generalized Fourier Nadaraya-Watson estimator (FourierFormer eq. 14):
+    f(x) = sum_i y_i K_i(x) / sum_i K_i(x), K_i(x) = prod_j phi(sinc(R_j (x_j - x_ij))).
+
+    R: one radius, one per axis, or "loocv" (the leave-one-out CV radius, as
+    the CLI's --R loocv; .selection_ holds the result). phi as FourierKDE.
+    denom_tol: threshold of the "small denominator" flag (default 1e-8)."""
+
+    def __init__(self, R=1.0, phi=4, method="auto", tol=0.0, threads=None, denom_tol=None):
+        super().__init__(method, tol, threads, denom_tol)
+        self.R, self.phi = R, phi
+
+    def fit(self, x, y):
+        X, Y, N, D, V = self._fit_xy(x, y)
+        k = make_kernel(self.phi)
+        o = make_opts(self.threads, self.method, self.tol)
+        self.selection_ = None
+        if isinstance(self.R, str):
+            if self.R != "loocv":
+                raise errors.InvalidArgument(errors.GFI_EINVAL, "R: radii or 'loocv', got %r" % self.R, "R")
+            from .selection import select_radius_loocv
+            self.selection_ = select_radius_loocv(X, Y, phi=k, method=self.method, tol=self.tol,
+                                                  threads=self.threads)
+            R = np.ascontiguousarray(self.selection_.R)
+        else:
+            R = radii(self.R, D)
+        plan = Handle(lib.gfi_nw_destroy)
+        st = lib.gfi_nw_plan_fourier(ref(plan.ptr), ref(k), N, D, V, addr(X), addr(Y), addr(R), ref(o))
+        check(st, "Fourier Nadaraya-Watson", {errors.GFI_ERADIUS: "R", errors.GFI_ERANGE: "R",
+                                              errors.GFI_EEMPTY: "x", errors.GFI_EDIM: "x",
+                                              errors.GFI_EUNSUPPORTED: "method", errors.GFI_EINVAL: "phi"},
+              {"x": X, "y": Y, "R": R})
+        self.R_, self.kernel_ = R, k
+        self._after_plan(plan, X, Y)
+        return self
+
+
+class GaussianNW(_NW):
+    """Gaussian Nadaraya-Watson with bandwidth h (H = h^2 I), per-axis h_j,
+    a D x D matrix H, or a rule name as GaussianKDE ("scott", ...), or
+    "loocv" (the leave-one-out CV isotropic bandwidth, gfi_bw_nw_loocv)."""
+
+    def __init__(self, bandwidth="scott", method="auto", tol=0.0, threads=None, denom_tol=None):
+        super().__init__(method, tol, threads, denom_tol)
+        self.bandwidth = bandwidth
+
+    def fit(self, x, y):
+        X, Y, N, D, V = self._fit_xy(x, y)
+        if isinstance(self.bandwidth, str) and self.bandwidth == "loocv":
+            from .selection import nw_bandwidth_loocv
+            h, _ = nw_bandwidth_loocv(X, Y, threads=self.threads)
+            H = np.eye(D) * h * h
+        else:
+            H = gaussian_H(self.bandwidth, X, None, self.method, self.tol, self.threads)
+        o = make_opts(self.threads, self.method, self.tol)
+        plan = Handle(lib.gfi_nw_destroy)
+        st = lib.gfi_nw_plan_gauss(ref(plan.ptr), N, D, V, addr(X), addr(Y), addr(H), ref(o))
+        check(st, "Gaussian Nadaraya-Watson", {errors.GFI_EBANDWIDTH: "bandwidth", errors.GFI_EEMPTY: "x",
+                                               errors.GFI_EDIM: "x", errors.GFI_EUNSUPPORTED: "method",
+                                               errors.GFI_EINVAL: "tol"},
+              {"x": X, "y": Y, "bandwidth": H})
+        self.H_ = H
+        self._after_plan(plan, X, Y)
+        return self

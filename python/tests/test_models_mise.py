@@ -1,0 +1,139 @@
+"""Truth models and MISE: the CLI's bits (gfi sample, pdf, mise, ropt)."""
+import numpy as np
+import pytest
+
+import gfi
+from conftest import bits_equal, table
+
+
+@pytest.mark.parametrize("spec,dim", [("mw:6", 1), ("normal:cov=1,0.5,0.5,1", 2), ("t:3", 1), ("laplace", 2)])
+def test_sample_and_pdf_equal_cli(cli, npy, tmp_path, spec, dim):
+    out = tmp_path / "x.npy"
+    cli("sample", "--model", spec, "--dim", dim, "--n", 500, "--seed", 42, "--out", out)
+    m = gfi.Model(spec, dim=dim)
+    x = m.sample(500, seed=42)
+    assert bits_equal(x, np.load(out).reshape(x.shape))
+    assert not bits_equal(x, m.sample(500, seed=42, stream=1))
+    pout = tmp_path / "p.npy"
+    cli("pdf", "--model", spec, "--dim", dim, "--at", npy(x[:50]), "--out", pout)
+    assert bits_equal(m.pdf(x[:50]), np.load(pout))
+
+
+def test_cf_and_pdf_values():
+    m = gfi.Model("normal:cov=1,0.5,0.5,1", dim=2)
+    t = np.array([[0.3, -0.2], [1.0, 2.0]])
+    C = np.array([[1, 0.5], [0.5, 1]])
+    ref = np.exp(-0.5 * np.einsum("ij,jk,ik->i", t, C, t))
+    assert np.max(np.abs(m.cf(t) - ref)) < 1e-15
+    assert abs(gfi.Model("normal").pdf([0.0])[0] - 1 / np.sqrt(2 * np.pi)) < 1e-16
+    assert "mixture" in m.describe() or "normal" in m.describe()
+
+
+def test_mise_exact_mc_ropt_equal_cli(cli):
+    r = cli("mise", "--model", "mw:6", "--n", 1000, "--phi", "pow:4", "--R", 3, "--exact")
+    row = table(r.stdout)[0]
+    e = gfi.mise_exact("mw:6", R=3, N=1000, phi=4)
+    assert (e["mise"], e["bias2"], e["var"]) == (row[2], row[4], row[5])
+    r = cli("mise", "--model", "normal", "--dim", 2, "--n", 100, "--phi", "pow:2", "--R", "2,1.5", "--mc", 6,
+            "--seed", 3)
+    row = table(r.stdout)[0]
+    mc, ises = gfi.mise_mc("normal", R=[2, 1.5], N=100, nreps=6, seed=3, phi=2, dim=2, return_ise=True)
+    assert (mc["mise"], mc["se"], mc["bias2"], mc["var"]) == tuple(row[2:6]) and ises.shape == (6,)
+    assert mc["mise"] == np.mean(ises) or abs(mc["mise"] - np.mean(ises)) < 1e-15
+    r = cli("ropt", "--model", "mw:6", "--n", 1000, "--phi", "pow:4")
+    row = table(r.stdout)[0]
+    ropt, res = gfi.optimal_radius("mw:6", N=1000, phi=4)
+    assert (ropt, res["mise"]) == (row[1], row[2])
+    h, g = gfi.optimal_bandwidth("mw:6", N=1000)
+    assert (h, g["mise"]) == (row[5], row[6])
+
+
+def test_mise_gauss_exact_equal_cli(cli):
+    r = cli("mise", "--model", "mw:2", "--n", 500, "--kernel", "gauss", "--bandwidth", "0.25", "--exact")
+    row = table(r.stdout)[0]
+    g = gfi.mise_gauss_exact("mw:2", N=500, H=0.25)
+    assert g["mise"] in row
+
+
+def test_ise_plancherel_against_mc_mean():
+    m = gfi.Model("normal")
+    x = m.sample(300, seed=1)
+    ise = gfi.ise_plancherel(m, x, R=2.0)
+    # exact ISE vs a fine Riemann sum of (p_hat - p)^2
+    t = np.linspace(-12, 12, 24001)
+    p_hat = gfi.FourierKDE(R=2.0, method="direct").fit(x).evaluate(t)
+    riemann = np.sum((p_hat - m.pdf(t)) ** 2) * (t[1] - t[0])
+    assert abs(ise - riemann) < 1e-4 * ise
+
+
+def test_bad_input_models_mise():
+    with pytest.raises(gfi.ModelError) as e:
+        gfi.Model("gamma:2")
+    assert e.value.param == "spec" and isinstance(e.value, ValueError)
+    with pytest.raises(gfi.Error):
+        gfi.Model("normal:cov=1,2,2,1", dim=2)
+    with pytest.raises(gfi.DimensionError):
+        gfi.Model("normal", dim=0)
+    m = gfi.Model("normal")
+    with pytest.raises(gfi.InvalidArgument) as e:
+        m.sample(-1, seed=1)
+    assert e.value.param == "n"
+    with pytest.raises(gfi.InvalidArgument) as e:
+        m.sample(5, seed=-1)
+    assert e.value.param == "seed"
+    with pytest.raises(gfi.NonFiniteError):
+        m.pdf([np.nan])
+    with pytest.raises(gfi.DimensionError):
+        m.cf(np.zeros((2, 2)))
+    with pytest.raises(gfi.RadiusError) as e:
+        gfi.mise_exact("normal", R=0, N=10)
+    assert e.value.param == "R"
+    with pytest.raises(gfi.EmptyError) as e:
+        gfi.mise_exact("normal", R=1, N=0)
+    assert e.value.param == "N"
+    with pytest.raises(gfi.UnsupportedError) as e:
+        gfi.mise_exact("uniform", R=1, N=10)
+    assert e.value.param == "model"
+    with pytest.raises(gfi.InvalidArgument) as e:
+        gfi.mise_mc("normal", R=1, N=10, nreps=1)
+    assert e.value.param == "nreps"
+    with pytest.raises(gfi.InvalidArgument) as e:
+        gfi.mise_mc("normal", R=1, N=10, nreps=3, ise="exact")
+    assert e.value.param == "ise"
+    with pytest.raises(gfi.RadiusError):
+        gfi.optimal_radius("normal", N=10, direction=[-1.0])
+    with pytest.raises(gfi.UnsupportedError):
+        gfi.mise_gauss_exact("laplace", N=10, H=0.5)
+    with pytest.raises(gfi.BandwidthError):
+        gfi.mise_gauss_exact("normal", N=10, H=[[1.0, 2.0], [2.0, 1.0]], dim=2)
+    with pytest.raises(gfi.UnsupportedError):
+        gfi.optimal_bandwidth("laplace", N=10)
+    with pytest.raises(gfi.NonFiniteError):
+        gfi.ise_plancherel("normal", [0.0, np.nan], R=1)
+
+
+def test_options_reach_the_library(cli):
+    # fields after the embedded gfi_opts (struct layout): parts, ise, the scan range
+    a = gfi.mise_mc("normal", R=2, N=50, nreps=3, seed=1, parts=False)
+    assert np.isnan(a["bias2"]) and np.isnan(a["var"])
+    r = cli("mise", "--model", "normal", "--n", 50, "--phi", "pow:4", "--R", 2, "--mc", 3, "--seed", 1,
+            "--no-parts", "--ise", "grid")
+    b = gfi.mise_mc("normal", R=2, N=50, nreps=3, seed=1, parts=False, ise="grid")
+    assert b["mise"] == table(r.stdout)[0][2] and b["mise"] != a["mise"]
+    s = gfi.select_radius_lscv(gfi.Model("normal").sample(300, seed=1), R_range=(0.5, 5), nscan=7)
+    assert s.R_range == (0.5, 5) and s.nscan == 7
+
+
+def test_mise_polynomial_kernel(cli):
+    # z^4 as a polynomial: the same MISE as pow:4 to rounding; a mixture: the CLI's bits;
+    # attention refuses non-powers
+    a = gfi.mise_exact("mw:6", R=3, N=1000, phi=4)["mise"]
+    b = gfi.mise_exact("mw:6", R=3, N=1000, phi="poly:0,0,0,1")["mise"]
+    assert abs(a - b) < 1e-10 * a
+    c = gfi.mise_exact("mw:6", R=3, N=1000, phi="poly:0,0.5,0,0.5")
+    r = cli("mise", "--model", "mw:6", "--n", 1000, "--phi", "poly:0,0.5,0,0.5", "--R", 3, "--exact")
+    row = table(r.stdout)[0]
+    assert (c["mise"], c["bias2"], c["var"]) == (row[2], row[4], row[5]) and c["mise"] != a
+    with pytest.raises(gfi.UnsupportedError) as e:
+        gfi.fourier_attention(np.zeros((3, 2)), np.zeros((3, 2)), np.ones((3, 1)), 1.0, phi="poly:0,1,0,1")
+    assert e.value.param == "phi"

@@ -1,0 +1,386 @@
+/* Batched Fourier attention (gfi_attn_batch_*): forward and every gradient
+ * (Q, K, V, and R as a scalar, per head and per head and axis) against a
+ * brute-force float64 reference with explicit masks, on every mask kind
+ * (causal with the memory offset for Lq < Lk and Lq > Lk, key padding, a
+ * general mask shared or per batch row), rows that see no key (NaN +
+ * GFI_EDENOM, or zeros), FourierFormer's +eps normalisation, several key
+ * chunks, float32 against float64, thread-count bit identity, and the error
+ * statuses. */
+#include <string.h>
+#include "check.h"
+#include "gfi/gfi.h"
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+static double unif(void) { /* splitmix64 */
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return (double)(z >> 11) * 0x1p-53;
+}
+static void fill(double *x, size_t n, double a) {
+  for (size_t k = 0; k < n; k++) x[k] = a * (2 * unif() - 1);
+}
+
+static double sinc1(double u) { return u == 0 ? 1.0 : sin(u) / u; }
+static double dsinc1(double u) {
+  if (fabs(u) < 1e-4) return -u / 3 + u * u * u / 30;
+  return (cos(u) - sin(u) / u) / u;
+}
+
+typedef struct {
+  size_t B, H, Lq, Lk, D, Dv;
+  int l, causal, rmode, empty_zero;
+  double eps;
+  const unsigned char *kpad, *mask;
+  size_t mask_B;
+} prob;
+
+static int visible(const prob *p, size_t b, size_t i, size_t j) {
+  if (p->causal && (long)j > (long)i + (long)p->Lk - (long)p->Lq) return 0;
+  if (p->kpad && p->kpad[b * p->Lk + j]) return 0;
+  if (p->mask && p->mask[((p->mask_B == 1 ? 0 : b) * p->Lq + i) * p->Lk + j]) return 0;
+  return 1;
+}
+static double radius(const prob *p, const double *R, size_t h, size_t d) {
+  return p->rmode == GFI_ATTN_R_SCALAR ? R[0] : p->rmode == GFI_ATTN_R_HEAD ? R[h] : R[h * p->D + d];
+}
+static size_t nparam(const prob *p) {
+  return p->rmode == GFI_ATTN_R_SCALAR ? 1 : p->rmode == GFI_ATTN_R_HEAD ? p->H : p->H * p->D;
+}
+
+/* Brute force: H and the gradients of sum(C .* H) with naive products and
+ * the product rule over the other factors. A row with no visible key: H NaN
+ * (or 0 with empty_zero) and no gradient (dQ row NaN or 0). */
+static void brute(const prob *p, const double *Q, const double *K, const double *V, const double *R,
+                  const double *C, double *Hh, double *dQ, double *dK, double *dV, double *dR) {
+  const size_t D = p->D, Dv = p->Dv, Lq = p->Lq, Lk = p->Lk;
+  memset(dK, 0, p->B * p->H * Lk * D * sizeof *dK);
+  memset(dV, 0, p->B * p->H * Lk * Dv * sizeof *dV);
+  memset(dR, 0, nparam(p) * sizeof *dR);
+  double *w = malloc(Lk * sizeof *w);
+  for (size_t b = 0; b < p->B; b++)
+    for (size_t h = 0; h < p->H; h++) {
+      const size_t bh = b * p->H + h;
+      const double *q0 = Q + bh * Lq * D, *k0 = K + bh * Lk * D, *v0 = V + bh * Lk * Dv;
+      for (size_t i = 0; i < Lq; i++) {
+        double *hi = Hh + (bh * Lq + i) * Dv, *dqi = dQ + (bh * Lq + i) * D;
+        const double *ci = C + (bh * Lq + i) * Dv;
+        double S = 0;
+        size_t nvis = 0;
+        for (size_t c = 0; c < Dv; c++) hi[c] = 0;
+        for (size_t j = 0; j < Lk; j++) {
+          w[j] = 0;
+          if (!visible(p, b, i, j)) continue;
+          nvis++;
+          double x = 1;
+          for (size_t d = 0; d < D; d++) x *= pow(sinc1(radius(p, R, h, d) * (q0[i * D + d] - k0[j * D + d])), p->l);
+          w[j] = x;
+          S += x;
+          for (size_t c = 0; c < Dv; c++) hi[c] += x * v0[j * Dv + c];
+        }
+        if (nvis == 0) {
+          for (size_t c = 0; c < Dv; c++) hi[c] = p->empty_zero ? 0 : NAN;
+          for (size_t d = 0; d < D; d++) dqi[d] = p->empty_zero ? 0 : NAN;
+          continue;
+        }
+        const double T = S + p->eps;
+        double Pc = 0;
+        for (size_t c = 0; c < Dv; c++) {
+          hi[c] /= T;
+          Pc += ci[c] * hi[c];
+        }
+        for (size_t d = 0; d < D; d++) dqi[d] = 0;
+        for (size_t j = 0; j < Lk; j++) {
+          if (!visible(p, b, i, j)) continue;
+          double a = 0;
+          for (size_t c = 0; c < Dv; c++) a += ci[c] * v0[j * Dv + c];
+          double g = (a - Pc) / T;
+          for (size_t c = 0; c < Dv; c++) dV[(bh * Lk + j) * Dv + c] += w[j] / T * ci[c];
+          for (size_t d = 0; d < D; d++) {
+            double Rd = radius(p, R, h, d), diff = q0[i * D + d] - k0[j * D + d], u = Rd * diff;
+            double y = 1;
+            for (size_t e = 0; e < D; e++)
+              if (e != d) y *= pow(sinc1(radius(p, R, h, e) * (q0[i * D + e] - k0[j * D + e])), p->l);
+            double dw = p->l * pow(sinc1(u), p->l - 1) * dsinc1(u) * y; /* dw/du */
+            dqi[d] += g * dw * Rd;
+            dK[(bh * Lk + j) * D + d] -= g * dw * Rd;
+            size_t k = p->rmode == GFI_ATTN_R_SCALAR ? 0 : p->rmode == GFI_ATTN_R_HEAD ? h : h * D + d;
+            dR[k] += g * dw * diff;
+          }
+        }
+      }
+    }
+  free(w);
+}
+
+/* max |a - b| / max |b| over the entries where b is finite; 1 when a NaN
+ * disagrees with b in place */
+static double rel(const double *a, const double *b, size_t n) {
+  double m = 0, e = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (isnan(b[k]) != isnan(a[k])) return 1;
+    if (isnan(b[k])) continue;
+    if (fabs(b[k]) > m) m = fabs(b[k]);
+    if (fabs(a[k] - b[k]) > e) e = fabs(a[k] - b[k]);
+  }
+  return m > 0 ? e / m : e;
+}
+
+static double worst = 0;
+
+/* One problem: random Q, K, V, R, C; library against brute force; returns
+ * the forward status. */
+static int run_case(const char *name, const prob *p, int nthreads, size_t *nempty, size_t *first_empty) {
+  const size_t BH = p->B * p->H, nq = BH * p->Lq * p->D, nk = BH * p->Lk * p->D, nv = BH * p->Lk * p->Dv,
+               nh = BH * p->Lq * p->Dv, np = nparam(p);
+  double *Q = malloc(nq * sizeof *Q), *K = malloc(nk * sizeof *K), *V = malloc(nv * sizeof *V);
+  double *C = malloc(nh * sizeof *C), *R = malloc(np * sizeof *R);
+  fill(Q, nq, 1.0);
+  fill(K, nk, 1.0);
+  fill(V, nv, 1.0);
+  fill(C, nh, 1.0);
+  for (size_t k = 0; k < np; k++) R[k] = 0.8 + 0.8 * unif();
+  double *H0 = malloc(nh * sizeof *H0), *dQ0 = malloc(nq * sizeof *dQ0), *dK0 = malloc(nk * sizeof *dK0),
+         *dV0 = malloc(nv * sizeof *dV0), *dR0 = malloc(np * sizeof *dR0);
+  double *H1 = malloc(nh * sizeof *H1), *dQ1 = malloc(nq * sizeof *dQ1), *dK1 = malloc(nk * sizeof *dK1),
+         *dV1 = malloc(nv * sizeof *dV1), *dR1 = malloc(np * sizeof *dR1);
+  double *saved = malloc(gfi_attn_batch_saved_size(p->B, p->H, p->Lq) * sizeof *saved);
+  brute(p, Q, K, V, R, C, H0, dQ0, dK0, dV0, dR0);
+  gfi_attn_batch_spec s;
+  gfi_attn_batch_default_spec(&s);
+  gfi_kernel_pow(&s.kernel, p->l);
+  s.rmode = p->rmode;
+  s.causal = p->causal;
+  s.eps = p->eps;
+  s.empty_zero = p->empty_zero;
+  s.mask_batch = p->mask_B ? p->mask_B : 1;
+  gfi_opts o;
+  gfi_default_opts(&o);
+  o.nthreads = nthreads;
+  gfi_attn_info info;
+  int st = gfi_attn_batch_forward(&s, p->B, p->H, p->Lq, p->Lk, p->D, p->Dv, Q, K, V, R, p->kpad, p->mask, &o,
+                                  H1, saved, &info);
+  CHECK(st == GFI_OK || st == GFI_EDENOM, "%s: forward status %d", name, st);
+  *nempty = info.nempty;
+  *first_empty = info.first_empty;
+  int st2 = gfi_attn_batch_backward(&s, p->B, p->H, p->Lq, p->Lk, p->D, p->Dv, Q, K, V, R, p->kpad, p->mask,
+                                    &o, H1, saved, C, dQ1, dK1, dV1, dR1, NULL);
+  CHECK(st2 == st, "%s: backward status %d, forward %d", name, st2, st);
+  double eH = rel(H1, H0, nh), eQ = rel(dQ1, dQ0, nq), eK = rel(dK1, dK0, nk), eV = rel(dV1, dV0, nv),
+         eR = rel(dR1, dR0, np);
+  double e = fmax(fmax(eH, eQ), fmax(fmax(eK, eV), eR));
+  if (e > worst) worst = e;
+  CHECK(e < 1e-11, "%s: relative errors H %.2g dQ %.2g dK %.2g dV %.2g dR %.2g", name, eH, eQ, eK, eV, eR);
+  free(Q), free(K), free(V), free(C), free(R), free(H0), free(dQ0), free(dK0), free(dV0), free(dR0);
+  free(H1), free(dQ1), free(dK1), free(dV1), free(dR1), free(saved);
+  return st;
+}
+
+static void test_against_brute(void) {
+  size_t ne, fe;
+  for (int rm = 0; rm < 3; rm++) {
+    prob p = {.B = 2, .H = 3, .Lq = 7, .Lk = 7, .D = 4, .Dv = 3, .l = 4, .rmode = rm};
+    CHECK_STATUS(run_case("plain", &p, 2, &ne, &fe), GFI_OK);
+    p.l = 2;
+    p.Lk = 11; /* memory keys */
+    p.causal = 1;
+    CHECK_STATUS(run_case("causal Lq < Lk", &p, 2, &ne, &fe), GFI_OK);
+    CHECK(ne == 0, "no empty rows, got %zu", ne);
+  }
+  /* Lq > Lk: the first Lq - Lk rows see no key */
+  prob p = {.B = 2, .H = 2, .Lq = 9, .Lk = 6, .D = 3, .Dv = 2, .l = 4, .causal = 1, .rmode = GFI_ATTN_R_HEAD_AXIS};
+  CHECK_STATUS(run_case("causal Lq > Lk", &p, 2, &ne, &fe), GFI_EDENOM);
+  CHECK(ne == 2 * 2 * 3 && fe == 0, "empty rows %zu first %zu", ne, fe);
+  p.empty_zero = 1;
+  CHECK_STATUS(run_case("causal Lq > Lk, zeros", &p, 2, &ne, &fe), GFI_OK);
+  CHECK(ne == 12, "empty rows %zu", ne);
+  /* key padding: batch row 1 pads its last 4 keys, batch row 2 every key */
+  unsigned char kpad[3 * 10] = {0};
+  for (size_t j = 6; j < 10; j++) kpad[10 + j] = 1;
+  for (size_t j = 0; j < 10; j++) kpad[20 + j] = 1;
+  prob q = {.B = 3, .H = 2, .Lq = 5, .Lk = 10, .D = 5, .Dv = 4, .l = 4, .kpad = kpad, .rmode = GFI_ATTN_R_HEAD};
+  CHECK_STATUS(run_case("key padding", &q, 3, &ne, &fe), GFI_EDENOM);
+  CHECK(ne == 2 * 5 && fe == 2 * 2 * 5, "empty rows %zu first %zu", ne, fe);
+  q.empty_zero = 1;
+  CHECK_STATUS(run_case("key padding, zeros", &q, 1, &ne, &fe), GFI_OK);
+  q.causal = 1;
+  kpad[20] = 0; /* batch row 2 keeps key 0 */
+  CHECK_STATUS(run_case("key padding + causal", &q, 2, &ne, &fe), GFI_OK);
+  CHECK(ne == 0, "empty rows %zu", ne);
+  /* general masks, shared and per batch row; row 1 of batch 0 fully masked */
+  unsigned char mask[2 * 6 * 8];
+  for (size_t k = 0; k < sizeof mask; k++) mask[k] = unif() < 0.3;
+  memset(mask + 1 * 8, 1, 8);
+  prob m = {.B = 2, .H = 2, .Lq = 6, .Lk = 8, .D = 3, .Dv = 3, .l = 4, .mask = mask, .mask_B = 1,
+            .rmode = GFI_ATTN_R_SCALAR, .empty_zero = 1};
+  CHECK_STATUS(run_case("shared mask", &m, 2, &ne, &fe), GFI_OK);
+  CHECK(ne == 2 * 2 && fe == 1, "empty rows %zu first %zu", ne, fe);
+  m.mask_B = 2;
+  m.causal = 1;
+  m.kpad = kpad; /* 3 x 10 table, rows 0 and 1 used with Lk = 8 */
+  CHECK_STATUS(run_case("per-batch mask + causal + padding", &m, 2, &ne, &fe), GFI_OK);
+  /* FourierFormer's +eps */
+  prob e = {.B = 1, .H = 2, .Lq = 6, .Lk = 9, .D = 8, .Dv = 3, .l = 4, .eps = 1e-6, .causal = 1};
+  CHECK_STATUS(run_case("eps", &e, 2, &ne, &fe), GFI_OK);
+  e.eps = 0.3; /* comparable to S: a real change of H */
+  CHECK_STATUS(run_case("large eps", &e, 2, &ne, &fe), GFI_OK);
+  /* several key chunks (Lk > 256 with one head), causal offset, padding */
+  static unsigned char kp2[700];
+  for (size_t j = 0; j < 700; j++) kp2[j] = j % 7 == 3;
+  prob big = {.B = 1, .H = 1, .Lq = 300, .Lk = 700, .D = 6, .Dv = 5, .l = 4, .causal = 1, .kpad = kp2,
+              .rmode = GFI_ATTN_R_HEAD_AXIS};
+  CHECK_STATUS(run_case("chunks", &big, 2, &ne, &fe), GFI_OK);
+  printf("worst relative error against the brute force: %.3g\n", worst);
+}
+
+/* float32 storage: exactly the float64 result of the float32-rounded inputs,
+ * rounded once; the difference from the float64 inputs' result is printed. */
+static void test_float32(void) {
+  const size_t B = 2, H = 2, Lq = 40, Lk = 64, D = 16, Dv = 8, BH = B * H;
+  const size_t nq = BH * Lq * D, nk = BH * Lk * D, nv = BH * Lk * Dv, nh = BH * Lq * Dv, np = H * D;
+  double *Q = malloc(nq * 8), *K = malloc(nk * 8), *V = malloc(nv * 8), *C = malloc(nh * 8), *R = malloc(np * 8);
+  fill(Q, nq, 1);
+  fill(K, nk, 1);
+  fill(V, nv, 1);
+  fill(C, nh, 1);
+  for (size_t k = 0; k < np; k++) R[k] = 0.5 + unif();
+  float *Qf = malloc(nq * 4), *Kf = malloc(nk * 4), *Vf = malloc(nv * 4), *Cf = malloc(nh * 4), *Rf = malloc(np * 4);
+  for (size_t k = 0; k < nq; k++) Q[k] = Qf[k] = (float)Q[k];
+  for (size_t k = 0; k < nk; k++) K[k] = Kf[k] = (float)K[k];
+  for (size_t k = 0; k < nv; k++) V[k] = Vf[k] = (float)V[k];
+  for (size_t k = 0; k < nh; k++) C[k] = Cf[k] = (float)C[k];
+  for (size_t k = 0; k < np; k++) R[k] = Rf[k] = (float)R[k];
+  gfi_attn_batch_spec s;
+  gfi_attn_batch_default_spec(&s);
+  s.rmode = GFI_ATTN_R_HEAD_AXIS;
+  s.causal = 1;
+  size_t ns = gfi_attn_batch_saved_size(B, H, Lq);
+  double *sv = malloc(ns * 8), *svf = malloc(ns * 8);
+  double *Hd = malloc(nh * 8), *dQ = malloc(nq * 8), *dK = malloc(nk * 8), *dV = malloc(nv * 8), *dR = malloc(np * 8);
+  float *Hf = malloc(nh * 4), *dQf = malloc(nq * 4), *dKf = malloc(nk * 4), *dVf = malloc(nv * 4), *dRf = malloc(np * 4);
+  CHECK_STATUS(gfi_attn_batch_forward(&s, B, H, Lq, Lk, D, Dv, Q, K, V, R, NULL, NULL, NULL, Hd, sv, NULL), GFI_OK);
+  CHECK_STATUS(gfi_attn_batch_backward(&s, B, H, Lq, Lk, D, Dv, Q, K, V, R, NULL, NULL, NULL, Hd, sv, C, dQ, dK, dV,
+                                       dR, NULL), GFI_OK);
+  s.dtype = GFI_ATTN_F32;
+  CHECK_STATUS(gfi_attn_batch_forward(&s, B, H, Lq, Lk, D, Dv, Qf, Kf, Vf, Rf, NULL, NULL, NULL, Hf, svf, NULL),
+               GFI_OK);
+  CHECK_STATUS(gfi_attn_batch_backward(&s, B, H, Lq, Lk, D, Dv, Qf, Kf, Vf, Rf, NULL, NULL, NULL, Hf, svf, Cf, dQf,
+                                       dKf, dVf, dRf, NULL), GFI_OK);
+  /* the backward's H is the float32 one: its P_i = dH.H differs from the
+   * float64 run's by one float rounding of H; so compare within 2^-22 of
+   * each array's largest entry, and H itself exactly */
+  size_t bad = 0;
+  for (size_t k = 0; k < nh; k++) bad += Hf[k] != (float)Hd[k];
+  CHECK(bad == 0, "float32 H: %zu entries differ from the rounded float64 H", bad);
+  double e[4] = {0}, m[4] = {0};
+  const double *ref[4] = {dQ, dK, dV, dR};
+  const float *got[4] = {dQf, dKf, dVf, dRf};
+  size_t n[4] = {nq, nk, nv, np};
+  for (int a = 0; a < 4; a++) {
+    for (size_t k = 0; k < n[a]; k++) {
+      m[a] = fmax(m[a], fabs(ref[a][k]));
+      e[a] = fmax(e[a], fabs(got[a][k] - ref[a][k]));
+    }
+    CHECK(e[a] <= 0x1p-22 * m[a], "float32 gradient %d: error %.3g of max %.3g", a, e[a], m[a]);
+  }
+  printf("float32 vs float64 (same rounded inputs): dQ %.2g dK %.2g dV %.2g dR %.2g (relative to max)\n",
+         e[0] / m[0], e[1] / m[1], e[2] / m[2], e[3] / m[3]);
+  free(Q), free(K), free(V), free(C), free(R), free(Qf), free(Kf), free(Vf), free(Cf), free(Rf), free(sv), free(svf);
+  free(Hd), free(dQ), free(dK), free(dV), free(dR), free(Hf), free(dQf), free(dKf), free(dVf), free(dRf);
+}
+
+/* Threads 1, 2, 3 and 5: the same bits. */
+static void test_threads(void) {
+  const size_t B = 2, H = 3, Lq = 70, Lk = 300, D = 8, Dv = 4, BH = B * H;
+  const size_t nq = BH * Lq * D, nk = BH * Lk * D, nv = BH * Lk * Dv, nh = BH * Lq * Dv, np = 1;
+  double *Q = malloc(nq * 8), *K = malloc(nk * 8), *V = malloc(nv * 8), *C = malloc(nh * 8), R[1] = {1.3};
+  fill(Q, nq, 1);
+  fill(K, nk, 1);
+  fill(V, nv, 1);
+  fill(C, nh, 1);
+  unsigned char *kp = malloc(B * Lk);
+  for (size_t k = 0; k < B * Lk; k++) kp[k] = unif() < 0.1;
+  gfi_attn_batch_spec s;
+  gfi_attn_batch_default_spec(&s);
+  s.causal = 1;
+  double *out[4][5];
+  const int th[4] = {1, 2, 3, 5};
+  size_t ns = gfi_attn_batch_saved_size(B, H, Lq);
+  double *sv = malloc(ns * 8);
+  for (int t = 0; t < 4; t++) {
+    gfi_opts o;
+    gfi_default_opts(&o);
+    o.nthreads = th[t];
+    out[t][0] = malloc(nh * 8), out[t][1] = malloc(nq * 8), out[t][2] = malloc(nk * 8), out[t][3] = malloc(nv * 8);
+    out[t][4] = malloc(np * 8);
+    CHECK_STATUS(gfi_attn_batch_forward(&s, B, H, Lq, Lk, D, Dv, Q, K, V, R, kp, NULL, &o, out[t][0], sv, NULL), GFI_OK);
+    CHECK_STATUS(gfi_attn_batch_backward(&s, B, H, Lq, Lk, D, Dv, Q, K, V, R, kp, NULL, &o, out[t][0], sv, C,
+                                         out[t][1], out[t][2], out[t][3], out[t][4], NULL), GFI_OK);
+  }
+  size_t n[5] = {nh, nq, nk, nv, np};
+  for (int t = 1; t < 4; t++)
+    for (int a = 0; a < 5; a++)
+      CHECK(memcmp(out[0][a], out[t][a], n[a] * 8) == 0, "output %d differs between 1 and %d threads", a, th[t]);
+  for (int t = 0; t < 4; t++)
+    for (int a = 0; a < 5; a++) free(out[t][a]);
+  free(Q), free(K), free(V), free(C), free(kp), free(sv);
+}
+
+static void test_errors(void) {
+  gfi_attn_batch_spec s;
+  gfi_attn_batch_default_spec(&s);
+  double Q[8] = {0}, K[8] = {0}, V[8] = {0}, R[2] = {1, 1}, H[8], sv[8];
+  CHECK_STATUS(gfi_attn_batch_forward(NULL, 1, 1, 2, 2, 2, 2, Q, K, V, R, NULL, NULL, NULL, H, sv, NULL), GFI_EINVAL);
+  CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 2, 2, 2, 2, NULL, K, V, R, NULL, NULL, NULL, H, sv, NULL), GFI_EINVAL);
+  CHECK_STATUS(gfi_attn_batch_forward(&s, 0, 1, 2, 2, 2, 2, Q, K, V, R, NULL, NULL, NULL, H, sv, NULL), GFI_EEMPTY);
+  CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 2, 0, 2, 2, Q, K, V, R, NULL, NULL, NULL, H, sv, NULL), GFI_EEMPTY);
+  CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 2, 2, 0, 2, Q, K, V, R, NULL, NULL, NULL, H, sv, NULL), GFI_EDIM);
+  CHECK_STATUS(gfi_attn_batch_forward(&s, (size_t)1 << 40, (size_t)1 << 40, 2, 2, 2, 2, Q, K, V, R, NULL, NULL,
+                                      NULL, H, sv, NULL), GFI_EDIM);
+  gfi_attn_batch_spec b = s;
+  b.eps = -1;
+  CHECK_STATUS(gfi_attn_batch_forward(&b, 1, 1, 2, 2, 2, 2, Q, K, V, R, NULL, NULL, NULL, H, sv, NULL), GFI_EINVAL);
+  b = s;
+  b.dtype = 7;
+  CHECK_STATUS(gfi_attn_batch_forward(&b, 1, 1, 2, 2, 2, 2, Q, K, V, R, NULL, NULL, NULL, H, sv, NULL), GFI_EINVAL);
+  b = s;
+  b.kernel.l = 9;
+  CHECK_STATUS(gfi_attn_batch_forward(&b, 1, 1, 2, 2, 2, 2, Q, K, V, R, NULL, NULL, NULL, H, sv, NULL), GFI_EORDER);
+  b = s;
+  b.kernel.kind = GFI_PHI_CUSTOM;
+  CHECK_STATUS(gfi_attn_batch_forward(&b, 1, 1, 2, 2, 2, 2, Q, K, V, R, NULL, NULL, NULL, H, sv, NULL),
+               GFI_EUNSUPPORTED);
+  b = s;
+  b.mask_batch = 3;
+  unsigned char mk[8] = {0};
+  CHECK_STATUS(gfi_attn_batch_forward(&b, 2, 1, 2, 2, 2, 2, Q, K, V, R, NULL, mk, NULL, H, sv, NULL), GFI_EINVAL);
+  double Rbad[1] = {-1};
+  CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 2, 2, 2, 2, Q, K, V, Rbad, NULL, NULL, NULL, H, sv, NULL),
+               GFI_ERADIUS);
+  Q[3] = NAN;
+  CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 2, 2, 2, 2, Q, K, V, R, NULL, NULL, NULL, H, sv, NULL),
+               GFI_ENONFINITE);
+  Q[3] = 0;
+  CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 2, 2, 2, 2, Q, K, V, R, NULL, NULL, NULL, H, sv, NULL), GFI_OK);
+  double dH[4] = {1, 1, 1, 1}, dQ[4], dK[4], dV[4], dR[1];
+  double svbad[4] = {NAN, 1, NAN, 1};
+  CHECK_STATUS(gfi_attn_batch_backward(&s, 1, 1, 2, 2, 2, 2, Q, K, V, R, NULL, NULL, NULL, H, svbad, dH, dQ, dK, dV,
+                                       dR, NULL), GFI_EINVAL);
+  dH[0] = INFINITY;
+  CHECK_STATUS(gfi_attn_batch_backward(&s, 1, 1, 2, 2, 2, 2, Q, K, V, R, NULL, NULL, NULL, H, sv, dH, dQ, dK, dV, dR,
+                                       NULL), GFI_ENONFINITE);
+  CHECK(gfi_attn_batch_nparam(&s, 3, 4) == 1, "nparam scalar");
+  s.rmode = GFI_ATTN_R_HEAD;
+  CHECK(gfi_attn_batch_nparam(&s, 3, 4) == 3, "nparam head");
+  s.rmode = GFI_ATTN_R_HEAD_AXIS;
+  CHECK(gfi_attn_batch_nparam(&s, 3, 4) == 12, "nparam head-axis");
+}
+
+int main(void) {
+  test_against_brute();
+  test_float32();
+  test_threads();
+  test_errors();
+  return check_summary("attention-batch");
+}
