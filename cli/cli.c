@@ -7,41 +7,54 @@
 #include <string.h>
 #include "cli.h"
 #include "alloc.h"
+#include "cli_guard.h"
 #include "cli_mpi.h"
 
 const char *cli_cmd = "gfi";
 int cli_argc = 0;
 char **cli_argv = NULL;
 
-static void vmsg(const char *fmt, va_list ap) {
-  if (cli_mpi_size() > 1)
-    fprintf(stderr, "gfi %s (rank %d of %d): ", cli_cmd, cli_mpi_rank(), cli_mpi_size());
+/* "gfi CMD: " (with the rank under MPI) and the formatted text, into buf. */
+static void vmsg(char *buf, size_t n, const char *opt, const char *fmt, va_list ap) {
+  int k;
+  if (strcmp(cli_cmd, "gfi") == 0) /* before a command was chosen */
+    k = snprintf(buf, n, "gfi: ");
+  else if (cli_mpi_size() > 1)
+    k = snprintf(buf, n, "gfi %s (rank %d of %d): ", cli_cmd, cli_mpi_rank(), cli_mpi_size());
   else
-    fprintf(stderr, "gfi %s: ", cli_cmd);
-  vfprintf(stderr, fmt, ap);
+    k = snprintf(buf, n, "gfi %s: ", cli_cmd);
+  if (k < 0 || (size_t)k >= n) k = 0;
+  if (opt) {
+    int j = snprintf(buf + k, n - (size_t)k, "%s: ", opt);
+    if (j > 0 && (size_t)j < n - (size_t)k) k += j;
+  }
+  vsnprintf(buf + k, n - (size_t)k, fmt, ap);
 }
 
+#define MSG_MAX 4096
+
 void cli_die(int code, const char *fmt, ...) {
+  char buf[MSG_MAX];
   va_list ap;
   va_start(ap, fmt);
-  vmsg(fmt, ap);
+  vmsg(buf, sizeof buf - 2, NULL, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
-  cli_mpi_exit(code, 0); /* under MPI: this rank alone failed, the others are stopped */
+  strcat(buf, "\n");
+  cli_mpi_fail(code, buf); /* under MPI: said once, and every rank is stopped */
 }
 
 void cli_usage(const char *opt, const char *fmt, ...) {
-  /* Under MPI every rank parses the same arguments and fails the same way:
-   * rank 0 says so, all leave together. */
-  if (cli_mpi_rank() != 0) cli_mpi_exit(EXIT_USAGE, 1);
+  /* Under MPI a usage error is not assumed to be every rank's: one found on
+   * a single rank (its slab of the data, its own arguments) must stop the job
+   * too, not leave the other ranks waiting for it (cli_mpi_fail). */
+  char buf[MSG_MAX];
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "gfi %s: ", cli_cmd);
-  if (opt) fprintf(stderr, "%s: ", opt);
-  vfprintf(stderr, fmt, ap);
+  vmsg(buf, sizeof buf - 64, opt, fmt, ap);
   va_end(ap);
-  fprintf(stderr, " (see 'gfi %s --help')\n", cli_cmd);
-  cli_mpi_exit(EXIT_USAGE, 1);
+  size_t k = strlen(buf);
+  snprintf(buf + k, sizeof buf - k, " (see 'gfi %s --help')\n", cli_cmd);
+  cli_mpi_fail(EXIT_USAGE, buf);
 }
 
 double cli_double(const char *opt, const char *s) {
@@ -125,7 +138,14 @@ double *cli_bandwidth(const char *opt, const char *s, size_t D, size_t N, const 
   if (!H) cli_die(EXIT_RUNTIME, "%s: out of memory for a %zu x %zu bandwidth matrix", opt, D, D);
   if (strcmp(s, "scott") == 0 || strcmp(s, "silverman") == 0) {
     if (!data) cli_usage(opt, "the '%s' rule needs data; give bandwidths", s);
-    cli_check(gfi_bandwidth_rule(s, N, D, data, weights, H), "bandwidth rule");
+    int st = gfi_bandwidth_rule(s, N, D, data, weights, H);
+    if (st == GFI_EBANDWIDTH)
+      cli_die(EXIT_RUNTIME, "%s %s: the data do not spread along every axis (identical points, or points on a "
+              "line or plane): the rule's bandwidth matrix is singular; give the bandwidth (--bandwidth h)", opt, s);
+    if (st == GFI_ERANGE)
+      cli_die(EXIT_RUNTIME, "%s %s: the data's covariance overflows a double (values too large for the rule, "
+              "beyond about 1e154): rescale the data, or give the bandwidth (--bandwidth h)", opt, s);
+    cli_check(st, "bandwidth rule");
     return H;
   }
   size_t nb;
@@ -276,6 +296,7 @@ void cli_output_open(cli_output *o, const char *path) {
   if (o->path && !o->npy) {
     o->f = fopen(o->path, "w");
     if (!o->f) cli_die(EXIT_RUNTIME, "cannot write %s: %s", o->path, strerror(errno));
+    o->f = cli_guard_file(o->f, o->path);
   }
 }
 
@@ -290,6 +311,14 @@ void cli_output_rows(cli_output *o, size_t M, size_t D, const double *x, size_t 
     }
     return;
   }
+  for (size_t i = 0; i < M * D; i++)
+    if (!isfinite(x[i]))
+      cli_die(EXIT_RUNTIME, "--out %s: row %zu, x%zu is not finite (the computation overflowed; nothing written)",
+              o->path, i / D + 1, i % D + 1);
+  for (size_t i = 0; i < M * k; i++)
+    if (isinf(v[i]) || (isnan(v[i]) && !cli_guard_nan_allowed()))
+      cli_die(EXIT_RUNTIME, "--out %s: row %zu, value column %zu is %s (the computation overflowed for these "
+              "inputs; nothing written)", o->path, i / k + 1, i % k + 1, isnan(v[i]) ? "NaN" : "infinite");
   gfi_errinfo err;
   int st;
   if (!points && k) {
@@ -341,7 +370,13 @@ static void convert(const cli_opt *o, const char *opt, const char *arg) {
   switch (o->kind) {
     case CLI_FLAG: if (o->dst) *(int *)o->dst = 1; break;
     case CLI_STR: if (o->dst) *(const char **)o->dst = arg; break;
-    case CLI_SIZE: *(size_t *)o->dst = cli_size(opt, arg, o->min); break;
+    case CLI_SIZE: {
+      size_t v = cli_size(opt, arg, o->min);
+      double max = o->max > 0 ? o->max : CLI_COUNT_MAX;
+      if ((double)v > max) cli_usage(opt, "%s is above the budget of %.3g (docs/robustness.md)", arg, max);
+      *(size_t *)o->dst = v;
+      break;
+    }
     case CLI_INT: {
       size_t v = cli_size(opt, arg, o->min);
       if (v > INT_MAX) cli_usage(opt, "too large: '%s'", arg);
@@ -372,6 +407,7 @@ int cli_parse(const cli_spec *spec, int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (cli_is_help(a)) {
+      cli_guard_level(2); /* prose */
       cli_help(stdout, spec);
       cli_finish_output(stdout, "standard output");
       free(count), free(off), free(which), free(given), free(vals);
@@ -528,12 +564,16 @@ void cli_header(FILE *f) {
   }
 }
 
-void cli_check_phase(const char *what, size_t n, size_t D, const double *x, const double *R) {
+void cli_check_phase_rows(const char *what, size_t row0, size_t n, size_t D, const double *x, const double *R) {
   for (size_t i = 0; i < n * D; i++)
     if (!(fabs(R[i % D] * x[i]) <= 4503599627370496.0))
       cli_usage("--R", "R_%zu * x = %g * %g = %g at %s row %zu, column %zu exceeds 2^52 (the phase R x would "
                 "not be resolved): lower --R or rescale the data", i % D + 1, R[i % D], x[i], R[i % D] * x[i],
-                what, i / D + 1, i % D + 1);
+                what, row0 + i / D + 1, i % D + 1);
+}
+
+void cli_check_phase(const char *what, size_t n, size_t D, const double *x, const double *R) {
+  cli_check_phase_rows(what, 0, n, D, x, R);
 }
 
 void cli_require_finite(const char *what, size_t rows, size_t cols, const double *v) {
@@ -553,12 +593,23 @@ void *cli_array(size_t a, size_t b, size_t size) {
 void cli_flush(FILE *f, const char *what) {
   errno = 0;
   if (fflush(f) != 0) cli_die(EXIT_RUNTIME, "writing %s: %s", what, strerror(errno ? errno : EIO));
+  const char *nf = cli_guard_tripped();
+  if (nf) cli_die(EXIT_RUNTIME, "%s", nf);
 }
 
+static int g_stdout_closed;
+int cli_stdout_closed(void) { return g_stdout_closed; }
+
 void cli_finish_output(FILE *f, const char *what) {
+  if (f == stdout) {
+    if (g_stdout_closed) return;
+    g_stdout_closed = 1;
+  }
   errno = 0;
   int bad = fflush(f) != 0;
   int err = errno;
+  const char *nf = cli_guard_tripped();
+  if (nf) cli_die(EXIT_RUNTIME, "%s", nf);
   bad |= ferror(f) != 0;
   if (fclose(f) != 0 && !bad) {
     bad = 1;

@@ -63,6 +63,7 @@ typedef struct cli_opt {
   const char *arg;     /* the value's name in --help ("FILE"); NULL = "X" */
   const char *help;    /* help text; '\n' starts an aligned continuation line */
   size_t min;          /* CLI_SIZE, CLI_INT: the smallest value */
+  double max;          /* CLI_SIZE: the largest value (0 = CLI_COUNT_MAX; docs/robustness.md) */
   /* CLI_CUSTOM: the converter. Other kinds: an extra check run after the
    * conversion (NULL = none). `opt` is "--NAME" for messages. */
   void (*parse)(const char *opt, const char *arg, void *dst);
@@ -151,6 +152,20 @@ void cli_check(int status, const char *what);
  * make it smaller (RULE_HINT). */
 void cli_check_size(int status, const char *what, const char *size, const char *mem_hint, const char *rule_hint);
 
+/* The budget (docs/robustness.md), checked before any work starts, each
+ * refusal naming the option or file:
+ * - any count given as an option (CLI_SIZE): at most CLI_COUNT_MAX unless its
+ *   table entry says less (.max);
+ * - any array whose size follows from options or a file's header (points x
+ *   dimensions, grid points, rows x columns): at most CLI_MAX_VALUES values
+ *   (64 GiB of doubles); a .npy file must hold the values its header
+ *   announces before anything is allocated;
+ * - Monte-Carlo work: CLI_MC_MAX_POINTS, CLI_KDE_MC_MAX_PAIRS below. */
+#define CLI_COUNT_MAX 1e15
+#define CLI_MAX_VALUES 8589934592.0
+/* 1 when a x b values (a product of counts) are within CLI_MAX_VALUES. */
+#define CLI_WITHIN_BUDGET(a, b) ((double)(a) * (double)(b) <= CLI_MAX_VALUES)
+
 /* Monte Carlo on the CPU: at most this many points drawn and summed in all
  * (N x replications); beyond, hours of computing. */
 #define CLI_MC_MAX_POINTS 1e11
@@ -210,6 +225,8 @@ void cli_output_close(cli_output *o);
  * not resolved): a usage error naming --R, the row and column of `what`
  * ("data file F") and the product when some point breaks it. */
 void cli_check_phase(const char *what, size_t n, size_t D, const double *x, const double *R);
+/* The same for rows row0 + 1 .. row0 + n of `what` (a slab of a file). */
+void cli_check_phase_rows(const char *what, size_t row0, size_t n, size_t D, const double *x, const double *R);
 
 /* rows x cols values (row-major) about to be printed as `what`: a NaN or
  * an infinity is a runtime error (exit 1) naming the row and column, so that
@@ -225,6 +242,8 @@ void *cli_array(size_t a, size_t b, size_t size);
  * write: a failed one (a full disk) is a runtime error (exit 1) naming
  * `what`. Every subcommand ends its output with this. */
 void cli_finish_output(FILE *f, const char *what);
+/* 1 once cli_finish_output closed standard output. */
+int cli_stdout_closed(void);
 /* fflush with the same check, for output that goes out as it is made. */
 void cli_flush(FILE *f, const char *what);
 

@@ -30,8 +30,18 @@ int cli_mpi_size(void);
 /* Leave the program with `code`. collective = 1: every rank leaves the same
  * way at the same point (a usage error found while parsing the same
  * arguments): MPI is finalised and the ranks exit. collective = 0: this rank
- * alone failed: MPI_Abort stops the others. Without MPI: exit(code). */
+ * alone failed: it exits without MPI_Finalize, and the launcher stops the others. Without MPI: exit(code). */
 _Noreturn void cli_mpi_exit(int code, int collective);
+/* A failure of this rank (msg: the whole message, newline included). Under
+ * MPI the message reaches rank 0, which prints it once (its own failure, or
+ * the first another rank reports) and stops every rank, each leaving through
+ * MPI_Finalize with `code` (cli_mpi.c describes the protocol); never a silent
+ * exit that leaves rank 0 waiting for this rank. Without MPI: msg to stderr
+ * and exit(code). */
+_Noreturn void cli_mpi_fail(int code, const char *msg);
+/* Whether the running command splits its work over the ranks (1, the
+ * default) or runs on rank 0 alone while the others wait in MPI_Finalize. */
+void cli_mpi_set_split(int split);
 /* Seconds of wall time (MPI_Wtime, or a monotonic clock without MPI). */
 double cli_mpi_time(void);
 
@@ -45,7 +55,7 @@ int cli_mpi_try_recv(int tag, void *buf, size_t bytes, int *from);
 int cli_mpi_bcast(void *buf, size_t bytes, int root);
 /* In place over all ranks: lo[i] = min, hi[i] = max (n values each). */
 int cli_mpi_minmax(double *lo, double *hi, size_t n);
-/* In place: v = max over all ranks; and the sum of size_t values. */
+/* In place: v = max over all ranks; and the sum of n <= 64 size_t values. */
 int cli_mpi_max_int(int *v);
 int cli_mpi_sum_size(size_t *v, size_t n);
 int cli_mpi_barrier(void);

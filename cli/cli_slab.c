@@ -23,7 +23,12 @@ enum { TAG_SLAB = 301 };
 
 int cli_slabs_possible(const char *path) {
   struct stat sb;
-  return path && strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+  int yes = path && strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+  /* rank 0's view decides for all: a rank that cannot see the file must
+   * fail reading it (and say so), not leave the job waiting for it */
+  if (cli_mpi_size() > 1 && cli_mpi_bcast(&yes, sizeof yes, 0))
+    cli_die(EXIT_RUNTIME, "MPI: cannot agree on reading the data file in slabs");
+  return yes;
 }
 
 /* An error every rank finds alike (after a collective): rank 0 says it once,
@@ -88,9 +93,18 @@ static void load_text(FILE *f, const char *path, off_t size, size_t D, cli_slabs
     fclose(m);
     free(buf);
     if (st == GFI_EEMPTY) continue; /* comment lines only */
-    if (st)
-      cli_die(EXIT_RUNTIME, "data file %s: line %zu of the lines from byte %lld, column %zu: %s", path, e.line,
-              (long long)from, e.column, e.msg);
+    if (st) {
+      /* the file's own line number: the lines before this block, counted
+       * now (an error's cost only) */
+      size_t before = 0;
+      if (fseeko(f, 0, SEEK_SET) == 0) {
+        int c;
+        for (off_t at = 0; at < from && (c = getc(f)) != EOF; at++) before += c == '\n';
+      }
+      if (e.line && e.column)
+        cli_die(EXIT_RUNTIME, "data file %s:%zu:%zu: %s", path, before + e.line, e.column, e.msg);
+      cli_die(EXIT_RUNTIME, "data file %s:%zu: %s", path, before + e.line, e.msg);
+    }
     if (!D) D = cols;
     else if (cols != D)
       cli_die(EXIT_RUNTIME, "data file %s: the lines from byte %lld have %zu columns, earlier lines %zu", path,
@@ -159,6 +173,16 @@ void cli_slabs_load(const char *path, size_t D, cli_slabs *s) {
   if (cli_mpi_sum_size(&N, 1)) cli_die(EXIT_RUNTIME, "MPI: cannot count the data rows");
   if (!N) all_die("data file %s: no data rows", path);
   s->N = N;
+  /* every block's first row in the whole file (for messages naming a row) */
+  size_t rows[MAX_BLOCKS] = {0};
+  for (size_t b = s->b0; b < s->b1; b++) rows[b] = s->n[b - s->b0];
+  if (cli_mpi_sum_size(rows, s->nblk)) cli_die(EXIT_RUNTIME, "MPI: cannot count the data rows");
+  s->row0 = cli_array(s->b1 > s->b0 ? s->b1 - s->b0 : 1, 1, sizeof *s->row0);
+  size_t r0 = 0;
+  for (size_t b = 0; b < s->b1; b++) {
+    if (b >= s->b0) s->row0[b - s->b0] = r0;
+    r0 += rows[b];
+  }
 }
 
 void cli_slabs_free(cli_slabs *s) {
@@ -167,6 +191,7 @@ void cli_slabs_free(cli_slabs *s) {
   free(s->x);
   free(s->y);
   free(s->n);
+  free(s->row0);
   memset(s, 0, sizeof *s);
 }
 
@@ -187,7 +212,7 @@ void cli_slabs_density(const cli_slabs *s, const gfi_kernel *k, const double *R,
     if (!s->n[i]) {
       memset(pb, 0, M * sizeof *pb);
     } else {
-      cli_check_phase("the data", s->n[i], s->D, s->x[i], R);
+      cli_check_phase_rows("the data", s->row0[i], s->n[i], s->D, s->x[i], R);
       gfi_density_plan *plan = NULL;
       gfi_fast_info bi;
       int st = gfi_density_plan_fourier(&plan, k, s->n[i], s->D, s->x[i], NULL, R, o);
@@ -265,7 +290,7 @@ size_t cli_slabs_regress(const cli_slabs *s, const gfi_kernel *k, const double *
       }
       continue;
     }
-    if (k) cli_check_phase("the data", s->n[i], s->D, s->x[i], R);
+    if (k) cli_check_phase_rows("the data", s->row0[i], s->n[i], s->D, s->x[i], R);
     gfi_nw_plan *plan = NULL;
     int st = k ? gfi_nw_plan_fourier(&plan, k, s->n[i], s->D, s->V, s->x[i], s->y[i], R, &od)
                : gfi_nw_plan_gauss(&plan, s->n[i], s->D, s->V, s->x[i], s->y[i], H, &od);

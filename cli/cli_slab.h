@@ -22,12 +22,14 @@ typedef struct {
   size_t N;      /* rows of the whole file */
   int npy;       /* 1: a .npy file */
   size_t *n;     /* n[b - b0]: rows of block b */
+  size_t *row0;  /* row0[b - b0]: rows of the file before block b */
   double **x;    /* x[b - b0]: its rows (n x D, row-major) */
   size_t V;      /* regression: responses per row (cli_slabs_split) */
   double **y;    /* y[b - b0]: n x V responses */
 } cli_slabs;
 
-/* 1 when `path` can be read in slabs (a regular file, not stdin). */
+/* 1 when `path` can be read in slabs (a regular file, not stdin), as rank 0
+ * sees it (collective under MPI: every rank must call it). */
 int cli_slabs_possible(const char *path);
 /* Read this rank's blocks of the data file `path` (D = 0: from the file).
  * Errors name the file, the block's first byte or row, line and column, and

@@ -90,6 +90,8 @@ static void grid_axis(const char *spec, double *lo, double *hi, size_t *n) {
   *hi = strtod(c1 + 1, &end);
   if (end == c1 + 1 || *end) cli_usage("--grid", "hi is not a number in '%s'", spec);
   if (!isfinite(*lo) || !isfinite(*hi)) cli_usage("--grid", "lo and hi must be finite in '%s'", spec);
+  if (!isfinite(*hi - *lo))
+    cli_usage("--grid", "the span hi - lo of '%s' overflows a double (above 1.8e308): use a narrower range", spec);
   if (c2[1] < '0' || c2[1] > '9') cli_usage("--grid", "n must be an integer >= 1 in '%s'", spec);
   *n = cli_size("--grid", c2 + 1, 1);
   free(copy);
@@ -124,6 +126,9 @@ static double *grid_points(cli_source *s, size_t D, size_t *M, char *desc, size_
   for (size_t j = 0; j < D; j++) {
     if (total > SIZE_MAX / n[j]) cli_usage("--grid", "too many points");
     total *= n[j];
+    if (!CLI_WITHIN_BUDGET(total, D))
+      cli_usage("--grid", "%.3g points in %zu dimension(s), above the budget of %.3g values (docs/robustness.md)",
+                (double)total, D, CLI_MAX_VALUES);
     if (used < dn)
       used += (size_t)snprintf(desc + used, dn - used, "%s%.17g:%.17g:%zu", j ? " x " : " ", lo[j], hi[j], n[j]);
   }

@@ -389,29 +389,95 @@ int cmd_attention(int argc, char **argv) {
     take(K, L, H, D, hd, k);
     take(V, L, H, Dv, hd, v);
     if (grad) take(dH, L, H, Dv, hd, dh);
+    /* values beyond 2^500 are scaled by a power of 2 (exactly) so that the
+     * sums over j cannot overflow; H and the gradients in Q, K, R are linear
+     * in V and are scaled back, dV does not depend on V */
+    double vmax = 0, vs = 1;
+    for (size_t a = 0; a < L * Dv; a++) vmax = fmax(vmax, fabs(v[a]));
+    if (vmax > 0x1p500) {
+      int e;
+      frexp(vmax, &e);
+      vs = ldexp(1, e - 1); /* finite for every finite vmax */
+      for (size_t a = 0; a < L * Dv; a++) v[a] /= vs;
+    }
+    size_t head_flagged = 0;
     if (fourier) {
       double *r = R + (nR == H * D && H > 1 ? hd * D : 0);
       double r1[1] = {R[0]};
       if (nR == 1) r = r1;
+      /* the phases R_d q and R_d k (as density and regress check R x) */
+      double rr[GFI_MAX_DIM];
+      for (size_t d = 0; d < D && d < GFI_MAX_DIM; d++) rr[d] = nR == 1 ? R[0] : r[d];
+      if (D <= GFI_MAX_DIM) {
+        cli_check_phase(qpath, L, D, q, rr);
+        cli_check_phase(kpath, L, D, k, rr);
+      }
       gfi_attn_info info;
       int st = gfi_attn_forward(plan, q, k, v, r, h, saved, &info);
       if (st != GFI_EDENOM) cli_check(st, "attention forward");
       flagged += info.nflagged;
+      head_flagged = info.nflagged;
       if (grad) {
         double dr[GFI_MAX_DIM];
         st = gfi_attn_backward(plan, q, k, v, r, h, saved, dh, dq, dk, dv, dr, NULL);
         if (st != GFI_EDENOM) cli_check(st, "attention backward");
         size_t np = gfi_attn_nparam(plan);
+        for (size_t a = 0; a < np; a++) dr[a] *= vs;
+        for (size_t a = 0; a < np; a++)
+          if (!isfinite(dr[a]) && !head_flagged)
+            cli_die(EXIT_RUNTIME, "--grad: the gradient dR of head %zu overflows a double (values of --v %s up to "
+                    "%g): rescale V or dH", hd + 1, vpath, vmax);
         if (nR == H * D && H > 1)
           memcpy(gR + hd * D, dr, D * sizeof *dr);
         else
           for (size_t a = 0; a < np; a++) gR[a] = (hd ? gR[a] : 0) + dr[a];
       }
     } else {
+      /* the logits scale q_i.k_j must be finite: |scale| D max|q| max|k| bounds them */
+      double qm = 0, km = 0;
+      for (size_t a = 0; a < L * D; a++) qm = fmax(qm, fabs(q[a])), km = fmax(km, fabs(k[a]));
+      if (!(scale * (double)D * qm * km < 1e300))
+        cli_die(EXIT_RUNTIME, "--q %s, --k %s: the softmax logits scale q.k may overflow a double (head %zu: "
+                "|q| up to %g, |k| up to %g, --scale %g, D = %zu): rescale Q or K, or lower --scale", qpath, kpath,
+                hd + 1, qm, km, scale, D);
       cli_check(gfi_attn_softmax_forward(L, D, Dv, q, k, v, scale, causal, &o, h), "softmax attention");
       if (grad)
         cli_check(gfi_attn_softmax_backward(L, D, Dv, q, k, v, scale, causal, &o, dh, dq, dk, dv),
                   "softmax attention backward");
+    }
+    if (vs != 1) {
+      for (size_t a = 0; a < L * Dv; a++) h[a] *= vs;
+      if (grad) {
+        for (size_t a = 0; a < L * D; a++) dq[a] *= vs, dk[a] *= vs;
+      }
+    }
+    /* a result that overflows is an error naming the input, never a row of
+     * inf (flagged rows are NaN by design, and only they) */
+    size_t nanrows = 0;
+    for (size_t i = 0; i < L; i++) {
+      int rownan = 0;
+      for (size_t c = 0; c < Dv; c++) {
+        double x = h[i * Dv + c];
+        if (isinf(x))
+          cli_die(EXIT_RUNTIME, "--v %s: the attention output overflows a double at row %zu, column %zu (head %zu; "
+                  "values up to %g): rescale V", vpath, i + 1, hd * Dv + c + 1, hd + 1, vmax);
+        rownan |= isnan(x);
+      }
+      nanrows += (size_t)rownan;
+    }
+    if (nanrows > head_flagged)
+      cli_die(EXIT_RUNTIME, "--v %s: the attention output of head %zu is NaN in %zu unflagged rows (values up to "
+              "%g overflow the sums): rescale V", vpath, hd + 1, nanrows - head_flagged, vmax);
+    if (grad) {
+      const double *gg[3] = {dq, dk, dv};
+      const size_t gn[3] = {L * D, L * D, L * Dv};
+      static const char *gname[3] = {"dQ", "dK", "dV"};
+      for (int t = 0; t < 3; t++)
+        for (size_t a = 0; a < gn[t]; a++)
+          if (isinf(gg[t][a]) || (isnan(gg[t][a]) && !head_flagged))
+            cli_die(EXIT_RUNTIME, "--grad: the gradient %s of head %zu overflows a double at row %zu (values of "
+                    "--v %s up to %g, of --dh up to the given): rescale V or dH", gname[t], hd + 1,
+                    a / (t == 2 ? Dv : D) + 1, vpath, vmax);
     }
     put_back(h, L, H, Dv, hd, out);
     if (grad) {

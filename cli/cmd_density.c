@@ -1,4 +1,5 @@
 /* gfi density: generalized Fourier density estimate (or Gaussian KDE). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
@@ -95,8 +96,17 @@ int cmd_density(int argc, char **argv) {
     size_t nw;
     w = cli_read_table("weights file", wpath, 1, &nw, NULL);
     if (nw != N) cli_die(EXIT_RUNTIME, "weights file %s: %zu weights for %zu data points", wpath, nw, N);
-    double s = 0;
-    for (size_t i = 0; i < N; i++) s += w[i];
+    double s = 0, wmax = 0;
+    for (size_t i = 0; i < N; i++) s += w[i], wmax = fmax(wmax, fabs(w[i]));
+    if (isinf(s)) {
+      /* only the weights' ratios matter: scaled by a power of 2 (exactly),
+       * their sum is finite again */
+      int e;
+      frexp(wmax, &e);
+      s = 0;
+      for (size_t i = 0; i < N; i++) s += (w[i] = ldexp(w[i], -e));
+      if (!isfinite(s)) cli_die(EXIT_RUNTIME, "weights file %s: the weights' sum overflows a double", wpath);
+    }
     if (!(s > 0)) cli_die(EXIT_RUNTIME, "weights file %s: weights must have a positive sum", wpath);
   }
 

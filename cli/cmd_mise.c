@@ -191,6 +191,8 @@ int cmd_mise(int argc, char **argv) {
   else if (!strcmp(method, "fast")) o.base.method = GFI_METHOD_FAST;
   else if (strcmp(method, "auto")) cli_usage("--method", "unknown method '%s' (expected direct, fast or auto)", method);
   if (exact && cli_given("method")) cli_usage("--method", "goes with --mc, not --exact");
+  if (!(tol >= 1e-15 && tol < 1))
+    cli_usage("--tol", "must be in [1e-15, 1) (the type-3 NUFFT resolves no finer), got %g", tol);
   if (!(tol < 1)) cli_usage("--tol", "must be in (0, 1), got %g", tol);
   o.base.tol = tol;
   if (exact || o.ise != GFI_ISE_GRID) mise_cli_check_model(m, spec);
@@ -257,8 +259,11 @@ int cmd_mise(int argc, char **argv) {
   cli_check_size(st, exact ? "exact MISE" : be == CLI_BACKEND_CUDA ? "Monte-Carlo MISE on the GPU" : "Monte-Carlo MISE",
                  size, exact ? "--R or --resolution" : "--mc or --n",
                  exact || o.ise == GFI_ISE_GRID ? "--R or --resolution"
-                                                : "--R or --resolution (a heavy-tailed sample's extent widens the "
-                                                  "Plancherel rule too: --ise grid measures on a fixed box)");
+                 : o.base.method == GFI_METHOD_DIRECT
+                     ? "--n (--method direct sums every one of the N points at every node of the rule: N x nodes "
+                       "above its limit; --method fast streams the points), --R or --resolution"
+                     : "--R or --resolution (a heavy-tailed sample's extent widens the Plancherel rule too: "
+                       "--ise grid measures on a fixed box)");
   cli_header(stdout);
   cli_meta(stdout, "model", "%s (%s), dim %zu", spec, gfi_model_describe(m), D);
   cli_meta(stdout, "kernel", "phi %s, A = %.17g", phi, k.A);

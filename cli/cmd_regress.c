@@ -133,6 +133,16 @@ int cmd_regress(int argc, char **argv) {
   } else {
     cli_source_load(&src, &D, &N, &x, &V, &y);
   }
+  /* responses beyond 2^500 are scaled by a power of 2 (exactly) so that the
+   * weighted sums cannot overflow; the estimate is linear in y */
+  double ymax = 0, ys = 1;
+  for (size_t i = 0; y && i < N * V; i++) ymax = fmax(ymax, fabs(y[i]));
+  if (ymax > 0x1p500) {
+    int e;
+    frexp(ymax, &e);
+    ys = ldexp(1, e - 1);
+    for (size_t i = 0; i < N * V; i++) y[i] /= ys;
+  }
 
   double *R = NULL, *H = NULL;
   gfi_select_result sel;
@@ -195,6 +205,17 @@ int cmd_regress(int argc, char **argv) {
     st = gfi_nw_eval_ex(plan, M, q, out, &nflag, flags, NULL, &info);
   }
   if (st != GFI_EDENOM) cli_check_route(st, &o, "evaluating the estimator");
+  /* flagged rows are NaN by design; any other non-finite value is an
+   * overflow of the responses' sums */
+  for (size_t i = 0; i < M; i++)
+    for (size_t c = 0; c < V; c++) {
+      double *z = out + i * V + c;
+      *z *= ys;
+      if (isinf(*z) || (isnan(*z) && !flags[i]))
+        cli_die(EXIT_RUNTIME, "%s: the estimate at query point %zu, response %zu, overflows a double (responses "
+                "up to %g): rescale the responses", src.data ? src.data : "the data", i + 1, c + 1,
+                ymax);
+    }
   size_t nf[4] = {0, 0, 0, 0};
   for (size_t i = 0; i < M; i++) nf[flags[i] & 3]++;
 

@@ -32,6 +32,9 @@ int cmd_regress_sample(int argc, char **argv) {
   if (!spec) cli_usage("--model", "required");
   if (!truth) cli_usage("--truth", "required");
   if (!cli_given("n")) cli_usage("--n", "required");
+  if (!CLI_WITHIN_BUDGET(N, D + 1))
+    cli_usage("--n", "%zu pairs x %zu values = %.3g values, above the budget of %.3g (docs/robustness.md)", N, D + 1,
+              (double)N * (double)(D + 1), CLI_MAX_VALUES);
   gfi_model *m = cli_model(spec, D);
   gfi_regfun *f = NULL;
   gfi_errinfo err;

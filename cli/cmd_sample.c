@@ -27,6 +27,9 @@ int cmd_sample(int argc, char **argv) {
   if (cli_parse(&cs, argc, argv)) return 0;
   if (!spec) cli_usage("--model", "required");
   if (!cli_given("n")) cli_usage("--n", "required");
+  if (!CLI_WITHIN_BUDGET(N, D))
+    cli_usage("--n", "%zu points x %zu dimension(s) = %.3g values, above the budget of %.3g (docs/robustness.md)", N, D,
+              (double)N * (double)D, CLI_MAX_VALUES);
   gfi_model *m = cli_model(spec, D);
   double *x = cli_array(N, D, sizeof *x);
   gsl_rng *r = gfi_rng_stream(seed, 0);

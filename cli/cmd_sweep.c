@@ -1,7 +1,8 @@
 /* gfi sweep: MISE over a grid of (model, D, l, N, R, replications) points,
  * one row per point appended as it finishes; rerunning the same command
- * resumes (missing points only, none duplicated). A lock (FILE.lock) keeps
- * two sweeps from writing one FILE at once. Under MPI (mpirun -np P gfi
+ * resumes (missing points only, none duplicated; every row carries a
+ * checksum that resume verifies). Locks on FILE's inode and on FILE.lock keep
+ * two sweeps from writing one FILE at once, whatever path each was given. Under MPI (mpirun -np P gfi
  * sweep ...) rank 0 reads and writes FILE and hands the points out one at a
  * time to whichever rank asks (itself included, on a second thread), so
  * cheap and expensive points balance; each point's numbers depend only on
@@ -20,8 +21,11 @@
 #include "cli_mpi.h"
 #include "commands.h"
 
-#define NCOL 11
+#define NCOL 12 /* the 11 columns and the row's checksum */
 #define MAXMODELS 64
+/* at most this many replications per point (beyond, years of computing);
+ * N x reps of a Monte-Carlo point is held to CLI_MC_MAX_POINTS */
+#define MAX_REPS 1e9
 
 static uint64_t splitmix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;
@@ -106,11 +110,26 @@ static void point_fields(const grid *g, size_t idx, char f[6][64]) {
   snprintf(f[5], 64, "%.17g", p.Q);
 }
 
+/* A row's checksum: FNV-1a (32 bits) of its first 11 fields joined by single
+ * spaces, as 8 hex digits; resume recomputes it, so that a changed digit is
+ * caught (the row is dropped and its point computed again). */
+static uint32_t row_sum(const char *text) {
+  uint32_t h = 2166136261u;
+  for (; *text; text++) h = (h ^ (unsigned char)*text) * 16777619u;
+  return h;
+}
+
+static int g_legacy; /* FILE was begun without the check column: its rows go on without it */
+
 static int write_row(FILE *f, const grid *g, size_t idx, const double v[4]) {
-  char pf[6][64];
+  char pf[6][64], text[1024];
   point_fields(g, idx, pf);
-  fprintf(f, "%zu %s %s %s %s %s %s %.17g %.17g %.17g %.17g\n", idx, pf[0], pf[1], pf[2], pf[3], pf[4],
-          pf[5], v[0], v[1], v[2], v[3]);
+  snprintf(text, sizeof text, "%zu %s %s %s %s %s %s %.17g %.17g %.17g %.17g", idx, pf[0], pf[1], pf[2], pf[3],
+           pf[4], pf[5], v[0], v[1], v[2], v[3]);
+  if (g_legacy)
+    fprintf(f, "%s\n", text);
+  else
+    fprintf(f, "%s %08x\n", text, (unsigned)row_sum(text));
   return fflush(f) || fsync(fileno(f));
 }
 
@@ -118,6 +137,45 @@ static int write_row(FILE *f, const grid *g, size_t idx, const double v[4]) {
 
 static char *g_lockpath;
 static int g_lockfd = -1;
+static int g_filefd = -1; /* FILE itself, locked (its device and inode) */
+
+/* Lock FILE itself: whatever the path (a symbolic or hard link, another
+ * spelling), one inode has one holder. FILE is created when absent and must
+ * be a regular file: a device (/dev/full reads as endless NULs), a pipe or a
+ * directory cannot hold a table that is read back at resume. */
+static int file_lock(const char *out, char *msg, size_t n) {
+  struct stat sb;
+  if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    snprintf(msg, n, "--out %s: not a regular file (a %s): a sweep's table is read back at resume and must be a "
+             "regular file", out, S_ISDIR(sb.st_mode) ? "directory" : S_ISCHR(sb.st_mode) ? "character device" :
+             S_ISBLK(sb.st_mode) ? "block device" : S_ISFIFO(sb.st_mode) ? "pipe" : S_ISSOCK(sb.st_mode) ?
+             "socket" : "special file");
+    return 1;
+  }
+  int fd = open(out, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    snprintf(msg, n, "cannot open %s: %s", out, strerror(errno));
+    return 1;
+  }
+  if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+    close(fd);
+    snprintf(msg, n, "--out %s: not a regular file", out);
+    return 1;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    close(fd);
+    if (e == EWOULDBLOCK)
+      snprintf(msg, n, "%s is being written by another sweep (through this or another path to the same file: "
+               "device %llu, inode %llu); wait for it to finish or use another --out", out,
+               (unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino);
+    else
+      snprintf(msg, n, "cannot lock %s: %s", out, strerror(e));
+    return 1;
+  }
+  g_filefd = fd;
+  return 0;
+}
 
 static void unlock_at_exit(void) {
   if (g_lockfd >= 0) {
@@ -181,7 +239,9 @@ static int sweep_lock(const char *out, char *msg, size_t n) {
 
 /* ---- resume -------------------------------------------------------------------- */
 
-static const char colline[] = "# index model dim l n R reps mise se bias2 var\n";
+static const char colline[] = "# index model dim l n R reps mise se bias2 var check\n";
+/* files written before rows had a checksum */
+static const char colline_old[] = "# index model dim l n R reps mise se bias2 var\n";
 
 /* A value field: a number, finite (mise, se >= 0); bias2 and var may both
  * be NaN (Monte Carlo without the pooled parts) but not one alone. */
@@ -240,6 +300,9 @@ static int resume(const char *out, const grid *g, const char *keyline, unsigned 
         have_key = 1;
       } else if (!strcmp(line, colline)) {
         have_cols = 1;
+      } else if (!strcmp(line, colline_old)) {
+        have_cols = 2; /* rows of 11 fields, no checksum */
+        g_legacy = 1;
       }
       good += len;
       continue;
@@ -261,8 +324,9 @@ static int resume(const char *out, const grid *g, const char *keyline, unsigned 
       nf++;
       while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
     }
-    if (nf != NCOL)
-      cli_die(EXIT_RUNTIME, "%s:%zu:1: not a row of this sweep (%d fields, expected %d)", out, lineno, nf, NCOL);
+    const int ncol = have_cols == 2 ? NCOL - 1 : NCOL;
+    if (nf != ncol)
+      cli_die(EXIT_RUNTIME, "%s:%zu:1: not a row of this sweep (%d fields, expected %d)", out, lineno, nf, ncol);
     char *end;
     errno = 0;
     unsigned long long idx = strtoull(fld[0], &end, 10);
@@ -276,14 +340,34 @@ static int resume(const char *out, const grid *g, const char *keyline, unsigned 
       if (strcmp(fld[1 + i], pf[i]) != 0)
         cli_die(EXIT_RUNTIME, "%s:%zu:%zu: point %llu's %s is '%s' in this sweep, the row says '%s': not a row "
                 "of this sweep", out, lineno, col[1 + i], idx, pname[i], pf[i], fld[1 + i]);
-    if (done[idx]) cli_die(EXIT_RUNTIME, "%s:%zu:1: point %llu appears twice", out, lineno, idx);
     double v[4];
-    int bad;
-    if (parse_values(fld, v, &bad)) {
+    int bad, why = 0;
+    char text[1024] = "";
+    if (done[idx]) {
+      why = 1; /* a second row of one point (two writers once shared FILE): the copy goes */
+    } else if (parse_values(fld, v, &bad)) {
+      why = 2;
+    } else if (ncol == NCOL) {
+      size_t k = 0;
+      for (int i = 0; i < NCOL - 1 && k < sizeof text; i++)
+        k += (size_t)snprintf(text + k, sizeof text - k, "%s%s", i ? " " : "", fld[i]);
+      char want[16];
+      snprintf(want, sizeof want, "%08x", (unsigned)row_sum(text));
+      if (strcmp(want, fld[NCOL - 1]) != 0) why = 3;
+    }
+    if (why) {
       static const char *vname[4] = {"mise", "se", "bias2", "var"};
-      fprintf(stderr, "gfi sweep: %s:%zu:%zu: point %llu's %s field '%s' is corrupted (%s); the row is dropped "
-              "and the point computed again\n", out, lineno, col[7 + bad], idx, vname[bad], fld[7 + bad],
-              bad < 2 ? "not a finite number >= 0" : "bias2 and var must be numbers, or both nan");
+      if (why == 1)
+        fprintf(stderr, "gfi sweep: %s:%zu:1: point %llu's row appears again; the copy is dropped\n", out, lineno,
+                idx);
+      else if (why == 2)
+        fprintf(stderr, "gfi sweep: %s:%zu:%zu: point %llu's %s field '%s' is corrupted (%s); the row is dropped "
+                "and the point computed again\n", out, lineno, col[7 + bad], idx, vname[bad], fld[7 + bad],
+                bad < 2 ? "not a finite number >= 0" : "bias2 and var must be numbers, or both nan");
+      else
+        fprintf(stderr, "gfi sweep: %s:%zu:%zu: point %llu's row does not match its checksum %s (a field was "
+                "changed); the row is dropped and the point computed again\n", out, lineno, col[NCOL - 1], idx,
+                fld[NCOL - 1]);
       if (nspan == spcap) {
         spcap = spcap ? 2 * spcap : 16;
         drop = realloc(drop, spcap * sizeof *drop);
@@ -327,6 +411,11 @@ static int resume(const char *out, const grid *g, const char *keyline, unsigned 
   snprintf(tmp, tl, "%s.tmp", out);
   FILE *t = fopen(tmp, "w");
   if (!t) cli_die(EXIT_RUNTIME, "cannot write %s: %s", tmp, strerror(errno));
+  /* the copy becomes FILE: lock its inode before it appears under that name
+   * (the lock lasts as long as this descriptor, to the end of the sweep) */
+  int keep = dup(fileno(t));
+  if (keep < 0 || flock(keep, LOCK_EX | LOCK_NB) != 0)
+    cli_die(EXIT_RUNTIME, "cannot lock %s: %s", tmp, strerror(errno));
   char buf[1 << 16];
   long pos = 0;
   if (fseek(f, 0, SEEK_SET)) cli_die(EXIT_RUNTIME, "cannot read %s: %s", out, strerror(errno));
@@ -542,16 +631,21 @@ int cmd_sweep(int argc, char **argv) {
     "Rows are appended to FILE (flushed and fsync'ed) as points finish. Running the\n"
     "same command again after an interruption computes only the missing points; a\n"
     "partial last line left by a kill is dropped first, a row whose numbers are\n"
-    "corrupted is dropped (with a message) and its point computed again, a header\n"
-    "cut before its column-name line is written again. FILE's '# sweep-key' line\n"
-    "guards against resuming a different grid (threads and --progress may change).\n"
-    "FILE.lock keeps a second sweep from writing FILE at the same time: it exits 1\n"
-    "naming the holder (the lock goes with the process, so a killed sweep leaves none).\n\n"
+    "corrupted or do not match the row's checksum (the last column) is dropped (with\n"
+    "a message) and its point computed again, a second copy of a row is dropped, a\n"
+    "header cut before its column-name line is written again. FILE's '# sweep-key'\n"
+    "line guards against resuming a different grid (threads and --progress may\n"
+    "change). A lock on FILE itself (its device and inode, whatever path names it)\n"
+    "and FILE.lock keep a second sweep from writing FILE at the same time: it exits 1\n"
+    "naming the holder (the locks go with the process, so a killed sweep leaves none).\n"
+    "FILE must be a regular file. Monte-Carlo points are held to N x reps <= 1e11\n"
+    "and reps <= 1e9 (docs/robustness.md).\n\n"
     "Under MPI ('mpirun -np P gfi sweep ...', or srun) rank 0 reads and writes FILE\n"
     "and hands the points out one at a time, most expensive first, to whichever rank\n"
     "asks (its own second thread included): the rows and numbers are those of the\n"
     "serial run, in another order. --threads applies to every rank (docs/cluster.md).\n",
-    opts, "Columns: index model dim l n R reps mise se bias2 var (R applies to every axis).\n"};
+    opts, "Columns: index model dim l n R reps mise se bias2 var check (R applies to every\n"
+              "axis; check: FNV-1a of the row's other fields, 8 hex digits).\n"};
   if (cli_parse(&cs, argc, argv)) return 0;
   size_t nm;
   const char *const *models = cli_values("model", &nm);
@@ -582,6 +676,15 @@ int cmd_sweep(int argc, char **argv) {
     if (!(Rv[i] > 0)) cli_usage("--Rs", "radii must be > 0");
   for (size_t i = 0; i < nQ; i++)
     if (Qv[i] != floor(Qv[i]) || Qv[i] < 0 || Qv[i] == 1) cli_usage("--reps", "0 (exact) or >= 2 replications");
+    else if (Qv[i] > MAX_REPS)
+      cli_usage("--reps", "%g replications: at most %.0e (the budget of docs/robustness.md)", Qv[i], MAX_REPS);
+  /* the Monte-Carlo points' work, before any starts (as mise --mc) */
+  for (size_t i = 0; i < nN; i++)
+    for (size_t q = 0; q < nQ; q++)
+      if (Qv[q] > 0 && Nv[i] * Qv[q] > CLI_MC_MAX_POINTS)
+        cli_usage(nQ > 1 || nN == 1 ? "--reps" : "--ns", "the point N = %g, reps = %g draws and sums N x reps = %.3g "
+                  "points, above the budget of %.0e (hours to years of computing; docs/robustness.md): lower --ns or "
+                  "--reps (reps 0 gives the exact MISE at any N)", Nv[i], Qv[q], Nv[i] * Qv[q], CLI_MC_MAX_POINTS);
   gfi_model *(*mods)[3] = g.mods;
   for (size_t a = 0; a < nm; a++)
     for (size_t d = 0; d < nD; d++) {
@@ -618,7 +721,7 @@ int cmd_sweep(int argc, char **argv) {
   char msg[1024];
   int locked = 1;
   if (rank == 0) {
-    locked = sweep_lock(out, msg, sizeof msg) == 0;
+    locked = sweep_lock(out, msg, sizeof msg) == 0 && file_lock(out, msg, sizeof msg) == 0;
     if (!locked && P == 1) cli_die(EXIT_RUNTIME, "%s", msg);
   }
   if (P > 1 && cli_mpi_bcast(&locked, sizeof locked, 0)) cli_die(EXIT_RUNTIME, "MPI broadcast failed");

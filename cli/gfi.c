@@ -3,6 +3,7 @@
 #include <string.h>
 #include <gsl/gsl_errno.h>
 #include "cli.h"
+#include "cli_guard.h"
 #include "cli_mpi.h"
 #include "commands.h"
 #include "gfi_version.h"
@@ -13,6 +14,22 @@ typedef struct {
   const char *summary;
   int mpi; /* 1: splits its work over MPI ranks; 0: runs on rank 0 alone */
 } command;
+
+/* What the output guard refuses in a command's rows (cli_guard.h): NaN and
+ * infinities (0), infinities only (1: the table marks flagged rows or "not
+ * available" by nan in documented columns: regress's and attention's flagged
+ * rows, ropt's Gaussian baseline, bias2 and var of some Monte-Carlo rows, the
+ * experiments' skipped checks), nothing (2: flt-complexity's rstar = inf and
+ * the reproduction's reports, whose inf is a documented value). */
+static int guard_level(const char *name) {
+  static const char *strict[] = {"sample", "pdf", "density", "regress-sample", "sweep"};
+  static const char *off[] = {"flt-complexity", "reproduce"};
+  for (size_t i = 0; i < sizeof strict / sizeof strict[0]; i++)
+    if (strcmp(name, strict[i]) == 0) return 0;
+  for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
+    if (strcmp(name, off[i]) == 0) return 2;
+  return 1;
+}
 
 static const command commands[] = {
   {"sample", cmd_sample, "draw points from a truth model", 0},
@@ -45,12 +62,15 @@ static void usage(FILE *f) {
 
 static int run(const command *c, int argc, char **argv) {
   cli_cmd = c->name;
+  cli_guard_level(guard_level(c->name));
+  cli_mpi_set_split(c->mpi);
   if (!c->mpi && cli_mpi_rank() != 0) return 0; /* the command runs on rank 0 alone */
   return c->run(argc, argv);
 }
 
 int main(int argc, char **argv) {
   cli_mpi_start(&argc, &argv);
+  cli_guard_stdout();
   cli_argc = argc;
   cli_argv = argv;
   /* The program, not the library, decides about GSL's error handler: gfi
@@ -61,16 +81,26 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   if (cli_is_help(argv[1])) {
+    cli_guard_level(2); /* prose */
     usage(stdout);
+    cli_finish_output(stdout, "standard output"); /* a failed write (a full disk) is exit 1 */
     return 0;
   }
   if (strcmp(argv[1], "--version") == 0) {
     printf("gfi %s (git %s)\n", GFI_VERSION, GFI_GIT_REVISION);
+    cli_finish_output(stdout, "standard output");
     return 0;
   }
   for (size_t i = 0; i < NCOMMANDS; i++)
     if (strcmp(argv[1], commands[i].name) == 0) {
       int rc = run(commands + i, argc - 1, argv + 1);
+      /* a row refused by the output guard that no cli_finish_output reported */
+      if (!cli_stdout_closed()) fflush(stdout);
+      const char *nf = cli_guard_tripped();
+      if (nf && rc == 0) {
+        fprintf(stderr, "gfi %s: %s\n", commands[i].name, nf);
+        rc = EXIT_RUNTIME;
+      }
       cli_mpi_end();
       return rc;
     }

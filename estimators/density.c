@@ -497,5 +497,40 @@ int gfi_bandwidth_rule(const char *rule, size_t N, size_t D, const double *data,
       H[a * D + b] = H[b * D + a] = c * f * f;
     }
   free(mu);
+  /* Degenerate data (identical points, points on a line in 2-D): the
+   * covariance is rounding noise and H would be (nearly) singular, making
+   * the estimate huge. Every axis must spread beyond 1e-12 of the data's
+   * magnitude, and the correlation matrix must be nonsingular to about 1e-12
+   * (its Cholesky pivots), as the normal-scale and LSCV selectors require. */
+  for (size_t a = 0; a < D * D; a++)
+    if (!isfinite(H[a])) return GFI_ERANGE; /* the covariance overflows */
+  for (size_t a = 0; a < D; a++) {
+    double big = 0;
+    for (size_t i = 0; i < N; i++) big = fmax(big, fabs(data[i * D + a]));
+    if (!(sqrt(H[a * D + a]) / f > 1e-12 * big) || !isfinite(H[a * D + a])) return GFI_EBANDWIDTH;
+  }
+  if (D > 1) {
+    double *L = gfi_malloc2(D * D, sizeof *L); /* D <= GFI_MAX_DIM: no overflow */
+    if (!L) return GFI_ENOMEM;
+    for (size_t j = 0; j < D; j++)
+      for (size_t i = 0; i < D; i++)
+        L[i * D + j] = H[i * D + j] / sqrt(H[i * D + i] * H[j * D + j]); /* correlations */
+    for (size_t j = 0; j < D; j++) {
+      double d = L[j * D + j];
+      for (size_t k = 0; k < j; k++) d -= L[j * D + k] * L[j * D + k];
+      if (!(d > 1e-12)) {
+        free(L);
+        return GFI_EBANDWIDTH;
+      }
+      d = sqrt(d);
+      L[j * D + j] = d;
+      for (size_t i = j + 1; i < D; i++) {
+        double v = L[i * D + j];
+        for (size_t k = 0; k < j; k++) v -= L[i * D + k] * L[j * D + k];
+        L[i * D + j] = v / d;
+      }
+    }
+    free(L);
+  }
   return GFI_OK;
 }

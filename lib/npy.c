@@ -70,7 +70,8 @@ static int string(cursor *c, char *out, size_t cap) {
   char q = *c->p++;
   size_t n = 0;
   while (c->p < c->end && *c->p != q) {
-    if (*c->p == '\\' || n + 1 >= cap) return 0;
+    /* no escapes, no control characters (a NUL would cut the string short) */
+    if (*c->p == '\\' || (unsigned char)*c->p < 0x20 || n + 1 >= cap) return 0;
     out[n++] = *c->p++;
   }
   if (c->p >= c->end) return 0;
@@ -127,7 +128,9 @@ static int parse_header(const char *h, size_t len, size_t *dims, int *ndim, char
     if (!string(&c, key, sizeof key) || !eat(&c, ':'))
       return fail(err, GFI_EPARSE, "malformed header: expected 'key': value at byte %zu", (size_t)(c.p - h));
     if (strcmp(key, "descr") == 0) {
-      if (!string(&c, descr, 32)) return fail(err, GFI_EPARSE, "malformed header: 'descr' is not a string");
+      if (!string(&c, descr, 32))
+        return fail(err, GFI_EPARSE,
+                    "malformed header: 'descr' is not a plain quoted string (no escapes, no control characters such as NUL)");
       have_descr = 1;
     } else if (strcmp(key, "fortran_order") == 0) {
       if (word(&c, "True"))
@@ -148,6 +151,12 @@ static int parse_header(const char *h, size_t len, size_t *dims, int *ndim, char
       return fail(err, GFI_EPARSE, "malformed header: expected ',' or '}' at byte %zu", (size_t)(c.p - h));
     }
   }
+  /* numpy pads the dict with spaces to the announced length and ends it
+   * with '\n': nothing but white space may follow (numpy refuses it too) */
+  skip_ws(&c);
+  if (c.p < c.end)
+    return fail(err, GFI_EPARSE, "malformed header: byte %zu after the dict is 0x%02x (only white space may "
+                "follow it)", (size_t)(c.p - h), (unsigned)(unsigned char)*c.p);
   if (!have_descr || !have_order || !have_shape)
     return fail(err, GFI_EPARSE, "malformed header: no '%s' key",
                 !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
@@ -201,6 +210,7 @@ int npy_read_header(FILE *f, size_t cols_expected, size_t *rows, size_t *cols, i
   shape_text(sh, sizeof sh, dims, ndim);
   if (ndim != 1 && ndim != 2) return fail(err, GFI_EDIM, "shape %s: expected (N,) or (N, D)", sh);
   size_t n = dims[0], c = ndim == 2 ? dims[1] : 1;
+  if (c == 0) return fail(err, GFI_EDIM, "shape %s: rows of zero columns hold no values", sh);
   if (cols_expected && c != cols_expected)
     return fail(err, GFI_EDIM, "shape %s: expected %zu column%s", sh, cols_expected, cols_expected == 1 ? "" : "s");
   if (c && n > SIZE_MAX / c / sizeof(double)) return fail(err, GFI_EDIM, "shape %s: too large", sh);

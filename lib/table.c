@@ -98,6 +98,19 @@ int gfi_table_read_stream(FILE *f, size_t ncols_expected, size_t *rows, size_t *
       goto out;
     }
     char *p = line;
+    /* a carriage return followed by more text: lines ended by CR alone
+     * (classic Mac OS) would read as one long row */
+    for (char *q = strchr(line, '\r'); q; q = strchr(q + 1, '\r')) {
+      char *r = q;
+      while (*r && is_space(*r)) r++;
+      if (*r) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "a carriage return at byte %zu is followed by more text on the line (lines "
+                 "ended by CR alone?): end lines with a newline", (size_t)(q - line) + 1);
+        status = fail(err, GFI_EPARSE, lineno, 0, msg, NULL);
+        goto out;
+      }
+    }
     while (*p && is_space(*p)) p++;
     if (*p == '\0' || *p == '#') continue; /* blank or comment */
     size_t field = 0;

@@ -67,8 +67,8 @@ done
 c 2 "outside \[0.1, 1e+08\]" sample --model t:1e-300 --n 5
 c 2 "scale b = 1e+308 is outside" sample --model laplace:0,1e308 --n 5
 c 2 "covariance entry (1,1)" pdf --model normal:cov=1e300 --at q.txt
-c 1 "out of memory for 2305843009213693952 x 1 values" sample --model normal --n 2305843009213693952
-c 1 "out of memory for" sample --model normal --dim 3 --n 1e18
+c 2 "--n: 2305843009213693952 is above the budget of 1e+15" sample --model normal --n 2305843009213693952
+c 2 "--n: 1e18 is above the budget" sample --model normal --dim 3 --n 1e18
 c 2 "--n" sample --model normal --n -5
 c 2 "--n" sample --model normal --n 1.5
 c 2 "--n" sample --model normal --n 1e30
@@ -128,7 +128,7 @@ c 1 "q2.txt:1:2" density --data d1.txt --R 2 --at q2.txt
 c 1 "weights file" density --data d1.txt --R 2 --at q.txt --weights q.txt
 c 1 "weights file nan.txt" density --data d1.txt --R 2 --at q.txt --weights nan.txt
 c 2 "--model" density --model t:1e-300 --n 10 --seed 1 --R 2 --at q.txt
-c 1 "out of memory for" density --model normal --n 2305843009213693952 --seed 1 --R 2 --at q.txt
+c 2 "--n: .*above the budget" density --model normal --n 2305843009213693952 --seed 1 --R 2 --at q.txt
 c 2 "--grid" density --data d1.txt --R 2 --grid 0:1:0
 c 2 "--grid" density --data d1.txt --R 2 --grid 0:1:x
 c 2 "--grid" density --data d1.txt --R 2 --grid 0:1:5 --at q.txt
@@ -158,7 +158,7 @@ for nz in gauss:-1 gauss:x hetero:1 hetero:1,-1 gauss:1e300 laplace:1; do
 done
 c 1 "--truth: responses y: row 1, column 1 is infinite" \
   regress-sample --model normal:mean=1e90 --truth poly:0,0,0,1e100 --noise none --n 5 --seed 1
-c 1 "out of memory for" regress-sample --model normal --truth poly:0,1 --n 2305843009213693952 --seed 1
+c 2 "--n: .*above the budget" regress-sample --model normal --truth poly:0,1 --n 2305843009213693952 --seed 1
 c 2 "--model" regress-sample --model laplace:0,1e308 --truth poly:0,1 --n 5 --seed 1
 
 # ---- regress-mse, regress-rates ------------------------------------------------
@@ -296,5 +296,137 @@ for args in "sample --model normal --n 10 --seed 1" "pdf --model normal --at q.t
   # shellcheck disable=SC2086
   expect 1 "writing" -- sh -c "\"\$0\" $args >/dev/full" "$GFI"
 done
+
+# ---- reliability, second round (issue 24) -------------------------------------------
+# npy NAME DICT-PREFIX DICT-REST BODY: a version 1.0 .npy whose dict is
+# DICT-PREFIX, a NUL when DICT-REST is not '-' (then DICT-REST), padded with
+# spaces and a newline to 64 bytes; BODY a printf format of the values
+npy() {
+  local pre=$2 rest=$3 body=$4 n
+  [ "$rest" = - ] && rest="" && n=${#pre} || n=$((${#pre} + 1 + ${#rest}))
+  local pad=$((64 - (10 + n + 1) % 64)) h
+  h=$((n + pad + 1))
+  { printf '\223NUMPY\001\000'; printf "\\$(printf %03o $((h % 256)))\\$(printf %03o $((h / 256)))"
+    printf '%s' "$pre"; [ -n "$rest" ] && { printf '\000'; printf '%s' "$rest"; }
+    printf "%${pad}s\n" ""; printf "$body"; } >"$1"
+}
+ONE='\000\000\000\000\000\000\360\077' # 1.0, little-endian
+npy ok1.npy "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }" - "$ONE$ONE"
+npy zc.npy "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000000000, 0), }" - ""
+npy zc5.npy "{'descr': '<f8', 'fortran_order': False, 'shape': (5, 0), }" - ""
+npy huge.npy "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000000000, 1), }" - "$ONE"
+npy garb.npy "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), } x" - "$ONE$ONE"
+npy garb2.npy "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }}" - "$ONE$ONE"
+npy nuld.npy "{'descr': '<f8" "', 'fortran_order': False, 'shape': (2,), }" "$ONE$ONE"
+npy nulk.npy "{'descr': '<f8', 'fortran_order': False, 'sha" "pe': (2,), }" "$ONE$ONE"
+c 0 "" density --data ok1.npy --R 1 --at q.txt # the helper writes a valid file
+for f in zc zc5; do
+  c 1 "$f.npy: shape ([0-9]*, 0): rows of zero columns hold no values" density --data $f.npy --R 1 --at q.txt
+  c 1 "$f.npy: shape ([0-9]*, 0): rows of zero columns" ropt --select lscv --data $f.npy
+  c 1 "$f.npy: shape ([0-9]*, 0): rows of zero columns" pdf --model normal --at $f.npy
+  c 1 "$f.npy: shape ([0-9]*, 0): rows of zero columns" attention --q $f.npy --k Q.txt --v Q.txt --R 1
+done
+c 1 "huge.npy: truncated data: shape (1000000000000000000, 1) needs" ropt --select lscv --data huge.npy
+for f in garb garb2; do
+  c 1 "$f.npy: malformed header: byte [0-9]* after the dict" density --data $f.npy --R 1 --at q.txt
+  c 1 "$f.npy: malformed header: byte [0-9]* after the dict" regress --data $f.npy --dim 1 --R 1 --at q.txt
+  c 1 "$f.npy: malformed header: byte [0-9]* after the dict" pdf --model normal --at $f.npy
+done
+c 1 "nuld.npy: malformed header: 'descr' is not a plain quoted string" density --data nuld.npy --R 1 --at q.txt
+c 1 "nuld.npy: malformed header: 'descr' is not a plain quoted string" pdf --model normal --at nuld.npy
+c 1 "nulk.npy: malformed header: expected 'key': value" density --data nulk.npy --R 1 --at q.txt
+for a in --version --help; do expect 1 "writing standard output" -- sh -c "\"\$0\" $a >/dev/full" "$GFI"; done
+
+# non-finite results of finite inputs: a correct finite result, or an error naming the input
+awk '{print 1e308, -1e308}' Q.txt >V308.txt
+awk '{print 1e200 * $1, 1e200 * $2}' Q.txt >Q200.txt
+for kind in "--R 2" "--R 0.5,3" "--kind softmax" "--kind softmax --causal" "--R 2 --l 3" "--R 2 --causal"; do
+  for g in "" "--grad gr"; do
+    # shellcheck disable=SC2086
+    c 0 "" attention --q Q.txt --k Q.txt --v V308.txt $kind $g
+  done
+done
+for v in 1e300 1e20 1e17; do
+  c 2 "\-\-R: R_1 \* x = .* exceeds 2^52" attention --q Q.txt --k Q.txt --v Q.txt --R $v
+done
+c 1 "softmax logits scale q.k may overflow" attention --q Q200.txt --k Q200.txt --v Q.txt --kind softmax
+c 1 "softmax logits scale q.k may overflow" attention --q Q.txt --k Q200.txt --v Q.txt --kind softmax --scale 1e300
+awk '!/^#/ {print $1, 1e308}' r1.txt >y308.txt
+awk '!/^#/ {print $1, -1e308, 1e308}' r1.txt >y308b.txt
+for kern in "--R 2" "--R 2 --phi pow:3" "--kernel gauss --bandwidth 0.3" "--R 2 --method fast"; do
+  # shellcheck disable=SC2086
+  c 0 "" regress --data y308.txt $kern --grid -2:2:9
+  # shellcheck disable=SC2086
+  c 0 "" regress --data y308b.txt --dim 1 $kern --at q.txt
+done
+for cmd in "density --data d1.txt --R 1" "density --data d1.txt --kernel gauss --bandwidth 1" \
+           "regress --data r1.txt --R 1" "regress --data r1.txt --kernel gauss --bandwidth 1"; do
+  for g in -1e308:1e308:3 -1.7e308:1e308:2 -9e307:9e307:5; do
+    # shellcheck disable=SC2086
+    c 2 "\-\-grid: the span hi - lo of .* overflows a double" $cmd --grid $g
+  done
+done
+awk '!/^#/ {print 1e308}' d1.txt >w308.txt
+c 0 "" density --data d1.txt --R 1 --at q.txt --weights w308.txt
+c 0 "" density --data d1.txt --kernel gauss --bandwidth 0.3 --at q.txt --weights w308.txt
+printf '1e200\n-1e200\n3e199\n0\n' >g200.txt
+c 1 "\-\-bandwidth scott: the data's covariance overflows a double" density --data g200.txt --kernel gauss --bandwidth scott --at q.txt
+c 1 "\-\-bandwidth silverman: the data's covariance overflows" density --data g200.txt --kernel gauss --bandwidth silverman --at q.txt
+c 0 "" density --data g200.txt --kernel gauss --bandwidth 1 --at q.txt
+
+# degenerate data: the Scott and Silverman rules refuse it, like ns and lscv
+for _ in $(seq 1 100); do echo 0.3; done >same.txt
+for i in $(seq 1 50); do echo "$i $((2 * i + 1))"; done >line2.txt
+for i in $(seq 1 50); do echo "$i 7"; done >flat2.txt
+for f in same line2 flat2; do
+  for r in scott silverman; do
+    c 1 "\-\-bandwidth $r: the data do not spread along every axis" density --data $f.txt --kernel gauss --bandwidth $r --grid 0:1:3
+  done
+done
+awk '{print $1, 2}' same.txt >samer.txt
+c 1 "\-\-bandwidth scott: the data do not spread" regress --data samer.txt --kernel gauss --bandwidth scott --at q.txt
+
+# budgets: every size and count checked before work starts, naming the option
+c 2 "\-\-n: 10000000000 points x 1 dimension(s) = 1e+10 values, above the budget" sample --model normal --n 1e10
+c 2 "\-\-n: 3000000000 points x 3 dimension(s)" sample --model normal --dim 3 --n 3e9
+c 2 "\-\-n: 5000000000 pairs x 2 values" regress-sample --model normal --truth poly:0,1 --n 5e9
+c 2 "\-\-grid: 1e+12 points in 2 dimension(s), above the budget" density --data d2.txt --R 1 --grid 0:1:1e6
+c 2 "\-\-grid: .* above the budget" density --data d1.txt --R 1 --grid 0:1:1e10
+c 2 "\-\-nscan: 1e15 is above the budget of 1e+05" ropt --select lscv --data d1.txt --nscan 1e15
+c 2 "\-\-nscan: 200000 is above the budget" ropt --select lscv --data d1.txt --nscan 200000
+SWG=(--model normal --dims 1 --phis 2 --Rs 1 --seed 1)
+c 2 "\-\-reps: the point N = 1e+15, reps = 2 .* above the budget" sweep --out sw1.dat "${SWG[@]}" --ns 1e15 --reps 2
+c 2 "\-\-reps: the point N = 1e+10, reps = 100" sweep --out sw1.dat "${SWG[@]}" --ns 1e10 --reps 100
+c 2 "\-\-ns: the point N = 1e+10, reps = 100" sweep --out sw1.dat "${SWG[@]}" --ns 10,1e10 --reps 100
+c 2 "\-\-reps: 1e+300 replications: at most 1e+09" sweep --out sw1.dat "${SWG[@]}" --ns 10 --reps 1e300
+c 2 "\-\-reps: 1e+18 replications" sweep --out sw1.dat "${SWG[@]}" --ns 10 --reps 0,1e18
+c 2 "\-\-ns: sizes must be integers" sweep --out sw1.dat "${SWG[@]}" --ns 1e300 --reps 0
+[ ! -e sw1.dat ] && ok || bad "a refused sweep left its file"
+for co in "mise --model normal --R 2 --exact --n" "mise --model normal --n 100 --R 2 --seed 1 --mc" \
+          "concentration --reps" "concentration --n" "regress-mse --model normal --truth poly:0,1 --R 2 --points 3 --n 10 --reps" \
+          "regress-rates --reps" "regress-rates --points" "attention --q Q.txt --k Q.txt --v Q.txt --R 2 --heads" \
+          "flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 4 --r 8 --trials" "rates --per-decade" \
+          "sample --model normal --n"; do
+  # shellcheck disable=SC2086
+  c 2 "above the budget of 1e+15" $co 1e16
+done
+c 2 "\-\-mc: .* above" mise --model normal --n 1000 --R 2 --seed 1 --mc 1e12
+c 2 "\-\-reps: .* above 1e+11" concentration --reps 1e12
+
+# sweep outputs that cannot be read back
+c 1 "\-\-out /dev/full: not a regular file (a character device)" sweep --out /dev/full "${SWG[@]}" --ns 10 --reps 0
+c 1 "\-\-out dir: not a regular file (a directory)" sweep --out dir "${SWG[@]}" --ns 10 --reps 0
+c 1 "\-\-out /dev/null: not a regular file" sweep --out /dev/null "${SWG[@]}" --ns 10 --reps 0
+
+# messages that name what the user must change
+printf '0.1\r0.2\r0.3\r' >cr.txt
+c 1 "data file cr.txt:1: a carriage return at byte 4 is followed by more text" density --data cr.txt --R 1 --at q.txt
+c 1 "query file cr.txt:1: a carriage return" density --data d1.txt --R 1 --at cr.txt
+c 1 "\-\-q cr.txt:1: a carriage return" attention --q cr.txt --k cr.txt --v cr.txt --R 1
+printf '0.1\r\n0.2\r\n' >crlf.txt
+c 0 "" density --data crlf.txt --R 1 --at q.txt
+c 2 "\-\-tol: must be in \[1e-15, 1)" mise --model normal --n 1000 --R 2 --mc 3 --seed 1 --tol 1e-300 --method fast
+c 2 "\-\-tol: must be in \[1e-15, 1)" mise --model normal --n 1000 --R 2 --mc 3 --seed 1 --tol 1e-16
+c 1 "lower \-\-n (\-\-method direct sums every one of the N points" mise --model normal --n 1e8 --R 2 --mc 2 --seed 1 --method direct
 
 finish bad-input

@@ -41,7 +41,7 @@ diff <(rows "$T/full.dat") <(rows "$T/two.dat") >/dev/null && ok || bad "the fil
 # --- corrupted value fields: dropped with a message naming file:line:column, recomputed
 for v in garbage nan inf -1 1e999 ''; do
   awk -v v="$v" '!/^#/ && $1 == 5 {$8 = v} {print}' "$T/full.dat" >"$T/c.dat"
-  [ -z "$v" ] && { expect 1 "c.dat:[0-9]*:1: not a row of this sweep (10 fields" -- "$GFI" sweep --out "$T/c.dat" "${SW[@]}"; continue; }
+  [ -z "$v" ] && { expect 1 "c.dat:[0-9]*:1: not a row of this sweep (11 fields" -- "$GFI" sweep --out "$T/c.dat" "${SW[@]}"; continue; }
   "$GFI" sweep --out "$T/c.dat" "${SW[@]}" 2>"$T/err" || bad "resume with mise = '$v'"
   grep -q "c.dat:[0-9]*:[0-9]*: point 5's mise field '$v' is corrupted.*computed again" "$T/err" && ok ||
     bad "no message for mise = '$v': $(cat "$T/err")"
@@ -57,6 +57,46 @@ expect 1 "c.dat:[0-9]*:3: point 5's model is 'normal' in this sweep, the row say
   "$GFI" sweep --out "$T/c.dat" "${SW[@]}"
 awk '!/^#/ && $1 == 5 {$1 = 4800} {print}' "$T/full.dat" >"$T/c.dat"
 expect 1 "c.dat:[0-9]*:1: '4800' is not a point index of this sweep" -- "$GFI" sweep --out "$T/c.dat" "${SW[@]}"
+# --- the lock is the file's own (device and inode): a second sweep through a
+# symbolic link, a hard link or another spelling of the path exits 1
+"$GFI" sweep --out "$T/held.dat" "${SLOW[@]}" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do [ -s "$T/held.dat.lock" ] && break; sleep 0.05; done
+ln -s held.dat "$T/sym.dat"
+ln "$T/held.dat" "$T/hard.dat"
+for other in sym.dat hard.dat; do
+  expect 1 "$other is being written by another sweep (through this or another path to the same file" -- \
+    "$GFI" sweep --out "$T/$other" "${SLOW[@]}"
+done
+expect 1 "held.dat is being written by another sweep" -- "$GFI" sweep --out "$T/./held.dat" "${SLOW[@]}"
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+# outputs that cannot be read back: refused before anything is written
+mkdir "$T/adir"
+mkfifo "$T/fifo" 2>/dev/null || : >"$T/fifo"
+expect 1 "/dev/full: not a regular file (a character device)" -- "$GFI" sweep --out /dev/full "${SW[@]}"
+expect 1 "adir: not a regular file (a directory)" -- "$GFI" sweep --out "$T/adir" "${SW[@]}"
+[ -p "$T/fifo" ] && expect 1 "fifo: not a regular file (a pipe)" -- "$GFI" sweep --out "$T/fifo" "${SW[@]}"
+
+# --- duplicated rows (two writers once shared the file): the copies are dropped
+{ cat "$T/full.dat"; grep -v '^#' "$T/full.dat" | head -n 5; } >"$T/d.dat"
+"$GFI" sweep --out "$T/d.dat" "${SW[@]}" --threads 1 2>"$T/err" || bad "resume with duplicated rows: $(cat "$T/err")"
+[ "$(grep -c "row appears again; the copy is dropped" "$T/err")" -eq 5 ] && ok || bad "duplicates: $(cat "$T/err")"
+diff <(rows "$T/full.dat") <(rows "$T/d.dat") >/dev/null && ok || bad "duplicates: the repaired file differs"
+# --- a changed digit in a middle row's value: the checksum catches it, the point is computed again
+awk '!/^#/ && $1 == 20 {$8 = substr($8, 1, 6) ($8 ~ /^.....[0-8]/ ? "9" : "1") substr($8, 8)} {print}' \
+  "$T/full.dat" >"$T/g.dat"
+cmp -s "$T/full.dat" "$T/g.dat" && bad "the digit was not changed"
+"$GFI" sweep --out "$T/g.dat" "${SW[@]}" --threads 1 2>"$T/err" || bad "resume of a changed digit"
+grep -q "g.dat:[0-9]*:[0-9]*: point 20's row does not match its checksum" "$T/err" && ok || bad "digit: $(cat "$T/err")"
+diff <(rows "$T/full.dat") <(rows "$T/g.dat") >/dev/null && ok || bad "changed digit: the file was not repaired"
+# --- files written before rows had a checksum (11 columns) still resume
+awk '/^# index/ {print "# index model dim l n R reps mise se bias2 var"; next} /^#/ {print; next}
+  {NF = 11; print}' "$T/full.dat" | head -n -4 >"$T/old.dat"
+"$GFI" sweep --out "$T/old.dat" "${SW[@]}" --threads 1 2>"$T/err" || bad "resume of an 11-column file: $(cat "$T/err")"
+[ "$(grep -vc '^#' "$T/old.dat")" -eq 48 ] && ok || bad "11-column file: $(grep -vc '^#' "$T/old.dat") rows"
+"$GFI" sweep --out "$T/old.dat" "${SW[@]}" --threads 1 2>"$T/err" && [ ! -s "$T/err" ] && ok ||
+  bad "second resume of an 11-column file: $(cat "$T/err")"
 
 # --- the header cut inside (in '# grid', before the key, mid column line): written again
 keyl=$(grep -n '^# sweep-key' "$T/full.dat" | cut -d: -f1)

@@ -288,6 +288,20 @@ int main(void) {
     CHECK_STATUS(gfi_bandwidth_rule("silverman", N, 1, k, NULL, &H1), GFI_OK);
     CHECK_CLOSE(H1, v * pow(N * 3 / 4.0, -0.4), 1e-12, 0);
     CHECK_STATUS(gfi_bandwidth_rule("bogus", N, 1, k, NULL, &H1), GFI_EINVAL);
+    /* degenerate data: 100 identical points (the covariance is rounding
+     * noise), points on a line in 2-D, a constant second axis */
+    double same[100], line[200], flat[200], H2[4];
+    for (int i = 0; i < 100; i++) {
+      same[i] = 0.1 * 3; /* not exact in binary: the mean rounds */
+      line[2 * i] = i, line[2 * i + 1] = 2.0 * i + 1;
+      flat[2 * i] = sin(i), flat[2 * i + 1] = 7;
+    }
+    CHECK_STATUS(gfi_bandwidth_rule("scott", 100, 1, same, NULL, &H1), GFI_EBANDWIDTH);
+    CHECK_STATUS(gfi_bandwidth_rule("silverman", 100, 1, same, NULL, &H1), GFI_EBANDWIDTH);
+    CHECK_STATUS(gfi_bandwidth_rule("scott", 100, 2, line, NULL, H2), GFI_EBANDWIDTH);
+    CHECK_STATUS(gfi_bandwidth_rule("silverman", 100, 2, flat, NULL, H2), GFI_EBANDWIDTH);
+    for (int i = 0; i < 100; i++) line[2 * i + 1] += 0.01 * cos(3.0 * i); /* off the line: fine */
+    CHECK_STATUS(gfi_bandwidth_rule("scott", 100, 2, line, NULL, H2), GFI_OK);
   }
 
   /* 7. every error status at the API boundary */

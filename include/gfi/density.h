@@ -56,7 +56,12 @@ GFI_EXPORT int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t 
 
 /* Bandwidth rules on the data covariance S (as scipy.stats.gaussian_kde):
  * H = f^2 S with Scott's f = N^(-1/(D+4)) or Silverman's
- * f = (N (D+2)/4)^(-1/(D+4)). rule: "scott" or "silverman". H is D x D. */
+ * f = (N (D+2)/4)^(-1/(D+4)). rule: "scott" or "silverman". H is D x D.
+ * GFI_EBANDWIDTH when the data do not spread along every axis (an axis's
+ * standard deviation below 1e-12 of its largest |value|: identical points)
+ * or lie on a line or plane (a Cholesky pivot of the correlation matrix
+ * below 1e-12): H would be singular, as the selectors refuse too;
+ * GFI_ERANGE when the covariance overflows a double (data near 1e154+). */
 GFI_EXPORT int gfi_bandwidth_rule(const char *rule, size_t N, size_t D, const double *data,
                        const double *weights, double *H);
 
