@@ -34,7 +34,7 @@ int main(void) {
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(r, 7);
   /* 24 cases (8 per dimension); GFI_GUARANTEE_CASES overrides (the
-   * sanitizer run, tools/sanitize.sh, takes 9: it checks memory, not the
+   * sanitizer run, tools/sanitize.sh, takes 3, one per dimension: it checks memory, not the
    * statistics of the family) */
   const char *nc_env = getenv("GFI_GUARANTEE_CASES");
   const int NCASE = nc_env && atoi(nc_env) > 0 ? atoi(nc_env) : 24;

@@ -30,7 +30,7 @@ ninja -C "$B" >&2
 # libomp's own allocations and never a leak of gfi's inside a parallel region
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:malloc_context_size=2}
 # the randomised bound test checks memory here, not the family's statistics
-export GFI_GUARANTEE_CASES=${GFI_GUARANTEE_CASES:-9}
+export GFI_GUARANTEE_CASES=${GFI_GUARANTEE_CASES:-3}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 # libomp's own thread-team memory is not gfi's leak (tools/lsan_openmp.supp)
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$GFI_ROOT/tools/lsan_openmp.supp:print_suppressions=0"
