@@ -102,8 +102,8 @@ static int drain(guard *g, int all) {
   if (start && put(g, g->carry, start)) st = -1;
   if (g->tripped) {
     g->n = 0;
-  } else {
-    memmove(g->carry, g->carry + start, g->n - start);
+  } else if (start) {
+    if (g->n > start) memmove(g->carry, g->carry + start, g->n - start);
     g->n -= start;
   }
   return st;

@@ -176,6 +176,10 @@ static int attention_batched(const batch_args *a) {
   o.nthreads = a->nthreads;
   void *q = as_dtype(Q, nq, a->f32), *k = as_dtype(K, nk, a->f32), *v = as_dtype(V, nv, a->f32);
   void *r = as_dtype(R, nR, a->f32), *h = cli_array(nh, a->f32 ? sizeof(float) : sizeof(double), 1);
+  /* the converted copies are what the calls use: free the originals now, so
+   * that an error exit below leaves no unreachable block behind */
+  free(Q), free(K), free(V), free(R);
+  Q = K = V = R = NULL;
   double *saved = cli_array(gfi_attn_batch_saved_size(B, H, Lq), sizeof *saved, 1);
   gfi_attn_info info;
   int st = gfi_attn_batch_forward(&sp, B, H, Lq, Lk, D, Dv, q, k, v, r, kpad, mask, &o, h, saved, &info);
