@@ -48,6 +48,12 @@ done
 # (about 10 s serial, 0.4 s a point: after the third row the kill must land
 # long before the last; with 0.1 s points a loaded machine once finished them all)
 SLOW=(--model normal --dims 1 --phis 2,4 --ns 10000,20000 --Rs 1,2,3 --reps 0,500 --seed 2 --threads 1)
+# under ASan+UBSan a Monte-Carlo point costs about 25 times as much: a point
+# 20 times smaller keeps the same fraction of a second per point (the whole
+# section took 21 minutes of the sanitized suite with the full sizes)
+if [ "${GFI_SANITIZE:-none}" != none ]; then
+  SLOW=(--model normal --dims 1 --phis 2,4 --ns 1000,2000 --Rs 1,2,3 --reps 0,100 --seed 2 --threads 1)
+fi
 "$GFI" sweep --out "$T/slow.dat" "${SLOW[@]}" || bad "serial slow sweep"
 n=$(grep -vc '^#' "$T/slow.dat")
 killed() { # P FILE: start an MPI sweep, kill it after 3 rows
