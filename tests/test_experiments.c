@@ -239,9 +239,15 @@ static void test_regress_study(void) {
     CHECK(strcmp(r1[1].condition, "p-not-bounded-below") == 0, "thm4-1d-all is outside Theorem 4's setting");
     CHECK(r1[2].th == NULL && r1[2].verdict == GFI_EXP_BASELINE && r1[2].classical == -0.8, "gauss-1d baseline");
     CHECK(isfinite(r1[0].observed) && r1[0].lo95 < r1[0].observed && r1[0].observed < r1[0].hi95, "interval");
+    /* integrated rows: every point field NaN (gfi_exp_rate_row) */
+    for (size_t i = 0; i < 3; i++)
+      CHECK(isnan(r1[i].point_x[0]) && isnan(r1[i].point_p) && isnan(r1[i].point_C) && isnan(r1[i].point_gamma),
+            "%s: point fields x %g p %g C %g gamma %g", r1[i].name, r1[i].point_x[0], r1[i].point_p, r1[i].point_C,
+            r1[i].point_gamma);
   }
-  free(r1);
-  free(r2);
+  gfi_exp_rate_rows_free(r1);
+  gfi_exp_rate_rows_free(r2);
+  gfi_exp_rate_rows_free(NULL);
   p.rows = "thm2-1d,thm9";
   CHECK_STATUS(gfi_exp_regress_rates(&p, &c1, NULL, NULL, NULL, &e), GFI_EINVAL);
   CHECK(strcmp(e.param, "--rows") == 0 && strstr(e.msg, "thm9"), "unknown row: %s %s", e.param, e.msg);

@@ -51,6 +51,10 @@ typedef struct gfi_exp_rate_row {
   double point_x[3], point_p, point_C, point_gamma;
 } gfi_exp_rate_row;
 
+/* Free the rows a rate check returned (NULL is fine): for callers that do
+ * not share this library's allocator (the Python package). */
+void gfi_exp_rate_rows_free(gfi_exp_rate_row *rows);
+
 /* ---- density (Theorems 1, 3a, 3b) ---- */
 
 #define GFI_EXP_DRATES_MAXMODELS 16

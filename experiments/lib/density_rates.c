@@ -14,6 +14,8 @@ void gfi_exp_drates_default(gfi_exp_drates_params *p) {
   p->slack = 0.02;
 }
 
+void gfi_exp_rate_rows_free(gfi_exp_rate_row *rows) { free(rows); }
+
 typedef struct {
   double N, R, mise, bias2, var, mc, mcse;
 } point;

@@ -458,7 +458,7 @@ int gfi_exp_regress_rates(const gfi_exp_rrates_params *p, const gfi_exp_ctx *ctx
       }
       if (fst) fit.intercept = fit.slope = fit.slope_lo95 = fit.slope_hi95 = fit.chi2_dof = NAN;
       gfi_exp_rate_row *rw = rows + nrows++;
-      rw->point_p = rw->point_C = NAN;
+      rw->point_p = rw->point_C = rw->point_gamma = NAN; /* gamma: set below for 3 or more points */
       for (size_t j = 0; j < 3; j++) rw->point_x[j] = NAN;
       if (npt) {
         char xs[48] = "";

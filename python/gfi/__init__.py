@@ -2,7 +2,8 @@
 
 Density (FourierKDE, GaussianKDE), Nadaraya-Watson (FourierNW, GaussianNW),
 radius and bandwidth selection, truth models (Model), exact and Monte-Carlo
-MISE, Fourier and softmax attention over libgfi, with numpy arrays in and out
+MISE, the rate checks of FourierFormer's theorems (density_rates,
+regression_rates), Fourier and softmax attention over libgfi, with numpy arrays in and out
 (docs/python.md). gfi.torch (import it explicitly; needs PyTorch) has the
 autograd Function and nn.Module of Fourier attention.
 """
@@ -21,6 +22,8 @@ from .mise import (mise_exact, mise_mc, optimal_radius, ise_plancherel, mise_gau
 from .flt import RPE, Proposal, flt_features, flt_error_trials
 from .attention import (fourier_attention, fourier_attention_backward, softmax_attention,
                         softmax_attention_backward)
+from . import rate_checks
+from .rate_checks import density_rates, regression_rates, regression_rate_rows
 
 __version__ = "0.1.0"
 

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import zipfile
 
 import pytest
 
@@ -21,7 +22,8 @@ def _need(mod):
 
 
 def _clean_env():
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "GFI_LIBRARY", "GFI_CLI")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "GFI_LIBRARY", "GFI_EXP_LIBRARY",
+                                                                "GFI_LAYOUT_PROBE", "GFI_CLI")}
     env["PIP_NO_INDEX"] = "1"  # offline: everything comes from Debian's packages
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     return env
@@ -43,6 +45,9 @@ def test_wheel_installs_in_fresh_venv(tmp_path):
          str(tmp_path), env)
     whl = [p for p in os.listdir(wheels) if p.startswith("gfi-") and p.endswith(".whl")]
     assert len(whl) == 1, whl
+    with zipfile.ZipFile(wheels / whl[0]) as z:
+        names = z.namelist()
+    assert "gfi/libgfi.so" in names and "gfi/libgfi_exp.so" in names, names
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], str(tmp_path), env)
     py = str(venv / "bin" / "python")
@@ -55,6 +60,14 @@ def test_wheel_installs_in_fresh_venv(tmp_path):
     r = _run([py, "-I", "-c", "import gfi, os; print(gfi.__file__); print(gfi.LIBRARY_PATH)"], str(work), env)
     mod, libpath = r.stdout.split()
     assert mod.startswith(str(venv)) and libpath.startswith(str(venv)) and os.path.basename(libpath) == "libgfi.so"
+    # the rate checks from the installed libgfi_exp.so (over the same libgfi.so)
+    code = ("import gfi; t = gfi.density_rates(theorems='1', models='normal', nmin=100, nmax=1e4, mc=0, threads=1); "
+            "print(gfi.rate_checks.library_path()); print(t['name'][0], t['verdict'][0], '%.6f' % t['claimed'][0])")
+    r = _run([py, "-I", "-c", code], str(work), env)
+    exp_path, name, verdict, claimed = r.stdout.split()
+    assert exp_path.startswith(str(venv)) and os.path.basename(exp_path) == "libgfi_exp.so"
+    assert name == "1" and claimed == "-0.666667"
+    assert verdict in ("consistent", "faster-than-claimed", "slower-than-claimed")
 
 
 def test_sdist_builds(tmp_path):
