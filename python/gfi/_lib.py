@@ -329,6 +329,27 @@ def radii(R, D, name="R"):
     return a
 
 
+def grid_spec(n, lo, hi, data_lo, data_hi, D):
+    """The tensor grid's arguments of gfi_*_eval_grid: n (uintp), lo, hi
+    (float64) from one value or one per axis; lo/hi default to the data's
+    box widened by a tenth of its width per side. Returns (n, lo, hi, shape)."""
+    nn = np.broadcast_to(np.asarray(n), (D,))
+    if not np.all(nn == np.floor(nn)) or np.any(nn < 1):
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "n must be integers >= 1, got %r" % (n,), "n")
+    nn = np.ascontiguousarray(nn, dtype=np.uintp)
+    width = data_hi - data_lo
+    pad = np.where(width > 0, width / 10, 1.0)
+    lo_ = radii(data_lo - pad if lo is None else lo, D, "lo")
+    hi_ = radii(data_hi + pad if hi is None else hi, D, "hi")
+    return nn, lo_, hi_, tuple(int(v) for v in nn)
+
+
+def grid_axes(lo, hi, shape):
+    """The D 1-D axes of the grid lo:hi:shape."""
+    return tuple(np.linspace(lo[j], hi[j], shape[j]) if shape[j] > 1 else np.array([lo[j]])
+                 for j in range(len(shape)))
+
+
 def check(status, what, params=None, arrays=None):
     """Raise the gfi.Error for a non-zero status.
 

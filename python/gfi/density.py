@@ -6,7 +6,7 @@ import numpy as np
 
 from . import errors
 from ._lib import (lib, FastInfo, Handle, SelectOpts, SelectResult, addr, as_f64, check, fast_info_dict,
-                   make_opts, points, radii, ref, out_array, threads_arg, METHODS)
+                   make_opts, points, radii, ref, out_array, threads_arg, METHODS, grid_spec, grid_axes)
 from .kernels import make_kernel
 
 
@@ -81,24 +81,14 @@ class _KDE:
         widened by a tenth of its width per side). Returns (axes, values):
         axes a tuple of D 1-D arrays, values of shape n (last axis fastest)."""
         self._need_fit()
-        D = self.D_
-        nn = np.broadcast_to(np.asarray(n), (D,))
-        if not np.all(nn == np.floor(nn)) or np.any(nn < 1):
-            raise errors.InvalidArgument(errors.GFI_EINVAL, "n must be integers >= 1, got %r" % (n,), "n")
-        nn = np.ascontiguousarray(nn, dtype=np.uintp)
-        width = self._hi - self._lo
-        pad = np.where(width > 0, width / 10, 1.0)
-        lo_ = radii(self._lo - pad if lo is None else lo, D, "lo")
-        hi_ = radii(self._hi + pad if hi is None else hi, D, "hi")
-        shape = tuple(int(v) for v in nn)
+        nn, lo_, hi_, shape = grid_spec(n, lo, hi, self._lo, self._hi, self.D_)
         p = out_array(out, shape)
         info = FastInfo()
         st = lib.gfi_density_eval_grid(self._plan.ptr, addr(lo_), addr(hi_), addr(nn), addr(p), ref(info))
         check(st, "density on a grid", {errors.GFI_EINVAL: "n", errors.GFI_EDIM: "n", errors.GFI_ERANGE: "hi"},
               {"lo": lo_, "hi": hi_})
         self._info = info
-        axes = tuple(np.linspace(lo_[j], hi_[j], shape[j]) if shape[j] > 1 else np.array([lo_[j]])
-                     for j in range(D))
+        axes = grid_axes(lo_, hi_, shape)
         return axes, p.reshape(shape)
 
     def _keep_box(self, x):

@@ -4,7 +4,7 @@ import numpy as np
 
 from . import errors
 from ._lib import (lib, FastInfo, Handle, addr, as_f64, check, fast_info_dict, make_opts, points, radii, ref,
-                   out_array)
+                   out_array, grid_spec, grid_axes)
 from .kernels import make_kernel
 from .density import gaussian_H
 
@@ -34,6 +34,7 @@ class _NW:
         self._plan = plan
         self.N_, self.D_ = X.shape
         self.V_ = Y.shape[1]
+        self._lo, self._hi = X.min(axis=0), X.max(axis=0)
 
     def predict(self, x, return_flags=False, return_denominator=False):
         """The estimate at points x ((M,) for D = 1 or (M, D)): (M,) for a
@@ -65,6 +66,31 @@ class _NW:
         if return_denominator:
             extra.append(den)
         return (res, *extra) if extra else res
+
+    def predict_grid(self, n=256, lo=None, hi=None):
+        """The estimate on the tensor grid lo[j] + k (hi[j] - lo[j]) / (n[j] - 1)
+        (n, lo, hi: one value or one per axis; lo/hi default to the design's
+        box widened by a tenth of its width per side). Returns (axes, values):
+        axes a tuple of D 1-D arrays, values of shape n for a 1-D y and
+        n + (V,) for y of shape (N, V), last grid axis fastest; flagged rows
+        are NaN and counted in nflagged_ (predict gives their codes)."""
+        if self._plan is None:
+            raise errors.InvalidArgument(errors.GFI_EINVAL, "predict_grid before fit: call fit(x, y) first", "x")
+        nn, lo_, hi_, shape = grid_spec(n, lo, hi, self._lo, self._hi, self.D_)
+        M = int(np.prod(shape, dtype=np.float64))
+        if M * self.V_ > np.iinfo(np.intp).max // 8:
+            raise errors.InvalidArgument(errors.GFI_EINVAL, "grid of %s points is too large" % (shape,), "n")
+        out = np.empty((M, self.V_))
+        nfl = np.zeros(1, dtype=np.uintp)
+        info = FastInfo()
+        st = lib.gfi_nw_eval_grid(self._plan.ptr, addr(lo_), addr(hi_), addr(nn), addr(out), addr(nfl), ref(info))
+        if st != errors.GFI_EDENOM:
+            check(st, "Nadaraya-Watson on a grid", {errors.GFI_EINVAL: "n", errors.GFI_EDIM: "n",
+                                                    errors.GFI_ERANGE: "hi"}, {"lo": lo_, "hi": hi_})
+        self.route_ = fast_info_dict(info)
+        self.nflagged_ = int(nfl[0])
+        self.flags_ = None
+        return grid_axes(lo_, hi_, shape), out.reshape(shape + ((self.V_,) if self._vector else ()))
 
     __call__ = predict
 

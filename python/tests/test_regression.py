@@ -91,3 +91,31 @@ def test_bad_input_nw(xy):
     assert e.value.param == "denom_tol"
     with pytest.raises(gfi.InvalidArgument):
         gfi.FourierNW(R="lscv").fit(x, y)
+
+
+@pytest.mark.parametrize("method", ["direct", "fast"])
+def test_nw_grid_equal_cli_and_points(cli, npy, tmp_path, xy, method):
+    # predict_grid: the CLI's --grid to the bit, and the same numbers as
+    # predict at the grid's points (last axis fastest), vector responses
+    x, y = xy
+    out = tmp_path / "g.npy"
+    cli("regress", "--data", npy(np.hstack([x, y])), "--dim", 2, "--phi", "pow:4", "--R", "2,3",
+        "--grid", "-1.5:1.5:7,-1:2:5", "--method", method, "--out", out)
+    nw = gfi.FourierNW(R=[2, 3], phi=4, method=method).fit(x, y)
+    (a0, a1), g = nw.predict_grid(n=[7, 5], lo=[-1.5, -1], hi=[1.5, 2])
+    assert g.shape == (7, 5, 2) and np.array_equal(a0, np.linspace(-1.5, 1.5, 7))
+    ref = np.load(out)
+    pts = np.stack(np.meshgrid(a0, a1, indexing="ij"), axis=-1).reshape(-1, 2)
+    if method == "direct":
+        assert bits_equal(g.reshape(35, 2), ref) and bits_equal(nw.predict(pts), ref)
+    else:
+        # the CLI evaluates a grid's rows as points; the tensor route of
+        # gfi_nw_eval_grid rounds differently, both within the printed bound
+        assert nw.route_["route"] == "fast"
+        assert np.max(np.abs(g.reshape(35, 2) - ref)) <= 2 * nw.route_["tol"] * np.max(np.abs(y))
+    # 1-D y: values of shape n; the default box is the design's, widened
+    (b0, b1), h = gfi.GaussianNW(bandwidth=0.4).fit(x, y[:, 0]).predict_grid(n=4)
+    assert h.shape == (4, 4) and b0[0] < x[:, 0].min() and b1[-1] > x[:, 1].max()
+    with pytest.raises(gfi.InvalidArgument) as e:
+        nw.predict_grid(n=0)
+    assert e.value.param == "n"
