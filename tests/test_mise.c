@@ -204,6 +204,42 @@ static double gauss_diff2(double x, void *p) {
   return a * a;
 }
 
+/* heavy tails: Cauchy samples with far points (they set the highest
+ * frequency of |phi_N Kbar - psi|^2, so the cell width): the Plancherel ISE
+ * with the default cells equals the one with cells four times narrower,
+ * on the direct sums and through the NUFFT; few points, so that the far
+ * ones weigh enough for a too coarse rule to show */
+static void test_ise_far_points(void) {
+  const double far[] = {0.0, 1e3, -5e3};
+  for (int f = 0; f < 3; f++)
+    for (int l = 1; l <= 2; l++) {
+      gfi_model *m = model("cauchy", 1);
+      size_t N = 12; /* few points: each far one weighs 1/12 of phi_N */
+      double *x = malloc(N * sizeof *x);
+      gsl_rng *r = gfi_rng_stream(11, (uint64_t)f);
+      gfi_model_sample(m, r, N, x);
+      gsl_rng_free(r);
+      if (far[f] != 0) x[7] = far[f], x[3] = -0.37 * far[f], x[9] = 0.61 * far[f];
+      double R = 3.0, ise[2][2];
+      for (int e = 0; e < 2; e++)
+        for (int res = 0; res < 2; res++) {
+          gfi_mise_opts o;
+          gfi_mise_default_opts(&o);
+          o.resolution = res ? 4 : 1;
+          o.base.method = e ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+          o.base.tol = 1e-14;
+          CHECK_STATUS(gfi_ise_plancherel(m, KPOW(l), N, x, &R, &o, &ise[e][res]), GFI_OK);
+        }
+      /* the direct sums' own rounding (phases up to 3e4 here) is about
+       * 3e-14; cells of phase 40 instead of 8 miss by 4e-13 */
+      CHECK_CLOSE(ise[0][0], ise[0][1], 2e-13, 0);
+      CHECK_CLOSE(ise[1][0], ise[1][1], 1e-11, 0);
+      CHECK_CLOSE(ise[0][0], ise[1][0], 1e-11, 0);
+      free(x);
+      gfi_model_free(m);
+    }
+}
+
 static void test_gauss(void) {
   gfi_model *m = model("normal", 1);
   double h = 0.4, N = 250, H = h * h;
@@ -346,6 +382,7 @@ int main(void) {
   test_mc_agreement();
   test_threads();
   test_ise_routes();
+  test_ise_far_points();
   test_gauss();
   test_gauss_ise_mc();
   test_ropt();
