@@ -1,8 +1,8 @@
 /* Batched Fourier attention (gfi/attention.h): validation at the API
- * boundary, float32 <-> float64 conversion, the expansion of R to per-head
- * radii, diagnostics of flagged and empty rows, and the fixed-order reduction
- * of dR to its granularity. The engine is attention_fourier.c's, shared with
- * the single-sequence interface. */
+ * boundary, the expansion of R to per-head radii, diagnostics of flagged and
+ * empty rows, and the fixed-order reduction of dR to its granularity. The
+ * float64 engine is attention_fourier.c's, shared with the single-sequence
+ * interface; float32 runs attention_fourier32.c on the caller's arrays. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +160,38 @@ static void free_all(double **own, size_t n) {
   for (size_t k = 0; k < n; k++) free(own[k]);
 }
 
+static int finite_f(const float *x, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    if (!isfinite(x[k])) return GFI_ENONFINITE;
+  return GFI_OK;
+}
+
+/* float32 inputs: checked in place; radii as float (Rf) and double (Rd). */
+static int load_inputs32(const gfi_attn_batch_spec *s, attn_fjob *J, const void *Q, const void *K,
+                         const void *V, const void *R, float *Rf, double *Rd) {
+  const size_t BH = J->B * J->H, D = J->D, H = J->H;
+  const size_t nR = gfi_attn_batch_nparam(s, H, D);
+  const float *r = R;
+  int st = finite_f(Q, BH * J->Lq * D);
+  if (!st) st = finite_f(K, BH * J->Lk * D);
+  if (!st) st = finite_f(V, BH * J->Lk * J->Dv);
+  if (st) return st;
+  for (size_t k = 0; k < nR; k++)
+    if (!(isfinite(r[k]) && r[k] > 0)) return GFI_ERADIUS;
+  for (size_t h = 0; h < H; h++)
+    for (size_t d = 0; d < D; d++) {
+      float x = s->rmode == GFI_ATTN_R_SCALAR ? r[0] : s->rmode == GFI_ATTN_R_HEAD ? r[h] : r[h * D + d];
+      Rf[h * D + d] = x;
+      Rd[h * D + d] = x;
+    }
+  J->Qf = Q;
+  J->Kf = K;
+  J->Vf = V;
+  J->Rf = Rf;
+  J->Rd = Rd;
+  return GFI_OK;
+}
+
 int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t Lk,
                            size_t D, size_t Dv, const void *Q, const void *K, const void *V,
                            const void *R, const unsigned char *key_pad, const unsigned char *mask,
@@ -176,6 +208,16 @@ int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, size_t H, siz
   double *Rd = gfi_malloc2(H * D + (saved ? 1 : 3) * rows, sizeof *Rd);
   if (!Rd) return GFI_ENOMEM;
   own[5] = Rd;
+  if (s->dtype == GFI_ATTN_F32) {
+    float *Rf = gfi_malloc2(H * D, sizeof *Rf);
+    st = Rf ? load_inputs32(s, &J, Q, K, V, R, Rf, Rd) : GFI_ENOMEM;
+    double *ratio = Rd + H * D, *stat = saved ? saved : ratio + rows;
+    if (!st) st = attn_fjob_forward32(&J, Hout, stat, ratio);
+    if (!st) st = report(stat, ratio, rows, info);
+    free(Rf);
+    free(Rd);
+    return st;
+  }
   st = load_inputs(s, &J, Q, K, V, R, own, Rd);
   if (st) {
     free_all(own, 6);
@@ -194,6 +236,22 @@ int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, size_t H, siz
   }
   free_all(own, 6);
   return st;
+}
+
+/* dR: the row partials summed in the order batch, row (then axis for a
+ * scalar or per-head radius, already summed within each row) */
+static void reduce_dR(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t D, size_t np,
+                      size_t nR, const double *dRrow, double *dr) {
+  for (size_t k = 0; k < nR; k++) dr[k] = 0;
+  for (size_t b = 0; b < B; b++)
+    for (size_t h = 0; h < H; h++)
+      for (size_t i = 0; i < Lq; i++) {
+        const double *p = dRrow + ((b * H + h) * Lq + i) * np;
+        if (s->rmode == GFI_ATTN_R_HEAD_AXIS)
+          for (size_t d = 0; d < D; d++) dr[h * D + d] += p[d];
+        else
+          dr[s->rmode == GFI_ATTN_R_HEAD ? h : 0] += p[0];
+      }
 }
 
 int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t Lk,
@@ -216,6 +274,25 @@ int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, si
   if (!Rd) return GFI_ENOMEM;
   own[11] = Rd;
   double *dRrow = Rd + H * D, *dr = dRrow + rows * np;
+  if (s->dtype == GFI_ATTN_F32) {
+    float *Rf = gfi_malloc2(H * D, sizeof *Rf);
+    st = Rf ? load_inputs32(s, &J, Q, K, V, R, Rf, Rd) : GFI_ENOMEM;
+    if (!st) st = finite_f(dH, rows * Dv);
+    J.dHf = dH;
+    if (!st) st = attn_fjob_backward32(&J, Hout, saved, dQ, dK, dV, dRrow);
+    if (!st) {
+      reduce_dR(s, B, H, Lq, D, np, nR, dRrow, dr);
+      float *dq = dQ, *drf = dR;
+      for (size_t r = 0; r < rows; r++)
+        if (saved[2 * r] == -INFINITY)
+          for (size_t d = 0; d < D; d++) dq[r * D + d] = isnan(saved[2 * r + 1]) ? NAN : 0.0f;
+      for (size_t k = 0; k < nR; k++) drf[k] = (float)dr[k];
+      st = report(saved, NULL, rows, info);
+    }
+    free(Rf);
+    free(Rd);
+    return st;
+  }
   st = load_inputs(s, &J, Q, K, V, R, own, Rd);
   const double *hh = NULL, *dh = NULL;
   if (!st) {
@@ -233,18 +310,7 @@ int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, si
   }
   if (!st) st = attn_fjob_backward(&J, hh, saved, dh, dq, dk, dv, dRrow);
   if (!st) {
-    /* dR: the row partials summed in the order batch, row (then axis for a
-     * scalar or per-head radius, already summed within each row) */
-    for (size_t k = 0; k < nR; k++) dr[k] = 0;
-    for (size_t b = 0; b < B; b++)
-      for (size_t h = 0; h < H; h++)
-        for (size_t i = 0; i < Lq; i++) {
-          const double *p = dRrow + ((b * H + h) * Lq + i) * np;
-          if (s->rmode == GFI_ATTN_R_HEAD_AXIS)
-            for (size_t d = 0; d < D; d++) dr[h * D + d] += p[d];
-          else
-            dr[s->rmode == GFI_ATTN_R_HEAD ? h : 0] += p[0];
-        }
+    reduce_dR(s, B, H, Lq, D, np, nR, dRrow, dr);
     /* empty rows: zero dQ rows when written as zeros, NaN otherwise */
     for (size_t r = 0; r < rows; r++)
       if (saved[2 * r] == -INFINITY)
