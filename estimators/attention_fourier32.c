@@ -453,6 +453,7 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
       for (size_t b = 0; b < nb; b++) {
         const float *v = V + (j0 + b) * Dv;
         double a = 0;
+#pragma omp simd reduction(+ : a)
         for (size_t cc = 0; cc < Dv; cc++) a += (double)dh[cc] * (double)v[cc];
         coef[b] = (float)((a - Pi) * iS);
       }
