@@ -15,12 +15,13 @@
  *      engine, numpy's BLAS softmax and numpy's FourierFormer formula (where
  *      its tensors fit --numpy-gb); backward / forward and float32 / float64
  *      ratios and the time per (pair x axis) in cycles of the nominal clock.
+ *      --batch-only: cases 1 and 2 only.
  *   4. --long L: one head, d = 16, L x L causal, float32 (--f64: float64),
  *      forward and backward in a child process: times and its peak resident
  *      memory; --keep N pads every key from N on (the same memory, a fraction
  *      of the time: the peak memory of a length the machine cannot run in full).
  *
- * usage: bench_attention_batch [--quick] [--reps N] [--B N] [--numpy-gb G] [--engine L] [--long L [--f64] [--keep N]] */
+ * usage: bench_attention_batch [--quick] [--reps N] [--B N] [--numpy-gb G] [--engine L | --batch-only] [--long L [--f64] [--keep N]] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -344,7 +345,7 @@ static void long_case(size_t L, int f32, size_t keep) {
 }
 
 int main(int argc, char **argv) {
-  int quick = 0, reps = 3;
+  int quick = 0, reps = 3, batch_only = 0;
   size_t B = 2, Llong = 0, Leng = 0;
   int long64 = 0;
   size_t keep = 0;
@@ -360,6 +361,8 @@ int main(int argc, char **argv) {
       numpy_gb = atof(argv[++a]);
     else if (strcmp(argv[a], "--keep") == 0 && a + 1 < argc)
       keep = (size_t)atol(argv[++a]);
+    else if (strcmp(argv[a], "--batch-only") == 0)
+      batch_only = 1;
     else if (strcmp(argv[a], "--engine") == 0 && a + 1 < argc)
       Leng = (size_t)atol(argv[++a]);
     else if (strcmp(argv[a], "--f64") == 0)
@@ -367,7 +370,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[a], "--long") == 0 && a + 1 < argc)
       Llong = (size_t)atol(argv[++a]);
     else {
-      fprintf(stderr, "usage: bench_attention_batch [--quick] [--reps N] [--B N] [--numpy-gb G] [--engine L] [--long L [--f64] [--keep N]]\n");
+      fprintf(stderr, "usage: bench_attention_batch [--quick] [--reps N] [--B N] [--numpy-gb G] [--engine L | --batch-only] [--long L [--f64] [--keep N]]\n");
       return 2;
     }
   }
@@ -393,8 +396,8 @@ int main(int argc, char **argv) {
     for (int b = 0; b < (quick ? 1 : 2); b++) batch_case(quick ? 1 : B, 8, quick ? 64 : Ls[b], quick ? 64 : Ls[b], Ds[a], reps, numpy_gb);
   const size_t Lks[3] = {1024, 4096, 16384};
   for (int k = 0; k < (quick ? 1 : 3); k++) batch_case(1, 8, quick ? 64 : 256, quick ? 256 : Lks[k], 16, reps, numpy_gb);
-  engine_case(quick ? 256 : 1024, 64, reps, numpy_gb);
-  if (!quick) engine_case(4096, 64, reps, numpy_gb);
+  if (!batch_only) engine_case(quick ? 256 : 1024, 64, reps, numpy_gb);
+  if (!quick && !batch_only) engine_case(4096, 64, reps, numpy_gb);
   if (have_numpy > 0) {
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
