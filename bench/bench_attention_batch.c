@@ -9,16 +9,19 @@
  *   2. Memory keys: Lq = 256, Lk = 1024, 4096, 16384 (B = 1, 8 heads of 16,
  *      causal offset Lk - Lq): the same, numpy skipped where its tensors would
  *      pass --numpy-gb (its need is printed).
- *   3. One sequence L = 1024, D = 64 (--quick: 256), one thread: Fourier
- *      forward and forward + backward in float64 and float32 against gfi's
- *      softmax engine and numpy's BLAS softmax; backward / forward ratios and
- *      the time per (pair x axis) in cycles of the nominal clock.
+ *   3. One sequence L = 1024 and 4096, D = 64 (--quick: 256; --engine L: that
+ *      L only), one thread (the numpy child too): Fourier forward and
+ *      forward + backward in float64 and float32 against gfi's softmax
+ *      engine, numpy's BLAS softmax and numpy's FourierFormer formula (where
+ *      its tensors fit --numpy-gb); backward / forward and float32 / float64
+ *      ratios and the time per (pair x axis) in cycles of the nominal clock.
+ *      --batch-only: cases 1 and 2 only.
  *   4. --long L: one head, d = 16, L x L causal, float32 (--f64: float64),
  *      forward and backward in a child process: times and its peak resident
  *      memory; --keep N pads every key from N on (the same memory, a fraction
  *      of the time: the peak memory of a length the machine cannot run in full).
  *
- * usage: bench_attention_batch [--quick] [--reps N] [--B N] [--numpy-gb G] [--long L [--f64] [--keep N]] */
+ * usage: bench_attention_batch [--quick] [--reps N] [--B N] [--numpy-gb G] [--engine L | --batch-only] [--long L [--f64] [--keep N]] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,7 +235,7 @@ static double cpu_mhz(void) {
   return mhz;
 }
 
-static void engine_case(size_t L, size_t D, int reps) {
+static void engine_case(size_t L, size_t D, int reps, double numpy_gb) {
   prob p;
   make(&p, 1, 1, L, L, D, D);
   gfi_opts o;
@@ -263,17 +266,34 @@ static void engine_case(size_t L, size_t D, int reps) {
   row("gfi Fourier float32 forward+backward", fb32, cfb32, cf64);
   row("gfi softmax float64 forward", sf, csf, cf64);
   row("gfi softmax float64 forward+backward", sfb, csfb, cf64);
-  double t, pk, df;
+  /* the peers on one thread too (BLAS and OpenMP pools of the child) */
+  setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  setenv("OMP_NUM_THREADS", "1", 1);
+  setenv("MKL_NUM_THREADS", "1", 1);
+  double t, pk, df, tf = NAN, cnf = NAN;
+  double need = 6.0 * L * L * D * 4 / 1e9;
+  if (need <= numpy_gb && numpy_time(&p, "fwd", reps, NULL, &tf, &pk, &df)) {
+    cnf = last_cpu;
+    row("numpy FourierFormer formula float32 forward", tf, cnf, cf64);
+  } else if (need > numpy_gb) {
+    printf("numpy FourierFormer formula: skipped, would need ~%.1f GB (> --numpy-gb)\n", need);
+  }
   int np = numpy_time(&p, "softmax", reps, NULL, &t, &pk, &df);
   if (np) row("numpy BLAS softmax float32 forward", t, last_cpu, cf64);
+  unsetenv("OPENBLAS_NUM_THREADS");
+  unsetenv("OMP_NUM_THREADS");
+  unsetenv("MKL_NUM_THREADS");
   double pairs = 0.5 * (double)L * (L + 1), mhz = cpu_mhz();
   printf("# backward/forward (CPU time): Fourier float64 %.2f, float32 %.2f; softmax %.2f\n", (cfb64 - cf64) / cf64,
          (cfb32 - cf32) / cf32, (csfb - csf) / csf);
   printf("# Fourier/softmax forward (gfi, float64, CPU time): %.2f; float32 Fourier forward / numpy softmax "
          "(CPU time): %s%.2f\n", cf64 / csf, np ? "" : "(no numpy) ", np ? cf32 / last_cpu : NAN);
-  printf("# per (pair x axis), %.0f pairs, CPU time: Fourier forward %.2f ns (%.1f cycles at %.0f MHz), "
-         "forward+backward %.2f ns\n", pairs, 1e9 * cf64 / (pairs * D), 1e6 * cf64 / (pairs * D) * mhz, mhz,
-         1e9 * cfb64 / (pairs * D));
+  printf("# float32/float64 (gfi Fourier, CPU time): forward %.2f, forward+backward %.2f; numpy Fourier formula / "
+         "gfi float32 forward (CPU time): %.2f\n", cf32 / cf64, cfb32 / cfb64, cnf / cf32);
+  printf("# per (pair x axis), %.0f pairs, CPU time: Fourier float64 forward %.2f ns (%.1f cycles at %.0f MHz), "
+         "forward+backward %.2f ns; float32 forward %.2f ns (%.1f cycles), forward+backward %.2f ns\n", pairs,
+         1e9 * cf64 / (pairs * D), 1e6 * cf64 / (pairs * D) * mhz, mhz, 1e9 * cfb64 / (pairs * D),
+         1e9 * cf32 / (pairs * D), 1e6 * cf32 / (pairs * D) * mhz, 1e9 * cfb32 / (pairs * D));
   free(H), free(dQ), free(dK), free(dV);
   unmake(&p);
 }
@@ -325,8 +345,8 @@ static void long_case(size_t L, int f32, size_t keep) {
 }
 
 int main(int argc, char **argv) {
-  int quick = 0, reps = 3;
-  size_t B = 2, Llong = 0;
+  int quick = 0, reps = 3, batch_only = 0;
+  size_t B = 2, Llong = 0, Leng = 0;
   int long64 = 0;
   size_t keep = 0;
   double numpy_gb = 4;
@@ -341,12 +361,16 @@ int main(int argc, char **argv) {
       numpy_gb = atof(argv[++a]);
     else if (strcmp(argv[a], "--keep") == 0 && a + 1 < argc)
       keep = (size_t)atol(argv[++a]);
+    else if (strcmp(argv[a], "--batch-only") == 0)
+      batch_only = 1;
+    else if (strcmp(argv[a], "--engine") == 0 && a + 1 < argc)
+      Leng = (size_t)atol(argv[++a]);
     else if (strcmp(argv[a], "--f64") == 0)
       long64 = 1;
     else if (strcmp(argv[a], "--long") == 0 && a + 1 < argc)
       Llong = (size_t)atol(argv[++a]);
     else {
-      fprintf(stderr, "usage: bench_attention_batch [--quick] [--reps N] [--B N] [--numpy-gb G] [--long L [--f64] [--keep N]]\n");
+      fprintf(stderr, "usage: bench_attention_batch [--quick] [--reps N] [--B N] [--numpy-gb G] [--engine L | --batch-only] [--long L [--f64] [--keep N]]\n");
       return 2;
     }
   }
@@ -363,12 +387,17 @@ int main(int argc, char **argv) {
     long_case(Llong, !long64, keep);
     return 0;
   }
+  if (Leng) {
+    engine_case(Leng, 64, reps, numpy_gb);
+    return 0;
+  }
   const size_t Ls[2] = {256, 384}, Ds[2] = {16, 32};
   for (int a = 0; a < (quick ? 1 : 2); a++)
     for (int b = 0; b < (quick ? 1 : 2); b++) batch_case(quick ? 1 : B, 8, quick ? 64 : Ls[b], quick ? 64 : Ls[b], Ds[a], reps, numpy_gb);
   const size_t Lks[3] = {1024, 4096, 16384};
   for (int k = 0; k < (quick ? 1 : 3); k++) batch_case(1, 8, quick ? 64 : 256, quick ? 256 : Lks[k], 16, reps, numpy_gb);
-  engine_case(quick ? 256 : 1024, 64, reps);
+  if (!batch_only) engine_case(quick ? 256 : 1024, 64, reps, numpy_gb);
+  if (!quick && !batch_only) engine_case(4096, 64, reps, numpy_gb);
   if (have_numpy > 0) {
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);

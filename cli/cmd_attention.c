@@ -256,8 +256,8 @@ int cmd_attention(int argc, char **argv) {
     {"empty", CLI_STR, &empty, .def = "error", .arg = "error|zero",
      .help = "rows that see no key: an error (default) or zero rows"},
     {"dtype", CLI_STR, &dtype, .def = "float64", .arg = "T",
-     .help = "float64 or float32: the storage of H and the gradients written, and of the\n"
-             "library call (computed in float64 either way, see docs/attention.md)"},
+     .help = "float64 or float32: the library call's dtype and the storage of H and the\n"
+             "gradients written (float32: float32 pair loop, float64 row sums; docs/attention.md)"},
     {"grad", CLI_STR, &grad, .arg = "PREFIX", .section = "gradients",
      .help = "also write the gradients of sum(dH * H): PREFIX.dQ, PREFIX.dK, PREFIX.dV\n"
              "and, for fourier, PREFIX.dR (as many values as --R has)"},

@@ -1,8 +1,8 @@
 /* Batched Fourier attention (gfi/attention.h): validation at the API
- * boundary, float32 <-> float64 conversion, the expansion of R to per-head
- * radii, diagnostics of flagged and empty rows, and the fixed-order reduction
- * of dR to its granularity. The engine is attention_fourier.c's, shared with
- * the single-sequence interface. */
+ * boundary, the expansion of R to per-head radii, diagnostics of flagged and
+ * empty rows, and the fixed-order reduction of dR to its granularity. The
+ * float64 engine is attention_fourier.c's, shared with the single-sequence
+ * interface; float32 runs attention_fourier32.c on the caller's arrays. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,43 +77,13 @@ static int check_spec(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t L
   return GFI_OK;
 }
 
-/* A float64 view of n values of the dtype: the array itself (float64) or a
- * converted copy in *own (float32; the caller frees it). NULL: no memory. */
-static const double *as_f64(const void *x, size_t n, gfi_attn_dtype dt, double **own) {
-  *own = NULL;
-  if (dt == GFI_ATTN_F64) return x;
-  double *y = gfi_malloc2(n ? n : 1, sizeof *y);
-  if (!y) return NULL;
-  const float *f = x;
-  for (size_t k = 0; k < n; k++) y[k] = f[k];
-  *own = y;
-  return y;
-}
-/* Where to compute an output of n values: the caller's array (float64) or a
- * float64 buffer in *own, rounded to float by put_out. */
-static double *out_f64(void *x, size_t n, gfi_attn_dtype dt, double **own) {
-  *own = NULL;
-  if (dt == GFI_ATTN_F64) return x;
-  *own = gfi_malloc2(n ? n : 1, sizeof **own);
-  return *own;
-}
-static void put_out(void *x, const double *y, size_t n, gfi_attn_dtype dt) {
-  if (dt == GFI_ATTN_F64) return;
-  float *f = x;
-  for (size_t k = 0; k < n; k++) f[k] = (float)y[k];
-}
-
-/* Inputs common to forward and backward, as float64 (own[0..3] hold copies),
- * and the H x D radii in Rd. */
+/* float64 inputs common to forward and backward, checked; the H x D radii
+ * in Rd. */
 static int load_inputs(const gfi_attn_batch_spec *s, attn_fjob *J, const void *Q, const void *K,
-                       const void *V, const void *R, double **own, double *Rd) {
+                       const void *V, const void *R, double *Rd) {
   const size_t BH = J->B * J->H, D = J->D, H = J->H;
   const size_t nR = gfi_attn_batch_nparam(s, H, D);
-  const double *q = as_f64(Q, BH * J->Lq * D, s->dtype, &own[0]);
-  const double *k = q ? as_f64(K, BH * J->Lk * D, s->dtype, &own[1]) : NULL;
-  const double *v = k ? as_f64(V, BH * J->Lk * J->Dv, s->dtype, &own[2]) : NULL;
-  const double *r = v ? as_f64(R, nR, s->dtype, &own[3]) : NULL;
-  if (!r) return GFI_ENOMEM;
+  const double *q = Q, *k = K, *v = V, *r = R;
   int st = gfi_check_finite(q, BH * J->Lq * D, NULL);
   if (!st) st = gfi_check_finite(k, BH * J->Lk * D, NULL);
   if (!st) st = gfi_check_finite(v, BH * J->Lk * J->Dv, NULL);
@@ -156,8 +126,37 @@ static int report(const double *stat, const double *ratio, size_t n, gfi_attn_in
   return nf ? GFI_EDENOM : GFI_OK;
 }
 
-static void free_all(double **own, size_t n) {
-  for (size_t k = 0; k < n; k++) free(own[k]);
+
+static int finite_f(const float *x, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    if (!isfinite(x[k])) return GFI_ENONFINITE;
+  return GFI_OK;
+}
+
+/* float32 inputs: checked in place; radii as float (Rf) and double (Rd). */
+static int load_inputs32(const gfi_attn_batch_spec *s, attn_fjob *J, const void *Q, const void *K,
+                         const void *V, const void *R, float *Rf, double *Rd) {
+  const size_t BH = J->B * J->H, D = J->D, H = J->H;
+  const size_t nR = gfi_attn_batch_nparam(s, H, D);
+  const float *r = R;
+  int st = finite_f(Q, BH * J->Lq * D);
+  if (!st) st = finite_f(K, BH * J->Lk * D);
+  if (!st) st = finite_f(V, BH * J->Lk * J->Dv);
+  if (st) return st;
+  for (size_t k = 0; k < nR; k++)
+    if (!(isfinite(r[k]) && r[k] > 0)) return GFI_ERADIUS;
+  for (size_t h = 0; h < H; h++)
+    for (size_t d = 0; d < D; d++) {
+      float x = s->rmode == GFI_ATTN_R_SCALAR ? r[0] : s->rmode == GFI_ATTN_R_HEAD ? r[h] : r[h * D + d];
+      Rf[h * D + d] = x;
+      Rd[h * D + d] = x;
+    }
+  J->Qf = Q;
+  J->Kf = K;
+  J->Vf = V;
+  J->Rf = Rf;
+  J->Rd = Rd;
+  return GFI_OK;
 }
 
 int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t Lk,
@@ -172,28 +171,40 @@ int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, size_t H, siz
   J.mask = mask;
   J.nthreads = gfi_threads_resolve(opts);
   const size_t rows = B * H * Lq;
-  double *own[6] = {0};
   double *Rd = gfi_malloc2(H * D + (saved ? 1 : 3) * rows, sizeof *Rd);
   if (!Rd) return GFI_ENOMEM;
-  own[5] = Rd;
-  st = load_inputs(s, &J, Q, K, V, R, own, Rd);
-  if (st) {
-    free_all(own, 6);
+  if (s->dtype == GFI_ATTN_F32) {
+    float *Rf = gfi_malloc2(H * D, sizeof *Rf);
+    st = Rf ? load_inputs32(s, &J, Q, K, V, R, Rf, Rd) : GFI_ENOMEM;
+    double *ratio = Rd + H * D, *stat = saved ? saved : ratio + rows;
+    if (!st) st = attn_fjob_forward32(&J, Hout, stat, ratio);
+    if (!st) st = report(stat, ratio, rows, info);
+    free(Rf);
+    free(Rd);
     return st;
   }
+  st = load_inputs(s, &J, Q, K, V, R, Rd);
   double *ratio = Rd + H * D, *stat = saved ? saved : ratio + rows;
-  double *h = out_f64(Hout, rows * Dv, s->dtype, &own[4]);
-  if (!h) {
-    free_all(own, 6);
-    return GFI_ENOMEM;
-  }
-  st = attn_fjob_forward(&J, h, stat, ratio);
-  if (!st) {
-    put_out(Hout, h, rows * Dv, s->dtype);
-    st = report(stat, ratio, rows, info);
-  }
-  free_all(own, 6);
+  if (!st) st = attn_fjob_forward(&J, Hout, stat, ratio);
+  if (!st) st = report(stat, ratio, rows, info);
+  free(Rd);
   return st;
+}
+
+/* dR: the row partials summed in the order batch, row (then axis for a
+ * scalar or per-head radius, already summed within each row) */
+static void reduce_dR(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t D, size_t np,
+                      size_t nR, const double *dRrow, double *dr) {
+  for (size_t k = 0; k < nR; k++) dr[k] = 0;
+  for (size_t b = 0; b < B; b++)
+    for (size_t h = 0; h < H; h++)
+      for (size_t i = 0; i < Lq; i++) {
+        const double *p = dRrow + ((b * H + h) * Lq + i) * np;
+        if (s->rmode == GFI_ATTN_R_HEAD_AXIS)
+          for (size_t d = 0; d < D; d++) dr[h * D + d] += p[d];
+        else
+          dr[s->rmode == GFI_ATTN_R_HEAD ? h : 0] += p[0];
+      }
 }
 
 int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t Lk,
@@ -211,53 +222,41 @@ int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, si
   const size_t BH = B * H, rows = BH * Lq, np = J.per_axis ? D : 1, nR = gfi_attn_batch_nparam(s, H, D);
   for (size_t r = 0; r < rows; r++)
     if (isnan(saved[2 * r])) return GFI_EINVAL; /* not written by a forward */
-  double *own[12] = {0};
   double *Rd = gfi_malloc2(H * D + rows * np + nR, sizeof *Rd);
   if (!Rd) return GFI_ENOMEM;
-  own[11] = Rd;
   double *dRrow = Rd + H * D, *dr = dRrow + rows * np;
-  st = load_inputs(s, &J, Q, K, V, R, own, Rd);
-  const double *hh = NULL, *dh = NULL;
-  if (!st) {
-    hh = as_f64(Hout, rows * Dv, s->dtype, &own[4]);
-    dh = hh ? as_f64(dH, rows * Dv, s->dtype, &own[5]) : NULL;
-    if (!dh) st = GFI_ENOMEM;
+  if (s->dtype == GFI_ATTN_F32) {
+    float *Rf = gfi_malloc2(H * D, sizeof *Rf);
+    st = Rf ? load_inputs32(s, &J, Q, K, V, R, Rf, Rd) : GFI_ENOMEM;
+    if (!st) st = finite_f(dH, rows * Dv);
+    J.dHf = dH;
+    if (!st) st = attn_fjob_backward32(&J, Hout, saved, dQ, dK, dV, dRrow);
+    if (!st) {
+      reduce_dR(s, B, H, Lq, D, np, nR, dRrow, dr);
+      float *dq = dQ, *drf = dR;
+      for (size_t r = 0; r < rows; r++)
+        if (saved[2 * r] == -INFINITY)
+          for (size_t d = 0; d < D; d++) dq[r * D + d] = isnan(saved[2 * r + 1]) ? NAN : 0.0f;
+      for (size_t k = 0; k < nR; k++) drf[k] = (float)dr[k];
+      st = report(saved, NULL, rows, info);
+    }
+    free(Rf);
+    free(Rd);
+    return st;
   }
-  if (!st) st = gfi_check_finite(dh, rows * Dv, NULL);
-  double *dq = NULL, *dk = NULL, *dv = NULL;
+  st = load_inputs(s, &J, Q, K, V, R, Rd);
+  if (!st) st = gfi_check_finite(dH, rows * Dv, NULL);
+  if (!st) st = attn_fjob_backward(&J, Hout, saved, dH, dQ, dK, dV, dRrow);
   if (!st) {
-    dq = out_f64(dQ, rows * D, s->dtype, &own[6]);
-    dk = dq ? out_f64(dK, BH * Lk * D, s->dtype, &own[7]) : NULL;
-    dv = dk ? out_f64(dV, BH * Lk * Dv, s->dtype, &own[8]) : NULL;
-    if (!dv) st = GFI_ENOMEM;
-  }
-  if (!st) st = attn_fjob_backward(&J, hh, saved, dh, dq, dk, dv, dRrow);
-  if (!st) {
-    /* dR: the row partials summed in the order batch, row (then axis for a
-     * scalar or per-head radius, already summed within each row) */
-    for (size_t k = 0; k < nR; k++) dr[k] = 0;
-    for (size_t b = 0; b < B; b++)
-      for (size_t h = 0; h < H; h++)
-        for (size_t i = 0; i < Lq; i++) {
-          const double *p = dRrow + ((b * H + h) * Lq + i) * np;
-          if (s->rmode == GFI_ATTN_R_HEAD_AXIS)
-            for (size_t d = 0; d < D; d++) dr[h * D + d] += p[d];
-          else
-            dr[s->rmode == GFI_ATTN_R_HEAD ? h : 0] += p[0];
-        }
+    reduce_dR(s, B, H, Lq, D, np, nR, dRrow, dr);
     /* empty rows: zero dQ rows when written as zeros, NaN otherwise */
+    double *dq = dQ;
     for (size_t r = 0; r < rows; r++)
       if (saved[2 * r] == -INFINITY)
         for (size_t d = 0; d < D; d++) dq[r * D + d] = isnan(saved[2 * r + 1]) ? NAN : 0.0;
-    put_out(dQ, dq, rows * D, s->dtype);
-    put_out(dK, dk, BH * Lk * D, s->dtype);
-    put_out(dV, dv, BH * Lk * Dv, s->dtype);
-    if (s->dtype == GFI_ATTN_F64)
-      memcpy(dR, dr, nR * sizeof *dr);
-    else
-      put_out(dR, dr, nR, s->dtype);
+    memcpy(dR, dr, nR * sizeof *dr);
     st = report(saved, NULL, rows, info);
   }
-  free_all(own, 12);
+  free(Rd);
   return st;
 }

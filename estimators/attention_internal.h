@@ -28,6 +28,9 @@ typedef struct attn_fjob {
   int l, causal, empty_zero, per_axis; /* per_axis: dR partials per axis (else summed) */
   double eps, denom_tol;
   const double *Q, *K, *V, *Rd;
+  /* float32 engine (attention_fourier32.c): the caller's float arrays, the
+   * H x D radii as float (Rd holds the same values as double) and dH */
+  const float *Qf, *Kf, *Vf, *Rf, *dHf;
   const unsigned char *kpad, *mask;
   size_t mask_B;
   int nthreads;
@@ -42,6 +45,14 @@ typedef struct attn_fjob {
 int attn_fjob_forward(const attn_fjob *J, double *Hout, double *stat, double *ratio);
 int attn_fjob_backward(const attn_fjob *J, const double *H, const double *stat, const double *dH,
                        double *dQ, double *dK, double *dV, double *dRrow);
+
+/* The same in float32 (Qf, Kf, Vf, Rf, Rd; backward also dHf): H, dQ, dK, dV
+ * float, statistics and dRrow double. GFI_OK or GFI_ENOMEM. */
+int attn_fjob_forward32(const attn_fjob *J, float *Hout, double *stat, double *ratio);
+int attn_fjob_backward32(const attn_fjob *J, const float *H, const double *stat, float *dQ, float *dK,
+                         float *dV, double *dRrow);
+/* Key chunks per head of the backward (fixed by the shape). */
+size_t attn_fjob_key_chunks(size_t BH, size_t Lk);
 
 /* Gauss engine. sigma one bandwidth; stat 2 L doubles (E_i, S~_i), S~_i = NaN
  * for a flagged row; ratio L doubles. dsrow: L scratch. GFI_OK or GFI_ENOMEM. */

@@ -17,7 +17,7 @@ awk -v e="$e" 'BEGIN { exit !(e < 1e-13) }' && ok || bad "H vs brute force: rela
 e=$(python3 "$PY" fd "$T" "$T/g")
 awk -v e="$e" 'BEGIN { exit !(e < 1e-6) }' && ok || bad "dQ, dR vs finite differences: relative error $e"
 
-# float32 storage
+# float32 (float32 compute, float64 row sums)
 expect 0 "" -- "$GFI" "${A[@]}" --out "$T/h32.npy" --dtype float32 --grad "$T/g32"
 [ "$(python3 "$PY" dtype "$T/h32.npy")" = "<f4" ] && [ "$(python3 "$PY" dtype "$T/g32.dK.npy")" = "<f4" ] && ok ||
   bad "--dtype float32 writes float32"

@@ -21,7 +21,7 @@ from .models import Model
 from .mise import (mise_exact, mise_mc, optimal_radius, ise_plancherel, mise_gauss_exact, optimal_bandwidth)
 from .flt import RPE, Proposal, flt_features, flt_error_trials
 from .attention import (fourier_attention, fourier_attention_backward, softmax_attention,
-                        softmax_attention_backward)
+                        softmax_attention_backward, fourier_attention_batch, fourier_attention_batch_backward)
 from . import rate_checks
 from .rate_checks import density_rates, regression_rates, regression_rate_rows
 

@@ -98,7 +98,14 @@ class AttnSpec(ctypes.Structure):
 
 
 class AttnInfo(ctypes.Structure):
-    _fields_ = [("nflagged", sz), ("first_flagged", sz), ("min_ratio", cd)]
+    """gfi_attn_info: all five fields (the library writes every one)."""
+    _fields_ = [("nflagged", sz), ("first_flagged", sz), ("min_ratio", cd), ("nempty", sz), ("first_empty", sz)]
+
+
+class AttnBatchSpec(ctypes.Structure):
+    """gfi_attn_batch_spec (include/gfi/attention.h), with room for appended fields."""
+    _fields_ = [("kernel", KernelExact), ("rmode", ci), ("causal", ci), ("eps", cd), ("denom_tol", cd),
+                ("empty_zero", ci), ("dtype", ci), ("mask_batch", sz), ("_spare", ctypes.c_char * 128)]
 
 
 class ErrInfo(ctypes.Structure):
@@ -177,6 +184,12 @@ _sig("gfi_attn_saved_size", [_P], sz)
 _sig("gfi_attn_forward", [_P, _P, _P, _P, _P, _P, _P, _P])
 _sig("gfi_attn_backward", [_P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P])
 _sig("gfi_attn_destroy", [_P], None)
+_sig("gfi_attn_batch_default_spec", [_P], None)
+_sig("gfi_attn_batch_nparam", [_P, sz, sz], sz)
+_sig("gfi_attn_batch_saved_size", [sz, sz, sz], sz)
+_sig("gfi_attn_batch_forward", [_P, sz, sz, sz, sz, sz, sz, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P])
+_sig("gfi_attn_batch_backward", [_P, sz, sz, sz, sz, sz, sz, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P,
+                                 _P, _P])
 _sig("gfi_attn_softmax_forward", [sz, sz, sz, _P, _P, _P, cd, ci, _P, _P])
 _sig("gfi_attn_softmax_backward", [sz, sz, sz, _P, _P, _P, cd, ci, _P, _P, _P, _P, _P])
 

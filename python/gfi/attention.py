@@ -1,11 +1,13 @@
 """Fourier and softmax attention, forward and exact backward
-(include/gfi/attention.h), on arrays (L, D) or (heads, L, D)."""
+(include/gfi/attention.h), on arrays (L, D) or (heads, L, D), and batched
+Fourier attention on (B, H, L, D) arrays in float32 or float64 with masks
+(fourier_attention_batch, fourier_attention_batch_backward)."""
 import ctypes
 
 import numpy as np
 
 from . import errors
-from ._lib import (lib, AttnSpec, AttnInfo, Handle, addr, as_f64, check, make_opts, ref)
+from ._lib import (lib, AttnSpec, AttnBatchSpec, AttnInfo, Handle, addr, as_f64, check, make_opts, ref)
 from .kernels import make_kernel
 
 
@@ -185,3 +187,164 @@ def softmax_attention_backward(Q, K, V, dH, scale=None, causal=False, threads=No
     if single:
         return dQ[0], dK[0], dV[0]
     return dQ, dK, dV
+
+
+# ---- batched Fourier attention: (B, H, L, D), float32 / float64, masks ----
+
+_RMODE = {"scalar": 0, "head": 1, "head_axis": 2}
+
+
+def _as_dtype(x, name, dt, ndim):
+    """x as a C-contiguous array of dtype dt: no copy when it already is one."""
+    if isinstance(x, np.ndarray) and x.dtype == dt and x.flags.c_contiguous:
+        a = x
+    else:
+        try:
+            arr = np.asarray(x)
+        except Exception as e:
+            raise errors.InvalidArgument(errors.GFI_EINVAL, "%s: not an array of numbers (%s)" % (name, e), name)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError("gfi: %s must hold real numbers, got dtype %s" % (name, arr.dtype))
+        a = np.ascontiguousarray(arr, dtype=dt)
+    if a.ndim != ndim:
+        raise errors.DimensionError(errors.GFI_EDIM, "%s must have %d dimensions, got shape %s"
+                                    % (name, ndim, a.shape), name)
+    return a
+
+
+def _bool_mask(m, name, shapes):
+    """A mask as C-contiguous bytes (nonzero = excluded): a bool array is
+    passed as it is (numpy's bool is one byte)."""
+    if m is None:
+        return None
+    a = np.asarray(m)
+    if a.dtype != np.bool_:
+        if a.dtype.kind not in "biu":
+            raise TypeError("gfi: %s must be boolean (True = excluded), got dtype %s" % (name, a.dtype))
+        a = a != 0
+    a = np.ascontiguousarray(a)
+    if a.shape not in shapes:
+        raise errors.DimensionError(errors.GFI_EDIM, "%s has shape %s, expected one of %s"
+                                    % (name, a.shape, " or ".join(str(s) for s in shapes)), name)
+    return a
+
+
+class BatchAttentionContext:
+    """What fourier_attention_batch saved for the backward: the inputs (no
+    copy when they were C-contiguous of the dtype), H, the row statistics,
+    the spec and masks; nflagged / first_flagged: rows whose denominator
+    vanished (NaN rows of H), nempty / first_empty: rows that see no key
+    (rows numbered (b H + h) Lq + i; first_* is the row count when none)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _batch_radii(R, H, D, dt):
+    r = np.asarray(R)
+    if r.ndim == 0 or (r.ndim == 1 and r.size == 1 and H != 1):
+        return _as_dtype(r.reshape(1), "R", dt, 1), "scalar"
+    if r.ndim == 1 and r.shape == (H,):
+        return _as_dtype(r, "R", dt, 1), "head"
+    if r.ndim == 2 and r.shape == (H, D):
+        return _as_dtype(r, "R", dt, 2), "head_axis"
+    raise errors.DimensionError(errors.GFI_EDIM, "R: a scalar, one per head (H,) = (%d,) or one per head and axis "
+                                "(H, D) = (%d, %d); got shape %s" % (H, H, D, r.shape), "R")
+
+
+def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=None, mask=None, eps=0.0,
+                            empty="nan", denom_tol=None, dtype=None, threads=None, return_context=False):
+    """Batched Fourier attention (FourierFormer eq. 15) as its models run it.
+
+    Q: (B, H, Lq, D); K: (B, H, Lk, D); V: (B, H, Lk, Dv); returns H
+    (B, H, Lq, Dv) in the dtype: float32 or float64 (default: float32 when
+    Q, K and V are all float32, else float64). C-contiguous arrays of the
+    dtype are used without a copy. float32 computes the pair loop in float32
+    with float64 row sums (docs/attention.md states the error).
+
+    R: a scalar, one radius per head (H,), or one per head and axis (H, D).
+    causal: query i sees keys j <= i + Lk - Lq (Transformer-XL memory keys
+    first). key_padding_mask: (B, Lk) bool, True = a padded key (PyTorch's
+    convention). mask: (Lq, Lk), (1, Lq, Lk) or (B, Lq, Lk) bool, True =
+    excluded. eps: H = N / (S + eps) (FourierFormer's code uses 1e-6; 0, the
+    default, is the exact ratio). empty: rows that see no key are "nan"
+    (default) or "zero" (zeros, with zero gradients); either way they are
+    counted in the context (nempty). Returns H, or (H, ctx) for
+    fourier_attention_batch_backward."""
+    if dtype is None:
+        dt = np.float32 if all(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in (Q, K, V)) \
+            else np.float64
+    else:
+        dt = np.dtype(dtype).type
+        if dt not in (np.float32, np.float64):
+            raise errors.InvalidArgument(errors.GFI_EINVAL, "dtype must be float32 or float64, got %r"
+                                         % (dtype,), "dtype")
+    q = _as_dtype(Q, "Q", dt, 4)
+    k = _as_dtype(K, "K", dt, 4)
+    v = _as_dtype(V, "V", dt, 4)
+    B, H, Lq, D = q.shape
+    if k.shape[:2] != (B, H) or k.shape[3] != D:
+        raise errors.DimensionError(errors.GFI_EDIM, "K has shape %s; Q has %s: K must be (B, H, Lk, D)"
+                                    % (k.shape, q.shape), "K")
+    Lk = k.shape[2]
+    if v.shape[:3] != (B, H, Lk):
+        raise errors.DimensionError(errors.GFI_EDIM, "V has shape %s; it must be (B, H, Lk, Dv) = (%d, %d, %d, Dv)"
+                                    % (v.shape, B, H, Lk), "V")
+    Dv = v.shape[3]
+    r, rmode = _batch_radii(R, H, D, dt)
+    kp = _bool_mask(key_padding_mask, "key_padding_mask", [(B, Lk)])
+    mk = _bool_mask(mask, "mask", [(Lq, Lk), (1, Lq, Lk), (B, Lq, Lk)])
+    if empty not in ("nan", "zero"):
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "empty must be 'nan' or 'zero', got %r" % (empty,), "empty")
+    s = AttnBatchSpec()
+    lib.gfi_attn_batch_default_spec(ref(s))
+    kern = make_kernel(phi)
+    ctypes.memmove(ctypes.addressof(s.kernel), ctypes.addressof(kern), ctypes.sizeof(s.kernel))
+    s.rmode = _RMODE[rmode]
+    s.causal = 1 if causal else 0
+    s.eps = float(eps)
+    if denom_tol is not None:
+        s.denom_tol = float(denom_tol)
+    s.empty_zero = 1 if empty == "zero" else 0
+    s.dtype = 1 if dt == np.float32 else 0
+    s.mask_batch = 1 if mk is None or mk.ndim == 2 or mk.shape[0] == 1 else B
+    o = make_opts(threads)
+    out = np.empty((B, H, Lq, Dv), dtype=dt)
+    saved = np.empty(max(lib.gfi_attn_batch_saved_size(B, H, Lq), 1))
+    info = AttnInfo()
+    st = lib.gfi_attn_batch_forward(ref(s), B, H, Lq, Lk, D, Dv, addr(q), addr(k), addr(v), addr(r), addr(kp),
+                                    addr(mk), ref(o), addr(out), addr(saved), ref(info))
+    if st != errors.GFI_EDENOM:
+        check(st, "batched Fourier attention forward",
+              {errors.GFI_ERADIUS: "R", errors.GFI_EEMPTY: "Q", errors.GFI_EDIM: "Q", errors.GFI_EORDER: "phi",
+               errors.GFI_EUNSUPPORTED: "phi", errors.GFI_EINVAL: "eps"}, {"Q": q, "K": k, "V": v, "R": r})
+    if not return_context:
+        return out
+    ctx = BatchAttentionContext(q=q, k=k, v=v, R=r, R_shape=np.shape(R), rmode=rmode, spec=s, kp=kp, mk=mk,
+                                threads=threads, H=out, saved=saved, dtype=dt, nflagged=int(info.nflagged),
+                                first_flagged=int(info.first_flagged), nempty=int(info.nempty),
+                                first_empty=int(info.first_empty), min_ratio=float(info.min_ratio))
+    return out, ctx
+
+
+def fourier_attention_batch_backward(ctx, dH):
+    """Gradients (dQ, dK, dV, dR) of a loss with dL/dH = dH (B, H, Lq, Dv)
+    through the forward that made ctx, in its dtype. dR has the shape of the
+    R given (a radius shared by heads, rows or axes gets the sum)."""
+    q, k, v = ctx.q, ctx.k, ctx.v
+    B, H, Lq, D = q.shape
+    Lk, Dv = k.shape[2], v.shape[3]
+    g = _as_dtype(dH, "dH", ctx.dtype, 4)
+    if g.shape != (B, H, Lq, Dv):
+        raise errors.DimensionError(errors.GFI_EDIM, "dH has shape %s, H has %s" % (g.shape, ctx.H.shape), "dH")
+    dQ = np.empty(q.shape, dtype=ctx.dtype)
+    dK = np.empty(k.shape, dtype=ctx.dtype)
+    dV = np.empty(v.shape, dtype=ctx.dtype)
+    dR = np.empty(ctx.R.shape, dtype=ctx.dtype)
+    o = make_opts(ctx.threads)
+    st = lib.gfi_attn_batch_backward(ref(ctx.spec), B, H, Lq, Lk, D, Dv, addr(q), addr(k), addr(v), addr(ctx.R),
+                                     addr(ctx.kp), addr(ctx.mk), ref(o), addr(ctx.H), addr(ctx.saved), addr(g),
+                                     addr(dQ), addr(dK), addr(dV), addr(dR), None)
+    if st != errors.GFI_EDENOM:
+        check(st, "batched Fourier attention backward", None, {"dH": g})
+    return dQ, dK, dV, dR.reshape(ctx.R_shape)
