@@ -1,7 +1,12 @@
 /* Fourier attention engine: forward with per-row scaled products and the
  * exact backward by recomputation (see gfi/attention.h for the contract).
  *
- * One factor: u = a - b with a = R_d q_id, b = R_d k_jd and
+ * One factor: u = a - b with a = R_d q_id, b = R_d k_jd, each phase held
+ * in two parts, a = a_hi + a_lo with a_lo = fma(R_d, q_id, -a_hi) the exact
+ * rounding error of the product, sin a and cos a of the exact product
+ * (engine_phase), and u = (a_hi - b_hi) + (a_lo - b_lo): for close q and k
+ * far from 0 the hi parts subtract exactly (Sterbenz), so u is right to
+ * about ulp(u) instead of ulp(R q) (q, k near 1e6 with R = 100 lost 1e-8);
  *     sin u = sin a cos b - cos a sin b,   cos u = cos a cos b + sin a sin b,
  *     s = sinc u = sin u / u,   s' = (cos u - s) / u,
  * both from their Taylor series for |u| < 0.5 (sinc_series.h),
@@ -39,6 +44,7 @@
 #include "par.h"
 #include "sinc_series.h"
 #include "alloc.h"
+#include "engine.h"
 
 #define FWD_BLOCK 64  /* keys per block in the forward */
 #define BWD_BLOCK 16  /* lanes (keys or queries) per block in the backward */
@@ -113,15 +119,11 @@ static inline void sinc_both(double u, double sn, double cs, double *s, double *
 /* Sine/cosine tables of one head in structure-of-arrays form, D x Lp (Lp: L
  * rounded up to a multiple of 8, the padding zero). */
 static void fill_tables(size_t L, size_t Lp, size_t D, const double *X, const double *Rd, double *r,
-                        double *s, double *c) {
+                        double *rl, double *s, double *c) {
   for (size_t d = 0; d < D; d++) {
-    for (size_t i = 0; i < L; i++) {
-      double a = Rd[d] * X[i * D + d];
-      r[d * Lp + i] = a;
-      s[d * Lp + i] = sin(a);
-      c[d * Lp + i] = cos(a);
-    }
-    for (size_t i = L; i < Lp; i++) r[d * Lp + i] = s[d * Lp + i] = c[d * Lp + i] = 0;
+    for (size_t i = 0; i < L; i++)
+      engine_phase(Rd[d], X[i * D + d], r + d * Lp + i, rl + d * Lp + i, s + d * Lp + i, c + d * Lp + i);
+    for (size_t i = L; i < Lp; i++) r[d * Lp + i] = rl[d * Lp + i] = s[d * Lp + i] = c[d * Lp + i] = 0;
   }
 }
 
@@ -165,7 +167,7 @@ static inline size_t mask_lanes(const unsigned char *kp, const unsigned char *mr
 typedef struct {
   const attn_fjob *J;
   size_t Lqp, Lkp, ntq, nchunk, chunklen;
-  double *rq, *sq, *cq, *rk, *sk, *ck; /* head bh at bh D Lp */
+  double *rq, *lq, *sq, *cq, *rk, *lk, *sk, *ck; /* head bh at bh D Lp; l*: the phases' lo parts */
   const double *stat, *dH, *P, *invS;
   double *Hout, *statout, *ratio, *dQ, *dK, *dV, *dRrow, *part;
 } fctx;
@@ -179,9 +181,9 @@ static int fill_task(void *vc, size_t t, void *ws) {
   int keys = t < BH;
   size_t bh = keys ? t : t - BH, L = keys ? J->Lk : J->Lq, Lp = keys ? f->Lkp : f->Lqp;
   const double *X = (keys ? J->K : J->Q) + bh * L * D;
-  double *r = (keys ? f->rk : f->rq) + bh * D * Lp, *s = (keys ? f->sk : f->sq) + bh * D * Lp,
-         *c = (keys ? f->ck : f->cq) + bh * D * Lp;
-  fill_tables(L, Lp, D, X, J->Rd + (bh % J->H) * D, r, s, c);
+  double *r = (keys ? f->rk : f->rq) + bh * D * Lp, *rl = (keys ? f->lk : f->lq) + bh * D * Lp,
+         *s = (keys ? f->sk : f->sq) + bh * D * Lp, *c = (keys ? f->ck : f->cq) + bh * D * Lp;
+  fill_tables(L, Lp, D, X, J->Rd + (bh % J->H) * D, r, rl, s, c);
   return GFI_OK;
 }
 
@@ -210,22 +212,18 @@ static void finish_row(const attn_fjob *J, size_t nvis, double E, double S, doub
   st[1] = T;
 }
 
-/* Forward, query row i of head bh; ws: 3 D (query row) + 4 FWD_BLOCK + Dv. */
+/* Forward, query row i of head bh; ws: 4 D (query row) + 4 FWD_BLOCK + Dv. */
 static void fwd_row(const fctx *f, size_t bh, size_t i, double *ws) {
   const attn_fjob *J = f->J;
   const size_t D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk, Lp = f->Lkp;
   const int l = J->l;
   const double *Q = J->Q + (bh * Lq + i) * D, *V = J->V + bh * Lk * Dv, *Rd = J->Rd + (bh % J->H) * D;
-  const double *rk = f->rk + bh * D * Lp, *sk = f->sk + bh * D * Lp, *ck = f->ck + bh * D * Lp;
+  const double *rk = f->rk + bh * D * Lp, *lk = f->lk + bh * D * Lp, *sk = f->sk + bh * D * Lp,
+               *ck = f->ck + bh * D * Lp;
   const unsigned char *kp = kpad_row(J, bh), *mr = mask_row(J, bh, i);
-  double *qr = ws, *qs = ws + D, *qc = ws + 2 * D;
-  double *m = ws + 3 * D, *e = m + FWD_BLOCK, *w = e + FWD_BLOCK, *mk = w + FWD_BLOCK, *N = mk + FWD_BLOCK;
-  for (size_t d = 0; d < D; d++) {
-    double a = Rd[d] * Q[d];
-    qr[d] = a;
-    qs[d] = sin(a);
-    qc[d] = cos(a);
-  }
+  double *qr = ws, *ql = ws + D, *qs = ws + 2 * D, *qc = ws + 3 * D;
+  double *m = ws + 4 * D, *e = m + FWD_BLOCK, *w = e + FWD_BLOCK, *mk = w + FWD_BLOCK, *N = mk + FWD_BLOCK;
+  for (size_t d = 0; d < D; d++) engine_phase(Rd[d], Q[d], qr + d, ql + d, qs + d, qc + d);
   for (size_t c = 0; c < Dv; c++) N[c] = 0;
   double E = -INFINITY, S = 0, A = 0;
   size_t nvis = 0;
@@ -243,11 +241,11 @@ static void fwd_row(const fctx *f, size_t bh, size_t i, double *ws) {
       e[b] = 0.0;
     }
     for (size_t d = 0; d < D; d++) {
-      const double *restrict kr = rk + d * Lp + j0, *restrict ks = sk + d * Lp + j0,
-                             *restrict kc = ck + d * Lp + j0;
-      const double a = qr[d], sa = qs[d], ca = qc[d];
+      const double *restrict kr = rk + d * Lp + j0, *restrict kl = lk + d * Lp + j0,
+                             *restrict ks = sk + d * Lp + j0, *restrict kc = ck + d * Lp + j0;
+      const double a = qr[d], al = ql[d], sa = qs[d], ca = qc[d];
 #pragma omp simd
-      for (size_t b = 0; b < nb; b++) m[b] *= sinc_of(a - kr[b], sa * kc[b] - ca * ks[b]);
+      for (size_t b = 0; b < nb; b++) m[b] *= sinc_of((a - kr[b]) + (al - kl[b]), sa * kc[b] - ca * ks[b]);
       if ((d + 1) % CHUNK == 0 || d + 1 == D) {
 #pragma omp simd
         for (size_t b = 0; b < nb; b++) {
@@ -301,14 +299,14 @@ static int fwd_task(void *vc, size_t t, void *ws) {
 
 int attn_fjob_forward(const attn_fjob *J, double *Hout, double *stat, double *ratio) {
   const size_t BH = J->B * J->H, D = J->D, Dv = J->Dv, Lkp = round8(J->Lk);
-  double *tab = gfi_malloc4(3 * BH, D, Lkp, sizeof *tab);
+  double *tab = gfi_malloc4(4 * BH, D, Lkp, sizeof *tab);
   if (!tab) return GFI_ENOMEM;
   const size_t n = BH * D * Lkp;
   fctx f = {.J = J, .Lkp = Lkp, .ntq = (J->Lq + ROW_TILE - 1) / ROW_TILE, .rk = tab, .sk = tab + n,
-            .ck = tab + 2 * n, .Hout = Hout, .statout = stat, .ratio = ratio};
+            .ck = tab + 2 * n, .lk = tab + 3 * n, .Hout = Hout, .statout = stat, .ratio = ratio};
   par_spec sp0 = {BH, J->nthreads, 0, 1, NULL, NULL};
   int st = par_run(&sp0, fill_task, &f);
-  par_spec sp = {BH * f.ntq, J->nthreads, (3 * D + 4 * FWD_BLOCK + Dv) * sizeof(double), 1, NULL, NULL};
+  par_spec sp = {BH * f.ntq, J->nthreads, (4 * D + 4 * FWD_BLOCK + Dv) * sizeof(double), 1, NULL, NULL};
   if (!st) st = par_run(&sp, fwd_task, &f);
   free(tab);
   return st;
@@ -432,8 +430,10 @@ static int bwd_task(void *vc, size_t t, void *vws) {
   memset(part, 0, Lq * PW * sizeof *part);
   if (k0 >= k1) return GFI_OK;
   const double *V = J->V + bh * Lk * Dv, *Rd = J->Rd + (bh % J->H) * D;
-  const double *rq = f->rq + bh * D * Lqp, *sq = f->sq + bh * D * Lqp, *cq = f->cq + bh * D * Lqp;
-  const double *rk = f->rk + bh * D * Lkp, *sk = f->sk + bh * D * Lkp, *ck = f->ck + bh * D * Lkp;
+  const double *rq = f->rq + bh * D * Lqp, *lq = f->lq + bh * D * Lqp, *sq = f->sq + bh * D * Lqp,
+               *cq = f->cq + bh * D * Lqp;
+  const double *rk = f->rk + bh * D * Lkp, *lk = f->lk + bh * D * Lkp, *sk = f->sk + bh * D * Lkp,
+               *ck = f->ck + bh * D * Lkp;
   const double *stat = f->stat + 2 * bh * Lq, *dH = f->dH + bh * Lq * Dv, *P = f->P + bh * Lq,
                *invS = f->invS + bh * Lq;
   const unsigned char *kp = kpad_row(J, bh);
@@ -462,13 +462,13 @@ static int bwd_task(void *vc, size_t t, void *vws) {
       }
       for (size_t b = 0; b < nb; b++) coef[b] = (attn_dot(dh, V + (j0 + b) * Dv, Dv) - Pi) * iS;
       for (size_t d = 0; d < D; d++) {
-        const double *restrict kr = rk + d * Lkp + j0, *restrict ks = sk + d * Lkp + j0,
-                               *restrict kc = ck + d * Lkp + j0;
-        const double a = rq[d * Lqp + i], sa = sq[d * Lqp + i], ca = cq[d * Lqp + i];
+        const double *restrict kr = rk + d * Lkp + j0, *restrict kl = lk + d * Lkp + j0,
+                               *restrict ks = sk + d * Lkp + j0, *restrict kc = ck + d * Lkp + j0;
+        const double a = rq[d * Lqp + i], al = lq[d * Lqp + i], sa = sq[d * Lqp + i], ca = cq[d * Lqp + i];
         double *restrict s = g.s + d * B, *restrict ds = g.ds + d * B, *restrict u = g.u + d * B;
 #pragma omp simd
         for (size_t b = 0; b < nb; b++) {
-          double uu = a - kr[b];
+          double uu = (a - kr[b]) + (al - kl[b]);
           sinc_both(uu, sa * kc[b] - ca * ks[b], ca * kc[b] + sa * ks[b], &s[b], &ds[b]);
           u[b] = uu;
         }
@@ -572,15 +572,16 @@ int attn_fjob_backward(const attn_fjob *J, const double *H, const double *stat, 
   const size_t nchunk = key_chunks(BH, Lk);
   size_t chunklen = (Lk + nchunk - 1) / nchunk;
   chunklen = (chunklen + B - 1) / B * B;
-  /* tables (3 per side), P and 1/T per row, chunk partials of dq and dR */
+  /* tables (4 per side), P and 1/T per row, chunk partials of dq and dR */
   size_t ntab = 0, npart = 0;
-  if (gfi_size_prod(&ntab, 3 * BH, D, Lqp + Lkp, 1) || gfi_size_prod(&npart, nchunk, BH, Lq, D + (J->per_axis ? D : 1) + 2) ||
+  if (gfi_size_prod(&ntab, 4 * BH, D, Lqp + Lkp, 1) || gfi_size_prod(&npart, nchunk, BH, Lq, D + (J->per_axis ? D : 1) + 2) ||
       ntab > SIZE_MAX / 16 || npart > SIZE_MAX / 16)
     return GFI_ENOMEM;
   double *tab = gfi_malloc2(ntab + npart, sizeof *tab);
   if (!tab) return GFI_ENOMEM;
-  double *rq = tab, *sq = rq + nq, *cq = sq + nq, *rk = cq + nq, *sk = rk + nk, *ck = sk + nk;
-  double *P = ck + nk, *invS = P + BH * Lq, *part = invS + BH * Lq; /* npart >= 2 BH Lq + the partials */
+  double *rq = tab, *sq = rq + nq, *cq = sq + nq, *lq = cq + nq, *rk = lq + nq, *sk = rk + nk, *ck = sk + nk,
+         *lk = ck + nk;
+  double *P = lk + nk, *invS = P + BH * Lq, *part = invS + BH * Lq; /* npart >= 2 BH Lq + the partials */
   for (size_t r = 0; r < BH * Lq; r++) {
     double T = stat[2 * r + 1];
     int ok = isfinite(T);
@@ -588,7 +589,8 @@ int attn_fjob_backward(const attn_fjob *J, const double *H, const double *stat, 
     invS[r] = ok ? 1.0 / T : 0.0;
   }
   fctx f = {.J = J, .Lqp = Lqp, .Lkp = Lkp, .ntq = (Lq + ROW_TILE - 1) / ROW_TILE, .nchunk = nchunk,
-            .chunklen = chunklen, .rq = rq, .sq = sq, .cq = cq, .rk = rk, .sk = sk, .ck = ck,
+            .chunklen = chunklen, .rq = rq, .lq = lq, .sq = sq, .cq = cq, .rk = rk, .lk = lk, .sk = sk,
+            .ck = ck,
             .stat = stat, .dH = dH, .P = P, .invS = invS, .dQ = dQ, .dK = dK, .dV = dV,
             .dRrow = dRrow, .part = part};
   par_spec sp0 = {2 * BH, J->nthreads, 0, 1, NULL, NULL};

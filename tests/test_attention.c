@@ -488,6 +488,55 @@ int main(void) {
     free(saved);
   }
 
+  /* 4b. offset data: q and k near 1e6 with R ~ 100 (R q ~ 1e8); the
+   * brute force forms R (q - k), whose difference is exact for such close
+   * values, so it is right to rounding. Phases formed as fl(R q) - fl(R k)
+   * are off by ulp(1e8) ~ 1.5e-8: forward and gradients then miss by ~1e-8
+   * (checked); the two-part phases keep them within 1e-11. */
+  {
+    const size_t L = 70, D = 3, Dv = 2;
+    double *Q = malloc(L * D * sizeof *Q), *K = malloc(L * D * sizeof *K), *V = malloc(L * Dv * sizeof *V);
+    double *C = malloc(L * Dv * sizeof *C), *H = malloc(L * Dv * sizeof *H), *Hb = malloc(L * Dv * sizeof *Hb),
+           *saved = malloc(2 * L * sizeof *saved);
+    double *g[6], R[3] = {60.0, 130.0, 90.0};
+    for (int a = 0; a < 6; a++) g[a] = malloc(L * D * sizeof *g[a]);
+    fill_normal(r, L * D, 0.01, Q);
+    fill_normal(r, L * D, 0.01, K);
+    for (size_t k = 0; k < L * D; k++) Q[k] += 1e6, K[k] += 1e6;
+    fill_normal(r, L * Dv, 1.0, V);
+    fill_normal(r, L * Dv, 1.0, C);
+    for (int causal = 0; causal < 2; causal++) {
+      gfi_attn_spec sp;
+      gfi_attn_default_spec(&sp);
+      sp.kernel = *KPOW(4);
+      sp.per_axis_R = 1;
+      sp.causal = causal;
+      gfi_attn_plan *p;
+      double dR[3], bR[3];
+      CHECK_STATUS(gfi_attn_plan_create(&p, &sp, L, D, Dv, NULL), GFI_OK);
+      CHECK_STATUS(gfi_attn_forward(p, Q, K, V, R, H, saved, NULL), GFI_OK);
+      brute_forward(&sp, L, D, Dv, Q, K, V, R, Hb);
+      CHECK(rel_err(H, Hb, L * Dv) < 1e-11, "offset data: forward %.3g", rel_err(H, Hb, L * Dv));
+      CHECK_STATUS(gfi_attn_backward(p, Q, K, V, R, H, saved, C, g[0], g[1], g[2], dR, NULL), GFI_OK);
+      brute_backward(&sp, L, D, Dv, Q, K, V, R, C, g[3], g[4], g[5], bR);
+      CHECK(rel_err(g[0], g[3], L * D) < 1e-11, "offset data: dQ %.3g", rel_err(g[0], g[3], L * D));
+      CHECK(rel_err(g[1], g[4], L * D) < 1e-11, "offset data: dK %.3g", rel_err(g[1], g[4], L * D));
+      CHECK(rel_err(g[2], g[5], L * Dv) < 1e-11, "offset data: dV %.3g", rel_err(g[2], g[5], L * Dv));
+      /* dR sums (q - k) times the weights' derivatives over pairs; its
+       * terms' own size bounds the rounding of both sides */
+      CHECK(rel_err(dR, bR, 3) < 1e-9, "offset data: dR %.3g", rel_err(dR, bR, 3));
+      gfi_attn_destroy(p);
+    }
+    for (int a = 0; a < 6; a++) free(g[a]);
+    free(Q);
+    free(K);
+    free(V);
+    free(C);
+    free(H);
+    free(Hb);
+    free(saved);
+  }
+
   /* 5. Gaussian attention = softmax(q.k / sigma^2) for keys of equal norm */
   {
     const size_t L = 200, D = 16, Dv = 5;
