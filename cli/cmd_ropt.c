@@ -55,7 +55,9 @@ int cmd_ropt(int argc, char **argv) {
     "With --data, the radius minimising least-squares cross-validation of the density\n"
     "estimate (LSCV(R) = int p_hat^2 - 2/(N(N-1)) sum_{i != k} K_R(x_i - x_k)) or the\n"
     "leave-one-out CV of Nadaraya-Watson (mean over rows of |y_i - m_{-i}(x_i)|^2):\n"
-    "a log scan over the range, then golden-section refinement of the smallest value.\n",
+    "a log scan over the range; its lowest local minima refined (a finer scan of the\n"
+    "bracket, then golden section); a scan with several minima doubled until two\n"
+    "rounds agree on the minimiser.\n",
     opts, "Columns: n R_opt mise_opt bias2 var h_gauss mise_gauss (NaN for non-mixtures).\n"
           "With --data: n R_opt lscv|cv bound nlocal at_edge evals [nflagged] R1 .. RD\n"
           "(--curve: R lscv|cv, one row per scanned radius).\n"};

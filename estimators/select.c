@@ -860,6 +860,72 @@ double sel_quantile(double *v, size_t n, double p) {
   return v[lo] + (h - (double)lo) * (v[lo + 1] - v[lo]);
 }
 
+/* Golden-section search of f on log r in [a, b], r written to R[j0..j1)
+ * (the other entries as they are): the smallest value seen and its r. */
+static int sel_golden(sel_crit f, void *ctx, double *R, size_t j0, size_t j1, double a, double b,
+                      double *br, double *bv, size_t *evals) {
+  const double gr = 0.5 * (sqrt(5.0) - 1);
+  double c = b - gr * (b - a), d = a + gr * (b - a), fc, fd;
+  for (size_t j = j0; j < j1; j++) R[j] = exp(c);
+  int st = f(ctx, R, &fc);
+  for (size_t j = j0; j < j1; j++) R[j] = exp(d);
+  if (!st) st = f(ctx, R, &fd);
+  *evals += 2;
+  while (!st && b - a > 1e-5) {
+    if (fc < fd) {
+      b = d;
+      d = c;
+      fd = fc;
+      c = b - gr * (b - a);
+      for (size_t j = j0; j < j1; j++) R[j] = exp(c);
+      st = f(ctx, R, &fc);
+    } else {
+      a = c;
+      c = d;
+      fc = fd;
+      d = a + gr * (b - a);
+      for (size_t j = j0; j < j1; j++) R[j] = exp(d);
+      st = f(ctx, R, &fd);
+    }
+    (*evals)++;
+  }
+  if (st) return st;
+  *bv = fc < fd ? fc : fd;
+  *br = exp(fc < fd ? c : d);
+  return GFI_OK;
+}
+
+/* A bracket [a, b] of log r refined: a scan of SEL_SUB + 1 radii across it,
+ * then golden-section search between the neighbours of its lowest point
+ * (two minima close together in one bracket of the coarse scan are told
+ * apart at 1/SEL_SUB of its width). */
+#define SEL_SUB 16
+static int sel_refine(sel_crit f, void *ctx, double *R, size_t j0, size_t j1, double a, double b, double *br,
+                      double *bv, size_t *evals) {
+  double v[SEL_SUB + 1];
+  size_t bi = 0;
+  for (size_t k = 0; k <= SEL_SUB; k++) {
+    for (size_t j = j0; j < j1; j++) R[j] = exp(a + (b - a) * (double)k / SEL_SUB);
+    int st = f(ctx, R, &v[k]);
+    (*evals)++;
+    if (st) return st;
+    if (v[k] < v[bi] || !(v[bi] == v[bi])) bi = k;
+  }
+  double aa = a + (b - a) * (double)(bi > 0 ? bi - 1 : 0) / SEL_SUB;
+  double bb = a + (b - a) * (double)(bi < SEL_SUB ? bi + 1 : bi) / SEL_SUB;
+  int st = sel_golden(f, ctx, R, j0, j1, aa, bb, br, bv, evals);
+  if (!st && !(*bv <= v[bi])) {
+    *bv = v[bi];
+    *br = exp(a + (b - a) * (double)bi / SEL_SUB);
+  }
+  return st;
+}
+
+/* Local minima of the scan v[0..n) refined in one round (edges count). */
+#define SEL_REFINE 4
+/* Doublings of the scan after the first: at most this many. */
+#define SEL_ROUNDS 3
+
 int sel_search(sel_crit f, void *ctx, size_t D, double lo, double hi, size_t nscan, int per_axis,
                gfi_select_result *res, double *curve) {
   memset(res, 0, sizeof *res);
@@ -867,9 +933,26 @@ int sel_search(sel_crit f, void *ctx, size_t D, double lo, double hi, size_t nsc
   res->R_lo = lo;
   res->R_hi = hi;
   res->nscan = nscan;
-  double *val = malloc(nscan * sizeof *val), R[3];
+  /* The isotropic search. A log scan of nscan radii, then golden-section
+   * refinement (sel_refine: a finer scan of the bracket, then golden
+   * section) of the lowest local minima of the scan (up to SEL_REFINE;
+   * not only of the lowest point: a rough criterion such as LOO-CV can hold
+   * its minimum in the bracket of a point that scanned slightly higher),
+   * then the scan doubled (midpoints added) and its minima refined again,
+   * until two successive rounds agree on the minimiser (log R within 1e-4),
+   * at most SEL_ROUNDS doublings; a scan with one local minimum is not
+   * doubled (its bracket's finer scan is the check). A minimum is refined only when its scan
+   * value is within 4 gains of the best value so far (a gain: how much the
+   * first refinement lowered the best scan value; refinement cannot lower a
+   * bracket by much more than its neighbour's) and its bracket does not
+   * hold the best radius already. */
+  size_t nmax = (nscan - 1) * ((size_t)1 << SEL_ROUNDS) + 1;
+  if (nscan > SIZE_MAX / 2 / ((size_t)1 << SEL_ROUNDS)) return GFI_ENOMEM;
+  double *val = malloc(2 * nmax * sizeof *val), R[3];
   if (!val) return GFI_ENOMEM;
+  double *tmp = val + nmax;
   const size_t Dr = D > 3 ? 1 : D;
+  const double L0 = log(lo), LW = log(hi / lo);
   int st = GFI_OK;
   for (size_t s = 0; s < nscan && !st; s++) {
     double r = lo * pow(hi / lo, (double)s / (double)(nscan - 1));
@@ -881,57 +964,67 @@ int sel_search(sel_crit f, void *ctx, size_t D, double lo, double hi, size_t nsc
       curve[2 * s + 1] = val[s];
     }
   }
-  if (st) {
-    free(val);
-    return st;
-  }
-  size_t best = 0, nloc = 0;
-  for (size_t s = 0; s < nscan; s++) {
-    if (val[s] < val[best] || !(val[best] == val[best])) best = s;
-    double a = s > 0 ? val[s - 1] : INFINITY, b = s + 1 < nscan ? val[s + 1] : INFINITY;
-    if (val[s] < a && val[s] <= b) nloc++;
-  }
-  res->nlocal = nloc;
-  res->at_edge = best == 0 || best == nscan - 1;
-  /* golden section on log r between the neighbours of the best */
-  double a = log(lo) + log(hi / lo) * (double)(best > 0 ? best - 1 : 0) / (double)(nscan - 1);
-  double b = log(lo) + log(hi / lo) * (double)(best + 1 < nscan ? best + 1 : best) / (double)(nscan - 1);
-  double bestv = val[best], bestr = lo * pow(hi / lo, (double)best / (double)(nscan - 1));
-  free(val);
-  const double gr = 0.5 * (sqrt(5.0) - 1);
-  double c = b - gr * (b - a), d = a + gr * (b - a), fc, fd;
-  for (size_t j = 0; j < Dr; j++) R[j] = exp(c);
-  st = f(ctx, R, &fc);
-  for (size_t j = 0; j < Dr; j++) R[j] = exp(d);
-  if (!st) st = f(ctx, R, &fd);
-  res->evals += 2;
-  while (!st && b - a > 1e-5) {
-    if (fc < fd) {
-      b = d;
-      d = c;
-      fd = fc;
-      c = b - gr * (b - a);
-      for (size_t j = 0; j < Dr; j++) R[j] = exp(c);
-      st = f(ctx, R, &fc);
-    } else {
-      a = c;
-      c = d;
-      fc = fd;
-      d = a + gr * (b - a);
-      for (size_t j = 0; j < Dr; j++) R[j] = exp(d);
-      st = f(ctx, R, &fd);
+  size_t n = nscan, best = 0;
+  double bestv = INFINITY, bestr = lo, prevr = 0, gain = -1;
+  for (int round = 0; !st; round++) {
+    /* the scan's local minima, lowest first (insertion into SEL_REFINE slots) */
+    size_t cand[SEL_REFINE], nc = 0, nloc = 0, sbest = 0;
+    for (size_t s = 0; s < n; s++) {
+      if (val[s] < val[sbest] || !(val[sbest] == val[sbest])) sbest = s;
+      double a = s > 0 ? val[s - 1] : INFINITY, b = s + 1 < n ? val[s + 1] : INFINITY;
+      if (!(val[s] < a && val[s] <= b)) continue;
+      nloc++;
+      size_t k = nc < SEL_REFINE ? nc++ : SEL_REFINE;
+      if (k == SEL_REFINE && !(val[s] < val[cand[SEL_REFINE - 1]])) continue;
+      if (k == SEL_REFINE) k = SEL_REFINE - 1;
+      while (k > 0 && val[s] < val[cand[k - 1]]) {
+        cand[k] = cand[k - 1];
+        k--;
+      }
+      cand[k] = s;
     }
-    res->evals++;
+    if (round == 0) res->nlocal = nloc;
+    if (nc == 0) cand[nc++] = sbest; /* no strict local minimum (NaN or flat): the lowest point */
+    if (val[sbest] < bestv) {
+      bestv = val[sbest];
+      bestr = exp(L0 + LW * (double)sbest / (double)(n - 1));
+      best = sbest * (nmax - 1) / (n - 1);
+    }
+    for (size_t c = 0; c < nc && !st; c++) {
+      size_t s = cand[c];
+      double a = L0 + LW * (double)(s > 0 ? s - 1 : 0) / (double)(n - 1);
+      double b = L0 + LW * (double)(s + 1 < n ? s + 1 : s) / (double)(n - 1);
+      if (gain >= 0 && (!(val[s] - 4 * gain < bestv) || (log(bestr) >= a && log(bestr) <= b))) continue;
+      double gr_, gv;
+      double before = bestv;
+      st = sel_refine(f, ctx, R, 0, Dr, a, b, &gr_, &gv, &res->evals);
+      if (!st && gain < 0) gain = fmax(before - gv, 0.0);
+      if (!st && gv < bestv) {
+        bestv = gv;
+        bestr = gr_;
+        best = s * (nmax - 1) / (n - 1);
+      }
+    }
+    if (st) break;
+    if (round == 0 && res->nlocal <= 1) break; /* a unimodal scan: its one bracket was refined */
+    if (round > 0 && fabs(log(bestr / prevr)) <= 1e-4) break; /* two rounds agree */
+    if (round == SEL_ROUNDS) break;
+    prevr = bestr;
+    /* double the scan: old values at even positions, midpoints evaluated */
+    size_t n2 = 2 * n - 1;
+    for (size_t s = 0; s < n; s++) tmp[2 * s] = val[s];
+    for (size_t s = 1; s < n2 && !st; s += 2) {
+      double r = exp(L0 + LW * (double)s / (double)(n2 - 1));
+      for (size_t j = 0; j < Dr; j++) R[j] = r;
+      st = f(ctx, R, &tmp[s]);
+      res->evals++;
+    }
+    memcpy(val, tmp, n2 * sizeof *val);
+    n = n2;
   }
+  free(val);
   if (st) return st;
-  if (fc < bestv) {
-    bestv = fc;
-    bestr = exp(c);
-  }
-  if (fd < bestv) {
-    bestv = fd;
-    bestr = exp(d);
-  }
+  res->at_edge = best == 0 || best == nmax - 1;
   for (size_t j = 0; j < Dr; j++) res->R[j] = bestr;
   res->value = bestv;
   if (!per_axis || D == 1) return GFI_OK;
@@ -954,38 +1047,12 @@ int sel_search(sel_crit f, void *ctx, size_t D, double lo, double hi, size_t nsc
       double aa = l0 + (l1 - l0) * (double)(bi > 0 ? bi - 1 : 0) / (NS - 1);
       double bb = l0 + (l1 - l0) * (double)(bi + 1 < NS ? bi + 1 : bi) / (NS - 1);
       double bv = v[bi], br = exp(l0 + (l1 - l0) * (double)bi / (NS - 1));
-      double cc = bb - gr * (bb - aa), dd = aa + gr * (bb - aa), fcc, fdd;
-      R[j] = exp(cc);
-      st = f(ctx, R, &fcc);
-      R[j] = exp(dd);
-      if (!st) st = f(ctx, R, &fdd);
-      res->evals += 2;
-      while (!st && bb - aa > 1e-5) {
-        if (fcc < fdd) {
-          bb = dd;
-          dd = cc;
-          fdd = fcc;
-          cc = bb - gr * (bb - aa);
-          R[j] = exp(cc);
-          st = f(ctx, R, &fcc);
-        } else {
-          aa = cc;
-          cc = dd;
-          fcc = fdd;
-          dd = aa + gr * (bb - aa);
-          R[j] = exp(dd);
-          st = f(ctx, R, &fdd);
-        }
-        res->evals++;
-      }
+      double gbr, gbv;
+      st = sel_golden(f, ctx, R, j, j + 1, aa, bb, &gbr, &gbv, &res->evals);
       if (st) return st;
-      if (fcc < bv) {
-        bv = fcc;
-        br = exp(cc);
-      }
-      if (fdd < bv) {
-        bv = fdd;
-        br = exp(dd);
+      if (gbv < bv) {
+        bv = gbv;
+        br = gbr;
       }
       if (bv < res->value) {
         moved = fmax(moved, fabs(br / Rj0 - 1));

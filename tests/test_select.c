@@ -279,6 +279,55 @@ static void test_loocv_second_pass(void) {
   free(y);
 }
 
+/* sel_search on criteria with known minima, in t = log R: a bowl with
+ * narrow dips. (a) two minima inside one bracket of the coarse scan, the
+ * deeper one off the scan's points (LOO-CV of a 1-D sample once returned
+ * R = 14.60 where 14.22 was lower, both between the scan points 13.65 and
+ * 14.64); (b) the deeper of two separate minima scans higher than the
+ * other (its dip falls between scan points); (c) a unimodal bowl. */
+typedef struct {
+  double k, c, dips[3][3]; /* the bowl k (t - c)^2; dips: centre, depth, width (in t) */
+  int ndips;
+  size_t evals;
+} syn_crit;
+static int syn_f(void *vc, const double *R, double *v) {
+  syn_crit *c = vc;
+  double t = log(R[0]), f = c->k * (t - c->c) * (t - c->c);
+  for (int k = 0; k < c->ndips; k++) {
+    double z = (t - c->dips[k][0]) / c->dips[k][2];
+    f -= c->dips[k][1] * exp(-z * z);
+  }
+  *v = f;
+  c->evals++;
+  return GFI_OK;
+}
+static void test_search_synthetic(void) {
+  const double lo = 0.05, hi = 500;
+  const size_t n = 100;
+  const double h = log(hi / lo) / (double)(n - 1); /* scan step in t */
+  const double t0 = log(lo) + 40 * h;              /* a scan point */
+  gfi_select_result r;
+  /* (a) a wide dip at the scan point t0 and a deeper narrow one at t0 + 0.4 h */
+  syn_crit a = {.k = 0.01, .c = t0, .dips = {{t0, 0.010, 2 * h}, {t0 + 0.4 * h, 0.011, 0.06 * h}}, .ndips = 2};
+  CHECK_STATUS(sel_search(syn_f, &a, 1, lo, hi, n, 0, &r, NULL), GFI_OK);
+  CHECK(fabs(log(r.R[0]) - (t0 + 0.4 * h)) < 0.02 * h, "(a) found t = %.6f, the deeper minimum is at %.6f",
+        log(r.R[0]), t0 + 0.4 * h);
+  CHECK(r.evals == a.evals, "(a) evals %zu counted %zu", r.evals, a.evals);
+  /* (b) a dip at a scan point and a deeper, narrow one, far away, half-way
+   * between two points (where it scans at -0.0023 against -0.02): found by
+   * the doubled scan */
+  double t1 = log(lo) + 70.5 * h;
+  syn_crit b = {.k = 1e-4, .c = t0, .dips = {{t0, 0.02, 0.5 * h}, {t1, 0.05, 0.3 * h}}, .ndips = 2};
+  CHECK_STATUS(sel_search(syn_f, &b, 1, lo, hi, n, 0, &r, NULL), GFI_OK);
+  CHECK(fabs(log(r.R[0]) - t1) < 0.05 * h, "(b) found t = %.6f, the deeper minimum is at %.6f", log(r.R[0]), t1);
+  CHECK(r.nlocal >= 2, "(b) nlocal %zu", r.nlocal);
+  /* (c) unimodal: the minimum to the golden section's tolerance, no doubling */
+  syn_crit c = {.k = 0.01, .c = t0 + 0.3 * h, .ndips = 0};
+  CHECK_STATUS(sel_search(syn_f, &c, 1, lo, hi, n, 0, &r, NULL), GFI_OK);
+  CHECK(fabs(log(r.R[0]) - c.c) < 1e-4, "(c) found t = %.6f, minimum at %.6f", log(r.R[0]), c.c);
+  CHECK(r.nlocal == 1 && r.evals < n + 60, "(c) nlocal %zu, evals %zu", r.nlocal, r.evals);
+}
+
 static void test_search(void) {
   const size_t N = 400;
   double *x = normal_data(N, 1, 21);
@@ -400,6 +449,7 @@ int main(void) {
   test_loocv_values();
   test_loocv_second_pass();
   test_search();
+  test_search_synthetic();
   test_errors();
   return check_summary("select");
 }

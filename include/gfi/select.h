@@ -27,9 +27,16 @@
  * recomputed by the direct sum.
  *
  * Selection: LSCV and CV have several local minima. gfi_select_* scans nscan
- * radii log-spaced over [R_lo, R_hi] (one radius for every axis), takes the
- * smallest value on the scan, and refines it by golden-section search on
- * log R between its neighbours; with per_axis (D <= 3) the radii are then
+ * radii log-spaced over [R_lo, R_hi] (one radius for every axis) and
+ * refines the lowest local minima of the scan (up to 4; those whose scan
+ * value is within 4 times the first refinement's gain of the best): each
+ * bracket between a minimum's neighbours gets a scan of 17 radii, then
+ * golden-section search on log R. When the scan has more than one local
+ * minimum, it is doubled (midpoints added) and its minima refined again
+ * until two rounds agree on the minimiser (log R within 1e-4; at most 3
+ * doublings, 8 nscan radii), so that a deeper minimum between two scan
+ * points, or two minima within one bracket, are found. evals counts every
+ * evaluation; nlocal is the first scan's count. With per_axis (D <= 3) the radii are then
  * refined one axis at a time (a scan and a golden-section search per axis,
  * all other radii fixed) until no axis moves by more than 1e-3 relative.
  *
