@@ -56,7 +56,7 @@ int cmd_ropt(int argc, char **argv) {
     "estimate (LSCV(R) = int p_hat^2 - 2/(N(N-1)) sum_{i != k} K_R(x_i - x_k)) or the\n"
     "leave-one-out CV of Nadaraya-Watson (mean over rows of |y_i - m_{-i}(x_i)|^2):\n"
     "a log scan over the range; its lowest local minima refined (a finer scan of the\n"
-    "bracket, then golden section); a scan with several minima doubled until two\n"
+    "bracket, then Brent's method); a scan with several minima doubled until two\n"
     "rounds agree on the minimiser.\n",
     opts, "Columns: n R_opt mise_opt bias2 var h_gauss mise_gauss (NaN for non-mixtures).\n"
           "With --data: n R_opt lscv|cv bound nlocal at_edge evals [nflagged] R1 .. RD\n"

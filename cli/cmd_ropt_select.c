@@ -68,7 +68,7 @@ int ropt_select(const char *data, const char *select, const char *range, int per
   cli_meta(stdout, "criterion", "%s",
            regress ? "leave-one-out CV of Nadaraya-Watson, mean over rows of |y_i - m_{-i}(x_i)|^2"
                    : "LSCV(R) = int p_hat^2 - 2/(N(N-1)) sum_{i != k} K_R(x_i - x_k)");
-  cli_meta(stdout, "scan", "%zu radii log-spaced on [%.17g, %.17g]%s, golden-section refinement%s", r.nscan,
+  cli_meta(stdout, "scan", "%zu radii log-spaced on [%.17g, %.17g]%s, refined by Brent's method%s", r.nscan,
            r.R_lo, r.R_hi, range ? "" : " (automatic)", per_axis ? ", then per axis" : "");
   cli_meta(stdout, "route", "%s (last evaluation), bound %.3g on |%s - exact|",
            r.route == GFI_METHOD_FAST ? "fast" : "direct", r.bound, cname);

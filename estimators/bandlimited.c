@@ -652,6 +652,22 @@ void bl_choice_free(bl_choice *ch) {
   if (ch) rule_free(&ch->rule);
 }
 
+double bl_fast_estimate(int D, int l, const double *R, const double *S, size_t N, size_t M, size_t ncol,
+                        double ntol, int *explode) {
+  /* Gauss-Legendre needs about a/2 + 8 nodes per knot interval (a = R S);
+   * the first axis is halved (the rule's symmetry) */
+  double Qe = 1;
+  *explode = 0;
+  for (int j = 0; j < D; j++) {
+    double e = (j == 0 ? 0.5 : 1.0) * (l == BL_GAUSS ? 2.7 * (R[j] * S[j] + 8) : l * (0.5 * R[j] * S[j] + 8));
+    if (!(e <= (double)BL_AXIS_MAX)) *explode = 1;
+    Qe *= e;
+  }
+  if (!(Qe <= (double)BL_NODES_MAX)) *explode = 1;
+  size_t g1[3] = {1, 1, 1}, Q = (size_t)fmin(Qe, 1e18);
+  return (double)ncol * (bl_nufft_cost(D, N, Q, g1, ntol) + (M ? bl_nufft_cost(D, Q, M, g1, ntol) : 0));
+}
+
 int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, const size_t *gn,
               double direct_pair, bl_choice *ch) {
   memset(ch, 0, sizeof *ch);
@@ -681,18 +697,8 @@ int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, c
     /* Before building a rule: a cheap estimate of its node count (GL needs
      * about a/2 + 8 nodes per knot interval, a = R S) and the fast cost it
      * implies; auto decides without the rule when even that loses. */
-    double Qe = 1, cl;
-    int explode = 0;
-    for (int j = 0; j < D; j++) {
-      double e = (j == 0 ? 0.5 : 1.0) *
-                 (s->l == BL_GAUSS ? 2.7 * (s->R[j] * S[j] + 8) : s->l * (0.5 * s->R[j] * S[j] + 8));
-      if (e > (double)BL_AXIS_MAX) explode = 1;
-      Qe *= e;
-    }
-    if (Qe > (double)BL_NODES_MAX) explode = 1;
-    size_t g1[3] = {1, 1, 1};
-    cl = (double)s->ncol * (bl_nufft_cost(D, s->N, (size_t)fmin(Qe, 1e18), g1, s->ntol) +
-                            (gn ? 0 : bl_nufft_cost(D, (size_t)fmin(Qe, 1e18), M, g1, s->ntol)));
+    int explode;
+    double cl = bl_fast_estimate(D, s->l, s->R, S, s->N, gn ? 0 : M, s->ncol, s->ntol, &explode);
     if (explode || cl >= ch->cost_direct) {
       ch->route = GFI_METHOD_DIRECT;
       ch->reason = explode ? GFI_ROUTE_NODES : GFI_ROUTE_COST;

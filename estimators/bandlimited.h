@@ -138,5 +138,12 @@ void bl_gauss_legendre(size_t n, double *x, double *w);
 
 /* Cost-model helpers shared with the ecf. */
 double bl_nufft_cost(int D, size_t nsrc, size_t ntgt, const size_t *grid, double ntol);
+/* The fast route's cost estimated before its rule is built (the auto
+ * route's first test): ncol columns from N sources onto the nodes that
+ * radii R over spans S need (kernel power l, BL_GAUSS for the Gaussian),
+ * then to M targets (0: none). *explode when the node count would exceed
+ * the rule's limits (the fast route cannot run). */
+double bl_fast_estimate(int D, int l, const double *R, const double *S, size_t N, size_t M, size_t ncol,
+                        double ntol, int *explode);
 
 #endif

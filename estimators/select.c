@@ -762,6 +762,31 @@ int sel_loocv_fast(int l, size_t N, size_t D, size_t V, const double *x, const d
   return st;
 }
 
+/* The auto route of LOO-CV: the direct sum costs about 20 D units of the
+ * cost model per ordered pair (loo_second_pays), the fast route two
+ * transforms per column between the rows and the nodes that R and the
+ * data's span need (bl_fast_estimate): at N = 300 in 2-D with R from 0.5
+ * to 32, the direct sum is about 10x cheaper, which an N-only rule missed. */
+static gfi_method loo_route(gfi_method m, int l, size_t N, size_t D, size_t V, const double *x, const double *R,
+                            double tol) {
+  if (m != GFI_METHOD_AUTO) return m;
+  if (D > BL_MAX_DIM) return GFI_METHOD_DIRECT;
+  double S[3], Rr[3];
+  for (size_t j = 0; j < D; j++) {
+    double lo = x[j], hi = x[j];
+    for (size_t i = 1; i < N; i++) {
+      lo = fmin(lo, x[i * D + j]);
+      hi = fmax(hi, x[i * D + j]);
+    }
+    S[j] = hi - lo;
+    Rr[j] = R[j];
+  }
+  int explode;
+  double cf = bl_fast_estimate((int)D, l, Rr, S, N, N, V + 1, tol, &explode);
+  double n = (double)N;
+  return !explode && cf < 20.0 * (double)D * n * n ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+}
+
 int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x, const double *y,
               const double *R, const gfi_opts *opts, double denom_tol, double *value,
               size_t *nflagged, double *bound, gfi_method *route) {
@@ -783,7 +808,7 @@ int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x
   st = bl_check_opts(opts, &tol, &m);
   if (st) return st;
   int nt = opts ? opts->nthreads : 0;
-  m = lscv_route(m, N, D);
+  m = loo_route(m, k->l, N, D, V, x, R, tol);
   if (m == GFI_METHOD_FAST && D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
   double *slots = malloc(2 * N * sizeof *slots);
   if (!slots) return GFI_ENOMEM;
@@ -860,65 +885,120 @@ double sel_quantile(double *v, size_t n, double p) {
   return v[lo] + (h - (double)lo) * (v[lo + 1] - v[lo]);
 }
 
-/* Golden-section search of f on log r in [a, b], r written to R[j0..j1)
- * (the other entries as they are): the smallest value seen and its r. */
-static int sel_golden(sel_crit f, void *ctx, double *R, size_t j0, size_t j1, double a, double b,
-                      double *br, double *bv, size_t *evals) {
-  const double gr = 0.5 * (sqrt(5.0) - 1);
-  double c = b - gr * (b - a), d = a + gr * (b - a), fc, fd;
-  for (size_t j = j0; j < j1; j++) R[j] = exp(c);
-  int st = f(ctx, R, &fc);
-  for (size_t j = j0; j < j1; j++) R[j] = exp(d);
-  if (!st) st = f(ctx, R, &fd);
-  *evals += 2;
-  while (!st && b - a > 1e-5) {
-    if (fc < fd) {
-      b = d;
-      d = c;
-      fd = fc;
-      c = b - gr * (b - a);
-      for (size_t j = j0; j < j1; j++) R[j] = exp(c);
-      st = f(ctx, R, &fc);
-    } else {
-      a = c;
-      c = d;
-      fc = fd;
-      d = a + gr * (b - a);
-      for (size_t j = j0; j < j1; j++) R[j] = exp(d);
-      st = f(ctx, R, &fd);
-    }
-    (*evals)++;
-  }
-  if (st) return st;
-  *bv = fc < fd ? fc : fd;
-  *br = exp(fc < fd ? c : d);
-  return GFI_OK;
+/* f at log radius t, written to R[j0..j1) (the other entries as they are). */
+static int sel_eval(sel_crit f, void *ctx, double *R, size_t j0, size_t j1, double t, double *v,
+                    size_t *evals) {
+  for (size_t j = j0; j < j1; j++) R[j] = exp(t);
+  (*evals)++;
+  return f(ctx, R, v);
 }
 
-/* A bracket [a, b] of log r refined: a scan of SEL_SUB + 1 radii across it,
- * then golden-section search between the neighbours of its lowest point
+/* Brent's minimisation (parabolic interpolation with golden-section steps;
+ * Brent 1973, ch. 5) of f on log r in [a, b] from the bracketing triple
+ * w < x < v inside it, with f(x) below f(w) and f(v) (known values: the
+ * first step is the parabola through the three). Ends when the minimiser
+ * is located within SEL_TOL in log r. The lowest value seen and its t. */
+#define SEL_TOL 1e-5
+static int sel_brent(sel_crit f, void *ctx, double *R, size_t j0, size_t j1, double a, double b, double x,
+                     double fx, double w, double fw, double v, double fv, double *bt, double *bv,
+                     size_t *evals) {
+  const double cg = 0.5 * (3 - sqrt(5.0));
+  double d = 0, e = b - a; /* e large: the first step may be parabolic */
+  int st = GFI_OK;
+  for (int it = 0; it < 100; it++) {
+    double xm = 0.5 * (a + b), tol1 = 1e-12 * fabs(x) + SEL_TOL / 3, tol2 = 2 * tol1;
+    if (fabs(x - xm) <= tol2 - 0.5 * (b - a)) break;
+    int golden = 1;
+    if (fabs(e) > tol1) {
+      double r = (x - w) * (fx - fv), q = (x - v) * (fx - fw), p = (x - v) * q - (x - w) * r;
+      q = 2 * (q - r);
+      if (q > 0) p = -p;
+      else q = -q;
+      double etemp = e;
+      e = d;
+      if (fabs(p) < fabs(0.5 * q * etemp) && p > q * (a - x) && p < q * (b - x)) {
+        d = p / q;
+        double u = x + d;
+        if (u - a < tol2 || b - u < tol2) d = xm >= x ? tol1 : -tol1;
+        golden = 0;
+      }
+    }
+    if (golden) {
+      e = x >= xm ? a - x : b - x;
+      d = cg * e;
+    }
+    double u = x + (fabs(d) >= tol1 ? d : (d > 0 ? tol1 : -tol1)), fu;
+    st = sel_eval(f, ctx, R, j0, j1, u, &fu, evals);
+    if (st) break;
+    if (fu <= fx) {
+      if (u >= x) a = x;
+      else b = x;
+      v = w, fv = fw;
+      w = x, fw = fx;
+      x = u, fx = fu;
+    } else {
+      if (u < x) a = u;
+      else b = u;
+      if (fu <= fw || w == x) {
+        v = w, fv = fw;
+        w = u, fw = fu;
+      } else if (fu <= fv || v == x || v == w) {
+        v = u, fv = fu;
+      }
+    }
+  }
+  *bt = x;
+  *bv = fx;
+  return st;
+}
+
+/* The interval [a, b] of log r refined: a scan of SEL_SUB + 1 radii across
+ * it, then Brent's method on its lowest point and that point's neighbours
  * (two minima close together in one bracket of the coarse scan are told
- * apart at 1/SEL_SUB of its width). */
+ * apart at 1/SEL_SUB of its width). known[k] (k = 0, 1, 2; NULL: none)
+ * gives the value at the scan's points 0, SEL_SUB / 2 and SEL_SUB where it
+ * is known (NaN: not known), at the radius kr[k], which is not evaluated
+ * again. A lowest point at an end of the scan is compared with the middle
+ * of its interval. The lowest value seen and the radius it was seen at. */
 #define SEL_SUB 16
-static int sel_refine(sel_crit f, void *ctx, double *R, size_t j0, size_t j1, double a, double b, double *br,
-                      double *bv, size_t *evals) {
-  double v[SEL_SUB + 1];
+static int sel_refine(sel_crit f, void *ctx, double *R, size_t j0, size_t j1, double a, double b,
+                      const double *kr, const double *known, double *br, double *bv, size_t *evals) {
+  double v[SEL_SUB + 1], t[SEL_SUB + 1], r[SEL_SUB + 1];
   size_t bi = 0;
   for (size_t k = 0; k <= SEL_SUB; k++) {
-    for (size_t j = j0; j < j1; j++) R[j] = exp(a + (b - a) * (double)k / SEL_SUB);
-    int st = f(ctx, R, &v[k]);
-    (*evals)++;
-    if (st) return st;
+    size_t kk = k == 0 ? 0 : (k == SEL_SUB / 2 ? 1 : (k == SEL_SUB ? 2 : 3));
+    if (known && kk < 3 && known[kk] == known[kk]) {
+      r[k] = kr[kk];
+      t[k] = log(r[k]);
+      v[k] = known[kk];
+    } else {
+      t[k] = a + (b - a) * (double)k / SEL_SUB;
+      r[k] = exp(t[k]);
+      int st = sel_eval(f, ctx, R, j0, j1, t[k], &v[k], evals);
+      if (st) return st;
+    }
     if (v[k] < v[bi] || !(v[bi] == v[bi])) bi = k;
   }
-  double aa = a + (b - a) * (double)(bi > 0 ? bi - 1 : 0) / SEL_SUB;
-  double bb = a + (b - a) * (double)(bi < SEL_SUB ? bi + 1 : bi) / SEL_SUB;
-  int st = sel_golden(f, ctx, R, j0, j1, aa, bb, br, bv, evals);
-  if (!st && !(*bv <= v[bi])) {
-    *bv = v[bi];
-    *br = exp(a + (b - a) * (double)bi / SEL_SUB);
+  double gt = t[bi], gv = v[bi];
+  int st = GFI_OK;
+  if (bi == 0 || bi == SEL_SUB) {
+    /* the lowest point at an end: the middle of its interval decides */
+    size_t nb = bi == 0 ? 1 : SEL_SUB - 1;
+    double tm = 0.5 * (t[bi] + t[nb]), fm;
+    st = sel_eval(f, ctx, R, j0, j1, tm, &fm, evals);
+    if (!st && fm < gv) {
+      size_t il = bi < nb ? bi : nb, ih = bi < nb ? nb : bi;
+      st = sel_brent(f, ctx, R, j0, j1, t[il], t[ih], tm, fm, t[il], v[il], t[ih], v[ih], &gt, &gv, evals);
+    }
+  } else if (v[bi] < v[bi - 1] && v[bi] < v[bi + 1]) {
+    st = sel_brent(f, ctx, R, j0, j1, t[bi - 1], t[bi + 1], t[bi], v[bi], t[bi - 1], v[bi - 1], t[bi + 1],
+                   v[bi + 1], &gt, &gv, evals);
   }
-  return st;
+  if (st) return st;
+  /* Brent's x moves only to points it evaluated at exp(x) */
+  *br = gt == t[bi] && gv == v[bi] ? r[bi] : exp(gt);
+  *bv = gv;
+  return GFI_OK;
 }
 
 /* Local minima of the scan v[0..n) refined in one round (edges count). */
@@ -933,9 +1013,9 @@ int sel_search(sel_crit f, void *ctx, size_t D, double lo, double hi, size_t nsc
   res->R_lo = lo;
   res->R_hi = hi;
   res->nscan = nscan;
-  /* The isotropic search. A log scan of nscan radii, then golden-section
-   * refinement (sel_refine: a finer scan of the bracket, then golden
-   * section) of the lowest local minima of the scan (up to SEL_REFINE;
+  /* The isotropic search. A log scan of nscan radii, then refinement
+   * (sel_refine: a finer scan of the bracket, reusing the scan's three
+   * values in it, then Brent's method) of the lowest local minima of the scan (up to SEL_REFINE;
    * not only of the lowest point: a rough criterion such as LOO-CV can hold
    * its minimum in the bracket of a point that scanned slightly higher),
    * then the scan doubled (midpoints added) and its minima refined again,
@@ -946,11 +1026,12 @@ int sel_search(sel_crit f, void *ctx, size_t D, double lo, double hi, size_t nsc
    * first refinement lowered the best scan value; refinement cannot lower a
    * bracket by much more than its neighbour's) and its bracket does not
    * hold the best radius already. */
+  if (nscan > SIZE_MAX / (4 * sizeof(double)) / ((size_t)1 << SEL_ROUNDS)) return GFI_ENOMEM;
   size_t nmax = (nscan - 1) * ((size_t)1 << SEL_ROUNDS) + 1;
-  if (nscan > SIZE_MAX / 2 / ((size_t)1 << SEL_ROUNDS)) return GFI_ENOMEM;
-  double *val = malloc(2 * nmax * sizeof *val), R[3];
+  double *val = malloc(4 * nmax * sizeof *val), R[3];
   if (!val) return GFI_ENOMEM;
-  double *tmp = val + nmax;
+  /* rad: the radius each scan value was computed at */
+  double *tmp = val + nmax, *rad = val + 2 * nmax, *tmpr = val + 3 * nmax;
   const size_t Dr = D > 3 ? 1 : D;
   const double L0 = log(lo), LW = log(hi / lo);
   int st = GFI_OK;
@@ -958,6 +1039,7 @@ int sel_search(sel_crit f, void *ctx, size_t D, double lo, double hi, size_t nsc
     double r = lo * pow(hi / lo, (double)s / (double)(nscan - 1));
     for (size_t j = 0; j < Dr; j++) R[j] = r;
     st = f(ctx, R, &val[s]);
+    rad[s] = r;
     res->evals++;
     if (curve) {
       curve[2 * s] = r;
@@ -987,7 +1069,7 @@ int sel_search(sel_crit f, void *ctx, size_t D, double lo, double hi, size_t nsc
     if (nc == 0) cand[nc++] = sbest; /* no strict local minimum (NaN or flat): the lowest point */
     if (val[sbest] < bestv) {
       bestv = val[sbest];
-      bestr = exp(L0 + LW * (double)sbest / (double)(n - 1));
+      bestr = rad[sbest];
       best = sbest * (nmax - 1) / (n - 1);
     }
     for (size_t c = 0; c < nc && !st; c++) {
@@ -995,9 +1077,11 @@ int sel_search(sel_crit f, void *ctx, size_t D, double lo, double hi, size_t nsc
       double a = L0 + LW * (double)(s > 0 ? s - 1 : 0) / (double)(n - 1);
       double b = L0 + LW * (double)(s + 1 < n ? s + 1 : s) / (double)(n - 1);
       if (gain >= 0 && (!(val[s] - 4 * gain < bestv) || (log(bestr) >= a && log(bestr) <= b))) continue;
-      double gr_, gv;
-      double before = bestv;
-      st = sel_refine(f, ctx, R, 0, Dr, a, b, &gr_, &gv, &res->evals);
+      double gr_, gv, before = bestv;
+      /* the scan's values at the bracket's ends and middle are reused */
+      size_t s0 = s > 0 ? s - 1 : 0, s1 = s + 1 < n ? s + 1 : s;
+      double kr[3] = {rad[s0], rad[s], rad[s1]}, kv[3] = {val[s0], s0 < s && s < s1 ? val[s] : NAN, val[s1]};
+      st = sel_refine(f, ctx, R, 0, Dr, a, b, kr, kv, &gr_, &gv, &res->evals);
       if (!st && gain < 0) gain = fmax(before - gv, 0.0);
       if (!st && gv < bestv) {
         bestv = gv;
@@ -1012,14 +1096,16 @@ int sel_search(sel_crit f, void *ctx, size_t D, double lo, double hi, size_t nsc
     prevr = bestr;
     /* double the scan: old values at even positions, midpoints evaluated */
     size_t n2 = 2 * n - 1;
-    for (size_t s = 0; s < n; s++) tmp[2 * s] = val[s];
+    for (size_t s = 0; s < n; s++) tmp[2 * s] = val[s], tmpr[2 * s] = rad[s];
     for (size_t s = 1; s < n2 && !st; s += 2) {
       double r = exp(L0 + LW * (double)s / (double)(n2 - 1));
       for (size_t j = 0; j < Dr; j++) R[j] = r;
       st = f(ctx, R, &tmp[s]);
+      tmpr[s] = r;
       res->evals++;
     }
     memcpy(val, tmp, n2 * sizeof *val);
+    memcpy(rad, tmpr, n2 * sizeof *rad);
     n = n2;
   }
   free(val);
@@ -1028,32 +1114,16 @@ int sel_search(sel_crit f, void *ctx, size_t D, double lo, double hi, size_t nsc
   for (size_t j = 0; j < Dr; j++) res->R[j] = bestr;
   res->value = bestv;
   if (!per_axis || D == 1) return GFI_OK;
-  /* per axis: a local scan and a golden-section search per axis, in sweeps */
+  /* per axis: a local scan and Brent's method per axis (sel_refine over
+   * [R_j / 4, 4 R_j], whose middle is the current value), in sweeps */
   for (int sweep = 0; sweep < 6; sweep++) {
     double moved = 0;
     for (size_t j = 0; j < D; j++) {
-      double Rj0 = res->R[j], l0 = log(Rj0 / 4), l1 = log(Rj0 * 4);
-      enum { NS = 17 };
-      double v[NS];
+      double Rj0 = res->R[j], br, bv;
       for (size_t k = 0; k < D; k++) R[k] = res->R[k];
-      size_t bi = 0;
-      for (size_t s = 0; s < NS; s++) {
-        R[j] = exp(l0 + (l1 - l0) * (double)s / (NS - 1));
-        st = f(ctx, R, &v[s]);
-        res->evals++;
-        if (st) return st;
-        if (v[s] < v[bi]) bi = s;
-      }
-      double aa = l0 + (l1 - l0) * (double)(bi > 0 ? bi - 1 : 0) / (NS - 1);
-      double bb = l0 + (l1 - l0) * (double)(bi + 1 < NS ? bi + 1 : bi) / (NS - 1);
-      double bv = v[bi], br = exp(l0 + (l1 - l0) * (double)bi / (NS - 1));
-      double gbr, gbv;
-      st = sel_golden(f, ctx, R, j, j + 1, aa, bb, &gbr, &gbv, &res->evals);
+      double kr[3] = {NAN, Rj0, NAN}, kv[3] = {NAN, res->value, NAN};
+      st = sel_refine(f, ctx, R, j, j + 1, log(Rj0 / 4), log(Rj0 * 4), kr, kv, &br, &bv, &res->evals);
       if (st) return st;
-      if (gbv < bv) {
-        bv = gbv;
-        br = gbr;
-      }
       if (bv < res->value) {
         moved = fmax(moved, fabs(br / Rj0 - 1));
         res->R[j] = br;

@@ -30,14 +30,16 @@
  * radii log-spaced over [R_lo, R_hi] (one radius for every axis) and
  * refines the lowest local minima of the scan (up to 4; those whose scan
  * value is within 4 times the first refinement's gain of the best): each
- * bracket between a minimum's neighbours gets a scan of 17 radii, then
- * golden-section search on log R. When the scan has more than one local
+ * bracket between a minimum's neighbours gets a scan of 17 radii (3 of
+ * them the scan's own), then Brent's method (parabolic interpolation with
+ * golden-section steps) on log R, to 1e-5. When the scan has more than one local
  * minimum, it is doubled (midpoints added) and its minima refined again
  * until two rounds agree on the minimiser (log R within 1e-4; at most 3
  * doublings, 8 nscan radii), so that a deeper minimum between two scan
  * points, or two minima within one bracket, are found. evals counts every
  * evaluation; nlocal is the first scan's count. With per_axis (D <= 3) the radii are then
- * refined one axis at a time (a scan and a golden-section search per axis,
+ * refined one axis at a time (a scan of 17 radii over [R_j/4, 4 R_j] and
+ * Brent's method per axis,
  * all other radii fixed) until no axis moves by more than 1e-3 relative.
  *
  * Gaussian baselines (H the kernel's covariance, N(x; 0, H)):
@@ -128,8 +130,8 @@ GFI_EXPORT int gfi_gauss_lscv(size_t N, size_t D, const double *data, const doub
                               const gfi_opts *opts, double *value);
 
 /* The LSCV bandwidth: D = 1, *H = h^2 with h the global minimiser over
- * [h_ns/50, 4 h_ns] (h_ns the normal reference; a log scan of 100 and a
- * golden-section search); D = 2, the full matrix (Nelder-Mead on the
+ * [h_ns/50, 4 h_ns] (h_ns the normal reference; a log scan of 100 refined
+ * as in gfi_select_*); D = 2, the full matrix (Nelder-Mead on the
  * Cholesky factor from the normal reference). GFI_EUNSUPPORTED for D > 2.
  * opts.method: DIRECT sums the pairs at every step (O(N^2) each); FAST
  * integrates the empirical cf on a trapezoid rule in frequency (one NUFFT
@@ -183,8 +185,8 @@ GFI_EXPORT int gfi_gauss_nw_loocv(size_t N, size_t D, size_t V, const double *x,
                                   size_t *nflagged);
 
 /* The CV-minimising isotropic Gaussian NW bandwidth h (H = h^2 I): a log
- * scan of 60 over [s/200, 2 s] (s the smallest robust input scale) and a
- * golden-section search. */
+ * scan of 60 over [s/200, 2 s] (s the smallest robust input scale) refined
+ * as in gfi_select_*. */
 GFI_EXPORT int gfi_bw_nw_loocv(size_t N, size_t D, size_t V, const double *x, const double *y,
                                const gfi_opts *opts, double *h, double *value);
 
