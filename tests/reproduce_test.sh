@@ -6,16 +6,26 @@
 . "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 command -v gnuplot >/dev/null || { echo "SKIP: gnuplot not installed"; exit 77; }
 
+# Under the sanitizers (GFI_SANITIZE set by meson) the runs take smaller
+# samples: the same steps and files, a tenth of the time (the plain build
+# runs the sizes of --quick).
+quick="--quick"
+small="--n-density 2000 --n-regress 2000 --points 100 --seeds 2 --rates none --flt none --quick --quiet"
+if [ "${GFI_SANITIZE:-none}" != none ]; then
+  quick="--quick --n-density 2000 --n-regress 800 --points 60"
+  small="--n-density 600 --n-regress 300 --points 40 --seeds 2 --rates none --flt none --quick --quiet"
+fi
+
 "$GFI" reproduce --help >"$T/help" && grep -q "usage: gfi reproduce" "$T/help" && ok || bad "--help"
 
 # --- the quick run
 t0=$(date +%s.%N)
-"$GFI" reproduce --quick --out "$T/r" 2>"$T/err"
+"$GFI" reproduce $quick --out "$T/r" 2>"$T/err"
 rc=$?
 t1=$(date +%s.%N)
 [ $rc -eq 0 ] && ok || bad "gfi reproduce --quick exited $rc: $(tail -3 "$T/err")"
 secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-echo "gfi reproduce --quick: $secs s"
+echo "gfi reproduce $quick: $secs s"
 # one progress line per step, numbered [k/n] up to n
 n=$(grep -c '^\[[0-9]*/[0-9]*\] .* \.\.\. [0-9.]* s (CPU [0-9.]* s)$' "$T/err")
 total=$(sed -n 's/^\[1\/\([0-9]*\)\].*/\1/p' "$T/err")
@@ -78,7 +88,6 @@ for img in $(grep -o '](\([^)]*\.png\))' "$R/summary.md" | sed 's/^](\(.*\))$/\1
 done
 
 # --- identical numbers for 1 and 2 threads (small sizes, no rates/FLT)
-small="--n-density 2000 --n-regress 2000 --points 100 --seeds 2 --rates none --flt none --quick --quiet"
 "$GFI" reproduce $small --threads 1 --out "$T/t1" && "$GFI" reproduce $small --threads 2 --out "$T/t2" || bad "small runs"
 for f in fig1a_mse fig1b_mse fig2_mse summary; do
   cmp -s <(grep -v '^#' "$T/t1/$f.dat") <(grep -v '^#' "$T/t2/$f.dat") && ok || bad "$f.dat differs between 1 and 2 threads"

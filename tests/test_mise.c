@@ -376,17 +376,17 @@ static void test_errors(void) {
 }
 
 int main(void) {
-  test_closed_form_l1();
-  test_refinement();
-  test_scaling();
-  test_mc_agreement();
-  test_threads();
-  test_ise_routes();
-  test_ise_far_points();
-  test_gauss();
-  test_gauss_ise_mc();
-  test_ropt();
-  test_rates();
-  test_errors();
+  CHECK_TIMED(test_closed_form_l1);
+  CHECK_TIMED(test_refinement);
+  CHECK_TIMED(test_scaling);
+  CHECK_TIMED(test_mc_agreement);
+  CHECK_TIMED(test_threads);
+  CHECK_TIMED(test_ise_routes);
+  CHECK_TIMED(test_ise_far_points);
+  CHECK_TIMED(test_gauss);
+  CHECK_TIMED(test_gauss_ise_mc);
+  CHECK_TIMED(test_ropt);
+  CHECK_TIMED(test_rates);
+  CHECK_TIMED(test_errors);
   return check_summary("mise");
 }

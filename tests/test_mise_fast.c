@@ -147,7 +147,8 @@ static void test_vs_exact(void) {
     gfi_model *m = model(c[i].spec, c[i].D);
     gfi_mise_result ex, r;
     CHECK_STATUS(gfi_mise_exact(m, KPOW(c[i].l), (double)c[i].N, c[i].R, NULL, &ex), GFI_OK);
-    CHECK_STATUS(mc(m, c[i].l, c[i].N, c[i].R, c[i].reps, GFI_METHOD_AUTO, 0, 0, 0, &r, NULL), GFI_OK);
+    size_t reps = CHECK_SANITIZED ? c[i].reps / 2 : c[i].reps; /* sanitized: half the replications */
+    CHECK_STATUS(mc(m, c[i].l, c[i].N, c[i].R, reps, GFI_METHOD_AUTO, 0, 0, 0, &r, NULL), GFI_OK);
     CHECK(fabs(r.mise - ex.mise) <= 4 * r.se, "%s D=%zu: MC %.6g +- %.2g vs exact %.6g", c[i].spec,
           c[i].D, r.mise, r.se, ex.mise);
     CHECK(r.se > 0 && r.se < 0.5 * r.mise, "%s: se %g", c[i].spec, r.se);
@@ -180,6 +181,7 @@ static void test_ise3(void) {
   o.base.method = GFI_METHOD_AUTO;
   o.grid_halfwidth = 7;
   o.grid_cells = 28; /* 224^3 points: cells of half a unit, 8 points each */
+  if (CHECK_SANITIZED) o.grid_cells = 8; /* 64^3 points: cells of 1.75 units (a wider bound) */
   CHECK_STATUS(gfi_ise_grid(m, &k, N, x, R, NULL, NULL, &o, &g, &tb), GFI_OK);
   CHECK(g <= a * (1 + 1e-6) && a <= g + tb + 1e-6 * a, "3-D: Plancherel %.10g outside grid [%.10g, %.10g]", a,
         g, g + tb);

@@ -244,6 +244,36 @@ static void test_loocv_values(void) {
  * denominators are small against the first pass's global bound; the tighter
  * pass over those rows must settle most of them, agree with the direct sum
  * within the reported bound, and give the same bits for 1 and 3 threads. */
+/* The auto route of LOO-CV weighs the fast route's node count (from R and
+ * the data's span) against the N^2 pairs: 300 rows in 2-D at R = 8 go
+ * direct (about 10x cheaper there; an N-only rule sent them fast), 2000
+ * rows in 1-D at R = 2 go fast; either way the value is the direct one
+ * within the bound. */
+static void test_loocv_route(void) {
+  struct { size_t N, D; double R; gfi_method want; } cs[] = {{300, 2, 8, GFI_METHOD_DIRECT},
+                                                          {2000, 1, 2, GFI_METHOD_FAST}};
+  gfi_kernel k;
+  gfi_kernel_pow(&k, 4);
+  for (int c = 0; c < 2; c++) {
+    size_t N = cs[c].N, D = cs[c].D;
+    double *x = normal_data(N, D, 40 + c), *y = malloc(N * sizeof *y), R[2] = {cs[c].R, cs[c].R};
+    for (size_t i = 0; i < N; i++) y[i] = sin(x[i * D]) + 0.1 * cos(17.0 * (double)i);
+    gfi_opts o;
+    gfi_default_opts(&o);
+    o.tol = 1e-8;
+    double va, vd, b = 0;
+    gfi_method route = GFI_METHOD_AUTO;
+    CHECK_STATUS(gfi_loocv(&k, N, D, 1, x, y, R, &o, 0, &va, NULL, &b, &route), GFI_OK);
+    CHECK(route == cs[c].want, "N = %zu, D = %zu, R = %g: auto took route %d, expected %d", N, D, cs[c].R,
+          (int)route, (int)cs[c].want);
+    o.method = GFI_METHOD_DIRECT;
+    CHECK_STATUS(gfi_loocv(&k, N, D, 1, x, y, R, &o, 0, &vd, NULL, NULL, NULL), GFI_OK);
+    CHECK(fabs(va - vd) <= b + 1e-13 * fabs(vd), "N = %zu: auto %.17g direct %.17g bound %.3g", N, va, vd, b);
+    free(x);
+    free(y);
+  }
+}
+
 static void test_loocv_second_pass(void) {
   const size_t N = 3000, D = 2;
   double *x = normal_data(N, D, 31), *y = malloc(N * sizeof *y);
@@ -367,17 +397,18 @@ static void test_search(void) {
   CHECK_STATUS(gfi_select_lscv(&k, 200, 1, x, &o, &r3, NULL), GFI_OK);
   CHECK(r1.R[0] == r3.R[0] && r1.value == r3.value, "threads change the direct result");
   free(x);
-  /* per axis: scales 1 and 4 give radii in about that ratio */
-  x = normal_data(600, 2, 22);
-  for (size_t i = 0; i < 600; i++) x[2 * i + 1] *= 4;
+  /* per axis: scales 1 and 4 give radii in about that ratio (sanitized: fewer points) */
+  const size_t N2 = CHECK_SANITIZED ? 300 : 600;
+  x = normal_data(N2, 2, 22);
+  for (size_t i = 0; i < N2; i++) x[2 * i + 1] *= 4;
   gfi_select_default_opts(&o);
   o.per_axis = 1;
   o.nscan = 40;
-  CHECK_STATUS(gfi_select_lscv(&k, 600, 2, x, &o, &r, NULL), GFI_OK);
+  CHECK_STATUS(gfi_select_lscv(&k, N2, 2, x, &o, &r, NULL), GFI_OK);
   CHECK(r.R[0] / r.R[1] > 2 && r.R[0] / r.R[1] < 8, "per-axis radii %g %g", r.R[0], r.R[1]);
   gfi_select_result ri;
   o.per_axis = 0;
-  CHECK_STATUS(gfi_select_lscv(&k, 600, 2, x, &o, &ri, NULL), GFI_OK);
+  CHECK_STATUS(gfi_select_lscv(&k, N2, 2, x, &o, &ri, NULL), GFI_OK);
   CHECK(r.value <= ri.value, "per-axis %.17g worse than isotropic %.17g", r.value, ri.value);
   free(x);
   /* NW: the CV radius of a smooth curve */
@@ -444,12 +475,13 @@ static void test_errors(void) {
 }
 
 int main(void) {
-  test_pair();
-  test_lscv_values();
-  test_loocv_values();
-  test_loocv_second_pass();
-  test_search();
-  test_search_synthetic();
-  test_errors();
+  CHECK_TIMED(test_pair);
+  CHECK_TIMED(test_lscv_values);
+  CHECK_TIMED(test_loocv_values);
+  CHECK_TIMED(test_loocv_route);
+  CHECK_TIMED(test_loocv_second_pass);
+  CHECK_TIMED(test_search);
+  CHECK_TIMED(test_search_synthetic);
+  CHECK_TIMED(test_errors);
   return check_summary("select");
 }
