@@ -46,6 +46,7 @@
 #include "kernel_internal.h"
 #include "../lib/alloc.h"
 #include "../lib/nufft.h"
+#include "../lib/gauss_legendre.h"
 #include "gfi/kernel.h"
 #include "gfi/status.h"
 #include "engine.h"
@@ -133,45 +134,6 @@ static size_t gl_count(double a, int deg, double logt, size_t nmin) {
   return hi;
 }
 
-/* n-point Gauss-Legendre nodes and weights on [-1, 1], by Newton's method on
- * the three-term recurrence (GSL's tables lose digits for counts it does
- * not store: about 1e-11 at n = 50). x increasing. */
-static void gauss_legendre(size_t n, double *x, double *w) {
-  const size_t m = (n + 1) / 2;
-  for (size_t i = 0; i < m; i++) {
-    /* Tricomi's initial guess of the i-th largest root */
-    double z = cos(M_PI * ((double)i + 0.75) / ((double)n + 0.5));
-    double dp = 1;
-    for (int it = 0; it < 100; it++) {
-      double p0 = 1, p1 = z;
-      for (size_t k = 2; k <= n; k++) {
-        double p2 = ((2.0 * (double)k - 1) * z * p1 - ((double)k - 1) * p0) / (double)k;
-        p0 = p1;
-        p1 = p2;
-      }
-      if (n == 1) p0 = 1;
-      /* P_n = p1, P_{n-1} = p0 */
-      dp = (double)n * (z * p1 - p0) / (z * z - 1);
-      double dz = p1 / dp;
-      z -= dz;
-      if (fabs(dz) < 1e-16) break;
-    }
-    {
-      double p0 = 1, p1 = z;
-      for (size_t k = 2; k <= n; k++) {
-        double p2 = ((2.0 * (double)k - 1) * z * p1 - ((double)k - 1) * p0) / (double)k;
-        p0 = p1;
-        p1 = p2;
-      }
-      dp = (double)n * (z * p1 - p0) / (z * z - 1);
-    }
-    double wi = 2.0 / ((1 - z * z) * dp * dp);
-    x[n - 1 - i] = z;
-    x[i] = -z;
-    w[i] = w[n - 1 - i] = wi;
-  }
-  if (n % 2) x[m - 1] = 0;
-}
 
 static void rule_free(bl_rule *r) {
   for (int j = 0; j < 3; j++) {
@@ -244,7 +206,7 @@ static int axis_build(const gfi_kernel *kern, double R, double A, double S, int 
   for (int k = 0; k + 1 < nk; k++) {
     size_t n = ns_all[k];
     if (n != tab_n) {
-      gauss_legendre(n, gx, gw);
+      gl_rule(n, gx, gw);
       tab_n = n;
     }
     double h = (knots[k + 1] - knots[k]) / (double)nsub[k];
@@ -1031,4 +993,4 @@ double *bl_grid_points(size_t D, const double *lo, const double *hi, const size_
 
 double bl_gl_log_bound(size_t n, double a, int deg) { return gl_log_bound(n, a, deg); }
 size_t bl_gl_count(double a, int deg, double logt, size_t nmin) { return gl_count(a, deg, logt, nmin); }
-void bl_gauss_legendre(size_t n, double *x, double *w) { gauss_legendre(n, x, w); }
+void bl_gauss_legendre(size_t n, double *x, double *w) { gl_rule(n, x, w); }

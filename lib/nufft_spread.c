@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nufft_internal.h"
+#include "gauss_legendre.h"
 #include "par.h"
 #include "clones.h"
 #include "gfi/status.h"
@@ -28,36 +29,6 @@ int nufft_threads(int n) {
   (void)n;
   return 1;
 #endif
-}
-
-/* Gauss-Legendre nodes and weights of order 2q on [-1, 1]: the q positive
- * nodes (Newton on the three-term recurrence). */
-static void gauss_legendre_half(int q, double *z, double *w) {
-  int n = 2 * q;
-  for (int i = 0; i < q; i++) {
-    double x = cos(M_PI * (i + 0.75) / (n + 0.5)), dp = 1;
-    for (int it = 0; it < 100; it++) {
-      double p1 = 1, p2 = 0;
-      for (int j = 1; j <= n; j++) {
-        double p3 = p2;
-        p2 = p1;
-        p1 = ((2.0 * j - 1) * x * p2 - (j - 1.0) * p3) / j;
-      }
-      dp = n * (x * p1 - p2) / (x * x - 1);
-      double dx = p1 / dp;
-      x -= dx;
-      if (fabs(dx) < 1e-16) break;
-    }
-    double p1 = 1, p2 = 0;
-    for (int j = 1; j <= n; j++) {
-      double p3 = p2;
-      p2 = p1;
-      p1 = ((2.0 * j - 1) * x * p2 - (j - 1.0) * p3) / j;
-    }
-    dp = n * (x * p1 - p2) / (x * x - 1);
-    z[i] = x;
-    w[i] = 2 / ((1 - x * x) * dp * dp);
-  }
 }
 
 static double es(const nufft_kernel *k, double z) {
@@ -160,12 +131,12 @@ int nufft_kernel_setup(const nufft_opts *o, nufft_kernel *k) {
    * (z = sin th removes the square-root edge of phi, so Gauss-Legendre in th
    * converges exponentially: 2 (ns + 6) nodes give rounding level) */
   int qh = ns + 6;
-  double z[NUFFT_GL_NODES / 2], w[NUFFT_GL_NODES / 2];
-  gauss_legendre_half(qh, z, w);
+  double gx[NUFFT_GL_NODES], gw[NUFFT_GL_NODES];
+  gl_rule((size_t)(2 * qh), gx, gw); /* its positive nodes, largest first: gx[2 qh - 1 - i] */
   k->q = 2 * qh;
   for (int i = 0; i < qh; i++)
     for (int sg = 0; sg < 2; sg++) {
-      double th = M_PI / 4 * (1 + (sg ? -z[i] : z[i])), wt = M_PI / 4 * w[i];
+      double z = gx[2 * qh - 1 - i], th = M_PI / 4 * (1 + (sg ? -z : z)), wt = M_PI / 4 * gw[2 * qh - 1 - i];
       k->a[2 * i + sg] = ns * wt * exp(beta * (cos(th) - 1)) * cos(th);
       k->b[2 * i + sg] = 0.5 * ns * sin(th);
     }

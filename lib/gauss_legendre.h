@@ -1,0 +1,14 @@
+/* Internal: the n-point Gauss-Legendre rule on [-1, 1], the one
+ * implementation of gfi (the band-limited route's frequency rule, the
+ * selection integrals, the NUFFT kernel's transform). */
+#ifndef GFI_GAUSS_LEGENDRE_H
+#define GFI_GAUSS_LEGENDRE_H
+
+#include <stddef.h>
+
+/* Nodes x (increasing) and weights w, n >= 1, by Newton's method on the
+ * three-term recurrence from Tricomi's initial guesses (GSL's tables lose
+ * digits for counts it does not store: about 1e-11 at n = 50). */
+void gl_rule(size_t n, double *x, double *w);
+
+#endif
