@@ -204,6 +204,16 @@ static void test_errors(void) {
   o.base.method = GFI_METHOD_FAST;
   CHECK_STATUS(gfi_mise_mc(m, KPOW(2), 100, &R, 2, &o, &r, NULL), GFI_EUNSUPPORTED);
   gfi_model_free(m);
+  /* Cauchy at N = 1e4 (the density rate checks' Theorem 3b row): the shared
+   * rule is too large, and one replication's own rule exceeds the direct
+   * sums' budget; the run is refused (after sizing every replication's rule,
+   * before any sums: the other replications' sums took 78 s of one core) */
+  m = model("cauchy", 1);
+  gfi_mise_default_opts(&o);
+  o.base.seed = 9000032;
+  R = 12.340786678882768;
+  CHECK_STATUS(gfi_mise_mc(m, KPOW(2), 10000, &R, 17, &o, &r, NULL), GFI_EUNSUPPORTED);
+  gfi_model_free(m);
 }
 
 static void timed(const char *name, void (*f)(void)) {
