@@ -5,7 +5,10 @@
 # compiler is off (nvcc output cannot be instrumented); the CPU emulator of
 # the CUDA kernels is built, but only its quick tests run here (the full
 # emulator tests run in the plain build; under the sanitizers they alone
-# would take over ten minutes): GFI_SANITIZE_EMU=all runs them all.
+# would take over ten minutes): GFI_SANITIZE_EMU=all runs them all. The
+# slowest tests run smaller cases here (the same code paths; the plain build
+# runs the full sizes): CHECK_SANITIZED in tests/check.h for the C tests,
+# GFI_SANITIZE (set by meson from b_sanitize) for the scripts.
 # Extra arguments go to 'meson test' (e.g. test names). Any finding fails.
 # GFI_FUZZ_SECONDS (default 10) is each fuzzer's time.
 set -euo pipefail
