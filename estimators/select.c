@@ -771,7 +771,7 @@ static gfi_method loo_route(gfi_method m, int l, size_t N, size_t D, size_t V, c
                             double tol) {
   if (m != GFI_METHOD_AUTO) return m;
   if (D > BL_MAX_DIM) return GFI_METHOD_DIRECT;
-  double S[3], Rr[3];
+  double S[3];
   for (size_t j = 0; j < D; j++) {
     double lo = x[j], hi = x[j];
     for (size_t i = 1; i < N; i++) {
@@ -779,10 +779,9 @@ static gfi_method loo_route(gfi_method m, int l, size_t N, size_t D, size_t V, c
       hi = fmax(hi, x[i * D + j]);
     }
     S[j] = hi - lo;
-    Rr[j] = R[j];
   }
   int explode;
-  double cf = bl_fast_estimate((int)D, l, Rr, S, N, N, V + 1, tol, &explode);
+  double cf = bl_fast_estimate((int)D, l, R, S, N, N, V + 1, tol, &explode);
   double n = (double)N;
   return !explode && cf < 20.0 * (double)D * n * n ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
 }

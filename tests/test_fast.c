@@ -470,26 +470,15 @@ static void test_errors(void) {
   CHECK_STATUS(gfi_ecf(8, 0, x, NULL, 1, x, NULL, o, NULL), GFI_EDIM);
 }
 
-#include <time.h>
-#define RUN(f)                                                              \
-  do {                                                                      \
-    struct timespec t0_, t1_;                                               \
-    clock_gettime(CLOCK_MONOTONIC, &t0_);                                   \
-    f();                                                                    \
-    clock_gettime(CLOCK_MONOTONIC, &t1_);                                   \
-    printf("%s: %.2f s\n", #f,                                              \
-           (double)(t1_.tv_sec - t0_.tv_sec) + 1e-9 * (double)(t1_.tv_nsec - t0_.tv_nsec)); \
-  } while (0)
-
 int main(void) {
-  RUN(test_errors);
-  RUN(test_auto);
-  RUN(test_density_hard);
-  RUN(test_tol_sweep);
-  RUN(test_grid);
-  RUN(test_nw);
-  RUN(test_ecf);
-  RUN(test_threads);
-  RUN(test_density_sweep);
+  CHECK_TIMED(test_errors);
+  CHECK_TIMED(test_auto);
+  CHECK_TIMED(test_density_hard);
+  CHECK_TIMED(test_tol_sweep);
+  CHECK_TIMED(test_grid);
+  CHECK_TIMED(test_nw);
+  CHECK_TIMED(test_ecf);
+  CHECK_TIMED(test_threads);
+  CHECK_TIMED(test_density_sweep);
   return check_summary("fast");
 }

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "check.h"
 #include "gfi/gfi.h"
 #include "gfi/rng.h"
@@ -216,20 +215,12 @@ static void test_errors(void) {
   gfi_model_free(m);
 }
 
-static void timed(const char *name, void (*f)(void)) {
-  struct timespec a, b;
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  f();
-  clock_gettime(CLOCK_MONOTONIC, &b);
-  printf("%-20s %.2f s\n", name, (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec));
-}
-
 int main(void) {
-  timed("sampler blocks", test_sampler_blocks);
-  timed("fast vs direct", test_fast_vs_direct);
-  timed("invariance", test_invariance);
-  timed("vs exact", test_vs_exact);
-  timed("3-D ISE", test_ise3);
-  timed("errors", test_errors);
+  CHECK_TIMED(test_sampler_blocks);
+  CHECK_TIMED(test_fast_vs_direct);
+  CHECK_TIMED(test_invariance);
+  CHECK_TIMED(test_vs_exact);
+  CHECK_TIMED(test_ise3);
+  CHECK_TIMED(test_errors);
   return check_summary("mise-fast");
 }
