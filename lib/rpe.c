@@ -331,29 +331,44 @@ static void paper_axis(int k, double v, double x, double *re, double *im) {
 int gfi_rpe_f(const gfi_rpe *rpe, size_t n, const double *x, double *re, double *im) {
   if (!rpe || (n && (!x || !re))) return GFI_EINVAL;
   size_t ell = rpe->ell;
+  if (rpe->kind == GFI_RPE_MIXTURE || rpe->kind == GFI_RPE_GAUSS || rpe->kind == GFI_RPE_GBF) {
+    /* Components outside, points inside: a component's amplitude is computed
+     * once, and each point still sums its components in order t = 0, 1, ...
+     * An exponent below -746 underflows exp to 0 (its slow path): 0 is
+     * returned without the call. */
+    for (size_t i = 0; i < n; i++) {
+      re[i] = 0;
+      if (im) im[i] = 0;
+    }
+    for (size_t t = 0; t < rpe->T; t++) {
+      double sg = rpe->sig[t], amp = rpe->w[t] * pow(sqrt(2 * M_PI) * sg, (double)ell);
+      double c2 = 2 * M_PI * M_PI * sg * sg;
+      const double *mu = rpe->mu + t * ell;
+      for (size_t i = 0; i < n; i++) {
+        const double *xi = x + i * ell;
+        double r2 = 0;
+        for (size_t j = 0; j < ell; j++) r2 += xi[j] * xi[j];
+        double e = -c2 * r2, a = e < -746 ? amp * 0.0 : amp * exp(e);
+        double ph = 0;
+        for (size_t j = 0; j < ell; j++) ph += mu[j] * xi[j];
+        if (ph == 0) {
+          re[i] += a;
+        } else {
+          re[i] += a * cos(2 * M_PI * ph);
+          if (im) im[i] += a * sin(2 * M_PI * ph);
+        }
+      }
+    }
+    return GFI_OK;
+  }
   for (size_t i = 0; i < n; i++) {
     const double *xi = x + i * ell;
     double fr = 0, fi = 0;
     switch (rpe->kind) {
       case GFI_RPE_MIXTURE:
       case GFI_RPE_GAUSS:
-      case GFI_RPE_GBF: {
-        double r2 = 0;
-        for (size_t j = 0; j < ell; j++) r2 += xi[j] * xi[j];
-        for (size_t t = 0; t < rpe->T; t++) {
-          double sg = rpe->sig[t];
-          double a = rpe->w[t] * pow(sqrt(2 * M_PI) * sg, (double)ell) * exp(-2 * M_PI * M_PI * sg * sg * r2);
-          double ph = 0;
-          for (size_t j = 0; j < ell; j++) ph += rpe->mu[t * ell + j] * xi[j];
-          if (ph == 0) {
-            fr += a;
-          } else {
-            fr += a * cos(2 * M_PI * ph);
-            fi += a * sin(2 * M_PI * ph);
-          }
-        }
-        break;
-      }
+      case GFI_RPE_GBF:
+        break; /* above */
       case GFI_RPE_LOCAL:
       case GFI_RPE_BOXES: {
         for (size_t b = 0; b < rpe->nb; b++) {
