@@ -297,11 +297,13 @@ int cmd_mise(int argc, char **argv) {
     else
       snprintf(nodes, sizeof nodes, "nodes per replication from its extent");
     if (r.method == GFI_METHOD_FAST)
-      cli_meta(stdout, "ecf", "fast: type-3 NUFFT, tol %g, streamed (memory independent of N); %s; "
-               "|ISE error| <= %.3g from the tolerance", tol, nodes, r.ise_err_bound);
+      cli_meta(stdout, "ecf", "fast: type-3 NUFFT, tol %g, %s; %s; "
+               "|ISE error| <= %.3g from the tolerance", tol,
+               r.nodes[0] ? "streamed (memory independent of N)" : "each replication's points in memory", nodes,
+               r.ise_err_bound);
     else
-      cli_meta(stdout, "ecf", "direct sums, %s; %s", o.base.method == GFI_METHOD_DIRECT ? "all points in memory"
-               : "streamed (memory independent of N)", nodes);
+      cli_meta(stdout, "ecf", "direct sums, %s; %s", o.base.method == GFI_METHOD_DIRECT || !r.nodes[0]
+               ? "all points in memory" : "streamed (memory independent of N)", nodes);
   }
   if (!exact) cli_backend_meta(stdout, be);
   if (!exact && !(isfinite(r.bias2) && isfinite(r.var)))

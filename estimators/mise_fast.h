@@ -27,6 +27,10 @@
  * workers together unless one alone needs more. */
 #define MC_NODE_BYTES ((size_t)96)
 #define MC_WORKERS_BYTES ((size_t)1 << 30)
+/* Monte-Carlo MISE under AUTO without the pooled parts: replications of at
+ * most this many coordinates (N D) get rules of their own, their points in
+ * memory (16 MB a thread); larger ones are streamed on one shared rule. */
+#define MC_PER_REP_MAX_COORDS ((size_t)1 << 21)
 
 /* tol, or the default 1e-12 when tol <= 0. */
 double ise_fast_tol(double tol);

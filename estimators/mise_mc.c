@@ -39,7 +39,7 @@ typedef struct {
   const axis_nodes *ax;
   size_t D, n1;
   const double *pr, *pim, *k0, *w0, *k1, *w1;
-  double *part;
+  double *part, *partk; /* per axis-0 node: sum W |phi K - psi|^2, sum W K^2 */
 } pl_ctx;
 
 static int pl_node(void *vc, size_t i0, void *ws) {
@@ -48,14 +48,16 @@ static int pl_node(void *vc, size_t i0, void *ws) {
   double *t = ws, *re = t + n1 * c->D, *im = re + n1;
   int st = ise_pl_cf_row(c->m, c->rule, c->ax, i0, t, re, im);
   if (st) return st;
-  double s = 0;
+  double s = 0, sk = 0;
   for (size_t i1 = 0; i1 < n1; i1++) {
     double K = c->k0[i0] * c->k1[i1];
     double W = c->w0[i0] * c->w1[i1];
     double dr = c->pr[i0 * n1 + i1] * K - re[i1], di = c->pim[i0 * n1 + i1] * K - im[i1];
     s += W * (dr * dr + di * di);
+    sk += W * K * K;
   }
   c->part[i0] = s;
+  c->partk[i0] = sk;
   return GFI_OK;
 }
 
@@ -93,8 +95,11 @@ static int pl_size(const ise_pl_rule *rule, size_t N, const double *x, const gfi
   return GFI_OK;
 }
 
-int gfi_ise_plancherel(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data,
-                       const double *R, const gfi_mise_opts *opts, double *ise) {
+/* The Plancherel ISE of one sample; *bound (may be NULL): the bound on the
+ * ISE's error from the NUFFT tolerance (0 on direct sums), *engine (may be
+ * NULL): the route its empirical cf took. */
+static int ise_pl_one(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data, const double *R,
+                      const gfi_mise_opts *opts, double *ise, double *bound, gfi_method *engine_out) {
   if (!ise) return GFI_EINVAL;
   int st = check_common(m, N, data, R);
   if (st) return st;
@@ -116,7 +121,7 @@ int gfi_ise_plancherel(const gfi_model *m, const gfi_kernel *k, size_t N, const 
   if (st) return st;
   size_t n0 = ax[0].n, n1 = ise_pl_row(&rule, ax);
   double *pr = gfi_calloc4(n0, n1, 1, sizeof *pr), *pim = gfi_calloc4(n0, n1, 1, sizeof *pim);
-  double *part = gfi_malloc2(n0, sizeof *part), *k0 = gfi_malloc2(n0, sizeof *k0), *w0 = gfi_malloc2(n0, sizeof *w0);
+  double *part = gfi_malloc3(2, n0, sizeof *part), *k0 = gfi_malloc2(n0, sizeof *k0), *w0 = gfi_malloc2(n0, sizeof *w0);
   double *k1 = gfi_malloc2(n1, sizeof *k1), *w1 = gfi_malloc2(n1, sizeof *w1);
   if (!st && (!pr || !pim || !part || !k0 || !w0 || !k1 || !w1)) st = GFI_ENOMEM;
   if (!st)
@@ -130,14 +135,17 @@ int gfi_ise_plancherel(const gfi_model *m, const gfi_kernel *k, size_t N, const 
   if (!st) {
     ise_pl_axis_factors(&rule, ax, 0, k0, w0);
     ise_pl_row_factors(&rule, ax, k1, w1);
-    pl_ctx c = {m, &rule, ax, D, n1, pr, pim, k0, w0, k1, w1, part};
+    pl_ctx c = {m, &rule, ax, D, n1, pr, pim, k0, w0, k1, w1, part, part + n0};
     par_spec sp = {n0, nt, (n1 * D + 2 * n1) * sizeof(double), 1, NULL, NULL};
     st = par_run(&sp, pl_node, &c);
   }
   if (!st) {
-    double s;
+    double s, swk2;
     par_sum(part, n0, 1, &s);
+    par_sum(part + n0, n0, 1, &swk2);
     st = ise_pl_finish(&rule, s, ise);
+    if (bound) *bound = engine == GFI_METHOD_FAST ? ise_pl_err_bound(&rule, ise_fast_tol(o.base.tol), swk2, s) : 0.0;
+    if (engine_out) *engine_out = engine;
   }
   free(pr);
   free(pim);
@@ -148,6 +156,11 @@ int gfi_ise_plancherel(const gfi_model *m, const gfi_kernel *k, size_t N, const 
   free(w1);
   for (size_t j = 0; j < MISE_MAXD; j++) axis_free(ax + j);
   return st;
+}
+
+int gfi_ise_plancherel(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data,
+                       const double *R, const gfi_mise_opts *opts, double *ise) {
+  return ise_pl_one(m, k, N, data, R, opts, ise, NULL, NULL);
 }
 
 /* ---- ISE on a grid ------------------------------------------------------- */
@@ -420,20 +433,28 @@ typedef struct {
   gfi_ise_method method;
   gfi_mise_opts inner; /* nthreads = 1 */
   const double *lo, *hi;
+  double *bound, *engine; /* per replication (Plancherel): ISE error bound, route */
 } mc_ctx;
 
-static int measure(const mc_ctx *c, size_t N, const double *x, const gfi_mise_opts *o, double *ise) {
-  if (c->method == GFI_ISE_PLANCHEREL) return gfi_ise_plancherel(c->m, c->k, N, x, c->R, o, ise);
+static int measure(const mc_ctx *c, size_t N, const double *x, const gfi_mise_opts *o, double *ise, double *bound,
+                   double *engine) {
+  if (c->method == GFI_ISE_PLANCHEREL) {
+    gfi_method e = GFI_METHOD_DIRECT;
+    double b = 0;
+    int st = ise_pl_one(c->m, c->k, N, x, c->R, o, ise, &b, &e);
+    if (bound) *bound = b;
+    if (engine) *engine = (double)e;
+    return st;
+  }
   return gfi_ise_grid(c->m, c->k, N, x, c->R, c->lo, c->hi, o, ise, NULL);
 }
 
 static int mc_rep(size_t k, gsl_rng *r, double *out, void *vp) {
-  (void)k;
   const mc_ctx *c = vp;
   double *x = gfi_malloc3(c->N, c->D, sizeof *x);
   if (!x) return GFI_ENOMEM;
   int st = gfi_model_sample(c->m, r, c->N, x);
-  if (!st) st = measure(c, c->N, x, &c->inner, out);
+  if (!st) st = measure(c, c->N, x, &c->inner, out, c->bound ? c->bound + k : NULL, c->engine ? c->engine + k : NULL);
   free(x);
   return st;
 }
@@ -539,14 +560,23 @@ int mise_mc_split(const gfi_model *m, const gfi_kernel *k, size_t N, const doubl
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
   if (opts) o = *opts;
-  mc_ctx c = {m, k, N, D, R, o.ise, o, NULL, NULL};
+  mc_ctx c = {m, k, N, D, R, o.ise, o, NULL, NULL, NULL, NULL};
   if (c.method == GFI_ISE_AUTO)
     c.method = band == GFI_OK && (D <= 2 || (D <= MISE_MAXD && gfi_mise_exact_supported(m)))
                    ? GFI_ISE_PLANCHEREL
                    : GFI_ISE_GRID;
   if (c.method == GFI_ISE_PLANCHEREL && band) return band;
   if (c.method == GFI_ISE_PLANCHEREL && D > MISE_MAXD) return GFI_EUNSUPPORTED;
-  if (c.method == GFI_ISE_PLANCHEREL && o.base.method != GFI_METHOD_DIRECT) {
+  /* Without the pooled parts no replication needs another's nodes: under
+   * AUTO each replication gets the rule of its own extent and the cheaper
+   * route for it (a sample of at most MC_PER_REP_MAX_COORDS coordinates is
+   * held in memory per thread). One shared rule is sized by the widest of
+   * all replications: on a Cauchy truth, 100 replications of 3162 points
+   * put every replication on the nodes of the one far outlier among them
+   * (gfi rates' density checks: 150 -> 44 s). */
+  int per_rep = c.method == GFI_ISE_PLANCHEREL && o.base.method == GFI_METHOD_AUTO && !o.parts &&
+                N <= MC_PER_REP_MAX_COORDS / D;
+  if (c.method == GFI_ISE_PLANCHEREL && o.base.method != GFI_METHOD_DIRECT && !per_rep) {
     /* streamed: memory independent of N (mise_fast.h) */
     st = mise_mc_stream(m, k, N, R, nreps, &o, nthreads_of(&o), sp, res, ise_out);
     if (st != GFI_EUNSUPPORTED || o.base.method == GFI_METHOD_FAST) return st;
@@ -555,7 +585,7 @@ int mise_mc_split(const gfi_model *m, const gfi_kernel *k, size_t N, const doubl
   }
   o.base.method = GFI_METHOD_DIRECT;
   c.inner.base.nthreads = 1;
-  c.inner.base.method = GFI_METHOD_DIRECT;
+  c.inner.base.method = per_rep ? GFI_METHOD_AUTO : GFI_METHOD_DIRECT;
   double lo[MISE_MAXD], hi[MISE_MAXD];
   if (c.method == GFI_ISE_GRID) {
     if (D > MISE_MAXD) return GFI_EUNSUPPORTED;
@@ -566,12 +596,17 @@ int mise_mc_split(const gfi_model *m, const gfi_kernel *k, size_t N, const doubl
   }
   const size_t rank = sp ? (size_t)sp->rank : 0, P = sp ? (size_t)sp->size : 1;
   const size_t nloc = nreps > rank ? (nreps - rank + P - 1) / P : 0;
-  double *ise = gfi_malloc2(nreps, sizeof *ise), *msg = P > 1 ? gfi_malloc2(nloc + 1, sizeof *msg) : NULL;
+  /* per replication: ISE, error bound, route; to process 0: status, then
+   * this process's triples */
+  double *ise = gfi_malloc3(3, nreps, sizeof *ise), *msg = P > 1 ? gfi_malloc3(3, nloc + 1, sizeof *msg) : NULL;
   if (!ise || (P > 1 && !msg)) {
     free(ise);
     free(msg);
     return GFI_ENOMEM;
   }
+  c.bound = ise + nreps;
+  c.engine = ise + 2 * nreps;
+  for (size_t r = 0; r < nreps; r++) c.bound[r] = c.engine[r] = 0;
   /* each replication's ISE: replication k on stream (seed, k), k = rank + t P */
   mc_local lc = {&c, o.base.seed, rank, P, ise};
   par_spec ps = {nloc, nthreads_of(&o), sizeof(gsl_rng *), 1, mc_local_init, mc_local_fini};
@@ -586,8 +621,9 @@ int mise_mc_split(const gfi_model *m, const gfi_kernel *k, size_t N, const doubl
   if (P > 1 && rank != 0) {
     /* to process 0: the status, then this process's ISEs */
     msg[0] = st;
-    for (size_t t = 0; t < nloc; t++) msg[1 + t] = st ? 0 : ise[rank + t * P];
-    if (sp->send(sp->ctx, msg, nloc + 1) && !st) st = GFI_EINVAL;
+    for (size_t t = 0; t < nloc; t++)
+      for (int q = 0; q < 3; q++) msg[1 + 3 * t + q] = st ? 0 : ise[q * nreps + rank + t * P];
+    if (sp->send(sp->ctx, msg, 3 * nloc + 1) && !st) st = GFI_EINVAL;
     if (!st) memset(res, 0, sizeof *res); /* the answer is process 0's */
     free(ise);
     free(msg);
@@ -595,9 +631,10 @@ int mise_mc_split(const gfi_model *m, const gfi_kernel *k, size_t N, const doubl
   }
   for (size_t r = 1; r < P && !st; r++) {
     size_t nr = nreps > r ? (nreps - r + P - 1) / P : 0;
-    if (sp->recv(sp->ctx, (int)r, msg, nr + 1)) st = GFI_EINVAL;
+    if (sp->recv(sp->ctx, (int)r, msg, 3 * nr + 1)) st = GFI_EINVAL;
     else if (msg[0] != 0) st = (int)msg[0];
-    for (size_t t = 0; t < nr && !st; t++) ise[r + t * P] = msg[1 + t];
+    for (size_t t = 0; t < nr && !st; t++)
+      for (int q = 0; q < 3; q++) ise[q * nreps + r + t * P] = msg[1 + 3 * t + q];
   }
   free(msg);
   if (!st) st = mise_mc_summarize(ise, nreps, res);
@@ -612,7 +649,7 @@ int mise_mc_split(const gfi_model *m, const gfi_kernel *k, size_t N, const doubl
       st = gfi_model_sample(m, r, N, x + k * N * D);
     }
     double ip;
-    if (!st) st = measure(&c, nreps * N, x, &o, &ip);
+    if (!st) st = measure(&c, nreps * N, x, &o, &ip, NULL, NULL);
     if (!st) {
       mise_mc_parts(res, ip);
     } else if (st == GFI_EUNSUPPORTED) {
@@ -621,7 +658,15 @@ int mise_mc_split(const gfi_model *m, const gfi_kernel *k, size_t N, const doubl
     free(x);
     if (r) gsl_rng_free(r);
   }
-  if (!st && c.method == GFI_ISE_PLANCHEREL) res->method = GFI_METHOD_DIRECT;
+  if (!st && c.method == GFI_ISE_PLANCHEREL) {
+    /* nodes[] stay 0: each replication had its own rule */
+    res->method = GFI_METHOD_DIRECT;
+    res->ise_err_bound = 0;
+    for (size_t r = 0; r < nreps; r++) {
+      if (c.engine[r] == (double)GFI_METHOD_FAST) res->method = GFI_METHOD_FAST;
+      res->ise_err_bound = fmax(res->ise_err_bound, c.bound[r]);
+    }
+  }
   free(ise);
   return st;
 }

@@ -215,9 +215,58 @@ static void test_errors(void) {
   gfi_model_free(m);
 }
 
+/* AUTO without the pooled parts: each replication on the rule of its own
+ * extent (nodes[] = 0), its ISE within the reported bound of the direct
+ * route's; with the parts, one streamed rule (nodes[0] > 0). A Cauchy truth
+ * (far outliers in some replications) and a 2-D mixture; thread counts 1
+ * and 2 give the same bits. */
+static void test_per_replication(void) {
+  struct {
+    const char *spec;
+    size_t D, N, reps;
+    int l;
+    double R[2];
+    double tol;
+  } c[] = {{"cauchy", 1, 600, 4, 4, {3, 0}, 1e-8},
+           {"cauchy", 1, 300, 5, 2, {2, 0}, 0},
+           {"mix:0.5*normal:mean=-1,0|0.5*normal:mean=2,1", 2, 500, 4, 2, {1.5, 1.5}, 1e-6}};
+  /* sanitized builds: the smaller Cauchy case and the mixture */
+  for (int i = CHECK_SANITIZED ? 1 : 0; i < 3; i++) {
+    gfi_model *m = model(c[i].spec, c[i].D);
+    gfi_mise_result rd, ra, ra1, rp;
+    double id[8], ia[8], ia1[8];
+    CHECK_STATUS(mc(m, c[i].l, c[i].N, c[i].R, c[i].reps, GFI_METHOD_DIRECT, 0, 0, 0, &rd, id), GFI_OK);
+    gfi_mise_opts o;
+    gfi_mise_default_opts(&o);
+    o.base.seed = 11;
+    o.base.tol = c[i].tol;
+    o.parts = 0;
+    CHECK_STATUS(gfi_mise_mc(m, KPOW(c[i].l), c[i].N, c[i].R, c[i].reps, &o, &ra, ia), GFI_OK);
+    o.base.nthreads = 1;
+    CHECK_STATUS(gfi_mise_mc(m, KPOW(c[i].l), c[i].N, c[i].R, c[i].reps, &o, &ra1, ia1), GFI_OK);
+    CHECK(ra.nodes[0] == 0 && ra.method != 0, "%s: per-replication rules (nodes %zu, method %d)", c[i].spec,
+          ra.nodes[0], ra.method);
+    CHECK(ra.method == GFI_METHOD_DIRECT ? ra.ise_err_bound == 0 : ra.ise_err_bound > 0, "%s: bound %g, method %d",
+          c[i].spec, ra.ise_err_bound, ra.method);
+    for (size_t k = 0; k < c[i].reps; k++) {
+      CHECK(fabs(ia[k] - id[k]) <= ra.ise_err_bound + 1e-12 * id[k], "%s rep %zu: |%.3g| > bound %.3g", c[i].spec, k,
+            ia[k] - id[k], ra.ise_err_bound);
+      CHECK(ia[k] == ia1[k], "%s rep %zu: 1 and all threads differ", c[i].spec, k);
+    }
+    o.parts = 1;
+    o.base.nthreads = 0;
+    CHECK_STATUS(gfi_mise_mc(m, KPOW(c[i].l), c[i].N, c[i].R, c[i].reps, &o, &rp, NULL), GFI_OK);
+    CHECK(rp.nodes[0] > 0, "%s: with parts, one shared rule", c[i].spec);
+    CHECK(fabs(rp.mise - rd.mise) <= rp.ise_err_bound + 1e-10 * rd.mise, "%s: shared-rule MISE %.17g vs %.17g",
+          c[i].spec, rp.mise, rd.mise);
+    gfi_model_free(m);
+  }
+}
+
 int main(void) {
   CHECK_TIMED(test_sampler_blocks);
   CHECK_TIMED(test_fast_vs_direct);
+  CHECK_TIMED(test_per_replication);
   CHECK_TIMED(test_invariance);
   CHECK_TIMED(test_vs_exact);
   CHECK_TIMED(test_ise3);

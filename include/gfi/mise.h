@@ -70,8 +70,12 @@ typedef struct gfi_mise_opts {
                               of a replication in memory (the reference);
                               GFI_METHOD_FAST: a type-3 NUFFT, the points streamed from
                               each replication's RNG stream (memory independent of N);
-                              GFI_METHOD_AUTO (default): streamed, each replication's sums
-                              by the cheaper of the NUFFT and direct sums;
+                              GFI_METHOD_AUTO (default): each replication's sums by the
+                              cheaper of the NUFFT and direct sums; without parts and
+                              at N D <= 2^21, every replication on the rule of its own
+                              extent with its points in memory (a heavy-tailed truth's
+                              widest replication no longer sizes the others' rules),
+                              else streamed on one rule;
                             tol: fast route, bound on the error of the empirical cf at
                               each node (|phi_N(0)| = 1 is its largest value); 0 = 1e-12;
                             data_block: streamed route, points per sampler call (0 =
@@ -101,7 +105,7 @@ typedef struct gfi_mise_result {
   /* Monte Carlo with the Plancherel ISE: how the empirical cf was computed
    * (GFI_METHOD_DIRECT or GFI_METHOD_FAST; 0 otherwise), the node count per
    * axis of the rule (streamed: the one rule of every replication and the
-   * pooled sample; direct: the pooled sample's), and a bound on
+   * pooled sample; 0 when each replication had its own rule), and a bound on
    * |ISE - ISE with the exact empirical cf| over the replications implied by
    * the NUFFT tolerance (0 for direct sums). */
   int method;
