@@ -1134,6 +1134,26 @@ int sel_search(sel_crit f, void *ctx, size_t D, double lo, double hi, size_t nsc
   return GFI_OK;
 }
 
+/* gfi_minimize_radius: the user's criterion of one radius as a sel_crit. */
+typedef struct {
+  gfi_radius_fn f;
+  void *ctx;
+} radius_ctx;
+
+static int crit_radius(void *vc, const double *R, double *v) {
+  const radius_ctx *c = vc;
+  return c->f(c->ctx, R[0], v);
+}
+
+int gfi_minimize_radius(gfi_radius_fn f, void *ctx, double lo, double hi, size_t nscan, gfi_select_result *res) {
+  if (!f || !res) return GFI_EINVAL;
+  if (!(lo > 0) || !(hi > lo) || !isfinite(hi) || nscan < 3) return GFI_EINVAL;
+  radius_ctx c = {f, ctx};
+  int st = sel_search(crit_radius, &c, 1, lo, hi, nscan, 0, res, NULL);
+  if (!st && !isfinite(res->value)) st = GFI_EDENOM;
+  return st;
+}
+
 typedef struct {
   const gfi_kernel *k;
   size_t N, D, V;

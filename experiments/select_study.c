@@ -104,27 +104,29 @@ static double gise_at(const gise *g, double h) {
 
 typedef double (*fn1)(double, void *);
 
-/* global minimum of f on [lo, hi] (log scan of 16, golden section to 1e-3 in log) */
+/* global minimum of f on [lo, hi]: the library's radius search
+ * (gfi_minimize_radius: a log scan of 16, its local minima refined by
+ * Brent's method, scans doubled until two rounds agree) */
+typedef struct {
+  fn1 f;
+  void *c;
+} argmin_ctx;
+
+static int argmin_f(void *vc, double r, double *v) {
+  const argmin_ctx *a = vc;
+  *v = a->f(r, a->c);
+  return GFI_OK;
+}
+
 static double argmin(fn1 f, void *c, double lo, double hi, double *fmin_out) {
-  enum { NS = 16 };
-  double v[NS], best = INFINITY;
-  size_t b = 0;
-  for (size_t s = 0; s < NS; s++) {
-    v[s] = f(lo * pow(hi / lo, (double)s / (NS - 1)), c);
-    if (v[s] < best) best = v[s], b = s;
+  argmin_ctx a = {f, c};
+  gfi_select_result res;
+  if (gfi_minimize_radius(argmin_f, &a, lo, hi, 16, &res)) {
+    *fmin_out = INFINITY;
+    return NAN;
   }
-  double a = log(lo) + log(hi / lo) * (double)(b ? b - 1 : 0) / (NS - 1);
-  double d = log(lo) + log(hi / lo) * (double)(b + 1 < NS ? b + 1 : b) / (NS - 1);
-  const double gr = 0.5 * (sqrt(5.0) - 1);
-  double x1 = d - gr * (d - a), x2 = a + gr * (d - a), f1 = f(exp(x1), c), f2 = f(exp(x2), c);
-  while (d - a > 1e-3) {
-    if (f1 < f2) d = x2, x2 = x1, f2 = f1, x1 = d - gr * (d - a), f1 = f(exp(x1), c);
-    else a = x1, x1 = x2, f1 = f2, x2 = a + gr * (d - a), f2 = f(exp(x2), c);
-  }
-  double xb = f1 < f2 ? x1 : x2, fb = fmin(f1, f2);
-  if (best < fb) fb = best, xb = log(lo * pow(hi / lo, (double)b / (NS - 1)));
-  *fmin_out = fb;
-  return exp(xb);
+  *fmin_out = res.value;
+  return res.R[0];
 }
 
 typedef struct {

@@ -358,6 +358,43 @@ static void test_search_synthetic(void) {
   CHECK(r.nlocal == 1 && r.evals < n + 60, "(c) nlocal %zu, evals %zu", r.nlocal, r.evals);
 }
 
+/* The public search of one radius (gfi_minimize_radius) is sel_search:
+ * the same radius, value and evaluations on case (b) above; a criterion's
+ * failure is returned; no finite value is GFI_EDENOM; bad ranges EINVAL. */
+static int syn_r(void *vc, double r, double *v) { return syn_f(vc, &r, v); }
+typedef struct {
+  double fail_above;
+  int inf;
+} odd_crit;
+static int odd_r(void *vc, double r, double *v) {
+  const odd_crit *c = vc;
+  *v = c->inf ? INFINITY : (log(r) - 1) * (log(r) - 1);
+  return r > c->fail_above ? GFI_ENOMEM : GFI_OK;
+}
+static void test_minimize_radius(void) {
+  const double lo = 0.05, hi = 500;
+  const size_t n = 100;
+  const double h = log(hi / lo) / (double)(n - 1), t0 = log(lo) + 40 * h, t1 = log(lo) + 70.5 * h;
+  syn_crit b = {.k = 1e-4, .c = t0, .dips = {{t0, 0.02, 0.5 * h}, {t1, 0.05, 0.3 * h}}, .ndips = 2};
+  syn_crit b2 = b;
+  gfi_select_result r1, r2;
+  CHECK_STATUS(sel_search(syn_f, &b, 1, lo, hi, n, 0, &r1, NULL), GFI_OK);
+  CHECK_STATUS(gfi_minimize_radius(syn_r, &b2, lo, hi, n, &r2), GFI_OK);
+  CHECK(r1.R[0] == r2.R[0] && r1.value == r2.value && r1.evals == r2.evals && r2.evals == b2.evals,
+        "public search: R %.17g vs %.17g, evals %zu vs %zu", r2.R[0], r1.R[0], r2.evals, r1.evals);
+  CHECK(fabs(log(r2.R[0]) - t1) < 0.05 * h, "public search found t = %.6f, minimum at %.6f", log(r2.R[0]), t1);
+  odd_crit ok = {INFINITY, 0}, fail = {10, 0}, inf = {INFINITY, 1};
+  CHECK_STATUS(gfi_minimize_radius(odd_r, &ok, 0.1, 100, 12, &r2), GFI_OK);
+  CHECK(fabs(log(r2.R[0]) - 1) < 1e-4 && r2.nlocal == 1 && !r2.at_edge, "bowl: R = %.9g (e), nlocal %zu",
+        r2.R[0], r2.nlocal);
+  CHECK_STATUS(gfi_minimize_radius(odd_r, &fail, 0.1, 100, 12, &r2), GFI_ENOMEM);
+  CHECK_STATUS(gfi_minimize_radius(odd_r, &inf, 0.1, 100, 12, &r2), GFI_EDENOM);
+  CHECK_STATUS(gfi_minimize_radius(odd_r, &ok, 0, 100, 12, &r2), GFI_EINVAL);
+  CHECK_STATUS(gfi_minimize_radius(odd_r, &ok, 2, 1, 12, &r2), GFI_EINVAL);
+  CHECK_STATUS(gfi_minimize_radius(odd_r, &ok, 0.1, 100, 2, &r2), GFI_EINVAL);
+  CHECK_STATUS(gfi_minimize_radius(NULL, &ok, 0.1, 100, 12, &r2), GFI_EINVAL);
+}
+
 static void test_search(void) {
   const size_t N = 400;
   double *x = normal_data(N, 1, 21);
@@ -482,6 +519,7 @@ int main(void) {
   CHECK_TIMED(test_loocv_second_pass);
   CHECK_TIMED(test_search);
   CHECK_TIMED(test_search_synthetic);
+  CHECK_TIMED(test_minimize_radius);
   CHECK_TIMED(test_errors);
   return check_summary("select");
 }

@@ -70,8 +70,9 @@ int gfi_repro_regress(const gfi_model *design, const gfi_regfun *f, const gfi_no
  * MSE against f at M points uniform in [-h, h]^D (gfi_repro_unit_points of
  * (seed, 0)), averaged over nreps pilot replications on streams (seed, 0..)
  * (gfi_nw_mse; the same samples for every R, so the curve is smooth in R).
- * Search: nscan points geometric in [Rmin, Rmax], then golden section on
- * log R around the best of them to a relative width of 1e-2. *R_opt gets the
+ * Search: gfi_minimize_radius (nscan points geometric in [Rmin, Rmax],
+ * the scan's local minima refined by Brent's method on log R to 1e-5, the
+ * scan doubled until two rounds agree). *R_opt gets the
  * radius, *mse_opt the pilot MSE there (may be NULL), and *nevals (may be
  * NULL) the number of radii tried. Use a seed different from the reported
  * replications' so that the radius is not chosen on the data it is scored

@@ -8,6 +8,7 @@
 #include "gfi/density.h"
 #include "gfi/regression.h"
 #include "gfi/regression_mse.h"
+#include "gfi/select.h"
 #include "gfi_exp/repro.h"
 #include "gfi/rng.h"
 #include "gfi/validate.h"
@@ -151,8 +152,9 @@ typedef struct {
   size_t nevals;
 } ropt_ctx;
 
-static int pilot_mse(ropt_ctx *c, double logR, double *out) {
-  for (size_t j = 0; j < c->D; j++) c->R[j] = exp(logR);
+static int pilot_mse(void *vc, double r, double *out) {
+  ropt_ctx *c = vc;
+  for (size_t j = 0; j < c->D; j++) c->R[j] = r;
   gfi_nw_mse_result res;
   int st = gfi_nw_mse(&c->s, c->M, c->points, c->nreps, c->opts, &res, NULL, NULL, NULL, NULL);
   c->nevals++;
@@ -174,8 +176,8 @@ int gfi_repro_regress_ropt(const gfi_model *design, const gfi_regfun *f, const g
   if (gfi_regfun_dim(f) != D) return GFI_EDIM;
   if (D > 64) return GFI_EDIM;
   ropt_ctx *c = calloc(1, sizeof *c);
-  double *u = malloc(M * D * sizeof *u), *v = malloc(nscan * sizeof *v);
-  int st = (c && u && v) ? GFI_OK : GFI_ENOMEM;
+  double *u = malloc(M * D * sizeof *u);
+  int st = (c && u) ? GFI_OK : GFI_ENOMEM;
   if (!st) st = gfi_repro_unit_points(seed, 0, D, M, u);
   if (!st) {
     for (size_t i = 0; i < M * D; i++) u[i] *= h;
@@ -191,45 +193,18 @@ int gfi_repro_regress_ropt(const gfi_model *design, const gfi_regfun *f, const g
     if (opts) o = *opts;
     o.seed = seed;
     c->opts = &o;
-    double a = log(Rmin), b = log(Rmax), step = (b - a) / (double)(nscan - 1);
-    size_t best = 0;
-    for (size_t i = 0; !st && i < nscan; i++) {
-      st = pilot_mse(c, a + step * (double)i, v + i);
-      if (!st && v[i] < v[best]) best = i;
-    }
-    if (!st && !isfinite(v[best])) st = GFI_EDENOM;
-    double xo = a + step * (double)best, fo = v[best];
+    /* the library's radius search (gfi_minimize_radius): scan, refinement
+     * of the scan's local minima by Brent's method, scans doubled until two
+     * rounds agree */
+    gfi_select_result sr;
+    st = gfi_minimize_radius(pilot_mse, c, Rmin, Rmax, nscan, &sr);
     if (!st) {
-      /* golden section on [x_best - step, x_best + step] (clamped) */
-      double lo = best ? xo - step : xo, hi = best + 1 < nscan ? xo + step : xo;
-      const double gr = 0.5 * (sqrt(5.0) - 1.0);
-      double x1 = hi - gr * (hi - lo), x2 = lo + gr * (hi - lo), f1, f2;
-      st = pilot_mse(c, x1, &f1);
-      if (!st) st = pilot_mse(c, x2, &f2);
-      while (!st && hi - lo > 1e-2) {
-        if (f1 <= f2) {
-          hi = x2, x2 = x1, f2 = f1;
-          x1 = hi - gr * (hi - lo);
-          st = pilot_mse(c, x1, &f1);
-        } else {
-          lo = x1, x1 = x2, f1 = f2;
-          x2 = lo + gr * (hi - lo);
-          st = pilot_mse(c, x2, &f2);
-        }
-      }
-      if (!st) {
-        if (f1 < fo) xo = x1, fo = f1;
-        if (f2 < fo) xo = x2, fo = f2;
-      }
-    }
-    if (!st) {
-      *R_opt = exp(xo);
-      if (mse_opt) *mse_opt = fo;
+      *R_opt = sr.R[0];
+      if (mse_opt) *mse_opt = sr.value;
     }
   }
   if (nevals && c) *nevals = c->nevals;
   free(c);
   free(u);
-  free(v);
   return st;
 }

@@ -121,6 +121,19 @@ GFI_EXPORT int gfi_select_loocv(const gfi_kernel *k, size_t N, size_t D, size_t 
                                 const double *y, const gfi_select_opts *opts, gfi_select_result *res,
                                 double *curve);
 
+/* The radius search of gfi_select_lscv and gfi_select_loocv for any
+ * criterion of one radius: f(ctx, r, &value) returns a gfi status (a
+ * nonzero one stops the search and is returned) and the value at r (+inf
+ * marks a radius as unusable). A log scan of nscan (>= 3) radii on
+ * [lo, hi]; the scan's lowest local minima refined (a finer scan of their
+ * bracket, then Brent's method to 1e-5 in log r); the scan doubled until
+ * two rounds agree on the minimiser (select.md). res: R[0] the radius
+ * (one at which f was evaluated), value, nscan, nlocal, at_edge, evals.
+ * GFI_EDENOM when no radius gave a finite value. */
+typedef int (*gfi_radius_fn)(void *ctx, double r, double *value);
+GFI_EXPORT int gfi_minimize_radius(gfi_radius_fn f, void *ctx, double lo, double hi, size_t nscan,
+                                   gfi_select_result *res);
+
 /* ---- Gaussian baselines ---- */
 
 /* LSCV of the Gaussian KDE with bandwidth matrix H (D x D SPD), direct
