@@ -7,6 +7,7 @@
 #include <string.h>
 #include "cli.h"
 #include "alloc.h"
+#include "chol.h"
 #include "cli_guard.h"
 #include "cli_mpi.h"
 
@@ -163,23 +164,11 @@ double *cli_bandwidth(const char *opt, const char *s, size_t D, size_t N, const 
         if (!(fabs(H[i * D + j] - H[j * D + i]) <= 1e-12 * (fabs(H[i * D + j]) + fabs(H[j * D + i]))))
           cli_usage(opt, "the matrix H must be symmetric: entry (%zu,%zu) = %g but (%zu,%zu) = %g", i + 1,
                     j + 1, H[i * D + j], j + 1, i + 1, H[j * D + i]);
-    /* Cholesky: a non-positive pivot names the leading minor that fails */
+    /* Cholesky (chol.h): a non-positive pivot names the leading minor that fails */
     double *L = cli_array(D, D, sizeof *L);
-    memcpy(L, H, D * D * sizeof *L);
-    for (size_t j = 0; j < D; j++) {
-      double d = L[j * D + j];
-      for (size_t k = 0; k < j; k++) d -= L[j * D + k] * L[j * D + k];
-      if (!(d > 0))
-        cli_usage(opt, "the matrix H must be positive definite: its leading %zu x %zu minor is not", j + 1,
-                  j + 1);
-      d = sqrt(d);
-      L[j * D + j] = d;
-      for (size_t i = j + 1; i < D; i++) {
-        double v = L[i * D + j];
-        for (size_t k = 0; k < j; k++) v -= L[i * D + k] * L[j * D + k];
-        L[i * D + j] = v / d;
-      }
-    }
+    size_t j;
+    if (chol_lower_rel(D, H, L, 0.0, &j))
+      cli_usage(opt, "the matrix H must be positive definite: its leading %zu x %zu minor is not", j + 1, j + 1);
     free(L);
   } else {
     cli_usage(opt, "expected 1, D = %zu or D*D = %zu values, got %zu", D, D * D, nb);

@@ -31,6 +31,7 @@
 #include "gfi/validate.h"
 #include "model_internal.h"
 #include "alloc.h"
+#include "chol.h"
 
 struct gfi_model {
   gfi_model_kind kind;
@@ -139,25 +140,12 @@ int gfi_model_has_cf(const gfi_model *m) { return m != NULL; }
 /* Normal mixtures                                                           */
 
 /* cov = L L^T for a symmetric D x D matrix (row-major, lower L, upper part
- * zeroed). A pivot must exceed D * eps times its diagonal entry: a matrix
- * that is only positive semi-definite up to rounding would give a density
- * dominated by rounding error, so it is reported as not positive definite. */
+ * zeroed; chol.h). A pivot must exceed D * eps times its diagonal entry: a
+ * matrix that is only positive semi-definite up to rounding would give a
+ * density dominated by rounding error, so it is reported as not positive
+ * definite. */
 static int cholesky(size_t D, const double *S, double *L) {
-  for (size_t i = 0; i < D; i++) {
-    for (size_t j = 0; j <= i; j++) {
-      double s = S[i * D + j];
-      for (size_t k = 0; k < j; k++) s -= L[i * D + k] * L[j * D + k];
-      if (i == j) {
-        if (!(s > (double)D * DBL_EPSILON * S[i * D + i]) || !isfinite(s))
-          return GFI_ENOTPD;
-        L[i * D + i] = sqrt(s);
-      } else {
-        L[i * D + j] = s / L[j * D + j];
-      }
-    }
-    for (size_t j = i + 1; j < D; j++) L[i * D + j] = 0.0;
-  }
-  return GFI_OK;
+  return chol_lower_rel(D, S, L, (double)D * DBL_EPSILON, NULL) ? GFI_ENOTPD : GFI_OK;
 }
 
 /* Copy cov into S, checking symmetry to a relative 1e-12 and averaging the

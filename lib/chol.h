@@ -14,9 +14,13 @@
 #include <stddef.h>
 
 /* S (D x D, row-major, only the lower triangle is read) = L L^T: L gets the
- * lower factor, its upper triangle zeroed. Returns 0, or -1 when a pivot is
- * not positive (not positive definite, or not finite). */
-static inline int chol_lower(size_t D, const double *S, double *L) {
+ * lower factor, its upper triangle zeroed. A pivot (the diagonal entry
+ * before its square root) must be finite and exceed rel S_jj (rel = 0: be
+ * positive; lib/model.c asks D eps, so that a matrix positive semi-definite
+ * only up to rounding is refused). Returns 0, or -1 with *fail (may be
+ * NULL) = the 0-based index j of the first failing pivot: the leading
+ * (j+1) x (j+1) minor is not positive definite. The one Cholesky of gfi. */
+static inline int chol_lower_rel(size_t D, const double *S, double *L, double rel, size_t *fail) {
   for (size_t j = 0; j < D; j++) {
     for (size_t i = j; i < D; i++) {
       double t = 0;
@@ -24,12 +28,18 @@ static inline int chol_lower(size_t D, const double *S, double *L) {
       L[i * D + j] = S[i * D + j] + -1.0 * t;
     }
     double ajj = L[j * D + j];
-    if (!(ajj > 0) || !isfinite(ajj)) return -1;
+    if (!(ajj > rel * S[j * D + j]) || !(ajj > 0) || !isfinite(ajj)) {
+      if (fail) *fail = j;
+      return -1;
+    }
     double inv = 1.0 / sqrt(ajj);
     for (size_t i = j; i < D; i++) L[i * D + j] *= inv; /* the pivot too, as GSL does */
     for (size_t i = 0; i < j; i++) L[i * D + j] = 0.0;
   }
   return 0;
 }
+
+/* rel = 0, no index. */
+static inline int chol_lower(size_t D, const double *S, double *L) { return chol_lower_rel(D, S, L, 0.0, NULL); }
 
 #endif
