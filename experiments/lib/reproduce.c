@@ -389,7 +389,7 @@ static int oracle_regress(run *r, experiment *x) {
   x->Rstar_crit = mse;
   snprintf(x->Rstar_method, sizeof x->Rstar_method,
            "R* minimises the Monte-Carlo MSE against the truth at %zu uniform points in [-%g, %g]^2 over "
-           "%zu pilot replications on seed %llu (a scan of %zu radii in [0.5, 32], then golden section on log R: "
+           "%zu pilot replications on seed %llu (a scan of %zu radii in [0.5, 32], then Brent's method on log R (gfi_minimize_radius): "
            "%zu evaluations in all); pilot MSE(R*) = %.3g",
            S->points, x->box, x->box, S->pilot_reps, (unsigned long long)(S->seed + 1000003ULL), nscan, nev, mse);
   return GFI_OK;
@@ -423,7 +423,7 @@ static int make_lists(run *r, experiment *x) {
  * (gfi_select_lscv / gfi_select_loocv), as a user without the truth would
  * choose it, and the MSE there in the default box. The scan covers the
  * regression oracle's range R in [0.5, 32] (DD_SCAN radii, 16 or, with
- * --quick, 8, then golden section): wide enough for every default setting and
+ * --quick, 8, then Brent's method): wide enough for every default setting and
  * far cheaper in 2-D than the automatic range, whose largest radii cost the
  * most nodes. The fast route runs to DD_TOL: locating the minimum needs far
  * less than the library's default accuracy; the leave-one-out rows it
@@ -1390,7 +1390,7 @@ static int write_summary(run *r, double elapsed_before) {
     fprintf(md, "- oracle radius, %s: R* = %.4g; %s\n", ex[i].title, ex[i].Rstar, ex[i].Rstar_method);
   fprintf(md, "- data-driven radius: chosen on each replication's own sample, as a user without the truth would: "
           "the isotropic R minimising least-squares cross-validation (Figures 1A, 1B) or the leave-one-out CV of "
-          "Nadaraya-Watson (Figure 2), a log scan of %d radii over [%g, %g] refined by golden section (`gfi ropt "
+          "Nadaraya-Watson (Figure 2), a log scan of %d radii over [%g, %g] refined by Brent's method (`gfi ropt "
           "--select`); scored in the default box\n", DD_SCAN(S->quick), DD_RLO, DD_RHI);
 
   fprintf(md, "\n## MSE beside the paper\n\n| experiment | what | policy | radius | test box | MSE mean [95%% "
