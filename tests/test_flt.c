@@ -375,6 +375,51 @@ static void check_factors(const char *rspec, const char *pspec, gfi_flt_position
   gfi_rpe_free(R);
 }
 
+/* Differences up to 2e40, so that |d.xi| >= 2^51 and the accumulation
+ * takes its nearbyint-and-libm branch (the vectorised shifter reduction
+ * can be off by whole periods there, harmless unless the period count
+ * leaves gfi_sincos_simd's range: near a power of two above 2^75, which
+ * random draws do not hit): trial 0's largest and Frobenius errors against
+ * the difference-set sum written out with the same reduction. (The N1 N2^T
+ * product cannot serve as the reference: its absolute phases at 1e40 lose
+ * every digit that the difference keeps.) */
+static void check_far(gfi_flt_positions *pos) {
+  gfi_rpe *R = parse("gauss:s=3", 1);
+  gfi_proposal *P = prop("cauchy:tau=0.1", R);
+  if (!R || !P) return;
+  const size_t r = 37, nd = gfi_flt_positions_ndiff(pos);
+  double xi[37], w[37], mx = 0, fr2 = 0;
+  gsl_rng *g = gfi_rng_stream(5, 0);
+  CHECK_STATUS(gfi_flt_draw(R, P, g, r, xi, w), GFI_OK);
+  gsl_rng_free(g);
+  size_t nbig = 0;
+  for (size_t k = 0; k < nd; k++) {
+    double m, fr, fi;
+    const double *d = gfi_flt_positions_diff(pos, k, &m);
+    gfi_rpe_f(R, 1, d, &fr, &fi);
+    double ar = 0, ai = 0;
+    for (size_t q = 0; q < r; q++) {
+      double t = d[0] * xi[q], a = 2 * M_PI * (t - nearbyint(t));
+      ar += w[q] * cos(a);
+      ai += w[q] * sin(a);
+      nbig += fabs(t) >= 0x1p51;
+    }
+    double e = hypot(ar / (double)r - fr, ai / (double)r - fi);
+    mx = fmax(mx, e);
+    fr2 += m * e * e;
+  }
+  CHECK(nbig > 0, "no phase beyond 2^51");
+  double out[GFI_FLT_NMETRICS];
+  gfi_flt_opts o;
+  gfi_flt_default_opts(&o);
+  o.base.seed = 5;
+  CHECK_STATUS(gfi_flt_error_trials(R, P, pos, 1, &r, 1, &o, out), GFI_OK);
+  CHECK_CLOSE(out[0], mx, 1e-9, 1e-13);
+  CHECK_CLOSE(out[2], sqrt(fr2), 1e-9, 1e-13);
+  gfi_proposal_free(P);
+  gfi_rpe_free(R);
+}
+
 static void test_factors(void) {
   gfi_flt_positions *line, *line_long, *grid, *pts;
   gfi_flt_positions_line(&line, 20);
@@ -385,6 +430,10 @@ static void test_factors(void) {
   for (int i = 0; i < 45; i++) cloud[i] = 3 * gsl_rng_uniform(g);
   gsl_rng_free(g);
   gfi_flt_positions_points(&pts, 15, 3, cloud);
+  /* differences up to 2e40 (check_far) */
+  gfi_flt_positions *far;
+  const double farx[5] = {0, 1, 2.5, 1e40, 2e40};
+  CHECK_STATUS(gfi_flt_positions_points(&far, 5, 1, farx), GFI_OK);
   for (int f = 0; f < 2; f++) {
     gfi_flt_features feat = f ? GFI_FLT_REAL : GFI_FLT_COMPLEX;
     check_factors("gauss:s=3", "cauchy:tau=0.1", line, feat);
@@ -394,6 +443,8 @@ static void test_factors(void) {
     check_factors("mixture:w=1,0.5;mu=0.1,-0.05,0,0.02;s=0.1,0.05", "gauss:tau=0.3", grid, feat);
     check_factors("gbf:w=1,0.4;s=0.5,1.1", "optimal", pts, feat);
   }
+  check_far(far);
+  gfi_flt_positions_free(far);
   /* multiplicities add up to L^2 */
   gfi_flt_positions *ps[4] = {line, line_long, grid, pts};
   for (int i = 0; i < 4; i++) {
@@ -504,6 +555,46 @@ static void test_attention(void) {
     gfi_favor_attention(L, d, Q, K, dv, V, m, W, 4, fb, NULL);
     CHECK(memcmp(fa, fb, sizeof fa) == 0, "FAVOR+ depends on the thread count");
     free(W);
+  }
+  /* FAVOR+ attention against the formula in plain loops, on shapes that
+   * are not multiples of the projection's blocks (4 rows x 8 features) */
+  {
+    const size_t L = 7, d = 5, dv = 3, m = 13;
+    double Q[35], K[35], V[21], W[65], fa[21];
+    fill(g, L * d, 0.5, Q);
+    fill(g, L * d, 0.5, K);
+    fill(g, L * dv, 1, V);
+    for (int orth = 0; orth < 2; orth++) {
+      CHECK_STATUS(gfi_favor_draw(g, m, d, orth, W), GFI_OK);
+      if (orth) /* rows of a block orthogonal: blocks of 5, 5 and 3 rows */
+        for (size_t a = 0; a < m; a++)
+          for (size_t b = a + 1; b < m && b / d == a / d; b++) {
+            double dot = 0, na = 0, nb = 0;
+            for (size_t t = 0; t < d; t++)
+              dot += W[a * d + t] * W[b * d + t], na += W[a * d + t] * W[a * d + t], nb += W[b * d + t] * W[b * d + t];
+            CHECK(fabs(dot) <= 1e-13 * sqrt(na * nb), "orthogonal draw: rows %zu, %zu dot %.3g", a, b, dot);
+          }
+      CHECK_STATUS(gfi_favor_attention(L, d, Q, K, dv, V, m, W, 0, fa, NULL), GFI_OK);
+      double worst = 0;
+      for (size_t i = 0; i < L; i++) {
+        double num[3] = {0, 0, 0}, den = 0, qq = 0;
+        for (size_t t = 0; t < d; t++) qq += Q[i * d + t] * Q[i * d + t];
+        for (size_t l = 0; l < m; l++) {
+          double wq = 0;
+          for (size_t t = 0; t < d; t++) wq += W[l * d + t] * Q[i * d + t];
+          double pq = exp(wq - qq / 2);
+          for (size_t j = 0; j < L; j++) {
+            double wk = 0, kk = 0;
+            for (size_t t = 0; t < d; t++) wk += W[l * d + t] * K[j * d + t], kk += K[j * d + t] * K[j * d + t];
+            double pk = exp(wk - kk / 2);
+            for (size_t b = 0; b < dv; b++) num[b] += pq * pk * V[j * dv + b];
+            den += pq * pk;
+          }
+        }
+        for (size_t b = 0; b < dv; b++) worst = fmax(worst, fabs(fa[i * dv + b] - num[b] / den) / (1 + fabs(num[b] / den)));
+      }
+      CHECK(worst < 1e-12, "FAVOR+ (orth %d) odd shapes vs plain loops: %.3g", orth, worst);
+    }
   }
   /* FLT attention against exact RPE attention; materialised == streamed */
   {
