@@ -53,6 +53,7 @@ int gfi_favor_draw(gsl_rng *rng, size_t m, size_t dim, int orthogonal, double *W
     for (size_t i = 0; i < m * dim; i++) W[i] = gsl_ran_gaussian_ziggurat(rng, 1.0);
     return GFI_OK;
   }
+  if (dim > SIZE_MAX / dim) return GFI_ENOMEM; /* a block's dim x dim draws */
   /* The random numbers are drawn serially in a fixed order (a block's
    * dim x dim Gaussians, of which a last partial block keeps its first rows,
    * then its rows' chi(dim) norms), and the blocks are orthogonalised in
