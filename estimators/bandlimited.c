@@ -69,8 +69,6 @@
 #define COST_MAC 1.0      /* per complex multiply-add of the grid step */
 #define COST_RULE 20.0    /* per node per axis to build the rule */
 #define COST_PLAN 2e4     /* fixed cost of one NUFFT (plans, allocation) */
-/* The factor on the NUFFT's tol in the bound (see the top of this file). */
-#define BL_NUFFT_SAFETY 10.0
 /* The rounding term's constant (see the top of this file). */
 #define BL_ROUND_C 2.0
 
@@ -336,14 +334,21 @@ static void rule_tensor(const bl_rule *r, double *nodes, double *wts) {
 
 /* ---- cost model --------------------------------------------------------- */
 
-/* The NUFFT's spreading width at tolerance ntol (lib/nufft.h: ceil(log10(10 / tol)) + 1). */
-static int window_width(double ntol) {
+/* The NUFFT's spreading width at tolerance ntol (lib/nufft_spread.c:
+ * ceil(log10(10 / tol)) + 1, from 2 to 16). */
+int bl_nufft_width(double ntol) {
   int w = (int)ceil(-log10(ntol)) + 2;
   return w < 2 ? 2 : (w > 16 ? 16 : w);
 }
 
+double bl_ntol(double tol, double rho, int ntrans) {
+  double t = tol * rho / (2.0 * BL_NUFFT_SAFETY * (double)(ntrans > 0 ? ntrans : 1));
+  if (!(t >= BL_NTOL_MIN)) t = BL_NTOL_MIN; /* also NaN */
+  return t > BL_NTOL_MAX ? BL_NTOL_MAX : t;
+}
+
 double bl_nufft_cost(int D, size_t nsrc, size_t ntgt, const size_t *grid, double ntol) {
-  double w = window_width(ntol), wD = 1;
+  double w = bl_nufft_width(ntol), wD = 1;
   for (int j = 0; j < D; j++) wD *= w;
   double G = 1;
   for (int j = 0; j < D; j++) G *= (double)(grid[j] ? grid[j] : 1);
@@ -534,7 +539,7 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
       s->c1[col] += fabs(v);
     }
   s->rho = 1.0 / sqrt((double)N); /* replaced by value_scale below */
-  s->ntol = fmax(BL_NTOL_MIN, fmin(1e-3, tol * s->rho / 40.0));
+  s->ntol = bl_ntol(tol, s->rho, 2);
   if (method == GFI_METHOD_DIRECT) {
     s->reason0 = GFI_ROUTE_REQUESTED;
     *out = s;
@@ -550,9 +555,7 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
     return st;
   }
   s->rho = rho;
-  s->ntol = tol * rho / 40.0;
-  if (s->ntol < BL_NTOL_MIN) s->ntol = BL_NTOL_MIN;
-  if (s->ntol > 1e-3) s->ntol = 1e-3;
+  s->ntol = bl_ntol(tol, rho, 2);
   /* Design span: the data box widened on each side by a quarter of its
    * width, or by a few kernel widths (4 pi / R for sinc^l, 2 h = 2 / R for
    * the Gaussian) but not more than the box's width: a wide kernel on a
@@ -729,6 +732,49 @@ int bl_tighten(bl_choice *ch, double ntol) {
   ch->ntol = ntol < BL_NTOL_MIN ? BL_NTOL_MIN : ntol;
   ch->useF0 = 0;
   return 1;
+}
+
+int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn need, const void *ctx,
+           double **res, double *babs, gfi_fast_info *info, gfi_method *route) {
+  const int D = s->D;
+  double lo[BL_MAX_DIM], hi[BL_MAX_DIM];
+  if (t->gn) {
+    for (int j = 0; j < D; j++) {
+      lo[j] = fmin(t->glo[j], t->ghi[j]);
+      hi[j] = fmax(t->glo[j], t->ghi[j]);
+    }
+  } else {
+    if (t->M == 0) return GFI_EINVAL;
+    for (int j = 0; j < D; j++) lo[j] = hi[j] = t->q[j];
+    for (size_t m = 0; m < t->M; m++)
+      for (int j = 0; j < D; j++) {
+        double v = t->q[m * (size_t)D + (size_t)j];
+        if (v < lo[j]) lo[j] = v;
+        if (v > hi[j]) hi[j] = v;
+      }
+  }
+  bl_choice ch;
+  int st = bl_choose(s, t->M, lo, hi, t->gn, direct_pair, &ch);
+  if (st) return st;
+  bl_info_fill(s, &ch, (size_t)D, info);
+  *route = ch.route;
+  if (ch.route == GFI_METHOD_FAST && !*res) {
+    *res = gfi_malloc3(t->M, s->ncol, sizeof **res);
+    if (!*res) st = GFI_ENOMEM;
+  }
+  if (ch.route == GFI_METHOD_FAST && !st) {
+    for (int pass = 0;; pass++) {
+      st = t->gn ? bl_grid(s, &ch, t->glo, t->ghi, t->gn, *res, babs)
+                 : bl_points(s, &ch, t->M, t->q, *res, babs);
+      if (st || pass || !need) break;
+      double f = need(ctx, t->M, *res, babs);
+      if (!(f < 1) || !bl_tighten(&ch, ch.ntol * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0))) break;
+    }
+    info->nufft_tol = ch.ntol;
+    info->reused = ch.useF0;
+  }
+  bl_choice_free(&ch);
+  return st;
 }
 
 /* a = weight * F for every column (ncol x Q complex), from F0 or a fresh F;
@@ -931,6 +977,19 @@ out:
   free(b2);
   free(a);
   return st;
+}
+
+void bl_plan_info(const bl_sum *s, size_t D, gfi_fast_info *info) {
+  bl_choice ch;
+  memset(&ch, 0, sizeof ch);
+  ch.route = s->have0 ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+  ch.reason = s->reason0;
+  ch.reuse = 1;
+  ch.grid = 1;
+  ch.useF0 = s->have0;
+  ch.ntol = s->ntol;
+  bl_info_fill(s, &ch, D, info);
+  if (s->have0) info->bound_abs = (s->r0.qerr + BL_NUFFT_SAFETY * s->ntol) * s->c1[0] * s->K0;
 }
 
 void bl_info_fill(const bl_sum *s, const bl_choice *ch, size_t D, gfi_fast_info *info) {

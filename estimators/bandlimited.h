@@ -116,6 +116,54 @@ int bl_grid(const bl_sum *s, const bl_choice *ch, const double *lo, const double
  * when that is tighter than what ran, 0 when nothing can be gained. */
 int bl_tighten(bl_choice *ch, double ntol);
 #define BL_NTOL_MIN 1e-15
+/* ---- the one route driver of every client ------------------------------- */
+
+/* Where to evaluate: M scattered points q (M x D, uncentred) or, when gn is
+ * set, the tensor grid glo:ghi:gn (last axis fastest, M = prod gn). */
+typedef struct bl_target {
+  size_t M;
+  const double *q;
+  const double *glo, *ghi;
+  const size_t *gn;
+} bl_target;
+
+/* A client's acceptance test of a fast result (res: M x ncol, babs: the
+ * columns' absolute bounds): the factor f in [0, 1) by which the bounds must
+ * shrink for the result to keep the client's promise, or 1 when it keeps it
+ * or a tighter NUFFT cannot help. */
+typedef double (*bl_need_fn)(const void *ctx, size_t M, const double *res, const double *babs);
+
+/* The tighten policy: one more pass at BL_TIGHTEN_MARGIN * f times the
+ * NUFFT tolerance (the bounds are about linear in it; the margin covers the
+ * quadrature's share, which does not shrink). */
+#define BL_TIGHTEN_MARGIN 0.5
+
+/* The route driver of density, Nadaraya-Watson and LOO-CV: the targets' box,
+ * the route (bl_choose), on the fast route the evaluation into *res (M x
+ * ncol; allocated here when *res is NULL, only on the fast route, for the
+ * caller to free) and babs (ncol), and at most one tighter pass when need
+ * asks (need may be NULL: never). *route: the route taken; on GFI_METHOD_DIRECT nothing was
+ * evaluated and the client runs its direct sum. info gets bl_info_fill's
+ * fields and the NUFFT tolerance that ran; its bound fields are the client's. */
+int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn need, const void *ctx,
+           double **res, double *babs, gfi_fast_info *info, gfi_method *route);
+
+/* The one rule from a requested accuracy to a NUFFT tolerance: tol relative
+ * to a value scale that is rho times the bound's scale (sum |c| times the
+ * kernel's peak), spent over ntrans transforms each within
+ * BL_NUFFT_SAFETY * ntol of that scale, with a factor 2 to spare; clamped to
+ * [BL_NTOL_MIN, BL_NTOL_MAX]. */
+double bl_ntol(double tol, double rho, int ntrans);
+#define BL_NTOL_MAX 1e-3
+/* Each type-3 NUFFT output is within BL_NUFFT_SAFETY * ntol * sum |c| of the
+ * exact sum (lib/nufft.h: 0.8 ntol the worst measured; its tests hold 10). */
+#define BL_NUFFT_SAFETY 10.0
+/* The NUFFT's spreading width at tolerance ntol, for cost models. */
+int bl_nufft_width(double ntol);
+
+/* info of the plan's own transform (the design span's rule and F0, when
+ * made): the bound of column 0 before the transform to any query. */
+void bl_plan_info(const bl_sum *s, size_t D, gfi_fast_info *info);
 /* Fill the common fields of info from a choice (bound fields left to the caller). */
 void bl_info_fill(const bl_sum *s, const bl_choice *ch, size_t D, gfi_fast_info *info);
 

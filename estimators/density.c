@@ -290,6 +290,38 @@ static double max_abs(const double *v, size_t n) {
   return m;
 }
 
+/* The density's promise: the bound within tol of the largest |value|. */
+static double density_need(const void *ctx, size_t M, const double *res, const double *babs) {
+  const double tol = *(const double *)ctx, m = max_abs(res, M), rel = m > 0 ? babs[0] / m : INFINITY;
+  return rel > tol ? tol / rel : 1.0;
+}
+
+/* The band-limited route for the target t (whitened for the Gaussian), the
+ * direct sum at the points qraw (or the grid lo:hi:n when qraw is NULL) when
+ * the route is direct or, under auto, when the bound misses tol. */
+static int eval_route(const gfi_density_plan *p, const bl_target *t, const double *qraw,
+                      const double *lo, const double *hi, const size_t *n, double *out,
+                      gfi_fast_info *info) {
+  gfi_method route;
+  double babs = 0;
+  int st = bl_run(p->fast, t, direct_pair_cost(p->D), density_need, &p->tol, &out, &babs, info, &route);
+  if (st) return st;
+  if (route == GFI_METHOD_FAST) {
+    double m = max_abs(out, t->M);
+    info->bound_abs = babs;
+    info->bound = m > 0 ? babs / m : INFINITY;
+    info->scale = m;
+    if (info->bound <= p->tol || p->method != GFI_METHOD_AUTO) return GFI_OK;
+    /* the bound misses tol even after tightening: the direct sum keeps the promise */
+    info_direct(p, GFI_ROUTE_BOUND, info);
+  }
+  if (qraw) return eval_direct(p, t->M, qraw, out);
+  double *q = bl_grid_points(p->D, lo, hi, n, t->M);
+  st = q ? eval_direct(p, t->M, q, out) : GFI_ENOMEM;
+  free(q);
+  return st;
+}
+
 int gfi_density_eval_info(const gfi_density_plan *p, size_t M, const double *queries, double *out,
                           gfi_fast_info *info) {
   if (!p) return GFI_EINVAL;
@@ -305,53 +337,14 @@ int gfi_density_eval_info(const gfi_density_plan *p, size_t M, const double *que
     for (size_t i = 0; i < M * p->D; i++)
       if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
   if (!p->fast) return eval_direct(p, M, queries, out);
-  const size_t D = p->D;
   /* the Gaussian's fast route works on whitened queries */
   double *qw = NULL;
   if (p->type == DENSITY_GAUSS) {
-    qw = engine_whiten_rows(D, p->Linv, M, queries);
+    qw = engine_whiten_rows(p->D, p->Linv, M, queries);
     if (!qw) return GFI_ENOMEM;
   }
-  const double *qraw = queries;
-  if (qw) queries = qw;
-  double lo[BL_MAX_DIM], hi[BL_MAX_DIM];
-  for (size_t j = 0; j < D; j++) lo[j] = hi[j] = queries[j];
-  for (size_t m = 0; m < M; m++)
-    for (size_t j = 0; j < D; j++) {
-      double v = queries[m * D + j];
-      if (v < lo[j]) lo[j] = v;
-      if (v > hi[j]) hi[j] = v;
-    }
-  bl_choice ch;
-  st = bl_choose(p->fast, M, lo, hi, NULL, direct_pair_cost(D), &ch);
-  if (st) {
-    free(qw);
-    return st;
-  }
-  bl_info_fill(p->fast, &ch, D, info);
-  if (ch.route == GFI_METHOD_FAST) {
-    for (int pass = 0;; pass++) {
-      double babs;
-      st = bl_points(p->fast, &ch, M, queries, out, &babs);
-      if (st) break;
-      double m = max_abs(out, M), rel = m > 0 ? babs / m : INFINITY;
-      info->bound_abs = babs;
-      info->bound = rel;
-      info->scale = m;
-      /* the NUFFTs' first tolerance guessed the scale: once more, tighter */
-      if (pass || !(rel > p->tol) || !bl_tighten(&ch, ch.ntol * 0.5 * p->tol / rel)) break;
-    }
-    info->nufft_tol = ch.ntol;
-    info->reused = ch.useF0;
-    if (!st && !(info->bound <= p->tol) && p->method == GFI_METHOD_AUTO) {
-      /* the bound misses tol even after tightening: the direct sum keeps the promise */
-      info_direct(p, GFI_ROUTE_BOUND, info);
-      st = eval_direct(p, M, qraw, out);
-    }
-  } else {
-    st = eval_direct(p, M, qraw, out);
-  }
-  bl_choice_free(&ch);
+  bl_target t = {M, qw ? qw : queries, NULL, NULL, NULL};
+  st = eval_route(p, &t, queries, NULL, NULL, NULL, out, info);
   free(qw);
   return st;
 }
@@ -385,48 +378,15 @@ int gfi_density_eval_grid(const gfi_density_plan *p, const double *lo, const dou
   }
   const double *glo = lo, *ghi = hi;
   if (p->fast && p->type == DENSITY_GAUSS) glo = zlo, ghi = zhi;
-  bl_choice ch;
-  memset(&ch, 0, sizeof ch);
-  ch.route = GFI_METHOD_DIRECT;
-  if (p->fast) {
-    double qlo[BL_MAX_DIM], qhi[BL_MAX_DIM];
-    for (size_t j = 0; j < p->D; j++) {
-      qlo[j] = fmin(glo[j], ghi[j]);
-      qhi[j] = fmax(glo[j], ghi[j]);
-    }
-    st = bl_choose(p->fast, G, qlo, qhi, n, direct_pair_cost(p->D), &ch);
-    if (st) return st;
-    bl_info_fill(p->fast, &ch, p->D, info);
-  } else {
+  if (!p->fast) {
     info_direct(p, no_fast_reason(p), info);
-  }
-  if (ch.route == GFI_METHOD_FAST) {
-    for (int pass = 0;; pass++) {
-      double babs;
-      st = bl_grid(p->fast, &ch, glo, ghi, n, out, &babs);
-      if (st) break;
-      double m = max_abs(out, G), rel = m > 0 ? babs / m : INFINITY;
-      info->bound_abs = babs;
-      info->bound = rel;
-      info->scale = m;
-      if (pass || !(rel > p->tol) || !bl_tighten(&ch, ch.ntol * 0.5 * p->tol / rel)) break;
-    }
-    info->nufft_tol = ch.ntol;
-    info->reused = ch.useF0;
-    if (!st && !(info->bound <= p->tol) && p->method == GFI_METHOD_AUTO) {
-      /* the bound misses tol even after tightening: the direct sum keeps the promise */
-      info_direct(p, GFI_ROUTE_BOUND, info);
-      double *q = bl_grid_points(p->D, lo, hi, n, G);
-      st = q ? eval_direct(p, G, q, out) : GFI_ENOMEM;
-      free(q);
-    }
-  } else {
     double *q = bl_grid_points(p->D, lo, hi, n, G);
     st = q ? eval_direct(p, G, q, out) : GFI_ENOMEM;
     free(q);
+    return st;
   }
-  bl_choice_free(&ch);
-  return st;
+  bl_target t = {G, NULL, glo, ghi, n};
+  return eval_route(p, &t, NULL, lo, hi, n, out, info);
 }
 
 int gfi_density_fast_info(const gfi_density_plan *p, gfi_fast_info *info) {
@@ -435,17 +395,7 @@ int gfi_density_fast_info(const gfi_density_plan *p, gfi_fast_info *info) {
     info_direct(p, no_fast_reason(p), info);
     return GFI_OK;
   }
-  bl_choice ch;
-  memset(&ch, 0, sizeof ch);
-  ch.route = p->fast->have0 ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
-  ch.reason = p->fast->reason0;
-  ch.reuse = 1;
-  ch.grid = 1;
-  ch.useF0 = p->fast->have0;
-  ch.ntol = p->fast->ntol;
-  bl_info_fill(p->fast, &ch, p->D, info);
-  if (p->fast->have0) /* before the NUFFT to the queries */
-    info->bound_abs = (p->fast->r0.qerr + 10.0 * p->fast->ntol) * p->fast->c1[0] * p->fast->K0;
+  bl_plan_info(p->fast, p->D, info);
   return GFI_OK;
 }
 

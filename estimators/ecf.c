@@ -62,9 +62,9 @@ int gfi_ecf(size_t N, size_t D, const double *data, const double *weights, size_
     X[j] = 0.5 * (hi - lo);
     S[j] = fmax(fabs(tlo), fabs(thi));
   }
-  /* the bound: each output within 10 ntol * sum |w_i| of the exact sum
-   * (lib/nufft.h: 0.8 ntol the worst measured, its tests hold 10 ntol) */
-  double ntol = tol / 20 < 1e-15 ? 1e-15 : tol / 20;
+  /* the engine's rule (bl_ntol): one transform, tol relative to sum |w_i|,
+   * each output within BL_NUFFT_SAFETY ntol of it */
+  double ntol = bl_ntol(tol, 1.0, 1);
   info->cost_direct = ECF_DIRECT_PAIR * (double)N * (double)K * (double)D;
   gfi_method route = GFI_METHOD_DIRECT;
   info->reason = GFI_ROUTE_REQUESTED;
@@ -123,7 +123,7 @@ int gfi_ecf(size_t N, size_t D, const double *data, const double *weights, size_
       for (size_t i = 0; i < N; i++) xa = fmax(xa, fabs(xc[i * D + j]));
       th += fa * xa;
     }
-    info->bound_abs = (10 * ntol + 8 * DBL_EPSILON * (th + sqrt((double)K))) * c1;
+    info->bound_abs = (BL_NUFFT_SAFETY * ntol + 8 * DBL_EPSILON * (th + sqrt((double)K))) * c1;
   } else if (D <= BL_MAX_DIM) {
     st = nufft3_direct((int)D, N, xc, c, +1, K, freqs, out, nt);
   } else {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "mise_fast.h"
+#include "bandlimited.h"
 #include "../lib/nufft.h"
 #include "par.h"
 #include "gfi/rng.h"
@@ -13,13 +14,6 @@
 #include "alloc.h"
 
 double ise_fast_tol(double tol) { return tol > 0 ? tol : 1e-12; }
-
-/* Spreading width the NUFFT uses at tol (lib/nufft.h: ceil(log10(10 / tol)) + 1,
- * 3 <= w <= 16), for the cost model. */
-static double nufft_width(double tol) {
-  double w = ceil(log10(10.0 / tol)) + 1;
-  return w < 3 ? 3 : (w > 16 ? 16 : w);
-}
 
 /* Half-widths of the targets' box per axis (axis 0 covers [0, L]). */
 static void target_halfwidths(const ise_pl_rule *r, const axis_nodes *ax, double *S) {
@@ -43,7 +37,7 @@ gfi_method ise_pl_engine(gfi_method asked, const ise_pl_rule *r, const axis_node
   size_t nf[3];
   size_t G = nufft3_grid_size((int)D, xhalf, S, &no, nf);
   if (G == 0) return GFI_METHOD_DIRECT;
-  double wD = pow(nufft_width(no.tol), (double)D);
+  double wD = pow(bl_nufft_width(no.tol), (double)D);
   double fast = 2.0 * (N + (double)K) * wD + 5.0 * (double)G * log2((double)G + 2);
   return fast < direct ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
 }
@@ -111,8 +105,11 @@ int ise_pl_ecf_nufft(const ise_pl_rule *r, const axis_nodes *ax, size_t N, const
 
 double ise_pl_err_bound(const ise_pl_rule *r, double tol, double swk2, double s) {
   /* |sum W (|a + K e|^2 - |a|^2)| <= 2 sqrt(sum W K^2) sqrt(sum W |a|^2) |e|_max
-   * + |e|_max^2 sum W K^2, doubled for the half-space, scaled by (2 pi)^-D */
-  double e = tol;
+   * + |e|_max^2 sum W K^2, doubled for the half-space, scaled by (2 pi)^-D;
+   * |e|_max <= BL_NUFFT_SAFETY tol, the engine's factor for one transform of
+   * weights summing to 1 (lib/nufft.h measures up to 2.5 tol: a bound with
+   * e = tol did not hold for coherent sources) */
+  double e = BL_NUFFT_SAFETY * tol;
   return pow(2 * M_PI, -(double)r->D) * 2 * (2 * e * sqrt(swk2 * fmax(s, 0)) + e * e * swk2);
 }
 

@@ -408,26 +408,50 @@ static void info_direct(const gfi_nw_plan *p, gfi_fast_info *info) {
   else info->reason = GFI_ROUTE_REQUESTED;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* NW's acceptance of a fast pass (res: G x (V+1), column 0 the
+ * denominator S): a row is settled when its ratio's bound is within tol
+ * times max |y| (finish_fast's test). With every bound scaled by f a row
+ * settles when f <= tol ymax S / (eN + fm eS + tol ymax eS), fm its largest
+ * |ratio|; rows with S <= 0 cannot. When more than G / 20 rows are
+ * unsettled, the factor that settles all but G / 20 of them (those go to the
+ * direct sum); 1 otherwise, or when nothing tighter helps. */
+static double nw_need(const void *ctx, size_t G, const double *res, const double *babs) {
+  const gfi_nw_plan *p = ctx;
+  const size_t V = p->V, nc = V + 1, keep = G / 20;
+  const double lim = p->tol * p->ymax, eS = babs[0];
+  double eN = 0;
+  for (size_t v = 0; v < V; v++) eN = fmax(eN, babs[v + 1]);
+  double *r = malloc((G ? G : 1) * sizeof *r);
+  if (!r) return 1.0; /* unsettled rows go to the direct sum */
+  size_t n = 0;
+  for (size_t g = 0; g < G; g++) {
+    const double *row = res + g * nc;
+    double S = row[0], lo = S - eS, fm = 0;
+    if (!(S > 0)) {
+      r[n++] = 0;
+      continue;
+    }
+    for (size_t v = 0; v < V; v++) fm = fmax(fm, fabs(row[1 + v] / S));
+    if (lo > 0 && (eN + fm * eS) / lo <= lim) continue;
+    r[n++] = lim * S / (eN + fm * eS + lim * eS);
+  }
+  double f = 1.0;
+  if (n > keep) {
+    qsort(r, n, sizeof *r, cmp_double);
+    f = r[keep] > 0 ? r[keep] : 1.0;
+  }
+  free(r);
+  return f;
+}
+
 /* Rows of a fast evaluation (res: G x (V+1), column 0 the denominator):
  * accept those whose flags and ratio the error bounds settle, evaluate the
  * others by the direct sum (their points from pts, or from the grid). */
-/* Rows whose fast result the error bounds cannot settle although their
- * denominator is positive: a tighter NUFFT tolerance may help them. */
-static size_t unsettled_rows(const gfi_nw_plan *p, size_t G, const double *res, const double *babs) {
-  const size_t V = p->V, nc = V + 1;
-  double eN = 0;
-  for (size_t v = 0; v < V; v++) eN = fmax(eN, babs[v + 1]);
-  size_t n = 0;
-  for (size_t g = 0; g < G; g++) {
-    const double *r = res + g * nc;
-    double S = r[0], lo = S - babs[0], fm = 0;
-    if (!(S > 0)) continue;
-    for (size_t v = 0; v < V; v++) fm = fmax(fm, fabs(r[1 + v] / S));
-    if (!(lo > 0) || (eN + fm * babs[0]) / lo > p->tol * p->ymax) n++;
-  }
-  return n;
-}
-
 static int finish_fast(const gfi_nw_plan *p, const double *babs, size_t G, const double *res,
                        const double *pts, const double *glo, const double *ghi, const size_t *gn,
                        double *out, size_t *nflagged, unsigned char *flags, double *denom,
@@ -536,43 +560,20 @@ int gfi_nw_eval_ex(const gfi_nw_plan *p, size_t M, const double *queries, double
     qw = engine_whiten_rows(D, p->Linv, M, queries);
     if (!qw) return GFI_ENOMEM;
   }
-  const double *qf = qw ? qw : queries;
-  double lo[BL_MAX_DIM], hi[BL_MAX_DIM];
-  for (size_t j = 0; j < D; j++) lo[j] = hi[j] = qf[j];
-  for (size_t m = 0; m < M; m++)
-    for (size_t j = 0; j < D; j++) {
-      lo[j] = fmin(lo[j], qf[m * D + j]);
-      hi[j] = fmax(hi[j], qf[m * D + j]);
-    }
-  bl_choice ch;
-  st = bl_choose(p->fast, M, lo, hi, NULL, direct_pair_cost(D, p->V), &ch);
-  if (st) {
-    free(qw);
-    return st;
+  double *res = NULL, *babs = gfi_malloc2(nc, sizeof *babs);
+  gfi_method route = GFI_METHOD_DIRECT;
+  st = babs ? GFI_OK : GFI_ENOMEM;
+  bl_target t = {M, qw ? qw : queries, NULL, NULL, NULL};
+  if (!st) st = bl_run(p->fast, &t, direct_pair_cost(D, p->V), nw_need, p, &res, babs, info, &route);
+  if (!st) {
+    if (route == GFI_METHOD_FAST)
+      st = finish_fast(p, babs, M, res, queries, NULL, NULL, NULL, out, nflagged, flags, denom, info);
+    else
+      st = eval_direct(p, M, queries, out, nflagged, flags, denom);
   }
-  bl_info_fill(p->fast, &ch, D, info);
-  if (ch.route != GFI_METHOD_FAST) {
-    bl_choice_free(&ch);
-    free(qw);
-    return eval_direct(p, M, queries, out, nflagged, flags, denom);
-  }
-  double *res = gfi_malloc3(M, nc, sizeof *res), *babs = gfi_malloc2(nc, sizeof *babs);
-  st = res && babs ? GFI_OK : GFI_ENOMEM;
-  for (int pass = 0; !st; pass++) {
-    st = bl_points(p->fast, &ch, M, qf, res, babs);
-    /* many rows unsettled: the NUFFTs once more, tighter */
-    if (st || pass || unsettled_rows(p, M, res, babs) <= M / 20 ||
-        !bl_tighten(&ch, ch.ntol * 1e-3))
-      break;
-  }
-  info->nufft_tol = ch.ntol;
-  info->reused = ch.useF0;
-  if (!st)
-    st = finish_fast(p, babs, M, res, queries, NULL, NULL, NULL, out, nflagged, flags, denom, info);
   free(babs);
   free(res);
   free(qw);
-  bl_choice_free(&ch);
   return st;
 }
 
@@ -613,40 +614,22 @@ int gfi_nw_eval_grid(const gfi_nw_plan *p, const double *lo, const double *hi, c
     glo = zlo;
     ghi = zhi;
   }
-  bl_choice ch;
-  memset(&ch, 0, sizeof ch);
-  ch.route = GFI_METHOD_DIRECT;
+  gfi_method route = GFI_METHOD_DIRECT;
   if (p->fast) {
-    double qlo[BL_MAX_DIM], qhi[BL_MAX_DIM];
-    for (size_t j = 0; j < p->D; j++) {
-      qlo[j] = fmin(glo[j], ghi[j]);
-      qhi[j] = fmax(glo[j], ghi[j]);
-    }
-    st = bl_choose(p->fast, G, qlo, qhi, n, direct_pair_cost(p->D, p->V), &ch);
-    if (st) return st;
-    bl_info_fill(p->fast, &ch, p->D, info);
-  }
-  if (ch.route == GFI_METHOD_FAST) {
     const size_t nc = p->V + 1;
-    double *res = gfi_malloc3(G, nc, sizeof *res), *babs = gfi_malloc2(nc, sizeof *babs);
-    st = res && babs ? GFI_OK : GFI_ENOMEM;
-    for (int pass = 0; !st; pass++) {
-      st = bl_grid(p->fast, &ch, glo, ghi, n, res, babs);
-      if (st || pass || unsettled_rows(p, G, res, babs) <= G / 20 ||
-          !bl_tighten(&ch, ch.ntol * 1e-3))
-        break;
-    }
-    info->nufft_tol = ch.ntol;
-    info->reused = ch.useF0;
-    if (!st) st = finish_fast(p, babs, G, res, NULL, lo, hi, n, out, nflagged, NULL, NULL, info);
+    double *res = NULL, *babs = gfi_malloc2(nc, sizeof *babs);
+    st = babs ? GFI_OK : GFI_ENOMEM;
+    bl_target t = {G, NULL, glo, ghi, n};
+    if (!st) st = bl_run(p->fast, &t, direct_pair_cost(p->D, p->V), nw_need, p, &res, babs, info, &route);
+    if (!st && route == GFI_METHOD_FAST)
+      st = finish_fast(p, babs, G, res, NULL, lo, hi, n, out, nflagged, NULL, NULL, info);
     free(res);
     free(babs);
-  } else {
-    double *q = bl_grid_points(p->D, lo, hi, n, G);
-    st = q ? eval_direct(p, G, q, out, nflagged, NULL, NULL) : GFI_ENOMEM;
-    free(q);
+    if (st || route == GFI_METHOD_FAST) return st;
   }
-  bl_choice_free(&ch);
+  double *q = bl_grid_points(p->D, lo, hi, n, G);
+  st = q ? eval_direct(p, G, q, out, nflagged, NULL, NULL) : GFI_ENOMEM;
+  free(q);
   return st;
 }
 
@@ -654,16 +637,6 @@ int gfi_nw_fast_info(const gfi_nw_plan *p, gfi_fast_info *info) {
   if (!p || !info) return GFI_EINVAL;
   info_direct(p, info);
   if (!p->fast) return GFI_OK;
-  bl_choice ch;
-  memset(&ch, 0, sizeof ch);
-  ch.route = p->fast->have0 ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
-  ch.reason = p->fast->reason0;
-  ch.reuse = 1;
-  ch.grid = 1;
-  ch.useF0 = p->fast->have0;
-  ch.ntol = p->fast->ntol;
-  bl_info_fill(p->fast, &ch, p->D, info);
-  if (p->fast->have0) /* the denominator, before the NUFFT to the queries */
-    info->bound_abs = (p->fast->r0.qerr + 10.0 * p->fast->ntol) * p->fast->c1[0] * p->fast->K0;
+  bl_plan_info(p->fast, p->D, info);
   return GFI_OK;
 }

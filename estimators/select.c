@@ -383,6 +383,11 @@ static double *centre(size_t N, size_t D, const double *x, double *lo, double *h
   return xc;
 }
 
+/* |LSCV| against the scale of its bound (the rule's prod R_j and the
+ * transforms' sum over nodes): taken as 1/25 a priori, which with the
+ * engine's rule gives NUFFT and quadrature targets of 1e-3 tol. */
+#define LSCV_RHO 0.04
+
 static int lscv_fast(int l, size_t N, size_t D, const double *x, const double *R, double tol, int nt,
                      double *value, double *bound) {
   if (D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
@@ -395,16 +400,16 @@ static int lscv_fast(int l, size_t N, size_t D, const double *x, const double *R
   size_t Q = 1;
   /* the scale of |LSCV| is about int p^2 >= 1 / (box volume); the rule's
    * relative target is tol times that scale over the rule's own (prod l R) */
-  double e = 1e-3 * tol;
+  double e = LSCV_RHO / (4 * BL_NUFFT_SAFETY) * tol;
   if (e < 1e-17) e = 1e-17;
   for (size_t j = 0; j < D && !st; j++) {
     st = sel_axis_build(l, R[j], S[j] > 0 ? S[j] : 1e-300, j == 0, 2 * l - 2, e / (double)D, &ax[j]);
     if (!st && ax[j].n > SEL_NODES_MAX / Q) st = GFI_ERANGE;
     if (!st) Q *= ax[j].n;
   }
-  double ntol = 1e-3 * tol;
-  if (ntol < 1e-15) ntol = 1e-15;
-  if (ntol > 1e-3) ntol = 1e-3;
+  /* the engine's rule (bl_ntol) with rho = LSCV_RHO: the same a-priori
+   * scale as the rule's target e above */
+  double ntol = bl_ntol(tol, LSCV_RHO, 2);
   double *F2 = NULL;
   if (!st) {
     F2 = malloc(Q * sizeof *F2);
@@ -436,7 +441,7 @@ static int lscv_fast(int l, size_t N, size_t D, const double *x, const double *R
     *value = t1 - cc * t2 + 2 * K0 / (n - 1);
     double qb = 0;
     for (size_t j = 0; j < D; j++) qb += ax[j].err;
-    double dF = 10 * ntol;
+    double dF = BL_NUFFT_SAFETY * ntol;
     if (bound) *bound = qb * scale + 2 * dF * sabs + 3 * dF * dF * scale;
   }
   free(F2);
@@ -640,8 +645,6 @@ static int loo_sums(const loo_ctx *c, const double *cf, double tol, int nt, cons
   o.nthreads = nt;
   double *q = NULL;
   bl_sum *s = NULL;
-  bl_choice ch;
-  memset(&ch, 0, sizeof ch);
   if (rows) {
     q = malloc(M * D * sizeof *q);
     if (!q) return GFI_ENOMEM;
@@ -651,20 +654,14 @@ static int loo_sums(const loo_ctx *c, const double *cf, double tol, int nt, cons
   gfi_kernel kl;
   gfi_kernel_pow(&kl, c->l);
   int st = bl_sum_make(&s, (int)D, &kl, N, c->x, nc, cf, c->R, &o, 1.0);
-  double qlo[3], qhi[3];
-  if (!st) {
-    for (size_t j = 0; j < D; j++) {
-      qlo[j] = s->dlo[j] + s->ctr[j];
-      qhi[j] = s->dhi[j] + s->ctr[j];
-    }
-    st = bl_choose(s, M, qlo, qhi, NULL, 1.0, &ch);
-  }
-  if (!st) st = bl_points(s, &ch, M, qx, out, babs);
+  gfi_fast_info info;
+  gfi_method route;
+  bl_target t = {M, qx, NULL, NULL, NULL};
+  if (!st) st = bl_run(s, &t, 1.0, NULL, NULL, &out, babs, &info, &route);
   if (!st) *K0 = s->K0;
   /* the pass's cost in the cost model's units: the forward transform of the
    * data onto the rule (the backward one to the rows is of the same order) */
   if (!st && cost) *cost = 2 * (double)nc * bl_nufft_cost((int)D, N, s->r0.Q, s->gf0, s->ntol);
-  bl_choice_free(&ch);
   bl_sum_free(s);
   free(q);
   return st;
