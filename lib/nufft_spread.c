@@ -468,11 +468,68 @@ static int slab_task(void *vc, size_t s, void *ws) {
   return GFI_OK;
 }
 
+/* Small 1-D grids need no sort: the whole grid stays in L1/L2. The points
+ * are cut into blocks of SPREAD1_BLOCK (a function of N only); each block
+ * spreads in input order into its own copy of the grid padded by ns cells
+ * (no wrap inside the loop), and the copies are added into the grid in block
+ * order, the padding folded back: the same bits for any thread count. */
+#define SPREAD1_MAX ((size_t)4096)
+#define SPREAD1_BLOCK ((size_t)16384)
+
+typedef struct {
+  const nufft_kernel *k;
+  size_t nf, N, plen;
+  const double *t, *c;
+  double *pads;
+} spread1_ctx;
+
+GFI_CLONES static int spread1_task(void *vc, size_t q, void *ws) {
+  (void)ws;
+  const spread1_ctx *x = vc;
+  const size_t j0 = q * SPREAD1_BLOCK, j1 = x->N - j0 < SPREAD1_BLOCK ? x->N : j0 + SPREAD1_BLOCK;
+  const int ns = x->k->ns;
+  double *g = x->pads + q * 2 * x->plen;
+  memset(g, 0, 2 * x->plen * sizeof *g);
+  double ker[NUFFT_MAX_WIDTH];
+  size_t idx[NUFFT_MAX_WIDTH];
+  for (size_t j = j0; j < j1; j++) {
+    axis_weights(x->k, x->t[j], x->nf, ker, idx);
+    const double cr = x->c[2 * j], ci = x->c[2 * j + 1];
+    double *gp = g + 2 * idx[0];
+    for (int m = 0; m < ns; m++) {
+      gp[2 * m] += cr * ker[m];
+      gp[2 * m + 1] += ci * ker[m];
+    }
+  }
+  return GFI_OK;
+}
+
+static int spread_1d_small(const nufft_kernel *k, size_t nf, size_t N, const double *t, const double *c,
+                           double *grid, int nt) {
+  const size_t nb = (N + SPREAD1_BLOCK - 1) / SPREAD1_BLOCK, plen = nf + (size_t)k->ns;
+  double *pads = gfi_malloc3(nb, 2 * plen, sizeof *pads);
+  if (!pads) return GFI_ENOMEM;
+  spread1_ctx x = {k, nf, N, plen, t, c, pads};
+  (void)par_for(nb, nb > 1 ? nt : 1, 1, spread1_task, &x); /* cannot fail */
+  for (size_t q = 0; q < nb; q++) {
+    const double *g = pads + q * 2 * plen;
+    for (size_t i = 0; i < plen; i++) {
+      size_t cell = i < nf ? i : i - nf;
+      grid[2 * cell] += g[2 * i];
+      grid[2 * cell + 1] += g[2 * i + 1];
+    }
+  }
+  free(pads);
+  return GFI_OK;
+}
+
 int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
                  const double *c, double *grid, int nthreads, nufft_work *w) {
   if (N == 0) return GFI_OK;
   int nt = nufft_threads(nthreads);
   if (N < 4096) nt = 1;
+  if (D == 1 && nf[0] <= SPREAD1_MAX && (size_t)k->ns <= nf[0])
+    return spread_1d_small(k, nf[0], N, t, c, grid, nt);
   nufft_work own = {0};
   binning b;
   int st = binning_make(&b, w ? w : &own, D, nf, N, t, nt);

@@ -250,10 +250,11 @@ static void streaming(int D) {
 }
 
 /* Identical bits for nthreads 1, 2, 3, 8 (enough points for every parallel
- * path to engage). */
-static void threads(int D) {
+ * path to engage). m0: the modes of axis 0 (0: the default); 1-D grids of at
+ * most 4096 cells spread without a sort, in blocks (lib/nufft_spread.c). */
+static void threads(int D, size_t m0) {
   size_t N = 70000, K = 5000;
-  size_t ms[3] = {D == 1 ? 3000 : D == 2 ? 60 : 20, 50, 16};
+  size_t ms[3] = {m0 ? m0 : D == 1 ? 3000 : D == 2 ? 60 : 20, 50, 16};
   size_t mt = 1;
   for (int d = 0; d < D; d++) mt *= ms[d];
   double *x = malloc(N * D * sizeof(double)), *c = malloc(2 * N * sizeof(double));
@@ -615,7 +616,8 @@ int main(void) {
   printf("worst error / tol over the sweep: %.2f (held to %.0f)\n", worst_ratio, FAC);
   worst_case();
   for (int D = 1; D <= 3; D++) streaming(D);
-  for (int D = 1; D <= 3; D++) threads(D);
+  for (int D = 1; D <= 3; D++) threads(D, 0);
+  threads(1, 700);
   spans();
   many_points();
   edges();
