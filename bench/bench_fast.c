@@ -542,6 +542,52 @@ typedef struct {
   double gauss_s, gauss_err, gauss_whole, gauss_cpu, gauss_rss; /* gfi's Gaussian KDE, fast route */
 } grid_row;
 
+/* tol buys speed on the grid case, and gfi at KDEpy's accuracy: the fast
+ * route at tol 1e-3 .. 1e-13 (compute time, error against the direct sum on
+ * the subset idx, the reported bound, the NUFFT tolerance), then at tol =
+ * KDEpy's own measured error, with the ratios to KDEpy's computation time. */
+static void grid_tol_curve(FILE *fc, size_t D, size_t N, const double *x, double R, size_t G,
+                           const double *g, const gridspec *gs, const size_t *idx, size_t msub,
+                           const double *ref, double kdepy_s, double kdepy_err) {
+  static const double tols[] = {1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13};
+  double *fast = xmalloc(G, sizeof *fast), *fs = xmalloc(msub ? msub : 1, sizeof *fs);
+  printf("    tol curve          %8s %10s %10s %10s %10s %8s\n", "tol", "fast_s", "rel_err", "bound",
+         "nufft_tol", "nodes");
+  double t10 = NAN, t3 = NAN;
+  for (size_t t = 0; t < sizeof tols / sizeof tols[0]; t++) {
+    double s = time_full(N, D, x, R, GFI_METHOD_FAST, tols[t], g_to.nthreads, G, g,
+                         GFI_HAVE_FAST_INFO ? gs : NULL, fast, NULL);
+    for (size_t i = 0; i < msub; i++) fs[i] = fast[idx[i]];
+    double e = rel_err(msub, fs, ref), nt = NAN;
+#if GFI_HAVE_FAST_INFO
+    if (g_info_ok) nt = g_info.nufft_tol;
+#endif
+    if (!(e <= tols[t])) g_wrong = 1;
+    if (tols[t] == 1e-10) t10 = s;
+    if (tols[t] == 1e-3) t3 = s;
+    printf("                       %8.0e %10.4g %10.2e %10.2e %10.2e %8zu%s\n", tols[t], s, e,
+           info_bound(), nt, info_nodes(), e <= tols[t] ? "" : "  ERROR ABOVE TOL");
+    fprintf(fc, "%zu %zu %.1e %.6e %.6e %.6e %.6e %zu\n", D, N, tols[t], s, e, info_bound(), nt,
+            info_nodes());
+  }
+  printf("    tol buys speed     time at tol 1e-3 / time at 1e-10: %.2f\n", t3 / t10);
+  if (isfinite(kdepy_err) && kdepy_err > 0 && kdepy_err < 1) {
+    double s = time_full(N, D, x, R, GFI_METHOD_FAST, kdepy_err, g_to.nthreads, G, g,
+                         GFI_HAVE_FAST_INFO ? gs : NULL, fast, NULL);
+    for (size_t i = 0; i < msub; i++) fs[i] = fast[idx[i]];
+    double e = rel_err(msub, fs, ref);
+    printf("    matched accuracy   gfi at tol = KDEpy's error %.2e: %.4g s (error %.2e); KDEpy "
+           "%.4g s: gfi/KDEpy %.2f (goal < 1); at tol 1e-10 gfi/KDEpy %.2f (goal <= 3)\n",
+           kdepy_err, s, e, kdepy_s, s / kdepy_s, t10 / kdepy_s);
+    fprintf(fc, "# matched D %zu: kdepy_err %.3e gfi_s %.6e gfi_err %.3e kdepy_s %.6e ratio %.4f "
+                "ratio_1e-10 %.4f\n", D, kdepy_err, s, e, kdepy_s, s / kdepy_s, t10 / kdepy_s);
+  } else {
+    printf("    matched accuracy   (no KDEpy in this run)\n");
+  }
+  fprintf(fc, "\n\n");
+  free(fast), free(fs);
+}
+
 static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst_ratio,
                       double *worst_err) {
   printf("\n== grid: density on a regular grid, N = %zu standard-normal points, tol %.0e\n", N,
@@ -565,6 +611,9 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
              "gfi_whole_s kdepy_whole_s fastkde_whole_s gfi_rss_mib kdepy_rss_mib "
              "fastkde_rss_mib gfi_whole_cpu_s kdepy_whole_cpu_s fastkde_whole_cpu_s "
              "gauss_fast_s gauss_rel_err gauss_whole_s gauss_whole_cpu_s gauss_rss_mib\n");
+  FILE *fc = open_dat(outdir, "fast_grid_tol.dat");
+  fprintf(fc, "# D N tol fast_s rel_err bound nufft_tol nodes   (rel_err = max |fast - direct| / "
+              "max |direct| on a subset of the grid; '# matched' lines: gfi at tol = KDEpy's error)\n");
   *goal_met = 1;
   *worst_ratio = INFINITY;
   *worst_err = 0;
@@ -716,6 +765,7 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
             r.direct_s, r.err, r.kdepy_s, r.kdepy_err, r.fastkde_s, r.gfi_whole, r.kdepy_whole,
             r.fastkde_whole, r.gfi_rss, r.kdepy_rss, r.fastkde_rss, r.gfi_cpu, r.kdepy_cpu,
             r.fastkde_cpu, r.gauss_s, r.gauss_err, r.gauss_whole, r.gauss_cpu, r.gauss_rss);
+    grid_tol_curve(fc, D, N, x, R, G, g, &gs, idx, msub, ref, r.kdepy_s, r.kdepy_err);
     if (!(r.err <= TOL_MAIN) || (isfinite(r.cli_vs_lib) && r.cli_vs_lib > 1e-12)) g_wrong = 1;
     double ratio = r.kdepy_whole / r.gfi_whole;
     if (!(ratio >= GOAL_WHOLE) || !(r.err < GOAL_ERR)) *goal_met = 0;
@@ -725,6 +775,7 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
   }
   rmdir(dir);
   fclose(f);
+  fclose(fc);
 }
 
 static void part_scaling(const char *outdir, size_t nmax, size_t ndirect, size_t npeer) {
