@@ -28,6 +28,7 @@
 #include "gfi/mise.h"
 #include "bandlimited.h"
 #include "engine.h"
+#include "kernel_internal.h"
 #include "select_internal.h"
 #include "../lib/nufft.h"
 #include "par.h"
@@ -42,14 +43,17 @@ static double binom(int n, int k) {
   return r;
 }
 
-/* r-th derivative at t of the polynomial of piece j (terms k = 0..j). */
-static long double piece_deriv(int l, int j, int r, long double t) {
-  if (j < 0 || j >= l) return 0;
+/* r-th derivative at t of the unnormalised B-spline of sinc^l (the density
+ * of a sum of l Uniform(-1, 1) times 2^l (l-1)!) on the piece whose knots
+ * -l + 2k lie at or left of kl: terms k with -l + 2k <= kl. 0 outside the
+ * support [-l, l]. */
+static long double bs_piece(int l, int kl, int r, long double t) {
+  if (kl < -l || kl >= l) return 0;
   if (r > l - 1) return 0;
   long double ff = 1;
   for (int i = 0; i < r; i++) ff *= (long double)(l - 1 - i);
   long double s = 0;
-  for (int k = 0; k <= j; k++) {
+  for (int k = 0; -l + 2 * k <= kl; k++) {
     long double b = t + l - 2 * k, p = 1;
     for (int e = 0; e < l - 1 - r; e++) p *= b;
     s += ((k % 2) ? -1 : 1) * (long double)binom(l, k) * ff * p;
@@ -57,22 +61,48 @@ static long double piece_deriv(int l, int j, int r, long double t) {
   return s;
 }
 
-void sel_pair_init(sel_pair *p, int l) {
+/* kappa's r-th derivative at t on the piece with knots at or left of kl,
+ * as sum_j u[j] bs_piece(j, ...) (u: the kernel's weights over P0_j). */
+static long double kap_piece(const long double *u, int L, int kl, int r, long double t) {
+  long double s = 0;
+  for (int j = 1; j <= L; j++)
+    if (u[j] != 0) s += u[j] * bs_piece(j, kl, r, t);
+  return s;
+}
+
+void sel_pair_init(sel_pair *p, const gfi_kernel *kern) {
   memset(p, 0, sizeof *p);
+  const int l = kern->l, d = 2 * l - 2, poly = kern->kind == GFI_PHI_POLY;
   p->l = l;
-  const int d = 2 * l - 2;
-  long double P0 = piece_deriv(l, l / 2, 0, 0);
-  long double c = 1.0L / (P0 * P0);
-  p->P0 = (double)P0;
-  for (int j = 0; j <= l; j++) {
-    long double t = -l + 2 * j;
+  /* kappa = sum_j u_j B_j with B_j the unnormalised B-spline: a power has
+   * u_l = 1 and the square's scale c = 1 / P0^2; a polynomial u_j =
+   * a_j A_j / (A P0_j) and c = 1 */
+  long double u[SEL_MAXL + 1] = {0}, c = 1;
+  int jmin = l;
+  if (poly) {
+    for (int j = 1; j <= l; j++)
+      if (kern->coef[j] != 0) {
+        u[j] = (long double)kern->coef[j] * gfi_pow_A(j) / kern->A / bs_piece(j, 0, 0, 0);
+        if (j < jmin) jmin = j;
+      }
+  } else {
+    long double P0 = bs_piece(l, 0, 0, 0);
+    u[l] = 1;
+    c = 1.0L / (P0 * P0);
+  }
+  p->jmin = jmin;
+  p->t0 = -l;
+  p->step = poly ? 1 : 2;
+  p->nk = poly ? 2 * l + 1 : l + 1;
+  for (int j = 0; j < p->nk; j++) {
+    int t = p->t0 + p->step * j;
     long double L[SEL_MAXDEG + 1], Rr[SEL_MAXDEG + 1];
     for (int r = 0; r <= d; r++) {
-      L[r] = piece_deriv(l, j - 1, r, t);
-      Rr[r] = piece_deriv(l, j, r, t);
+      L[r] = kap_piece(u, l, t - 1, r, t);
+      Rr[r] = kap_piece(u, l, t, r, t);
     }
     for (int m = 0; m <= d; m++) {
-      if (m < l - 1) {
+      if (m < jmin - 1) { /* kappa is C^(jmin - 2): no jump */
         p->jump[j][m] = 0;
         continue;
       }
@@ -87,11 +117,14 @@ void sel_pair_init(sel_pair *p, int l) {
   bl_gauss_legendre(NG, gx, gw);
   long double mu[SEL_NT];
   for (int n = 0; n < SEL_NT; n++) mu[n] = 0;
-  for (int j = 0; j < l; j++) {
-    double cm = -l + 2 * j + 1;
+  const int npiece = poly ? 2 * l : l;
+  const double hw = poly ? 0.5 : 1.0;
+  for (int j = 0; j < npiece; j++) {
+    int kl = -l + (poly ? 1 : 2) * j;
+    double cm = kl + hw;
     for (int q = 0; q < NG; q++) {
-      double w = cm + gx[q];
-      long double pv = piece_deriv(l, j, 0, w), g = (long double)gw[q] * c * pv * pv, wp = 1;
+      double w = cm + hw * gx[q];
+      long double pv = kap_piece(u, l, kl, 0, w), g = (long double)(hw * gw[q]) * c * pv * pv, wp = 1;
       for (int n = 0; n < SEL_NT; n++) {
         mu[n] += g * wp;
         wp *= (long double)w * w;
@@ -116,10 +149,10 @@ double sel_pair_G(const sel_pair *p, double v) {
     for (int n = SEL_NT - 1; n >= 0; n--) s = s * v2 + p->taylor[n];
     return s;
   }
-  /* e^{i v t_j}, t_j = -l + 2j */
+  /* e^{i v t_j}, t_j = -l + step j */
   double cv = cos(v), sv = sin(v);
-  double er[SEL_MAXL + 1], ei[SEL_MAXL + 1];
-  double c2 = cv * cv - sv * sv, s2 = 2 * sv * cv;
+  double er[2 * SEL_MAXL + 1], ei[2 * SEL_MAXL + 1];
+  double c2 = p->step == 2 ? cv * cv - sv * sv : cv, s2 = p->step == 2 ? 2 * sv * cv : sv;
   /* z^-l */
   double zr = 1, zi = 0;
   for (int k = 0; k < l; k++) {
@@ -127,7 +160,7 @@ double sel_pair_G(const sel_pair *p, double v) {
     zr = nr;
     zi = ni;
   }
-  for (int j = 0; j <= l; j++) {
+  for (int j = 0; j < p->nk; j++) {
     er[j] = zr;
     ei[j] = zi;
     double nr = zr * c2 - zi * s2, ni = zr * s2 + zi * c2;
@@ -137,9 +170,9 @@ double sel_pair_G(const sel_pair *p, double v) {
   double inv = 1 / v, pw = 1, G = 0;
   for (int m = 0; m <= d; m++) {
     pw *= inv;
-    if (m < l - 1) continue;
+    if (m < p->jmin - 1) continue;
     double br = 0, bi = 0;
-    for (int j = 0; j <= l; j++) {
+    for (int j = 0; j < p->nk; j++) {
       br += p->jump[j][m] * er[j];
       bi += p->jump[j][m] * ei[j];
     }
@@ -158,17 +191,20 @@ double sel_pair_G(const sel_pair *p, double v) {
 
 /* ---- checks ------------------------------------------------------------------ */
 
+/* LOO-CV takes powers only; LSCV powers and polynomials (check_band). */
 static int check_kernel(const gfi_kernel *k) {
   if (!k) return GFI_EINVAL;
   if (k->kind != GFI_PHI_POW) return GFI_EUNSUPPORTED;
   return gfi_check_order(k->l);
 }
 
+static int check_band(const gfi_kernel *k) { return k ? gfi_kernel_check_band(k) : GFI_EINVAL; }
+
 /* ---- LSCV, direct --------------------------------------------------------------- */
 
 typedef struct {
   size_t N, D;
-  int l;
+  const gfi_kernel *k;
   const double *x, *R;
   const sel_pair *pr;
   double *slots; /* 2 per row: sum_{k > i} K, sum_{k > i} C (unscaled products) */
@@ -178,7 +214,7 @@ static int lscv_row(void *vc, size_t i, void *ws) {
   (void)ws;
   const lscv_ctx *c = vc;
   const size_t D = c->D;
-  const int l = c->l;
+  const gfi_kernel *kern = c->k;
   double sk = 0, sc = 0;
   const double *xi = c->x + i * D;
   for (size_t k = i + 1; k < c->N; k++) {
@@ -186,9 +222,7 @@ static int lscv_row(void *vc, size_t i, void *ws) {
     double pk = 1, pc = 1;
     for (size_t j = 0; j < D; j++) {
       double u = c->R[j] * (xi[j] - xk[j]);
-      double s = gfi_sinc(u), sl = s;
-      for (int e = 1; e < l; e++) sl *= s;
-      pk *= sl;
+      pk *= kernel_phi(kern, gfi_sinc(u));
       pc *= sel_pair_G(c->pr, u);
     }
     sk += pk;
@@ -199,13 +233,13 @@ static int lscv_row(void *vc, size_t i, void *ws) {
   return GFI_OK;
 }
 
-static int lscv_direct(int l, size_t N, size_t D, const double *x, const double *R, int nt,
-                       double *value) {
+static int lscv_direct(const gfi_kernel *kl, size_t N, size_t D, const double *x, const double *R,
+                       int nt, double *value) {
   sel_pair pr;
-  sel_pair_init(&pr, l);
+  sel_pair_init(&pr, kl);
   double *slots = malloc(2 * N * sizeof *slots);
   if (!slots) return GFI_ENOMEM;
-  lscv_ctx c = {N, D, l, x, R, &pr, slots};
+  lscv_ctx c = {N, D, kl, x, R, &pr, slots};
   int st = par_for(N, sel_pair_threads(nt, N), 16, lscv_row, &c);
   if (st) {
     free(slots);
@@ -214,9 +248,7 @@ static int lscv_direct(int l, size_t N, size_t D, const double *x, const double 
   double s[2];
   par_sum(slots, N, 2, s);
   free(slots);
-  gfi_kernel kl;
-  gfi_kernel_pow(&kl, l);
-  const double A = kl.A, G0 = gfi_kappa_sq_integral(&kl);
+  const double A = kl->A, G0 = gfi_kappa_sq_integral(kl);
   double fk = 1, fc = 1, c0 = 1;
   for (size_t j = 0; j < D; j++) {
     fk *= R[j] / A;
@@ -253,18 +285,23 @@ static void sel_axis_free(sel_axis *a) {
 /* One axis of the rule for int g(w) |F(w)|^2 dw / 2pi with g a polynomial of
  * degree deg on each knot interval of kappa_l(w / R), |g| <= 3, and |F|^2 a
  * trigonometric sum of frequencies in [-S, S]; relative target e (of R). */
-static int sel_axis_build(int l, double R, double S, int half, int deg, double e, sel_axis *ax) {
+static int sel_axis_build(const gfi_kernel *kern, double R, double S, int half, int deg, double e,
+                          sel_axis *ax) {
   memset(ax, 0, sizeof *ax);
-  double knots[10];
+  int kn[2 * GFI_PHI_MAXPOW + 1];
+  int nkn = kernel_knots(kern, kn);
+  if (nkn < 2) return GFI_EINVAL;
+  double knots[2 * GFI_PHI_MAXPOW + 2];
   int nk = 0;
-  if (!half)
-    for (int j = 0; j <= l; j++) knots[nk++] = (-l + 2 * j) * R;
-  else {
+  if (!half) {
+    for (int j = 0; j < nkn; j++) knots[nk++] = kn[j] * R;
+  } else {
     knots[nk++] = 0;
-    for (int j = (l % 2) ? 1 : 2; j <= l; j += 2) knots[nk++] = j * R;
+    for (int j = 0; j < nkn; j++)
+      if (kn[j] > 0) knots[nk++] = kn[j] * R;
   }
   const double mult = half ? 2.0 : 1.0;
-  size_t nsub[9], ns[9], nsub_tot = 0, total = 0;
+  size_t nsub[2 * GFI_PHI_MAXPOW + 1], ns[2 * GFI_PHI_MAXPOW + 1], nsub_tot = 0, total = 0;
   for (int k = 0; k + 1 < nk; k++) {
     double a = (knots[k + 1] - knots[k]) * S / 2;
     double m = ceil(a / SEL_ALPHA_SUB);
@@ -308,7 +345,7 @@ static int sel_axis_build(int l, double R, double S, int half, int deg, double e
         double w = c + hw * gx[i];
         ax->w[at] = w;
         ax->gw[at] = mult / (2 * M_PI) * hw * gwt[i];
-        ax->kap[at] = gfi_kappa(l, w / R);
+        ax->kap[at] = gfi_kernel_kappa(kern, w / R);
         at++;
       }
     }
@@ -388,8 +425,9 @@ static double *centre(size_t N, size_t D, const double *x, double *lo, double *h
  * engine's rule gives NUFFT and quadrature targets of 1e-3 tol. */
 #define LSCV_RHO 0.04
 
-static int lscv_fast(int l, size_t N, size_t D, const double *x, const double *R, double tol, int nt,
-                     double *value, double *bound) {
+static int lscv_fast(const gfi_kernel *kern, size_t N, size_t D, const double *x, const double *R,
+                     double tol, int nt, double *value, double *bound) {
+  const int l = kern->l;
   if (D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
   double lo[3], hi[3], S[3];
   double *xc = centre(N, D, x, lo, hi, S);
@@ -403,7 +441,7 @@ static int lscv_fast(int l, size_t N, size_t D, const double *x, const double *R
   double e = LSCV_RHO / (4 * BL_NUFFT_SAFETY) * tol;
   if (e < 1e-17) e = 1e-17;
   for (size_t j = 0; j < D && !st; j++) {
-    st = sel_axis_build(l, R[j], S[j] > 0 ? S[j] : 1e-300, j == 0, 2 * l - 2, e / (double)D, &ax[j]);
+    st = sel_axis_build(kern, R[j], S[j] > 0 ? S[j] : 1e-300, j == 0, 2 * l - 2, e / (double)D, &ax[j]);
     if (!st && ax[j].n > SEL_NODES_MAX / Q) st = GFI_ERANGE;
     if (!st) Q *= ax[j].n;
   }
@@ -432,10 +470,11 @@ static int lscv_fast(int l, size_t N, size_t D, const double *x, const double *R
       t2 += wk * F2[q];
       sabs += (fabs(wk2) + cc * fabs(wk)) * sqrt(F2[q]);
     }
-    const double A = gfi_pow_A(l);
+    /* K0 = K(0): the kernel's peak phi(1) R_j / A per axis */
+    const double A = kern->A, p1 = kernel_phi(kern, 1.0);
     double K0 = 1, scale = 1;
     for (size_t j = 0; j < D; j++) {
-      K0 *= R[j] / A;
+      K0 *= p1 * R[j] / A;
       scale *= R[j] * (1 + ax[j].err);
     }
     *value = t1 - cc * t2 + 2 * K0 / (n - 1);
@@ -462,7 +501,7 @@ static gfi_method lscv_route(gfi_method m, size_t N, size_t D) {
 int gfi_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data, const double *R,
              const gfi_opts *opts, double *value, double *bound, gfi_method *route) {
   if (!value) return GFI_EINVAL;
-  int st = check_kernel(k);
+  int st = check_band(k);
   if (st) return st;
   st = sel_check_data(N, D, data);
   if (st) return st;
@@ -478,12 +517,12 @@ int gfi_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data, const 
   if (m == GFI_METHOD_FAST && D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
   if (bound) *bound = 0;
   if (route) *route = m;
-  if (m == GFI_METHOD_DIRECT) return lscv_direct(k->l, N, D, data, R, nt, value);
-  st = lscv_fast(k->l, N, D, data, R, tol, nt, value, bound);
+  if (m == GFI_METHOD_DIRECT) return lscv_direct(k, N, D, data, R, nt, value);
+  st = lscv_fast(k, N, D, data, R, tol, nt, value, bound);
   if (st == GFI_ERANGE && opts && opts->method == GFI_METHOD_AUTO) {
     if (route) *route = GFI_METHOD_DIRECT;
     if (bound) *bound = 0;
-    return lscv_direct(k->l, N, D, data, R, nt, value);
+    return lscv_direct(k, N, D, data, R, nt, value);
   }
   return st;
 }
@@ -1218,7 +1257,7 @@ static int select_common(const gfi_select_opts *opts, size_t D, gfi_select_opts 
 int gfi_select_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data,
                     const gfi_select_opts *opts, gfi_select_result *res, double *curve) {
   if (!res) return GFI_EINVAL;
-  int st = check_kernel(k);
+  int st = check_band(k);
   if (st) return st;
   st = sel_check_data(N, D, data);
   if (st) return st;

@@ -5,23 +5,28 @@
 
 #include <stddef.h>
 #include "gfi/select.h"
+#include "gfi/kernel.h"
 
 #define SEL_MAXL 8
 #define SEL_MAXDEG (2 * SEL_MAXL - 2)
 /* Taylor terms of G_l near 0 (enough for l |v| <= 12 to 1e-17) */
 #define SEL_NT 40
 
-/* G_l(v) = int kappa_l(w)^2 e^{i v w} dw: jumps of kappa_l^2's derivatives
- * at the knots -l + 2j, and Taylor coefficients (-1)^n mu_2n / (2n)!. */
+/* G(v) = int kappa(w)^2 e^{i v w} dw for a power or polynomial kernel:
+ * jumps of kappa^2's derivatives at the knots t0 + step j (a power l: -l + 2j,
+ * j = 0..l; a polynomial of degree l: every integer in [-l, l]), and Taylor
+ * coefficients (-1)^n mu_2n / (2n)!. */
 typedef struct sel_pair {
-  int l;
-  double P0;
-  double jump[SEL_MAXL + 1][SEL_MAXDEG + 1];
+  int l;       /* the highest sinc power */
+  int nk, t0, step;
+  int jmin;    /* the lowest sinc power: kappa^2's derivatives below jmin - 1 do not jump */
+  double jump[2 * SEL_MAXL + 1][SEL_MAXDEG + 1];
   double taylor[SEL_NT];
   double vc; /* |v| below which the Taylor series is used */
 } sel_pair;
 
-void sel_pair_init(sel_pair *p, int l);
+/* k: a band-limited kernel (gfi_kernel_check_band). */
+void sel_pair_init(sel_pair *p, const gfi_kernel *k);
 double sel_pair_G(const sel_pair *p, double v);
 
 /* criterion at radii R (D <= 3: R[j]; larger D: R[0] for every axis) */

@@ -20,6 +20,19 @@ awk -v a="$rf" -v b="$rd" 'BEGIN { exit !(a > 0.5 && a < 10 && (a - b) ^ 2 < (1e
 awk -v a="$lf" -v b="$ld" 'BEGIN { exit !(a < 0 && (a - b) ^ 2 < (1e-9 * a) ^ 2) }' && ok || bad "lscv fast $lf direct $ld"
 grep -q "^# R_opt: " "$T/fast" && ok || bad "no '# R_opt:' line"
 
+# LSCV with a polynomial phi: the direct and fast routes agree, and density
+# --R lscv takes the same kernel (the LOO-CV of NW still needs pow:L)
+expect 0 "" -- "$GFI" ropt --data "$T/d1" --phi poly:0,1,0,0.5 --select lscv --method fast
+pf=$(col "$T/out" R_opt) pl=$(col "$T/out" lscv)
+expect 0 "" -- "$GFI" ropt --data "$T/d1" --phi poly:0,1,0,0.5 --select lscv --method direct
+pd=$(col "$T/out" R_opt) pld=$(col "$T/out" lscv)
+awk -v a="$pf" -v b="$pd" 'BEGIN { exit !(a > 0.5 && a < 20 && (a - b) ^ 2 < (1e-4 * a) ^ 2) }' && ok ||
+  bad "poly R_opt fast $pf direct $pd"
+awk -v a="$pl" -v b="$pld" 'BEGIN { exit !(a < 0 && (a - b) ^ 2 < (1e-9 * a) ^ 2) }' && ok || bad "poly lscv fast $pl direct $pld"
+expect 0 "" -- "$GFI" density --data "$T/d1" --phi poly:0,1,0,0.5 --R lscv --method direct --grid -2:2:5
+grep -q "^# R-select: lscv, R = $pd, .*direct route" "$T/out" && ok || bad "poly density --R lscv: $(grep R-select "$T/out")"
+expect 2 "loocv needs phi = pow:L" -- "$GFI" regress --data "$T/r1" --phi poly:0,1 --R loocv --grid 0:1:3
+
 # --curve: nscan rows (R, lscv), none below the refined minimum
 expect 0 "" -- "$GFI" ropt --data "$T/d1" --select lscv --curve --nscan 25 --R-range 0.5,20
 [ "$(data "$T/out" | wc -l)" -eq 25 ] && ok || bad "--curve: expected 25 rows"

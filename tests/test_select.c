@@ -28,7 +28,7 @@ static void test_pair(void) {
   bl_gauss_legendre(400, gx, gw);
   for (int l = 1; l <= 8; l++) {
     sel_pair p;
-    sel_pair_init(&p, l);
+    sel_pair_init(&p, KPOW(l));
     double worst = 0;
     for (double v = 1e-3; v < 60; v *= 1.07) {
       long double s = 0;
@@ -43,15 +43,39 @@ static void test_pair(void) {
     CHECK(worst < 1e-13, "l = %d: G_l off by %.3g", l, worst);
     CHECK_CLOSE(sel_pair_G(&p, 0), gfi_kappa_sq_integral(KPOW(l)), 1e-14, 0);
   }
+  /* polynomial phi: G against the same rule on every unit piece of kappa */
+  static const double polys[][GFI_PHI_MAXPOW + 1] = {
+      {0, 0, 1, 0, 0.5}, {0, 0.3, 0, 2}, {0, 0, 0, 1, 0, 0, 0, 0, 0.25}, {0, 1, 1, 1, 1, 1, 1, 1, 1}};
+  static const int pdeg[] = {4, 3, 8, 8};
+  for (int c = 0; c < 4; c++) {
+    gfi_kernel k;
+    CHECK_STATUS(gfi_kernel_poly(&k, pdeg[c], polys[c]), GFI_OK);
+    const int l = pdeg[c];
+    sel_pair p;
+    sel_pair_init(&p, &k);
+    double worst = 0;
+    for (double v = 1e-3; v < 60; v *= 1.07) {
+      long double s = 0;
+      for (int j = 0; j < 2 * l; j++)
+        for (int q = 0; q < 400; q++) {
+          double t = -l + j + 0.5 + 0.5 * gx[q], kk = gfi_kernel_kappa(&k, t);
+          s += (long double)(0.5 * gw[q]) * kk * kk * cosl((long double)v * t);
+        }
+      worst = fmax(worst, fabs(sel_pair_G(&p, v) - (double)s));
+    }
+    CHECK(worst < 1e-13, "poly %d: G off by %.3g", c, worst);
+    CHECK_CLOSE(sel_pair_G(&p, 0), gfi_kappa_sq_integral(&k), 1e-14, 0);
+  }
 }
 
 /* LSCV from scratch: int p_hat^2 by Plancherel with plain sums of the
  * empirical cf on a fine rule (panels between the
  * knots of kappa, h span <= 3, 24 points each: exact to rounding), and the leave-one-out term from the
  * direct density estimate at the data points. D = 1 or 2. */
-static double lscv_independent(int l, size_t N, size_t D, const double *x, const double *R) {
-  gfi_kernel k;
-  gfi_kernel_pow(&k, l);
+static double lscv_independent(const gfi_kernel *kp, size_t N, size_t D, const double *x,
+                               const double *R) {
+  const gfi_kernel k = *kp;
+  const int l = k.l;
   double gx[24], gw[24];
   bl_gauss_legendre(24, gx, gw);
   double *t[2] = {NULL, NULL}, *wt[2] = {NULL, NULL};
@@ -72,7 +96,7 @@ static double lscv_independent(int l, size_t N, size_t D, const double *x, const
       double a = (-l + s) * R[j], h = R[j] / (double)per;
       for (size_t p = 0; p < per; p++)
         for (int q = 0; q < 24; q++) {
-          double w = a + ((double)p + 0.5) * h + 0.5 * h * gx[q], kk = gfi_kappa(l, w / R[j]);
+          double w = a + ((double)p + 0.5) * h + 0.5 * h * gx[q], kk = gfi_kernel_kappa(&k, w / R[j]);
           t[j][at] = w;
           wt[j][at] = 0.5 * h * gw[q] * kk * kk / (2 * M_PI);
           at++;
@@ -107,7 +131,7 @@ static double lscv_independent(int l, size_t N, size_t D, const double *x, const
   double s = 0, K0 = 1;
   for (size_t i = 0; i < N; i++) s += ph[i];
   free(ph);
-  for (size_t j = 0; j < D; j++) K0 *= R[j] / gfi_pow_A(l);
+  for (size_t j = 0; j < D; j++) K0 *= R[j] * gfi_kernel_eval(&k, 0) / k.A; /* phi(1) R / A */
   /* sum_{i != k} K = N sum_i p_hat(x_i) - N K0 */
   double n_ = (double)N;
   return (double)ip2 - 2.0 / (n_ * (n_ - 1)) * (n_ * s - n_ * K0);
@@ -129,7 +153,7 @@ static void test_lscv_values(void) {
   for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
     double *x = normal_data(cs[c].N, cs[c].D, 10 + c);
     gfi_kernel_pow(&k, cs[c].l);
-    double vd, vf, b, vi = lscv_independent(cs[c].l, cs[c].N, cs[c].D, x, cs[c].R);
+    double vd, vf, b, vi = lscv_independent(&k, cs[c].N, cs[c].D, x, cs[c].R);
     gfi_method rt;
     CHECK_STATUS(gfi_lscv(&k, cs[c].N, cs[c].D, x, cs[c].R, &od, &vd, &b, &rt), GFI_OK);
     CHECK(rt == GFI_METHOD_DIRECT && b == 0, "direct route");
@@ -139,6 +163,32 @@ static void test_lscv_values(void) {
     CHECK_CLOSE(vf, vd, 1e-9, 0);
     CHECK(fabs(vf - vd) <= b, "case %zu: fast error %.3g above its bound %.3g", c, fabs(vf - vd), b);
     free(x);
+  }
+  /* polynomial phi (both parities, gaps, a low power): direct and fast
+   * against the independent LSCV */
+  {
+    struct {
+      size_t N, D;
+      int deg;
+      double a[GFI_PHI_MAXPOW + 1], R[2];
+    } ps[] = {{150, 1, 4, {0, 0, 1, 0, 0.5}, {3}},
+              {150, 1, 3, {0, 0.3, 0, 2}, {2.5}},
+              {120, 1, 6, {0, 0, 0, 1, 0, 0, 0.25}, {4}},
+              {80, 2, 4, {0, 0, 0.5, 0.5, 1}, {1.5, 2}}};
+    for (size_t c = 0; c < sizeof ps / sizeof ps[0]; c++) {
+      double *xp = normal_data(ps[c].N, ps[c].D, 40 + c), vd, vf, b, vi;
+      CHECK_STATUS(gfi_kernel_poly(&k, ps[c].deg, ps[c].a), GFI_OK);
+      vi = lscv_independent(&k, ps[c].N, ps[c].D, xp, ps[c].R);
+      gfi_method rt;
+      CHECK_STATUS(gfi_lscv(&k, ps[c].N, ps[c].D, xp, ps[c].R, &od, &vd, &b, &rt), GFI_OK);
+      CHECK(rt == GFI_METHOD_DIRECT, "poly %zu: direct route", c);
+      CHECK_STATUS(gfi_lscv(&k, ps[c].N, ps[c].D, xp, ps[c].R, &of, &vf, &b, &rt), GFI_OK);
+      CHECK(rt == GFI_METHOD_FAST, "poly %zu: fast route", c);
+      CHECK_CLOSE(vd, vi, 1e-9, 0);
+      CHECK_CLOSE(vf, vd, 1e-9, 0);
+      CHECK(fabs(vf - vd) <= b, "poly %zu: fast error %.3g above its bound %.3g", c, fabs(vf - vd), b);
+      free(xp);
+    }
   }
   /* D = 3, and a wide outlier (long span) on the fast route */
   double *x = normal_data(200, 3, 3);

@@ -1,15 +1,15 @@
 /* Data-driven radius and bandwidth selection (docs/theory.md section 7).
  *
- * Fourier density estimator, phi(z) = z^l, least-squares cross-validation
- * (Rudemo 1982, Bowman 1984):
+ * Fourier density estimator, phi(z) = z^l or a polynomial phi (gfi_kernel_poly),
+ * least-squares cross-validation (Rudemo 1982, Bowman 1984):
  *
  *   LSCV(R) = int p_hat^2 - 2/(N(N-1)) sum_{i != k} K_R(x_i - x_k),
  *
  * an unbiased estimate of ISE(R) - int p^2. Two routes compute it:
  *  - direct, O(N^2 D): the first term as (1/N^2) sum_{i,k} C_R(x_i - x_k) with
- *    the closed form of C_R = K_R * K_R (prod_j (R_j/2pi) G_l(R_j u_j), G_l the
- *    Fourier transform of kappa_l^2, a piecewise polynomial), the second as
- *    the plain pair sum;
+ *    the closed form of C_R = K_R * K_R (prod_j (R_j/2pi) G(R_j u_j), G the
+ *    Fourier transform of kappa^2, a piecewise polynomial with knots at the
+ *    kernel's knots), the second as the plain pair sum;
  *  - fast, O(N + Q) (D <= 3): both terms from |F(w)|^2, F(w) = (1/N) sum_i
  *    e^{-i w.x_i}, on one Gauss-Legendre rule in frequency (one type-3 NUFFT):
  *    LSCV = (2 pi)^-D int [Kbar^2 - 2N/(N-1) Kbar] |F|^2 dw + 2 K_R(0)/(N-1).
@@ -57,6 +57,7 @@
  * the same results for any thread count. Errors: GFI_EINVAL (NULL, bad
  * option), GFI_EEMPTY (N < 2), GFI_EDIM, GFI_ENONFINITE, GFI_ERADIUS (R or
  * range not positive and finite), GFI_EORDER, GFI_EUNSUPPORTED (custom phi;
+ * a polynomial phi in the LOO-CV of NW, which takes powers only;
  * FAST with D > 3; per_axis with D > 3; 2-D-only or 1-D-only baselines),
  * GFI_ERANGE (FAST: the node count explodes), GFI_ENOMEM. */
 #ifndef GFI_SELECT_H
