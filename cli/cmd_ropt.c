@@ -51,7 +51,7 @@ int cmd_ropt(int argc, char **argv) {
     "mixture truths the Gaussian KDE at its MISE-optimal bandwidth h* (H = h*^2 I,\n"
     "exact MISE of Marron & Wand 1992) is printed alongside as the baseline.\n\n"
     "   or: gfi ropt --data FILE --dim D --phi pow:L|poly:A1,.. --select lscv [--R-range LO,HI] [--per-axis]\n"
-    "   or: gfi ropt --regress --data FILE --dim D --phi pow:L --select loocv [--R-range LO,HI]\n\n"
+    "   or: gfi ropt --regress --data FILE --dim D --phi pow:L|poly:A1,.. --select loocv [--R-range LO,HI]\n\n"
     "With --data, the radius minimising least-squares cross-validation of the density\n"
     "estimate (LSCV(R) = int p_hat^2 - 2/(N(N-1)) sum_{i != k} K_R(x_i - x_k)) or the\n"
     "leave-one-out CV of Nadaraya-Watson (mean over rows of |y_i - m_{-i}(x_i)|^2):\n"

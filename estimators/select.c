@@ -191,13 +191,8 @@ double sel_pair_G(const sel_pair *p, double v) {
 
 /* ---- checks ------------------------------------------------------------------ */
 
-/* LOO-CV takes powers only; LSCV powers and polynomials (check_band). */
-static int check_kernel(const gfi_kernel *k) {
-  if (!k) return GFI_EINVAL;
-  if (k->kind != GFI_PHI_POW) return GFI_EUNSUPPORTED;
-  return gfi_check_order(k->l);
-}
 
+/* LSCV and LOO-CV take powers and polynomials (band-limited kernels). */
 static int check_band(const gfi_kernel *k) { return k ? gfi_kernel_check_band(k) : GFI_EINVAL; }
 
 /* ---- LSCV, direct --------------------------------------------------------------- */
@@ -531,7 +526,8 @@ int gfi_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data, const 
 
 typedef struct {
   size_t N, D, V;
-  int l;
+  const gfi_kernel *k;
+  int odd; /* some odd sinc power: K_ik of both signs */
   const double *x, *y, *R;
   double dtol;
   double *slots; /* per row: squared residual, flagged (1/0) */
@@ -576,9 +572,8 @@ static int loo_row_direct(const loo_ctx *c, size_t i, double *num, double *r2) {
     const double *xk = c->x + k * D;
     double K = 1;
     for (size_t j = 0; j < D; j++) {
-      double s = c->rx ? loo_sinc(c, i * D + j, k * D + j) : gfi_sinc(c->R[j] * (xi[j] - xk[j])), sl = s;
-      for (int e = 1; e < c->l; e++) sl *= s;
-      K *= sl;
+      double s = c->rx ? loo_sinc(c, i * D + j, k * D + j) : gfi_sinc(c->R[j] * (xi[j] - xk[j]));
+      K *= kernel_phi(c->k, s);
     }
     S += K;
     Aa += fabs(K);
@@ -650,7 +645,7 @@ static void loo_settle(const loo_ctx *c, const double *out, const double *babs, 
   for (size_t t = 0; t < n; t++) {
     const size_t i = rows ? rows[t] : t;
     double den = out[t * nc] - K0, eden = babs[0];
-    int ok = den - eden > c->dtol * ((c->l % 2) ? Abound : den + eden) && den - eden > 0;
+    int ok = den - eden > c->dtol * (c->odd ? Abound : den + eden) && den - eden > 0;
     double r2 = 0, eb = 0;
     if (ok)
       for (size_t v = 0; v < V; v++) {
@@ -690,9 +685,7 @@ static int loo_sums(const loo_ctx *c, const double *cf, double tol, int nt, cons
     for (size_t t = 0; t < M; t++) memcpy(q + t * D, c->x + rows[t] * D, D * sizeof *q);
   }
   const double *qx = rows ? q : c->x;
-  gfi_kernel kl;
-  gfi_kernel_pow(&kl, c->l);
-  int st = bl_sum_make(&s, (int)D, &kl, N, c->x, nc, cf, c->R, &o, 1.0);
+  int st = bl_sum_make(&s, (int)D, c->k, N, c->x, nc, cf, c->R, &o, 1.0);
   gfi_fast_info info;
   gfi_method route;
   bl_target t = {M, qx, NULL, NULL, NULL};
@@ -783,14 +776,25 @@ static int loo_fast(loo_ctx *c, double tol, int nt, int force, double *bound, si
   return st;
 }
 
+/* Whether a band-limited kernel carries an odd sinc power (weights of both signs). */
+static int kernel_odd(const gfi_kernel *k) {
+  if (k->kind == GFI_PHI_POW) return k->l % 2;
+  for (int j = 1; j <= k->l; j += 2)
+    if (k->coef[j] != 0) return 1;
+  return 0;
+}
+
 int sel_loocv_fast(int l, size_t N, size_t D, size_t V, const double *x, const double *y,
                    const double *R, double denom_tol, double tol, int nthreads, int second,
                    double *value, double *bound, size_t left[2]) {
+  gfi_kernel kl;
+  int st = gfi_kernel_pow(&kl, l);
+  if (st) return st;
   double *slots = malloc(2 * N * sizeof *slots);
   if (!slots) return GFI_ENOMEM;
-  loo_ctx c = {N, D, V, l, x, y, R, denom_tol, slots, NULL, NULL, NULL, NULL};
+  loo_ctx c = {N, D, V, &kl, l % 2, x, y, R, denom_tol, slots, NULL, NULL, NULL, NULL};
   double *tab;
-  int st = loo_tables(&c, &tab);
+  st = loo_tables(&c, &tab);
   if (!st) st = loo_fast(&c, tol, nthreads, second, bound, left);
   if (!st) st = loo_finish(slots, N, value, NULL);
   free(tab);
@@ -826,7 +830,7 @@ int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x
               const double *R, const gfi_opts *opts, double denom_tol, double *value,
               size_t *nflagged, double *bound, gfi_method *route) {
   if (!value || !y || V == 0) return GFI_EINVAL;
-  int st = check_kernel(k);
+  int st = check_band(k);
   if (st) return st;
   st = sel_check_data(N, D, x);
   if (st) return st;
@@ -847,7 +851,7 @@ int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x
   if (m == GFI_METHOD_FAST && D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
   double *slots = malloc(2 * N * sizeof *slots);
   if (!slots) return GFI_ENOMEM;
-  loo_ctx c = {N, D, V, k->l, x, y, R, denom_tol, slots, NULL, NULL, NULL, NULL};
+  loo_ctx c = {N, D, V, k, kernel_odd(k), x, y, R, denom_tol, slots, NULL, NULL, NULL, NULL};
   double *tab;
   if ((st = loo_tables(&c, &tab))) {
     free(slots);
@@ -1285,7 +1289,7 @@ int gfi_select_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const do
                      const double *y, const gfi_select_opts *opts, gfi_select_result *res,
                      double *curve) {
   if (!res || !y || V == 0) return GFI_EINVAL;
-  int st = check_kernel(k);
+  int st = check_band(k);
   if (st) return st;
   st = sel_check_data(N, D, x);
   if (st) return st;

@@ -220,8 +220,10 @@ static void test_loocv_values(void) {
   const size_t N = 70, V = 2;
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(r, 7);
+  /* powers 1 and 4, and polynomials with odd (1, 3) and even (2, 4) powers */
+  static const double pa[2][GFI_PHI_MAXPOW + 1] = {{0, 0.3, 0, 2}, {0, 0, 1, 0, 0.5}};
   for (size_t D = 1; D <= 2; D++)
-    for (int l = 1; l <= 4; l += 3) {
+    for (int kc = 0; kc < 4; kc++) {
       double *x = malloc(N * D * sizeof *x), *y = malloc(N * V * sizeof *y);
       for (size_t i = 0; i < N * D; i++) x[i] = 4 * gsl_rng_uniform(r) - 2;
       for (size_t i = 0; i < N; i++) {
@@ -230,7 +232,8 @@ static void test_loocv_values(void) {
       }
       double R[2] = {2.5, 1.5};
       gfi_kernel k;
-      gfi_kernel_pow(&k, l);
+      if (kc < 2) CHECK_STATUS(gfi_kernel_pow(&k, kc ? 4 : 1), GFI_OK);
+      else CHECK_STATUS(gfi_kernel_poly(&k, kc == 2 ? 3 : 4, pa[kc - 2]), GFI_OK);
       gfi_opts od;
       gfi_default_opts(&od);
       od.method = GFI_METHOD_DIRECT;

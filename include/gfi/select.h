@@ -14,7 +14,8 @@
  *    e^{-i w.x_i}, on one Gauss-Legendre rule in frequency (one type-3 NUFFT):
  *    LSCV = (2 pi)^-D int [Kbar^2 - 2N/(N-1) Kbar] |F|^2 dw + 2 K_R(0)/(N-1).
  *
- * Nadaraya-Watson, leave-one-out cross-validation with vector responses:
+ * Nadaraya-Watson (powers and polynomial phi), leave-one-out cross-validation
+ * with vector responses:
  *
  *   CV(R) = (1/N_used) sum_i |y_i - m_{-i}(x_i)|^2,
  *
@@ -57,7 +58,6 @@
  * the same results for any thread count. Errors: GFI_EINVAL (NULL, bad
  * option), GFI_EEMPTY (N < 2), GFI_EDIM, GFI_ENONFINITE, GFI_ERADIUS (R or
  * range not positive and finite), GFI_EORDER, GFI_EUNSUPPORTED (custom phi;
- * a polynomial phi in the LOO-CV of NW, which takes powers only;
  * FAST with D > 3; per_axis with D > 3; 2-D-only or 1-D-only baselines),
  * GFI_ERANGE (FAST: the node count explodes), GFI_ENOMEM. */
 #ifndef GFI_SELECT_H
