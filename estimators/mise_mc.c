@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <gsl/gsl_integration.h>
+#include "gauss_legendre.h"
 #include "mise_fast.h"
 #include "par.h"
 #include "gfi/density.h"
@@ -194,8 +194,8 @@ int ise_grid_rule(const gfi_model *m, const double *R, const double *lo, const d
   int have_pi = psi_info_init(m, &pi) == GFI_OK, st = GFI_OK;
   /* nodes: cells no wider than a quarter period of the kernel's oscillation
    * (2 pi / R) and than a quarter of the model's scale */
-  gsl_integration_glfixed_table *tab = gsl_integration_glfixed_table_alloc(GRID_GL);
-  if (!tab) return GFI_ENOMEM;
+  double gx[GRID_GL], gw[GRID_GL];
+  gl_rule(GRID_GL, gx, gw);
   double *xs[MISE_MAXD] = {0}, *ws[MISE_MAXD] = {0};
   size_t n[MISE_MAXD], M = 1;
   for (size_t j = 0; j < D && !st; j++) {
@@ -226,11 +226,9 @@ int ise_grid_rule(const gfi_model *m, const double *R, const double *lo, const d
     for (size_t c = 0; c < cells; c++) {
       double a = lo[j] + (hi[j] - lo[j]) * (double)c / (double)cells;
       double b = lo[j] + (hi[j] - lo[j]) * (double)(c + 1) / (double)cells;
-      for (size_t i = 0; i < GRID_GL; i++)
-        gsl_integration_glfixed_point(a, b, i, xs[j] + c * GRID_GL + i, ws[j] + c * GRID_GL + i, tab);
+      gl_panel(GRID_GL, gx, gw, a, b, xs[j] + c * GRID_GL, ws[j] + c * GRID_GL);
     }
   }
-  gsl_integration_glfixed_table_free(tab);
   double *pts = NULL, *W = NULL;
   if (!st) {
     pts = gfi_malloc3(M, D, sizeof *pts);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
-#include <gsl/gsl_integration.h>
+#include "gauss_legendre.h"
 #include "par.h"
 #include "plancherel.h"
 #include "mise_internal.h"
@@ -298,18 +298,15 @@ int axis_build(double a, double b, const gfi_kernel *k, double R, double h, doub
   ax->n = ncell * MISE_GL;
   ax->t = gfi_malloc2(ax->n, sizeof *ax->t);
   ax->w = gfi_malloc2(ax->n, sizeof *ax->w);
-  gsl_integration_glfixed_table *tab = gsl_integration_glfixed_table_alloc(MISE_GL);
-  if (!ax->t || !ax->w || !tab) {
+  if (!ax->t || !ax->w) {
     free(c.c);
     axis_free(ax);
-    if (tab) gsl_integration_glfixed_table_free(tab);
     return GFI_ENOMEM;
   }
+  double gx[MISE_GL], gw[MISE_GL];
+  gl_rule(MISE_GL, gx, gw);
   for (size_t q = 0; q < ncell; q++)
-    for (size_t i = 0; i < MISE_GL; i++)
-      gsl_integration_glfixed_point(c.c[q], c.c[q + 1], i, ax->t + q * MISE_GL + i,
-                                    ax->w + q * MISE_GL + i, tab);
-  gsl_integration_glfixed_table_free(tab);
+    gl_panel(MISE_GL, gx, gw, c.c[q], c.c[q + 1], ax->t + q * MISE_GL, ax->w + q * MISE_GL);
   free(c.c);
   return GFI_OK;
 }

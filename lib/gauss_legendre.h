@@ -11,4 +11,15 @@
  * digits for counts it does not store: about 1e-11 at n = 50). */
 void gl_rule(size_t n, double *x, double *w);
 
+/* The rule (x, w) of gl_rule mapped onto [a, b]: nodes xs (increasing for
+ * a < b) and weights ws, n each. */
+static inline void gl_panel(size_t n, const double *x, const double *w, double a, double b, double *xs,
+                            double *ws) {
+  const double h = 0.5 * (b - a), c = 0.5 * (a + b);
+  for (size_t i = 0; i < n; i++) {
+    xs[i] = c + h * x[i];
+    ws[i] = h * w[i];
+  }
+}
+
 #endif
