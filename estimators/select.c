@@ -37,11 +37,6 @@
 
 /* ---- the pair function G_l ------------------------------------------------- */
 
-static double binom(int n, int k) {
-  double r = 1;
-  for (int i = 1; i <= k; i++) r = r * (n - k + i) / i;
-  return r;
-}
 
 /* r-th derivative at t of the unnormalised B-spline of sinc^l (the density
  * of a sum of l Uniform(-1, 1) times 2^l (l-1)!) on the piece whose knots
@@ -56,7 +51,7 @@ static long double bs_piece(int l, int kl, int r, long double t) {
   for (int k = 0; -l + 2 * k <= kl; k++) {
     long double b = t + l - 2 * k, p = 1;
     for (int e = 0; e < l - 1 - r; e++) p *= b;
-    s += ((k % 2) ? -1 : 1) * (long double)binom(l, k) * ff * p;
+    s += ((k % 2) ? -1 : 1) * (long double)kernel_binom(l, k) * ff * p;
   }
   return s;
 }
@@ -107,7 +102,7 @@ void sel_pair_init(sel_pair *p, const gfi_kernel *kern) {
         continue;
       }
       long double s = 0;
-      for (int r = 0; r <= m; r++) s += (long double)binom(m, r) * (Rr[r] * Rr[m - r] - L[r] * L[m - r]);
+      for (int r = 0; r <= m; r++) s += (long double)kernel_binom(m, r) * (Rr[r] * Rr[m - r] - L[r] * L[m - r]);
       p->jump[j][m] = (double)(c * s);
     }
   }

@@ -27,6 +27,7 @@
 #include "bandlimited.h"
 #include "par.h"
 #include "select_internal.h"
+#include "kernel_internal.h"
 
 /* probabilists' Hermite polynomials He_0..He_6 at u */
 static void hermite6(double u, double *he) {
@@ -175,11 +176,6 @@ static double dfact(int m) {
   return p;
 }
 
-static double binom(int n, int k) {
-  double b = 1;
-  for (int j = 1; j <= k; j++) b = b * (n - k + j) / j;
-  return b;
-}
 
 /* Normal-scale functional psi_{(a,b)} = D^{(a,b)} phi_{2S}(0) (ks:::psins), a + b
  * even: (-1)^((a+b)/2) phi_{2S}(0) E[W1^a W2^b], W ~ N(0, (2S)^-1), the moment
@@ -192,7 +188,7 @@ static double psins(int a, int b, const double *S) {
     if ((a - k) % 2 || (b - k) % 2) continue;
     double fk = 1;
     for (int j = 2; j <= k; j++) fk *= j;
-    m += binom(a, k) * binom(b, k) * fk * pow(c12, k) * dfact(a - k) * pow(c11, 0.5 * (a - k)) * dfact(b - k) *
+    m += kernel_binom(a, k) * kernel_binom(b, k) * fk * pow(c12, k) * dfact(a - k) * pow(c11, 0.5 * (a - k)) * dfact(b - k) *
          pow(c22, 0.5 * (b - k));
   }
   double sgn = ((a + b) / 2) % 2 ? -1 : 1;

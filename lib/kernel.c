@@ -22,11 +22,6 @@ double gfi_sinc_deriv(double x) {
   return (cos(x) - sin(x) / x) / x;
 }
 
-static double binom(int n, int k) {
-  double r = 1;
-  for (int i = 1; i <= k; i++) r = r * (n - k + i) / i;
-  return r;
-}
 
 static double factorial(int n) {
   double r = 1;
@@ -38,7 +33,7 @@ double gfi_pow_A(int l) {
   if (gfi_check_order(l) != GFI_OK) return NAN;
   double s = 0;
   for (int k = 0; k <= l / 2; k++) {
-    double t = binom(l, k) * pow(l - 2 * k, l - 1);
+    double t = kernel_binom(l, k) * pow(l - 2 * k, l - 1);
     s += (k % 2) ? -t : t;
   }
   return M_PI * s / (ldexp(1.0, l - 1) * factorial(l - 1));
@@ -68,7 +63,7 @@ static double bspline_M(int l, double u) {
   for (int k = 0; k <= l; k++) {
     double a = u + l - 2 * k;
     if (a <= 0) break; /* later terms are zero too */
-    double t = binom(l, k) * pow(a, l - 1);
+    double t = kernel_binom(l, k) * pow(a, l - 1);
     s += (k % 2) ? -t : t;
   }
   return s / (ldexp(1.0, l) * factorial(l - 1));

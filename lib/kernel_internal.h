@@ -9,6 +9,14 @@
  * outside. A_l = int sinc^l = 2 pi M_l(0). */
 double kernel_bspline0(int l);
 
+/* The binomial coefficient C(n, k) as a double (exact while it is below 2^53),
+ * the product form the kernel facts use. */
+static inline double kernel_binom(int n, int k) {
+  double r = 1;
+  for (int i = 1; i <= k; i++) r = r * (n - k + i) / i;
+  return r;
+}
+
 /* The highest sinc power of a band-limited kernel (power: l; polynomial: its
  * degree), after gfi_kernel_check_band. */
 static inline int kernel_band(const gfi_kernel *k) { return k->l; }
