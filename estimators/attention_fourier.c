@@ -127,40 +127,7 @@ static void fill_tables(size_t L, size_t Lp, size_t D, const double *X, const do
   }
 }
 
-static inline size_t round8(size_t n) { return (n + 7) / 8 * 8; }
-
-/* Keys query i sees by the causal rule: [0, key_end), j <= i + Lk - Lq. */
-static inline size_t key_end(const attn_fjob *J, size_t i) {
-  if (!J->causal) return J->Lk;
-  size_t e = i + 1 + J->Lk; /* i + 1 + Lk - Lq <= Lk since i < Lq */
-  return e <= J->Lq ? 0 : e - J->Lq;
-}
-/* First query that sees key j by the causal rule (Lq or more: none). */
-static inline size_t query_begin(const attn_fjob *J, size_t j) {
-  if (!J->causal) return 0;
-  size_t a = j + J->Lq;
-  return a <= J->Lk ? 0 : a - J->Lk;
-}
-/* Row i's general-mask row in head bh, or NULL. */
-static inline const unsigned char *mask_row(const attn_fjob *J, size_t bh, size_t i) {
-  if (!J->mask) return NULL;
-  size_t b = J->mask_B == 1 ? 0 : bh / J->H;
-  return J->mask + (b * J->Lq + i) * J->Lk;
-}
-static inline const unsigned char *kpad_row(const attn_fjob *J, size_t bh) {
-  return J->kpad ? J->kpad + (bh / J->H) * J->Lk : NULL;
-}
-/* mk[b] = 0 for an excluded key j0 + b, else 1; returns the visible count. */
-static inline size_t mask_lanes(const unsigned char *kp, const unsigned char *mr, size_t j0, size_t nb,
-                                double *mk) {
-  size_t n = 0;
-  for (size_t b = 0; b < nb; b++) {
-    int x = (kp && kp[j0 + b]) || (mr && mr[j0 + b]);
-    mk[b] = x ? 0.0 : 1.0;
-    n += !x;
-  }
-  return n;
-}
+ATTN_DEFINE_MASK_LANES(mask_lanes, double)
 
 #define ROW_TILE 16 /* query rows per forward task */
 
@@ -191,25 +158,9 @@ static int fill_task(void *vc, size_t t, void *ws) {
 static void finish_row(const attn_fjob *J, size_t nvis, double E, double S, double A, const double *N,
                        double *h, double *st, double *ratio) {
   const size_t Dv = J->Dv;
-  if (nvis == 0) {
-    *ratio = J->empty_zero ? 1.0 : 0.0;
-    st[0] = -INFINITY;
-    st[1] = J->empty_zero ? INFINITY : NAN;
-    for (size_t c = 0; c < Dv; c++) h[c] = J->empty_zero ? 0.0 : NAN;
-    return;
-  }
-  *ratio = A > 0 ? S / A : 0.0;
-  st[0] = E;
-  if (!(S > J->denom_tol * A) || !(A > 0)) {
-    for (size_t c = 0; c < Dv; c++) h[c] = NAN;
-    st[1] = NAN;
-    return;
-  }
-  /* eps in the row's scale 2^(l E): eps 2^(-l E) (inf past the range: H -> 0) */
-  double T = S + (J->eps > 0 ? ldexp(J->eps, (int)(-(double)J->l * E)) : 0.0);
-  double inv = 1.0 / T;
-  for (size_t c = 0; c < Dv; c++) h[c] = N[c] * inv;
-  st[1] = T;
+  double inv = 0;
+  int k = attn_fjob_row_stats(J, nvis, E, S, A, st, ratio, &inv);
+  for (size_t c = 0; c < Dv; c++) h[c] = k == 2 ? N[c] * inv : k == 0 && J->empty_zero ? 0.0 : NAN;
 }
 
 /* Forward, query row i of head bh; ws: 4 D (query row) + 4 FWD_BLOCK + Dv. */
@@ -220,14 +171,14 @@ static void fwd_row(const fctx *f, size_t bh, size_t i, double *ws) {
   const double *Q = J->Q + (bh * Lq + i) * D, *V = J->V + bh * Lk * Dv, *Rd = J->Rd + (bh % J->H) * D;
   const double *rk = f->rk + bh * D * Lp, *lk = f->lk + bh * D * Lp, *sk = f->sk + bh * D * Lp,
                *ck = f->ck + bh * D * Lp;
-  const unsigned char *kp = kpad_row(J, bh), *mr = mask_row(J, bh, i);
+  const unsigned char *kp = attn_fjob_kpad_row(J, bh), *mr = attn_fjob_mask_row(J, bh, i);
   double *qr = ws, *ql = ws + D, *qs = ws + 2 * D, *qc = ws + 3 * D;
   double *m = ws + 4 * D, *e = m + FWD_BLOCK, *w = e + FWD_BLOCK, *mk = w + FWD_BLOCK, *N = mk + FWD_BLOCK;
   for (size_t d = 0; d < D; d++) engine_phase(Rd[d], Q[d], qr + d, ql + d, qs + d, qc + d);
   for (size_t c = 0; c < Dv; c++) N[c] = 0;
   double E = -INFINITY, S = 0, A = 0;
   size_t nvis = 0;
-  const size_t jend = key_end(J, i);
+  const size_t jend = attn_fjob_key_end(J, i);
   for (size_t j0 = 0; j0 < jend; j0 += FWD_BLOCK) {
     const size_t nb = jend - j0 < FWD_BLOCK ? jend - j0 : FWD_BLOCK;
     size_t nv = nb;
@@ -298,7 +249,7 @@ static int fwd_task(void *vc, size_t t, void *ws) {
 }
 
 int attn_fjob_forward(const attn_fjob *J, double *Hout, double *stat, double *ratio) {
-  const size_t BH = J->B * J->H, D = J->D, Dv = J->Dv, Lkp = round8(J->Lk);
+  const size_t BH = J->B * J->H, D = J->D, Dv = J->Dv, Lkp = attn_round8(J->Lk);
   double *tab = gfi_malloc4(4 * BH, D, Lkp, sizeof *tab);
   if (!tab) return GFI_ENOMEM;
   const size_t n = BH * D * Lkp;
@@ -436,7 +387,7 @@ static int bwd_task(void *vc, size_t t, void *vws) {
                *ck = f->ck + bh * D * Lkp;
   const double *stat = f->stat + 2 * bh * Lq, *dH = f->dH + bh * Lq * Dv, *P = f->P + bh * Lq,
                *invS = f->invS + bh * Lq;
-  const unsigned char *kp = kpad_row(J, bh);
+  const unsigned char *kp = attn_fjob_kpad_row(J, bh);
   gblock g;
   gblock_carve(&g, D, vws);
   double *ws = (double *)vws + gblock_doubles(D);
@@ -445,11 +396,11 @@ static int bwd_task(void *vc, size_t t, void *vws) {
   double *dv = f->dV + (bh * Lk + k0) * Dv;
   memset(dkT, 0, D * CL * sizeof *dkT);
   memset(dv, 0, (k1 - k0) * Dv * sizeof *dv);
-  for (size_t i = query_begin(J, k0); i < Lq; i++) {
+  for (size_t i = attn_fjob_query_begin(J, k0); i < Lq; i++) {
     if (invS[i] == 0) continue; /* flagged, empty or underflowed row: no gradient */
-    const size_t je = key_end(J, i), jend = je < k1 ? je : k1;
+    const size_t je = attn_fjob_key_end(J, i), jend = je < k1 ? je : k1;
     if (jend <= k0) continue;
-    const unsigned char *mr = mask_row(J, bh, i);
+    const unsigned char *mr = attn_fjob_mask_row(J, bh, i);
     const double *dh = dH + i * Dv, Pi = P[i], iS = invS[i];
     for (size_t b = 0; b < B; b++) Eb[b] = stat[2 * i];
     for (size_t d = 0; d < D; d++) dq[d] = dr[d] = 0;
@@ -568,7 +519,7 @@ size_t attn_fjob_key_chunks(size_t BH, size_t Lk) { return key_chunks(BH, Lk); }
 int attn_fjob_backward(const attn_fjob *J, const double *H, const double *stat, const double *dH,
                        double *dQ, double *dK, double *dV, double *dRrow) {
   const size_t BH = J->B * J->H, D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk, B = BWD_BLOCK;
-  const size_t Lqp = round8(Lq), Lkp = round8(Lk), nq = BH * D * Lqp, nk = BH * D * Lkp;
+  const size_t Lqp = attn_round8(Lq), Lkp = attn_round8(Lk), nq = BH * D * Lqp, nk = BH * D * Lkp;
   const size_t nchunk = key_chunks(BH, Lk);
   size_t chunklen = (Lk + nchunk - 1) / nchunk;
   chunklen = (chunklen + B - 1) / B * B;

@@ -146,35 +146,7 @@ static inline void sinc32_both(float u, float *s, float *ds) {
   *ds = !(fabsf(u) <= BIGU) ? 0.0f : d;
 }
 
-static inline size_t round8(size_t n) { return (n + 7) / 8 * 8; }
-static inline size_t key_end(const attn_fjob *J, size_t i) {
-  if (!J->causal) return J->Lk;
-  size_t e = i + 1 + J->Lk;
-  return e <= J->Lq ? 0 : e - J->Lq;
-}
-static inline size_t query_begin(const attn_fjob *J, size_t j) {
-  if (!J->causal) return 0;
-  size_t a = j + J->Lq;
-  return a <= J->Lk ? 0 : a - J->Lk;
-}
-static inline const unsigned char *mask_row(const attn_fjob *J, size_t bh, size_t i) {
-  if (!J->mask) return NULL;
-  size_t b = J->mask_B == 1 ? 0 : bh / J->H;
-  return J->mask + (b * J->Lq + i) * J->Lk;
-}
-static inline const unsigned char *kpad_row(const attn_fjob *J, size_t bh) {
-  return J->kpad ? J->kpad + (bh / J->H) * J->Lk : NULL;
-}
-static inline size_t mask_lanes(const unsigned char *kp, const unsigned char *mr, size_t j0, size_t nb,
-                                float *mk) {
-  size_t n = 0;
-  for (size_t b = 0; b < nb; b++) {
-    int x = (kp && kp[j0 + b]) || (mr && mr[j0 + b]);
-    mk[b] = x ? 0.0f : 1.0f;
-    n += !x;
-  }
-  return n;
-}
+ATTN_DEFINE_MASK_LANES(mask_lanes, float)
 
 typedef struct {
   const attn_fjob *J;
@@ -206,24 +178,9 @@ static int fill_task(void *vc, size_t t, void *ws) {
 static void finish_row(const attn_fjob *J, size_t nvis, double E, double S, double A, const double *N,
                        float *h, double *st, double *ratio) {
   const size_t Dv = J->Dv;
-  if (nvis == 0) {
-    *ratio = J->empty_zero ? 1.0 : 0.0;
-    st[0] = -INFINITY;
-    st[1] = J->empty_zero ? INFINITY : NAN;
-    for (size_t c = 0; c < Dv; c++) h[c] = J->empty_zero ? 0.0f : NAN;
-    return;
-  }
-  *ratio = A > 0 ? S / A : 0.0;
-  st[0] = E;
-  if (!(S > J->denom_tol * A) || !(A > 0)) {
-    for (size_t c = 0; c < Dv; c++) h[c] = NAN;
-    st[1] = NAN;
-    return;
-  }
-  double T = S + (J->eps > 0 ? ldexp(J->eps, (int)(-(double)J->l * E)) : 0.0);
-  double inv = 1.0 / T;
-  for (size_t c = 0; c < Dv; c++) h[c] = (float)(N[c] * inv);
-  st[1] = T;
+  double inv = 0;
+  int k = attn_fjob_row_stats(J, nvis, E, S, A, st, ratio, &inv);
+  for (size_t c = 0; c < Dv; c++) h[c] = k == 2 ? (float)(N[c] * inv) : k == 0 && J->empty_zero ? 0.0f : NAN;
 }
 
 /* Forward of a tile of query rows; ws: 4 FB floats, Dv doubles. */
@@ -236,16 +193,16 @@ GFI_CLONES static int fwd_task(void *vc, size_t t, void *vws) {
   size_t bh = t / f->ntq, i0 = (t % f->ntq) * ROW_TILE;
   size_t i1 = i0 + ROW_TILE < Lq ? i0 + ROW_TILE : Lq;
   const float *V = J->Vf + bh * Lk * Dv, *Rd = J->Rf + (bh % J->H) * D, *kt = f->kt + bh * D * Lp;
-  const unsigned char *kp = kpad_row(J, bh);
+  const unsigned char *kp = attn_fjob_kpad_row(J, bh);
   double *N = vws;
   float *m = (float *)(N + Dv), *e = m + FB, *w = e + FB, *mk = w + FB;
   for (size_t i = i0; i < i1; i++) {
     const float *Q = J->Qf + (bh * Lq + i) * D;
-    const unsigned char *mr = mask_row(J, bh, i);
+    const unsigned char *mr = attn_fjob_mask_row(J, bh, i);
     for (size_t c = 0; c < Dv; c++) N[c] = 0;
     double E = -INFINITY, S = 0, A = 0;
     size_t nvis = 0;
-    const size_t jend = key_end(J, i);
+    const size_t jend = attn_fjob_key_end(J, i);
     for (size_t j0 = 0; j0 < jend; j0 += FB) {
       const size_t nb = jend - j0 < FB ? jend - j0 : FB;
       size_t nv = nb;
@@ -313,7 +270,7 @@ GFI_CLONES static int fwd_task(void *vc, size_t t, void *vws) {
 }
 
 int attn_fjob_forward32(const attn_fjob *J, float *Hout, double *stat, double *ratio) {
-  const size_t BH = J->B * J->H, D = J->D, Dv = J->Dv, Lkp = round8(J->Lk);
+  const size_t BH = J->B * J->H, D = J->D, Dv = J->Dv, Lkp = attn_round8(J->Lk);
   float *tab = gfi_malloc4(BH, D, Lkp, sizeof *tab);
   if (!tab) return GFI_ENOMEM;
   gctx f = {.J = J, .Lkp = Lkp, .ntq = (J->Lq + ROW_TILE - 1) / ROW_TILE, .kt = tab, .Hout = Hout,
@@ -422,7 +379,7 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
   const float *qt = f->qt + bh * D * Lqp, *kt = f->kt + bh * D * Lkp;
   const float *dH = J->dHf + bh * Lq * Dv;
   const double *stat = f->stat + 2 * bh * Lq, *P = f->P + bh * Lq, *invS = f->invS + bh * Lq;
-  const unsigned char *kp = kpad_row(J, bh);
+  const unsigned char *kp = attn_fjob_kpad_row(J, bh);
   gblock g;
   float *fw = vws;
   g.s = fw;
@@ -434,11 +391,11 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
   double *dq = (double *)(mk + BB), *dr = dq + D, *dkT = dr + D, *dv = dkT + D * CL;
   memset(dkT, 0, D * CL * sizeof *dkT);
   memset(dv, 0, CL * Dv * sizeof *dv);
-  for (size_t i = query_begin(J, k0); i < Lq; i++) {
+  for (size_t i = attn_fjob_query_begin(J, k0); i < Lq; i++) {
     if (invS[i] == 0) continue;
-    const size_t je = key_end(J, i), jend = je < k1 ? je : k1;
+    const size_t je = attn_fjob_key_end(J, i), jend = je < k1 ? je : k1;
     if (jend <= k0) continue;
-    const unsigned char *mr = mask_row(J, bh, i);
+    const unsigned char *mr = attn_fjob_mask_row(J, bh, i);
     const float *dh = dH + i * Dv;
     const double Pi = P[i], iS = invS[i];
     const float Eb = (float)stat[2 * i];
@@ -550,7 +507,7 @@ static int bwd_reduce(void *vc, size_t t, void *ws) {
 int attn_fjob_backward32(const attn_fjob *J, const float *H, const double *stat, float *dQ, float *dK,
                          float *dV, double *dRrow) {
   const size_t BH = J->B * J->H, D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk;
-  const size_t Lqp = round8(Lq), Lkp = round8(Lk);
+  const size_t Lqp = attn_round8(Lq), Lkp = attn_round8(Lk);
   const size_t nchunk = attn_fjob_key_chunks(BH, Lk);
   size_t chunklen = (Lk + nchunk - 1) / nchunk;
   chunklen = (chunklen + BB - 1) / BB * BB;

@@ -54,6 +54,67 @@ int attn_fjob_backward32(const attn_fjob *J, const float *H, const double *stat,
 /* Key chunks per head of the backward (fixed by the shape). */
 size_t attn_fjob_key_chunks(size_t BH, size_t Lk);
 
+/* What the float64 and float32 engines share about a job. */
+static inline size_t attn_round8(size_t n) { return (n + 7) / 8 * 8; }
+/* Keys query i sees by the causal rule: [0, key_end), j <= i + Lk - Lq. */
+static inline size_t attn_fjob_key_end(const attn_fjob *J, size_t i) {
+  if (!J->causal) return J->Lk;
+  size_t e = i + 1 + J->Lk; /* i + 1 + Lk - Lq <= Lk since i < Lq */
+  return e <= J->Lq ? 0 : e - J->Lq;
+}
+/* First query that sees key j by the causal rule (Lq or more: none). */
+static inline size_t attn_fjob_query_begin(const attn_fjob *J, size_t j) {
+  if (!J->causal) return 0;
+  size_t a = j + J->Lq;
+  return a <= J->Lk ? 0 : a - J->Lk;
+}
+/* Row i's general-mask row in head bh, or NULL. */
+static inline const unsigned char *attn_fjob_mask_row(const attn_fjob *J, size_t bh, size_t i) {
+  if (!J->mask) return NULL;
+  size_t b = J->mask_B == 1 ? 0 : bh / J->H;
+  return J->mask + (b * J->Lq + i) * J->Lk;
+}
+static inline const unsigned char *attn_fjob_kpad_row(const attn_fjob *J, size_t bh) {
+  return J->kpad ? J->kpad + (bh / J->H) * J->Lk : NULL;
+}
+/* mk[b] = 0 for an excluded key j0 + b, else 1 (in the engine's type T);
+ * returns the visible count. */
+#define ATTN_DEFINE_MASK_LANES(name, T)                                                            \
+  static inline size_t name(const unsigned char *kp, const unsigned char *mr, size_t j0, size_t nb, \
+                            T *mk) {                                                               \
+    size_t n = 0;                                                                                  \
+    for (size_t b = 0; b < nb; b++) {                                                              \
+      int x = (kp && kp[j0 + b]) || (mr && mr[j0 + b]);                                            \
+      mk[b] = x ? (T)0 : (T)1;                                                                     \
+      n += !x;                                                                                     \
+    }                                                                                              \
+    return n;                                                                                      \
+  }
+/* A finished forward row's statistics (see attn_fjob_forward): sets ratio
+ * and st; returns 0 for a row that sees no key (H row: 0 with empty_zero,
+ * else NaN), 1 for a flagged row (H row NaN), 2 with *inv = 1 / T~ (H row
+ * N * inv). */
+static inline int attn_fjob_row_stats(const attn_fjob *J, size_t nvis, double E, double S, double A,
+                                      double *st, double *ratio, double *inv) {
+  if (nvis == 0) {
+    *ratio = J->empty_zero ? 1.0 : 0.0;
+    st[0] = -INFINITY;
+    st[1] = J->empty_zero ? INFINITY : NAN;
+    return 0;
+  }
+  *ratio = A > 0 ? S / A : 0.0;
+  st[0] = E;
+  if (!(S > J->denom_tol * A) || !(A > 0)) {
+    st[1] = NAN;
+    return 1;
+  }
+  /* eps in the row's scale 2^(l E): eps 2^(-l E) (inf past the range: H -> 0) */
+  double T = S + (J->eps > 0 ? ldexp(J->eps, (int)(-(double)J->l * E)) : 0.0);
+  *inv = 1.0 / T;
+  st[1] = T;
+  return 2;
+}
+
 /* Gauss engine. sigma one bandwidth; stat 2 L doubles (E_i, S~_i), S~_i = NaN
  * for a flagged row; ratio L doubles. dsrow: L scratch. GFI_OK or GFI_ENOMEM. */
 int attn_gauss_forward(const gfi_attn_plan *p, const double *Q, const double *K, const double *V,
