@@ -31,14 +31,14 @@ awk -v a="$pf" -v b="$pd" 'BEGIN { exit !(a > 0.5 && a < 20 && (a - b) ^ 2 < (1e
 awk -v a="$pl" -v b="$pld" 'BEGIN { exit !(a < 0 && (a - b) ^ 2 < (1e-9 * a) ^ 2) }' && ok || bad "poly lscv fast $pl direct $pld"
 expect 0 "" -- "$GFI" density --data "$T/d1" --phi poly:0,1,0,0.5 --R lscv --method direct --grid -2:2:5
 grep -q "^# R-select: lscv, R = $pd, .*direct route" "$T/out" && ok || bad "poly density --R lscv: $(grep R-select "$T/out")"
-expect 0 "" -- "$GFI" ropt --regress --data "$T/r1" --dim 1 --phi poly:0,0.3,0,2 --select loocv --method fast
+expect 0 "" -- "$GFI" ropt --regress --data "$T/r1" --dim 1 --phi poly:0.3,0,2 --select loocv --method fast
 qf=$(col "$T/out" R_opt) qc=$(col "$T/out" cv)
-expect 0 "" -- "$GFI" ropt --regress --data "$T/r1" --dim 1 --phi poly:0,0.3,0,2 --select loocv --method direct
+expect 0 "" -- "$GFI" ropt --regress --data "$T/r1" --dim 1 --phi poly:0.3,0,2 --select loocv --method direct
 qd=$(col "$T/out" R_opt) qcd=$(col "$T/out" cv)
 awk -v a="$qf" -v b="$qd" 'BEGIN { exit !(a > 0.1 && (a - b) ^ 2 < (1e-4 * a) ^ 2) }' && ok || bad "poly loocv R_opt fast $qf direct $qd"
 awk -v a="$qc" -v b="$qcd" 'BEGIN { exit !(a > 0.02 && a < 0.1 && (a - b) ^ 2 < (1e-8 * a) ^ 2) }' && ok ||
   bad "poly loocv cv fast $qc direct $qcd"
-expect 0 "" -- "$GFI" regress --data "$T/r1" --phi poly:0,0.3,0,2 --R loocv --method direct --grid 0:1:3
+expect 0 "" -- "$GFI" regress --data "$T/r1" --phi poly:0.3,0,2 --R loocv --method direct --grid 0:1:3
 grep -q "^# R-select: loocv, R = $qd" "$T/out" && ok || bad "poly regress --R loocv: $(grep R-select "$T/out")"
 expect 2 "loocv needs phi = pow:L or poly" -- "$GFI" regress --data "$T/r1" --phi abs --R loocv --grid 0:1:3
 

@@ -58,6 +58,16 @@ def test_fourier_lscv_radius_equal_cli(cli, npy, tmp_path, data1):
     assert kde.selection_.value < 0 and kde.selection_.nscan == 100
 
 
+def test_fourier_lscv_poly_equal_cli(cli, npy, tmp_path, data1):
+    # a polynomial phi: the same LSCV radius and density from Python and the CLI
+    out = tmp_path / "p.npy"
+    r = cli("density", "--data", npy(data1), "--phi", "poly:0,1,0,0.5", "--R", "lscv", "--at",
+            npy([0.0, 0.5]), "--out", out)
+    kde = gfi.FourierKDE(R="lscv", phi=[0, 1, 0, 0.5]).fit(data1)
+    assert float(meta(r.stdout, "R")) == kde.R_[0]
+    assert bits_equal(kde.evaluate([0.0, 0.5]), np.load(out))
+
+
 @pytest.mark.parametrize("bw", ["scott", "silverman", "0.3", "pi", "lscv"])
 def test_gauss_equal_cli(cli, npy, tmp_path, data1, bw):
     at = np.linspace(-3, 3, 25)

@@ -55,6 +55,18 @@ def test_loocv_radius_equal_cli(cli, npy, tmp_path, xy):
     assert bits_equal(nw.predict([0.0, 0.5]).reshape(-1), np.load(out))
 
 
+def test_loocv_poly_radius_equal_cli(cli, npy, tmp_path, xy):
+    # a polynomial phi with odd powers (0.3 z + 2 z^3): the same LOO-CV radius and fit
+    x, y = xy
+    x1, y1 = x[:200, :1].copy(), y[:200, :1].copy()
+    out = tmp_path / "f.npy"
+    r = cli("regress", "--data", npy(np.hstack([x1, y1])), "--phi", "poly:0.3,0,2", "--R", "loocv",
+            "--at", npy([0.0, 0.5]), "--out", out)
+    nw = gfi.FourierNW(R="loocv", phi=[0.3, 0, 2]).fit(x1, y1)
+    assert float(meta(r.stdout, "R")) == nw.R_[0]
+    assert bits_equal(nw.predict([0.0, 0.5]).reshape(-1), np.load(out))
+
+
 def test_flags_mask_odd_l():
     # phi = z^1: weights of both signs; far from the data every sinc factor is
     # tiny and the sum cancels for some queries: those rows are NaN and flagged
