@@ -417,25 +417,22 @@ static int cmp_double(const void *a, const void *b) {
  * denominator S): a row is settled when its ratio's bound is within tol
  * times max |y| (finish_fast's test). With every bound scaled by f a row
  * settles when f <= tol ymax S / (eN + fm eS + tol ymax eS), fm its largest
- * |ratio|; rows with S <= 0 cannot. When more than G / 20 rows are
- * unsettled, the factor that settles all but G / 20 of them (those go to the
- * direct sum); 1 otherwise, or when nothing tighter helps. */
+ * |ratio|; rows with S <= 0 cannot, and are not counted. When more than
+ * G / 20 rows with S > 0 are unsettled, the factor that settles all but
+ * G / 20 of them (those go to the direct sum); 1 otherwise. */
 static double nw_need(const void *ctx, size_t G, const double *res, const double *babs) {
   const gfi_nw_plan *p = ctx;
   const size_t V = p->V, nc = V + 1, keep = G / 20;
   const double lim = p->tol * p->ymax, eS = babs[0];
   double eN = 0;
   for (size_t v = 0; v < V; v++) eN = fmax(eN, babs[v + 1]);
-  double *r = malloc((G ? G : 1) * sizeof *r);
+  double *r = gfi_malloc2(G ? G : 1, sizeof *r);
   if (!r) return 1.0; /* unsettled rows go to the direct sum */
   size_t n = 0;
   for (size_t g = 0; g < G; g++) {
     const double *row = res + g * nc;
     double S = row[0], lo = S - eS, fm = 0;
-    if (!(S > 0)) {
-      r[n++] = 0;
-      continue;
-    }
+    if (!(S > 0)) continue; /* no tolerance helps: the direct sum */
     for (size_t v = 0; v < V; v++) fm = fmax(fm, fabs(row[1 + v] / S));
     if (lo > 0 && (eN + fm * eS) / lo <= lim) continue;
     r[n++] = lim * S / (eN + fm * eS + lim * eS);
