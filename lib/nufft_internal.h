@@ -55,6 +55,16 @@ typedef struct nufft_phihat_tab {
 void nufft_phihat_tab_make(const nufft_kernel *k, nufft_phihat_tab *t);
 /* phihat(xi) from the table (from nufft_phihat for |xi| > pi or no table). */
 double nufft_phihat_tab_eval(const nufft_phihat_tab *t, const nufft_kernel *k, double xi);
+/* The table's polynomial at |xi| <= pi with t->deg > 0 (the caller checks):
+ * inline, so that a loop over targets vectorises; the same operations as
+ * nufft_phihat_tab_eval, so the same bits. */
+static inline double nufft_phihat_tab_poly(const nufft_phihat_tab *t, double x) {
+  int p = (int)(x / (2 * t->h));
+  if (p >= NUFFT_PH_PIECES) p = NUFFT_PH_PIECES - 1;
+  double u = x - (2 * p + 1) * t->h, s = t->c[p][t->deg];
+  for (int n = t->deg - 1; n >= 0; n--) s = s * u + t->c[p][n];
+  return s;
+}
 
 /* Smallest even n >= m whose only prime factors are 2, 3 and 5 (0 when none
  * fits in size_t). */

@@ -6,7 +6,9 @@
  * the first (slowest) axis, each written by one thread only, and every thread
  * visits the points that reach its slab in the sorted order. So each grid cell
  * receives its contributions in the sorted order whatever the number of
- * threads or slabs. Interpolation computes each point's sum in a fixed order. */
+ * threads or slabs. Interpolation computes each point's sum in a fixed order;
+ * it visits the points in the sorted order only where the grid is too large
+ * to stay in cache, which changes speed, never bits. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -188,11 +190,7 @@ void nufft_phihat_tab_make(const nufft_kernel *k, nufft_phihat_tab *t) {
 double nufft_phihat_tab_eval(const nufft_phihat_tab *t, const nufft_kernel *k, double xi) {
   double x = fabs(xi);
   if (!t->deg || !(x <= M_PI)) return nufft_phihat(k, xi);
-  int p = (int)(x / (2 * t->h));
-  if (p >= NUFFT_PH_PIECES) p = NUFFT_PH_PIECES - 1;
-  double u = x - (2 * p + 1) * t->h, s = t->c[p][t->deg];
-  for (int n = t->deg - 1; n >= 0; n--) s = s * u + t->c[p][n];
-  return s;
+  return nufft_phihat_tab_poly(t, x);
 }
 
 size_t nufft_next235even(size_t m) {
@@ -609,7 +607,10 @@ static void interp_point(const nufft_kernel *k, int D, const size_t *nf, const d
   cj[1] = im;
 }
 
-/* PT_BLOCK sorted points per task; each point's value is its own sum. */
+/* PT_BLOCK points per task, in sorted order (perm) or, on a grid small
+ * enough to stay in cache, in input order (perm NULL); each point's value is
+ * its own sum, so the order changes no bit. */
+#define INTERP_UNSORTED_MAX ((size_t)1 << 18) /* cells: 4 MiB of grid */
 typedef struct {
   const nufft_kernel *k;
   int D;
@@ -626,7 +627,7 @@ GFI_CLONES static int interp_task(void *vc, size_t q, void *ws) {
   const interp_ctx *x = vc;
   size_t p0 = q * PT_BLOCK, p1 = x->N - p0 < PT_BLOCK ? x->N : p0 + PT_BLOCK;
   for (size_t p = p0; p < p1; p++) {
-    size_t j = x->perm[p];
+    size_t j = x->perm ? x->perm[p] : p;
     interp_point(x->k, x->D, x->nf, x->t + j * (size_t)x->D, x->c + 2 * j, x->grid);
   }
   return GFI_OK;
@@ -637,6 +638,13 @@ int nufft_interp(const nufft_kernel *k, int D, const size_t *nf, size_t N, const
   if (N == 0) return GFI_OK;
   int nt = nufft_threads(nthreads);
   if (N < 4096) nt = 1;
+  size_t cells = 1;
+  for (int d = 0; d < D; d++) cells = cells < SIZE_MAX / nf[d] ? cells * nf[d] : SIZE_MAX;
+  if (cells <= INTERP_UNSORTED_MAX) { /* the grid stays in cache: no sort */
+    interp_ctx ic = {k, D, nf, N, t, c, grid, NULL};
+    (void)par_for((N + PT_BLOCK - 1) / PT_BLOCK, nt, 0, interp_task, &ic); /* cannot fail */
+    return GFI_OK;
+  }
   nufft_work own = {0};
   binning b;
   int st = binning_make(&b, w ? w : &own, D, nf, N, t, nt);
