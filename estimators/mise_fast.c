@@ -13,7 +13,10 @@
 #include "gfi/validate.h"
 #include "alloc.h"
 
-double ise_fast_tol(double tol) { return tol > 0 ? tol : 1e-12; }
+/* The engine's rule (bl_ntol, as gfi_ecf): one transform of weights summing
+ * to 1, so every node's empirical cf is within BL_NUFFT_SAFETY ntol = tol / 2
+ * of the exact sum: tol is a bound on the cf's error, as documented. */
+double ise_fast_tol(double tol) { return bl_ntol(tol > 0 ? tol : 1e-12, 1.0, 1); }
 
 /* Half-widths of the targets' box per axis (axis 0 covers [0, L]). */
 static void target_halfwidths(const ise_pl_rule *r, const axis_nodes *ax, double *S) {
@@ -298,7 +301,7 @@ int mise_mc_stream(const gfi_model *m, const gfi_kernel *k, size_t N, const doub
   int st = ise_pl_init(m, k, R, o->resolution, nt, &rule);
   if (st) return st;
   size_t block = o->base.data_block ? (o->base.data_block < PL_CHUNK ? o->base.data_block : PL_CHUNK) : PL_CHUNK;
-  double tol = ise_fast_tol(o->base.tol);
+  double tol = ise_fast_tol(o->base.tol); /* the NUFFT's tolerance */
   int T = nt < 1 ? 1 : nt, T1;
   if ((size_t)T > nloc) T = nloc ? (int)nloc : 1;
   int inner = nt / T > 1 ? nt / T : 1;
@@ -365,7 +368,7 @@ int mise_mc_stream(const gfi_model *m, const gfi_kernel *k, size_t N, const doub
   double *tg = NULL, *psr = NULL, *psi = NULL, *k0 = NULL, *w0 = NULL, *kr = NULL, *wr = NULL;
   double *slots = NULL, *pool = NULL, *ise = NULL, *bound = NULL, *msg = NULL;
   if (!st) {
-    engine = ise_pl_engine(o->base.method, &rule, ax, (double)N, xhalf, tol);
+    engine = ise_pl_engine(o->base.method, &rule, ax, (double)N, xhalf, o->base.tol);
     n0 = ax[0].n;
     nrow = ise_pl_row(&rule, ax);
     K = n0 * nrow;

@@ -32,7 +32,10 @@
  * memory (16 MB a thread); larger ones are streamed on one shared rule. */
 #define MC_PER_REP_MAX_COORDS ((size_t)1 << 21)
 
-/* tol, or the default 1e-12 when tol <= 0. */
+/* The NUFFT tolerance for a bound tol on the empirical cf's error at each
+ * node (the default 1e-12 when tol <= 0): bl_ntol(tol, 1, 1). ise_pl_engine
+ * and ise_pl_ecf_nufft take the caller's tol and apply it themselves;
+ * ise_pl_err_bound takes the NUFFT tolerance. */
 double ise_fast_tol(double tol);
 
 /* The engine for N points with half-widths xhalf[D] on the rule's nodes:
@@ -43,14 +46,15 @@ gfi_method ise_pl_engine(gfi_method asked, const ise_pl_rule *r, const axis_node
 /* The tensor nodes as points (K x D, the order of ise_pl_row), malloc'ed. */
 double *ise_pl_targets(const ise_pl_rule *r, const axis_nodes *ax, size_t *K);
 
-/* As ise_pl_ecf_accum (adds the raw sums) by a type-3 NUFFT to tolerance tol
- * (each raw sum within about tol * N). */
+/* As ise_pl_ecf_accum (adds the raw sums) by a type-3 NUFFT, the caller's
+ * tol mapped by ise_fast_tol (each raw sum within tol N / 2). */
 int ise_pl_ecf_nufft(const ise_pl_rule *r, const axis_nodes *ax, size_t N, const double *x,
                      double tol, int nt, double *pr, double *pim);
 
-/* Bound on |ISE - ISE with the exact empirical cf| for a cf error <= tol at
- * each node, given sum W K^2 and the node sum s (not scaled). */
-double ise_pl_err_bound(const ise_pl_rule *r, double tol, double swk2, double s);
+/* Bound on |ISE - ISE with the exact empirical cf| for transforms at NUFFT
+ * tolerance ntol (a cf error <= BL_NUFFT_SAFETY ntol at each node), given
+ * sum W K^2 and the node sum s (not scaled). */
+double ise_pl_err_bound(const ise_pl_rule *r, double ntol, double swk2, double s);
 
 /* Splitting a Monte-Carlo MISE's replications over cooperating processes
  * (the gfi program fills this in from its MPI layer; the library itself
