@@ -26,6 +26,14 @@ void nufft_default_opts(nufft_opts *o) {
   o->nthreads = 0;
   o->upsampfac = 0.0;
   o->max_grid = 0;
+  o->real_sources = 0;
+}
+
+double nufft3_target_centre(const nufft_opts *o, double smin, double smax) {
+  /* the unshifted half-width max |s| at most 9/8 of the full width: a range
+   * that holds 0, or a rule's nodes on (0, W] whose first node is not 0 */
+  if (o && o->real_sources && fmax(fabs(smin), fabs(smax)) <= 1.125 * (smax - smin)) return 0.0;
+  return 0.5 * (smin + smax);
 }
 
 static int nt_of(const nufft_opts *o) { return o ? o->nthreads : 0; }
@@ -305,6 +313,8 @@ struct nufft3_plan {
   size_t K;
   int shift_targets;       /* Dc != 0 */
   double *grid1, *grid2;   /* fftw_malloc */
+  double *grid1r;          /* real sources without a shift: their real grid (tot1), folded
+                              into grid1's real parts by nufft3_exec; else NULL */
   nufft_fft fft2;
   double *w2;              /* inner deconvolution factors, nf[d] per axis */
   double *t2;              /* targets as grid2 coordinates (K x D) */
@@ -375,6 +385,7 @@ void nufft3_destroy(nufft3_plan *p) {
   nufft_fft_free(&p->fft2);
   fftw_free(p->grid1);
   fftw_free(p->grid2);
+  free(p->grid1r);
   free(p->w2);
   free(p->t2);
   free(p->corr);
@@ -495,7 +506,7 @@ int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *x
       if (v < smin) smin = v;
       if (v > smax) smax = v;
     }
-    p->Dc[d] = 0.5 * (smin + smax);
+    p->Dc[d] = nufft3_target_centre(o, smin, smax);
     S[d] = fmax(smax - p->Dc[d], p->Dc[d] - smin);
     if (p->Dc[d] != 0) p->shift_targets = 1;
   }
@@ -512,6 +523,13 @@ int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *x
   for (int d = 0; d < D; d++) wtot += p->nf[d];
   p->grid1 = grid_alloc(p->tot1);
   p->grid2 = grid_alloc(p->tot2);
+  if (o && o->real_sources && !p->shift_targets && p->grid1) {
+    p->grid1r = calloc(p->tot1, sizeof *p->grid1r);
+    if (!p->grid1r) {
+      nufft3_destroy(p);
+      return GFI_ENOMEM;
+    }
+  }
   p->w2 = gfi_malloc2(wtot, sizeof(double));
   p->t2 = gfi_malloc3((K ? K : 1), D, sizeof(double));
   p->corr = gfi_malloc3(2, (K ? K : 1), sizeof(double));
@@ -556,6 +574,7 @@ typedef struct {
   const double *xc, *cc; /* cc: complex strengths, or NULL for real ones */
   const double *cr;      /* real strengths (NULL with cc NULL: all cval) */
   double cval;
+  int real;              /* write the real strengths alone, cbuf[j] (no shift) */
 } t3pre_ctx;
 
 /* The phase of the target shift, e^{i sign ph}, times the strength a + i b,
@@ -610,7 +629,9 @@ static int t3pre_task(void *vc, size_t k, void *ws) {
     else
       a[j - j0] = c->cr ? c->cr[j] : c->cval, b[j - j0] = 0;
   }
-  if (p->shift_targets) {
+  if (c->real) {
+    for (size_t j = j0; j < j1; j++) p->cbuf[j] = a[j - j0];
+  } else if (p->shift_targets) {
     t3_shift(j1 - j0, ph, a, b, (double)p->sign, simd, p->cbuf + 2 * j0);
   } else {
     for (size_t j = j0; j < j1; j++) {
@@ -650,9 +671,11 @@ static int add_common(nufft3_plan *p, size_t N, const double *x, const double *c
     size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
     int ntl = nufft_threads(nt);
     if (n < 16384) ntl = 1;
-    t3pre_ctx tc = {p, n, x + j0 * D, c ? c + 2 * j0 : NULL, cr ? cr + j0 : NULL, cval};
+    const int real = p->grid1r && !c;
+    t3pre_ctx tc = {p, n, x + j0 * D, c ? c + 2 * j0 : NULL, cr ? cr + j0 : NULL, cval, real};
     (void)par_for((n + FOLD_BLOCK - 1) / FOLD_BLOCK, ntl, 0, t3pre_task, &tc); /* cannot fail */
-    int st = nufft_spread(&p->kp, D, p->nf, n, p->tbuf, p->cbuf, p->grid1, nt, &p->work);
+    int st = real ? nufft_spread_real(&p->kp, D, p->nf, n, p->tbuf, p->cbuf, p->grid1r, nt, &p->work)
+                  : nufft_spread(&p->kp, D, p->nf, n, p->tbuf, p->cbuf, p->grid1, nt, &p->work);
     if (st) return st;
   }
   return GFI_OK;
@@ -670,6 +693,11 @@ int nufft3_add_real(nufft3_plan *p, size_t N, const double *x, const double *c, 
 int nufft3_exec(nufft3_plan *p, double *f) {
   if (!p || (p->K && !f)) return GFI_EINVAL;
   if (p->K == 0) return GFI_OK;
+  if (p->grid1r) /* the real sources' grid joins the complex one (sums kept) */
+    for (size_t i = 0; i < p->tot1; i++) {
+      p->grid1[2 * i] += p->grid1r[i];
+      p->grid1r[i] = 0;
+    }
   memset(p->grid2, 0, p->tot2 * 2 * sizeof(double));
   modes_grid(p->D, p->nf, p->nf2, p->w2, p->grid1, p->grid2, 2, p->nthreads);
   nufft_fft_exec(&p->fft2, p->grid2, p->nthreads);
@@ -684,7 +712,9 @@ int nufft3_exec(nufft3_plan *p, double *f) {
 }
 
 void nufft3_reset(nufft3_plan *p) {
-  if (p) memset(p->grid1, 0, p->tot1 * 2 * sizeof(double));
+  if (!p) return;
+  memset(p->grid1, 0, p->tot1 * 2 * sizeof(double));
+  if (p->grid1r) memset(p->grid1r, 0, p->tot1 * sizeof(double));
 }
 
 void nufft3_info(const nufft3_plan *p, size_t nf[3], int *width) {

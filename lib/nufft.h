@@ -78,6 +78,13 @@ typedef struct nufft_opts {
   double upsampfac;  /* fine-grid oversampling sigma (0 = default 2.0) */
   size_t max_grid;   /* largest FFT grid (total points) accepted; 0 = default 2^28. For
                         type 3 this bounds the inner type 2's grid (~ sigma^D prod nf) */
+  int real_sources;  /* type 3: the caller adds real strengths only (nufft3_add_real).
+                        The targets are then not shifted to their centre on an axis
+                        whose target range holds or nearly holds 0
+                        (nufft3_target_centre), so the
+                        strengths stay real and spread onto a real grid: half the
+                        arithmetic and no phase per source, for a grid at most 2.25
+                        times as long on that axis. nufft3_add stays correct, unhurried. */
 } nufft_opts;
 
 void nufft_default_opts(nufft_opts *o);
@@ -111,6 +118,15 @@ void nufft3_reset(nufft3_plan *p);
  * and the metadata); NULL-safe. */
 void nufft3_info(const nufft3_plan *p, size_t nf[3], int *width);
 void nufft3_destroy(nufft3_plan *p);
+
+/* The centre a type-3 plan shifts its targets to on an axis whose targets
+ * span [smin, smax]: the midpoint, or 0 under o->real_sources when
+ * max(|smin|, |smax|) <= 9/8 (smax - smin), which holds for a range that
+ * contains 0 and for nodes on (0, W] (the shift would make real strengths
+ * complex; without it that axis' grid is at most 2.25 times as long). The
+ * targets' half-width S that nufft3_grid_size takes is then
+ * max(smax - centre, centre - smin). */
+double nufft3_target_centre(const nufft_opts *o, double smin, double smax);
 
 /* Predicted fine-grid size per axis for a type-3 transform whose sources lie
  * in a box of half-widths X[d] and targets in a box of half-widths S[d] (the

@@ -89,6 +89,11 @@ void nufft_work_free(nufft_work *w);
  * (the grid is then unchanged). w: scratch reused between calls, or NULL. */
 int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
                  const double *c, double *grid, int nthreads, nufft_work *w);
+/* nufft_spread for N real strengths c onto a real grid (one double per cell,
+ * last axis fastest): the same summation order, so the same bits as the real
+ * parts of nufft_spread with imaginary parts 0. */
+int nufft_spread_real(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
+                      const double *c, double *grid, int nthreads, nufft_work *w);
 
 /* The adjoint: c[j] = sum_i phi(...) grid[i] over the ns^D cells near t_j. */
 int nufft_interp(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,

@@ -362,9 +362,75 @@ static int binning_make(binning *b, nufft_work *w, int D, const size_t *nf, size
  * [r0, r1) of the grid. */
 enum { SPREAD_AHEAD = 16 }; /* points fetched ahead in spread_bins */
 
+/* spread_bins for real strengths c (N doubles) onto a real grid (one double
+ * per cell): the same order of sums, half the arithmetic of the complex
+ * grid, and contiguous cells on the last axis that vectorise. */
+static inline __attribute__((always_inline)) void spread_bins_real(
+    const nufft_kernel *k, int D, const size_t *nf, const binning *b, size_t b0, const double *t,
+    const double *c, double *grid, size_t r0, size_t r1) {
+  int ns = k->ns;
+  size_t per0 = b->nbins / b->nb[0];
+  size_t lo = b->start[b0 * per0], hi = b->start[(b0 + 1) * per0];
+  double k0[NUFFT_MAX_WIDTH], k1[NUFFT_MAX_WIDTH], k2[NUFFT_MAX_WIDTH];
+  size_t i0[NUFFT_MAX_WIDTH], i1[NUFFT_MAX_WIDTH], i2[NUFFT_MAX_WIDTH];
+  for (size_t p = lo; p < hi; p++) {
+    size_t j = b->perm[p];
+    if (p + SPREAD_AHEAD < hi) {
+      size_t ja = b->perm[p + SPREAD_AHEAD];
+      __builtin_prefetch(t + ja * (size_t)D);
+      __builtin_prefetch(c + ja);
+    }
+    const double *tj = t + j * (size_t)D;
+    double cr = c[j];
+    axis_weights(k, tj[0], nf[0], k0, i0);
+    int any = 0;
+    for (int m = 0; m < ns; m++) any |= (i0[m] >= r0 && i0[m] < r1);
+    if (!any) continue;
+    if (D == 1) {
+      for (int m = 0; m < ns; m++)
+        if (i0[m] >= r0 && i0[m] < r1) grid[i0[m]] += cr * k0[m];
+      continue;
+    }
+    axis_weights(k, tj[1], nf[1], k1, i1);
+    if (D == 2) {
+      int c1 = i1[0] + (size_t)ns <= nf[1];
+      for (int m = 0; m < ns; m++) {
+        if (i0[m] < r0 || i0[m] >= r1) continue;
+        double v = cr * k0[m], *row = grid + i0[m] * nf[1];
+        if (c1) {
+          double *g = row + i1[0];
+          for (int m1 = 0; m1 < ns; m1++) g[m1] += v * k1[m1];
+        } else {
+          for (int m1 = 0; m1 < ns; m1++) row[i1[m1]] += v * k1[m1];
+        }
+      }
+      continue;
+    }
+    axis_weights(k, tj[2], nf[2], k2, i2);
+    int c2 = i2[0] + (size_t)ns <= nf[2];
+    for (int m = 0; m < ns; m++) {
+      if (i0[m] < r0 || i0[m] >= r1) continue;
+      double v = cr * k0[m];
+      for (int m1 = 0; m1 < ns; m1++) {
+        double w = v * k1[m1], *row = grid + (i0[m] * nf[1] + i1[m1]) * nf[2];
+        if (c2) {
+          double *g = row + i2[0];
+          for (int m2 = 0; m2 < ns; m2++) g[m2] += w * k2[m2];
+        } else {
+          for (int m2 = 0; m2 < ns; m2++) row[i2[m2]] += w * k2[m2];
+        }
+      }
+    }
+  }
+}
+
 GFI_CLONES static void spread_bins(const nufft_kernel *k, int D, const size_t *nf, const binning *b,
                         size_t b0, const double *t, const double *c, double *grid, size_t r0,
-                        size_t r1) {
+                        size_t r1, int real) {
+  if (real) {
+    spread_bins_real(k, D, nf, b, b0, t, c, grid, r0, r1);
+    return;
+  }
   int ns = k->ns;
   size_t per0 = b->nbins / b->nb[0];
   size_t lo = b->start[b0 * per0], hi = b->start[(b0 + 1) * per0];
@@ -451,6 +517,7 @@ typedef struct {
   const double *t, *c;
   double *grid;
   const size_t *sb;
+  int real;
 } slab_ctx;
 
 static int slab_task(void *vc, size_t s, void *ws) {
@@ -462,7 +529,7 @@ static int slab_task(void *vc, size_t s, void *ws) {
   if (r0 >= r1) return GFI_OK;
   for (size_t b0 = 0; b0 < nb0; b0++)
     if (bin_touches(b0, bw, x->k->ns, x->nf[0], r0, r1))
-      spread_bins(x->k, x->D, x->nf, x->b, b0, x->t, x->c, x->grid, r0, r1);
+      spread_bins(x->k, x->D, x->nf, x->b, b0, x->t, x->c, x->grid, r0, r1, x->real);
   return GFI_OK;
 }
 
@@ -479,17 +546,27 @@ typedef struct {
   size_t nf, N, plen;
   const double *t, *c;
   double *pads;
+  int real; /* c: N real strengths, pads and grid one double per cell */
 } spread1_ctx;
 
 GFI_CLONES static int spread1_task(void *vc, size_t q, void *ws) {
   (void)ws;
   const spread1_ctx *x = vc;
   const size_t j0 = q * SPREAD1_BLOCK, j1 = x->N - j0 < SPREAD1_BLOCK ? x->N : j0 + SPREAD1_BLOCK;
-  const int ns = x->k->ns;
-  double *g = x->pads + q * 2 * x->plen;
-  memset(g, 0, 2 * x->plen * sizeof *g);
+  const int ns = x->k->ns, cw = x->real ? 1 : 2;
+  double *g = x->pads + q * (size_t)cw * x->plen;
+  memset(g, 0, (size_t)cw * x->plen * sizeof *g);
   double ker[NUFFT_MAX_WIDTH];
   size_t idx[NUFFT_MAX_WIDTH];
+  if (x->real) {
+    for (size_t j = j0; j < j1; j++) {
+      axis_weights(x->k, x->t[j], x->nf, ker, idx);
+      const double cr = x->c[j];
+      double *gp = g + idx[0];
+      for (int m = 0; m < ns; m++) gp[m] += cr * ker[m];
+    }
+    return GFI_OK;
+  }
   for (size_t j = j0; j < j1; j++) {
     axis_weights(x->k, x->t[j], x->nf, ker, idx);
     const double cr = x->c[2 * j], ci = x->c[2 * j + 1];
@@ -503,12 +580,20 @@ GFI_CLONES static int spread1_task(void *vc, size_t q, void *ws) {
 }
 
 static int spread_1d_small(const nufft_kernel *k, size_t nf, size_t N, const double *t, const double *c,
-                           double *grid, int nt) {
+                           double *grid, int nt, int real) {
   const size_t nb = (N + SPREAD1_BLOCK - 1) / SPREAD1_BLOCK, plen = nf + (size_t)k->ns;
-  double *pads = gfi_malloc3(nb, 2 * plen, sizeof *pads);
+  double *pads = gfi_malloc3(nb, (real ? 1 : 2) * plen, sizeof *pads);
   if (!pads) return GFI_ENOMEM;
-  spread1_ctx x = {k, nf, N, plen, t, c, pads};
+  spread1_ctx x = {k, nf, N, plen, t, c, pads, real};
   (void)par_for(nb, nb > 1 ? nt : 1, 1, spread1_task, &x); /* cannot fail */
+  if (real) {
+    for (size_t q = 0; q < nb; q++) {
+      const double *g = pads + q * plen;
+      for (size_t i = 0; i < plen; i++) grid[i < nf ? i : i - nf] += g[i];
+    }
+    free(pads);
+    return GFI_OK;
+  }
   for (size_t q = 0; q < nb; q++) {
     const double *g = pads + q * 2 * plen;
     for (size_t i = 0; i < plen; i++) {
@@ -521,13 +606,13 @@ static int spread_1d_small(const nufft_kernel *k, size_t nf, size_t N, const dou
   return GFI_OK;
 }
 
-int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
-                 const double *c, double *grid, int nthreads, nufft_work *w) {
+static int spread_any(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
+                      const double *c, double *grid, int nthreads, nufft_work *w, int real) {
   if (N == 0) return GFI_OK;
   int nt = nufft_threads(nthreads);
   if (N < 4096) nt = 1;
   if (D == 1 && nf[0] <= SPREAD1_MAX && (size_t)k->ns <= nf[0])
-    return spread_1d_small(k, nf[0], N, t, c, grid, nt);
+    return spread_1d_small(k, nf[0], N, t, c, grid, nt, real);
   nufft_work own = {0};
   binning b;
   int st = binning_make(&b, w ? w : &own, D, nf, N, t, nt);
@@ -551,10 +636,20 @@ int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const
     sb[s] = r;
   }
   sb[nslab] = nb0;
-  slab_ctx sc = {k, D, nf, &b, t, c, grid, sb};
+  slab_ctx sc = {k, D, nf, &b, t, c, grid, sb, real};
   (void)par_for(nslab, nslab > 1 ? nt : 1, 1, slab_task, &sc); /* cannot fail */
   nufft_work_free(&own);
   return GFI_OK;
+}
+
+int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
+                 const double *c, double *grid, int nthreads, nufft_work *w) {
+  return spread_any(k, D, nf, N, t, c, grid, nthreads, w, 0);
+}
+
+int nufft_spread_real(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
+                      const double *c, double *grid, int nthreads, nufft_work *w) {
+  return spread_any(k, D, nf, N, t, c, grid, nthreads, w, 1);
 }
 
 static void interp_point(const nufft_kernel *k, int D, const size_t *nf, const double *tj,

@@ -608,6 +608,109 @@ static void sincos_simd(void) {
   }
 }
 
+/* Real sources (opts.real_sources): targets on (0, W] on axis 0 (a rule's
+ * half-axis) and on [-W, W] or a range away from 0 on the others; real
+ * strengths, a third of them in one tight cluster (coherent errors). The
+ * unshifted plan against the direct sum at three tolerances, the bits of
+ * nufft3_add_real = nufft3_add with imaginary parts 0 on the same plan, the
+ * same bits for 1, 2 and 3 threads and for streamed blocks, and the grid
+ * that nufft3_grid_size predicts from nufft3_target_centre. */
+static void real_sources(int D, size_t N) {
+  size_t K = 400;
+  double *x = malloc(N * D * sizeof(double)), *cr = malloc(N * sizeof(double));
+  double *cz = malloc(2 * N * sizeof(double)), *s = malloc(K * D * sizeof(double));
+  double *ref = malloc(2 * K * sizeof(double)), *f1 = malloc(2 * K * sizeof(double));
+  double *f2 = malloc(2 * K * sizeof(double));
+  if (!x || !cr || !cz || !s || !ref || !f1 || !f2) {
+    CHECK(0, "out of memory");
+    free(x), free(cr), free(cz), free(s), free(ref), free(f1), free(f2);
+    return;
+  }
+  rng_state = 400 + D + N;
+  for (size_t j = 0; j < N; j++)
+    for (int d = 0; d < D; d++) x[j * D + d] = j % 3 ? unif(-2, 5) : unif(1.0, 1.001);
+  for (size_t j = 0; j < N; j++) {
+    cr[j] = j % 3 ? unif(-1, 1) : 0.7;
+    cz[2 * j] = cr[j];
+    cz[2 * j + 1] = 0;
+  }
+  for (size_t k = 0; k < K; k++) {
+    s[k * D] = unif(0.05, 40);
+    if (D > 1) s[k * D + 1] = unif(-25, 25);
+    if (D > 2) s[k * D + 2] = unif(3, 12); /* away from 0: shifted */
+  }
+  double lo[3], hi[3], sumc = 0;
+  for (int d = 0; d < D; d++) lo[d] = -2, hi[d] = 5;
+  for (size_t j = 0; j < N; j++) sumc += fabs(cr[j]);
+  nufft3_direct(D, N, x, cz, -1, K, s, ref, 1);
+  const double rt[] = {1e-3, 1e-9, 1e-13};
+  for (int it = 0; it < 3; it++) {
+    nufft_opts o;
+    nufft_default_opts(&o);
+    o.tol = rt[it];
+    o.real_sources = 1;
+    nufft3_plan *p = NULL;
+    CHECK_STATUS(nufft3_plan_make(&p, D, lo, hi, -1, K, s, &o), GFI_OK);
+    if (!p) continue;
+    CHECK_STATUS(nufft3_add_real(p, N, x, cr, 0), GFI_OK);
+    CHECK_STATUS(nufft3_exec(p, f1), GFI_OK);
+    double einf, e2;
+    errs(f1, ref, K, sumc, &einf, &e2);
+    printf("real sources D %d N %zu tol %.0e: e_inf %.2e\n", D, N, rt[it], einf);
+    CHECK(einf <= FAC * rt[it], "real sources D %d tol %g: %g", D, rt[it], einf);
+    /* the same plan with complex strengths of imaginary part 0 */
+    nufft3_reset(p);
+    CHECK_STATUS(nufft3_add(p, N, x, cz), GFI_OK);
+    CHECK_STATUS(nufft3_exec(p, f2), GFI_OK);
+    CHECK(memcmp(f1, f2, 2 * K * sizeof(double)) == 0, "real sources D %d: add_real = add", D);
+    /* streamed blocks, exec twice */
+    nufft3_reset(p);
+    for (size_t j0 = 0; j0 < N; j0 += N / 3 + 1)
+      CHECK_STATUS(nufft3_add_real(p, N - j0 < N / 3 + 1 ? N - j0 : N / 3 + 1, x + j0 * D, cr + j0, 0),
+                   GFI_OK);
+    CHECK_STATUS(nufft3_exec(p, f2), GFI_OK);
+    double eb, e2b;
+    errs(f2, f1, K, sumc, &eb, &e2b);
+    CHECK(eb <= 1e-14, "real sources D %d: blocks %g", D, eb);
+    CHECK_STATUS(nufft3_exec(p, f1), GFI_OK);
+    CHECK(memcmp(f1, f2, 2 * K * sizeof(double)) == 0, "real sources D %d: exec twice", D);
+    /* the predicted grid */
+    double X[3], S[3];
+    size_t nf[3], nfp[3];
+    for (int d = 0; d < D; d++) {
+      double smin = s[d], smax = s[d];
+      for (size_t k = 0; k < K; k++) smin = fmin(smin, s[k * D + d]), smax = fmax(smax, s[k * D + d]);
+      double cc = nufft3_target_centre(&o, smin, smax);
+      CHECK(d == 2 ? cc == 0.5 * (smin + smax) : cc == 0, "centre axis %d: %g", d, cc);
+      X[d] = 3.5;
+      S[d] = fmax(smax - cc, cc - smin);
+    }
+    nufft3_grid_size(D, X, S, &o, nf);
+    nufft3_info(p, nfp, NULL);
+    for (int d = 0; d < D; d++) CHECK(nf[d] == nfp[d], "grid axis %d: %zu vs %zu", d, nf[d], nfp[d]);
+    nufft3_destroy(p);
+    if (it != 1) continue;
+    for (int nt = 1; nt <= 3; nt++) {
+      o.nthreads = nt;
+      CHECK_STATUS(nufft3_plan_make(&p, D, lo, hi, -1, K, s, &o), GFI_OK);
+      if (!p) continue;
+      CHECK_STATUS(nufft3_add_real(p, N, x, cr, 0), GFI_OK);
+      CHECK_STATUS(nufft3_exec(p, nt == 1 ? f1 : f2), GFI_OK);
+      if (nt > 1) CHECK(memcmp(f1, f2, 2 * K * sizeof(double)) == 0, "real sources D %d: %d threads", D, nt);
+      nufft3_destroy(p);
+    }
+  }
+  /* the rule itself */
+  nufft_opts o;
+  nufft_default_opts(&o);
+  CHECK(nufft3_target_centre(&o, 0.01, 5) == 2.505, "no real_sources: the midpoint");
+  o.real_sources = 1;
+  CHECK(nufft3_target_centre(&o, 0.01, 5) == 0 && nufft3_target_centre(&o, -2, 3) == 0 &&
+            nufft3_target_centre(&o, 1, 5) == 3 && nufft3_target_centre(&o, 2, 2) == 2,
+        "target centre rule");
+  free(x), free(cr), free(cz), free(s), free(ref), free(f1), free(f2);
+}
+
 int main(void) {
   sincos_simd();
   phihat_table();
@@ -618,6 +721,8 @@ int main(void) {
   for (int D = 1; D <= 3; D++) streaming(D);
   for (int D = 1; D <= 3; D++) threads(D, 0);
   threads(1, 700);
+  for (int D = 1; D <= 3; D++) real_sources(D, 20000);
+  real_sources(1, 300); /* one thread, the unsorted 1-D path at small N */
   spans();
   many_points();
   edges();
