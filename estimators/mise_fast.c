@@ -18,9 +18,14 @@
  * of the exact sum: tol is a bound on the cf's error, as documented. */
 double ise_fast_tol(double tol) { return bl_ntol(tol > 0 ? tol : 1e-12, 1.0, 1); }
 
-/* Half-widths of the targets' box per axis (axis 0 covers [0, L]). */
-static void target_halfwidths(const ise_pl_rule *r, const axis_nodes *ax, double *S) {
-  for (size_t j = 0; j < r->D; j++) S[j] = 0.5 * (ax[j].t[ax[j].n - 1] - ax[j].t[0]);
+/* Half-widths of the targets' box per axis around the centre a plan with
+ * real sources shifts them to (axis 0 covers [0, L]: no shift). */
+static void target_halfwidths(const ise_pl_rule *r, const axis_nodes *ax, const nufft_opts *o,
+                              double *S) {
+  for (size_t j = 0; j < r->D; j++) {
+    double lo = ax[j].t[0], hi = ax[j].t[ax[j].n - 1], c = nufft3_target_centre(o, lo, hi);
+    S[j] = fmax(hi - c, c - lo);
+  }
 }
 
 gfi_method ise_pl_engine(gfi_method asked, const ise_pl_rule *r, const axis_nodes *ax, double N,
@@ -32,11 +37,12 @@ gfi_method ise_pl_engine(gfi_method asked, const ise_pl_rule *r, const axis_node
    * axis-0 node) and a complex multiply-add per (point, node); fast = w^D
    * kernel values per point and per node, and the FFT of the fine grid */
   double direct = D == 1 ? 15.0 * N * (double)K : N * (15.0 * (double)ax[0].n + 1.5 * (double)K);
-  double S[MISE_MAXD];
-  target_halfwidths(r, ax, S);
   nufft_opts no;
   nufft_default_opts(&no);
   no.tol = ise_fast_tol(tol);
+  no.real_sources = 1;
+  double S[MISE_MAXD];
+  target_halfwidths(r, ax, &no, S);
   size_t nf[3];
   size_t G = nufft3_grid_size((int)D, xhalf, S, &no, nf);
   if (G == 0) return GFI_METHOD_DIRECT;
@@ -77,21 +83,18 @@ int ise_pl_ecf_nufft(const ise_pl_rule *r, const axis_nodes *ax, size_t N, const
       hi[j] = fmax(hi[j], x[i * D + j]);
     }
   double *t = ise_pl_targets(r, ax, &K);
-  double *c = gfi_malloc3(2, PL_CHUNK, sizeof *c), *f = K ? gfi_malloc3(2, K, sizeof *f) : NULL;
+  double *f = K ? gfi_malloc3(2, K, sizeof *f) : NULL;
   nufft3_plan *p = NULL;
-  int st = t && c && f ? GFI_OK : GFI_ENOMEM;
+  int st = t && f ? GFI_OK : GFI_ENOMEM;
   nufft_opts no;
   nufft_default_opts(&no);
   no.tol = ise_fast_tol(tol);
   no.nthreads = nt;
+  no.real_sources = 1; /* every strength 1: no phase per point, a real grid */
   if (!st) st = nufft3_plan_make(&p, (int)D, lo, hi, +1, K, t, &no);
-  for (size_t i = 0; i < PL_CHUNK && c; i++) {
-    c[2 * i] = 1.0;
-    c[2 * i + 1] = 0.0;
-  }
   for (size_t b = 0; b < N && !st; b += PL_CHUNK) {
     size_t n = N - b < PL_CHUNK ? N - b : PL_CHUNK;
-    st = nufft3_add(p, n, x + b * D, c);
+    st = nufft3_add_real(p, n, x + b * D, NULL, 1.0);
   }
   if (!st) st = nufft3_exec(p, f);
   if (!st)
@@ -101,7 +104,6 @@ int ise_pl_ecf_nufft(const ise_pl_rule *r, const axis_nodes *ax, size_t N, const
     }
   nufft3_destroy(p);
   free(t);
-  free(c);
   free(f);
   return st;
 }
@@ -154,14 +156,13 @@ static double node_sum(size_t n0, size_t nrow, const double *k0, const double *w
 
 typedef struct {
   gsl_rng *r;
-  double *x, *c, *f;
+  double *x, *f;
   nufft3_plan *p;
 } worker;
 
 static void worker_free(worker *w) {
   if (w->r) gsl_rng_free(w->r);
   free(w->x);
-  free(w->c);
   free(w->f);
   nufft3_destroy(w->p);
   memset(w, 0, sizeof *w);
@@ -245,7 +246,7 @@ static int rep_task(void *vc, size_t q, void *ws) {
     size_t n = N - b < PL_CHUNK ? N - b : PL_CHUNK;
     s2 = draw(c->m, w->r, n, c->block, D, w->x);
     if (!s2)
-      s2 = c->engine == GFI_METHOD_FAST ? nufft3_add(w->p, n, w->x, w->c)
+      s2 = c->engine == GFI_METHOD_FAST ? nufft3_add_real(w->p, n, w->x, NULL, 1.0)
                                         : ise_pl_ecf_accum(c->rule, c->ax, n, w->x, c->inner, pr, pim);
   }
   if (!s2 && c->engine == GFI_METHOD_FAST) {
@@ -406,14 +407,10 @@ int mise_mc_stream(const gfi_model *m, const gfi_kernel *k, size_t N, const doub
     nufft_default_opts(&no);
     no.tol = tol;
     no.nthreads = inner;
+    no.real_sources = 1; /* every strength 1: no phase per point, a real grid */
     for (int t = 0; t < T && !st; t++) {
-      wk[t].c = gfi_malloc3(2, PL_CHUNK, sizeof *wk[t].c);
       wk[t].f = gfi_malloc3(2, K, sizeof *wk[t].f);
-      if (!wk[t].c || !wk[t].f) st = GFI_ENOMEM;
-      for (size_t i = 0; i < PL_CHUNK && !st; i++) {
-        wk[t].c[2 * i] = 1.0;
-        wk[t].c[2 * i + 1] = 0.0;
-      }
+      if (!wk[t].f) st = GFI_ENOMEM;
       if (!st) st = nufft3_plan_make(&wk[t].p, (int)D, lo, hi, +1, K, tg, &no);
     }
     free(tg);
