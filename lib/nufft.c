@@ -574,7 +574,7 @@ typedef struct {
   const double *xc, *cc; /* cc: complex strengths, or NULL for real ones */
   const double *cr;      /* real strengths (NULL with cc NULL: all cval) */
   double cval;
-  int real;              /* write the real strengths alone, cbuf[j] (no shift) */
+  int real;              /* real strengths, no shift: the coordinates alone */
 } t3pre_ctx;
 
 /* The phase of the target shift, e^{i sign ph}, times the strength a + i b,
@@ -608,6 +608,19 @@ static int t3pre_task(void *vc, size_t k, void *ws) {
   const double *xc = c->xc, *cc = c->cc;
   const int D = p->D;
   size_t j0 = k * FOLD_BLOCK, j1 = c->n - j0 < FOLD_BLOCK ? c->n : j0 + FOLD_BLOCK;
+  if (c->real) { /* no phase: the grid coordinates alone (the same arithmetic) */
+    for (int d = 0; d < D; d++) {
+      const double C = p->C[d], sc = p->gam[d] * p->h[d], half = (double)(p->nf[d] / 2);
+      const double N_ = (double)p->nf[d];
+      for (size_t j = j0; j < j1; j++) {
+        double t = (xc[j * D + d] - C) / sc + half;
+        if (t < 0) t = 0;
+        if (!(t < N_)) t = N_ - 0.5;
+        p->tbuf[j * D + d] = t;
+      }
+    }
+    return GFI_OK;
+  }
   double ph[FOLD_BLOCK], a[FOLD_BLOCK], b[FOLD_BLOCK];
   int simd = 1;
   for (size_t j = j0; j < j1; j++) {
@@ -629,9 +642,7 @@ static int t3pre_task(void *vc, size_t k, void *ws) {
     else
       a[j - j0] = c->cr ? c->cr[j] : c->cval, b[j - j0] = 0;
   }
-  if (c->real) {
-    for (size_t j = j0; j < j1; j++) p->cbuf[j] = a[j - j0];
-  } else if (p->shift_targets) {
+  if (p->shift_targets) {
     t3_shift(j1 - j0, ph, a, b, (double)p->sign, simd, p->cbuf + 2 * j0);
   } else {
     for (size_t j = j0; j < j1; j++) {
@@ -674,7 +685,10 @@ static int add_common(nufft3_plan *p, size_t N, const double *x, const double *c
     const int real = p->grid1r && !c;
     t3pre_ctx tc = {p, n, x + j0 * D, c ? c + 2 * j0 : NULL, cr ? cr + j0 : NULL, cval, real};
     (void)par_for((n + FOLD_BLOCK - 1) / FOLD_BLOCK, ntl, 0, t3pre_task, &tc); /* cannot fail */
-    int st = real ? nufft_spread_real(&p->kp, D, p->nf, n, p->tbuf, p->cbuf, p->grid1r, nt, &p->work)
+    const double *rs = cr ? cr + j0 : p->cbuf; /* real strengths, used as given */
+    if (real && !cr)
+      for (size_t j = 0; j < n; j++) p->cbuf[j] = cval;
+    int st = real ? nufft_spread_real(&p->kp, D, p->nf, n, p->tbuf, rs, p->grid1r, nt, &p->work)
                   : nufft_spread(&p->kp, D, p->nf, n, p->tbuf, p->cbuf, p->grid1, nt, &p->work);
     if (st) return st;
   }
