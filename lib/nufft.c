@@ -660,14 +660,20 @@ static int add_common(nufft3_plan *p, size_t N, const double *x, const double *c
   if (!p || (N && !x)) return GFI_EINVAL;
   int D = p->D;
   if (N > SIZE_MAX / (2 * sizeof(double)) / 3) return GFI_EINVAL;
-  if (!all_finite(N * D, x)) return GFI_ENONFINITE;
+  /* one pass: every coordinate inside the box (NaN is not); only when one
+   * is not, a second pass tells a non-finite value from a point outside */
+  int inside = 1;
+  for (int d = 0; d < D; d++) {
+    const double lo = p->lo[d], hi = p->hi[d];
+    for (size_t j = 0; j < N; j++) {
+      double v = x[j * D + d];
+      inside &= (v >= lo) & (v <= hi);
+    }
+  }
+  if (!inside && !all_finite(N * D, x)) return GFI_ENONFINITE;
   if (c ? !all_finite(2 * N, c) : cr ? !all_finite(N, cr) : !isfinite(cval))
     return GFI_ENONFINITE;
-  for (size_t j = 0; j < N; j++)
-    for (int d = 0; d < D; d++) {
-      double v = x[j * D + d];
-      if (v < p->lo[d] || v > p->hi[d]) return GFI_EINVAL;
-    }
+  if (!inside) return GFI_EINVAL;
   int nt = p->nthreads;
   size_t need = N < CHUNK ? N : CHUNK;
   if (need > p->cap) { /* the chunk buffers grow to the largest block seen (<= CHUNK) */
