@@ -358,84 +358,22 @@ static int binning_make(binning *b, nufft_work *w, int D, const size_t *nf, size
   return GFI_OK;
 }
 
-/* Spread the sorted points of one row of bins (axis-0 bin b0) into the rows
- * [r0, r1) of the grid. */
 enum { SPREAD_AHEAD = 16 }; /* points fetched ahead in spread_bins */
 
-/* spread_bins for real strengths c (N doubles) onto a real grid (one double
- * per cell): the same order of sums, half the arithmetic of the complex
- * grid, and contiguous cells on the last axis that vectorise. */
-static inline __attribute__((always_inline)) void spread_bins_real(
+/* Spread the sorted points of one row of bins (axis-0 bin b0) into the rows
+ * [r0, r1) of the grid: complex strengths onto the complex grid, or (real)
+ * real strengths c (N doubles) onto a real grid, one double per cell: the
+ * same order of sums, half the arithmetic, and contiguous cells on the last
+ * axis that vectorise. real is a constant at each call (spread_bins). */
+static inline __attribute__((always_inline)) void spread_bins_impl(
     const nufft_kernel *k, int D, const size_t *nf, const binning *b, size_t b0, const double *t,
-    const double *c, double *grid, size_t r0, size_t r1) {
+    const double *c, double *grid, size_t r0, size_t r1, const int real) {
   int ns = k->ns;
   size_t per0 = b->nbins / b->nb[0];
   size_t lo = b->start[b0 * per0], hi = b->start[(b0 + 1) * per0];
   double k0[NUFFT_MAX_WIDTH], k1[NUFFT_MAX_WIDTH], k2[NUFFT_MAX_WIDTH];
   size_t i0[NUFFT_MAX_WIDTH], i1[NUFFT_MAX_WIDTH], i2[NUFFT_MAX_WIDTH];
-  for (size_t p = lo; p < hi; p++) {
-    size_t j = b->perm[p];
-    if (p + SPREAD_AHEAD < hi) {
-      size_t ja = b->perm[p + SPREAD_AHEAD];
-      __builtin_prefetch(t + ja * (size_t)D);
-      __builtin_prefetch(c + ja);
-    }
-    const double *tj = t + j * (size_t)D;
-    double cr = c[j];
-    axis_weights(k, tj[0], nf[0], k0, i0);
-    int any = 0;
-    for (int m = 0; m < ns; m++) any |= (i0[m] >= r0 && i0[m] < r1);
-    if (!any) continue;
-    if (D == 1) {
-      for (int m = 0; m < ns; m++)
-        if (i0[m] >= r0 && i0[m] < r1) grid[i0[m]] += cr * k0[m];
-      continue;
-    }
-    axis_weights(k, tj[1], nf[1], k1, i1);
-    if (D == 2) {
-      int c1 = i1[0] + (size_t)ns <= nf[1];
-      for (int m = 0; m < ns; m++) {
-        if (i0[m] < r0 || i0[m] >= r1) continue;
-        double v = cr * k0[m], *row = grid + i0[m] * nf[1];
-        if (c1) {
-          double *g = row + i1[0];
-          for (int m1 = 0; m1 < ns; m1++) g[m1] += v * k1[m1];
-        } else {
-          for (int m1 = 0; m1 < ns; m1++) row[i1[m1]] += v * k1[m1];
-        }
-      }
-      continue;
-    }
-    axis_weights(k, tj[2], nf[2], k2, i2);
-    int c2 = i2[0] + (size_t)ns <= nf[2];
-    for (int m = 0; m < ns; m++) {
-      if (i0[m] < r0 || i0[m] >= r1) continue;
-      double v = cr * k0[m];
-      for (int m1 = 0; m1 < ns; m1++) {
-        double w = v * k1[m1], *row = grid + (i0[m] * nf[1] + i1[m1]) * nf[2];
-        if (c2) {
-          double *g = row + i2[0];
-          for (int m2 = 0; m2 < ns; m2++) g[m2] += w * k2[m2];
-        } else {
-          for (int m2 = 0; m2 < ns; m2++) row[i2[m2]] += w * k2[m2];
-        }
-      }
-    }
-  }
-}
-
-GFI_CLONES static void spread_bins(const nufft_kernel *k, int D, const size_t *nf, const binning *b,
-                        size_t b0, const double *t, const double *c, double *grid, size_t r0,
-                        size_t r1, int real) {
-  if (real) {
-    spread_bins_real(k, D, nf, b, b0, t, c, grid, r0, r1);
-    return;
-  }
-  int ns = k->ns;
-  size_t per0 = b->nbins / b->nb[0];
-  size_t lo = b->start[b0 * per0], hi = b->start[(b0 + 1) * per0];
-  double k0[NUFFT_MAX_WIDTH], k1[NUFFT_MAX_WIDTH], k2[NUFFT_MAX_WIDTH];
-  size_t i0[NUFFT_MAX_WIDTH], i1[NUFFT_MAX_WIDTH], i2[NUFFT_MAX_WIDTH];
+  const size_t cw = real ? 1 : 2; /* doubles per strength and per cell */
   for (size_t p = lo; p < hi; p++) {
     size_t j = b->perm[p];
     /* the points are visited in bin order, not memory order: fetch ahead
@@ -443,10 +381,10 @@ GFI_CLONES static void spread_bins(const nufft_kernel *k, int D, const size_t *n
     if (p + SPREAD_AHEAD < hi) {
       size_t ja = b->perm[p + SPREAD_AHEAD];
       __builtin_prefetch(t + ja * (size_t)D);
-      __builtin_prefetch(c + 2 * ja);
+      __builtin_prefetch(c + cw * ja);
     }
     const double *tj = t + j * (size_t)D;
-    double cr = c[2 * j], ci = c[2 * j + 1];
+    double cr = c[cw * j], ci = real ? 0.0 : c[2 * j + 1];
     axis_weights(k, tj[0], nf[0], k0, i0);
     int any = 0;
     for (int m = 0; m < ns; m++) any |= (i0[m] >= r0 && i0[m] < r1);
@@ -454,9 +392,9 @@ GFI_CLONES static void spread_bins(const nufft_kernel *k, int D, const size_t *n
     if (D == 1) {
       for (int m = 0; m < ns; m++) {
         if (i0[m] < r0 || i0[m] >= r1) continue;
-        double *g = grid + 2 * i0[m];
+        double *g = grid + cw * i0[m];
         g[0] += cr * k0[m];
-        g[1] += ci * k0[m];
+        if (!real) g[1] += ci * k0[m];
       }
       continue;
     }
@@ -467,6 +405,16 @@ GFI_CLONES static void spread_bins(const nufft_kernel *k, int D, const size_t *n
       for (int m = 0; m < ns; m++) {
         if (i0[m] < r0 || i0[m] >= r1) continue;
         double vr = cr * k0[m], vi = ci * k0[m];
+        if (real) {
+          double *row = grid + i0[m] * nf[1];
+          if (c1) {
+            double *g = row + i1[0];
+            for (int m1 = 0; m1 < ns; m1++) g[m1] += vr * k1[m1];
+          } else {
+            for (int m1 = 0; m1 < ns; m1++) row[i1[m1]] += vr * k1[m1];
+          }
+          continue;
+        }
         cplx *row = (cplx *)grid + i0[m] * nf[1], v = {vr, vi};
         if (c1) {
           cplx *g = row + i1[0];
@@ -484,7 +432,18 @@ GFI_CLONES static void spread_bins(const nufft_kernel *k, int D, const size_t *n
       double vr = cr * k0[m], vi = ci * k0[m];
       for (int m1 = 0; m1 < ns; m1++) {
         double wr = vr * k1[m1], wi = vi * k1[m1];
-        cplx *row = (cplx *)grid + (i0[m] * nf[1] + i1[m1]) * nf[2], v = {wr, wi};
+        size_t off = (i0[m] * nf[1] + i1[m1]) * nf[2];
+        if (real) {
+          double *row = grid + off;
+          if (c2) {
+            double *g = row + i2[0];
+            for (int m2 = 0; m2 < ns; m2++) g[m2] += wr * k2[m2];
+          } else {
+            for (int m2 = 0; m2 < ns; m2++) row[i2[m2]] += wr * k2[m2];
+          }
+          continue;
+        }
+        cplx *row = (cplx *)grid + off, v = {wr, wi};
         if (c2) {
           cplx *g = row + i2[0];
           for (int m2 = 0; m2 < ns; m2++) g[m2] += v * k2[m2];
@@ -494,6 +453,15 @@ GFI_CLONES static void spread_bins(const nufft_kernel *k, int D, const size_t *n
       }
     }
   }
+}
+
+GFI_CLONES static void spread_bins(const nufft_kernel *k, int D, const size_t *nf, const binning *b,
+                                   size_t b0, const double *t, const double *c, double *grid, size_t r0,
+                                   size_t r1, int real) {
+  if (real)
+    spread_bins_impl(k, D, nf, b, b0, t, c, grid, r0, r1, 1);
+  else
+    spread_bins_impl(k, D, nf, b, b0, t, c, grid, r0, r1, 0);
 }
 
 /* Does a bin row b0 (its points' kernels reach rows b0*bw - ns .. (b0+1)*bw + ns,
