@@ -223,18 +223,45 @@ static inline __attribute__((always_inline)) void horner(const nufft_kernel *k, 
   for (int m = 0; m < W; m++) ker[m] = v[m];
 }
 
-/* Kernel values and wrapped grid indices of one point on one axis. */
-static inline void axis_weights(const nufft_kernel *k, double t, size_t n, double *ker,
-                                size_t *idx) {
-  int ns = k->ns;
-  double half = 0.5 * ns, sc = 2.0 / ns;
+/* Horner's rule for two points at once: the two chains are independent, so
+ * the second fills the first's FMA latency; each lane's operations are those
+ * of horner(), so the values are the same bits. */
+static inline __attribute__((always_inline)) void horner2(const nufft_kernel *k, double u0,
+                                                          double u1, double *k0, double *k1,
+                                                          const int W) {
+  double v[NUFFT_MAX_WIDTH], w[NUFFT_MAX_WIDTH];
+  for (int m = 0; m < W; m++) v[m] = w[m] = k->pc[k->deg][m];
+  for (int q = k->deg - 1; q >= 0; q--)
+    for (int m = 0; m < W; m++) {
+      v[m] = v[m] * u0 + k->pc[q][m];
+      w[m] = w[m] * u1 + k->pc[q][m];
+    }
+  for (int m = 0; m < W; m++) {
+    k0[m] = v[m];
+    k1[m] = w[m];
+  }
+}
+
+/* The first grid index (wrapped into [0, n)) of one point's ns cells on one
+ * axis, and the offset x1 of that cell from the point. */
+static inline size_t axis_cell(const nufft_kernel *k, double t, size_t n, double *x1) {
+  double half = 0.5 * k->ns;
   double i1 = ceil(t - half);
-  double x1 = i1 - t; /* in [-ns/2, -ns/2 + 1) */
+  *x1 = i1 - t; /* in [-ns/2, -ns/2 + 1) */
   long long n_ = (long long)n, i = (long long)i1;
   if (i < 0 || i >= n_) { /* t is in [0, n) for every caller; this is the safe path */
     i %= n_;
     if (i < 0) i += n_;
   }
+  return (size_t)i;
+}
+
+/* Kernel values and wrapped grid indices of one point on one axis. */
+static inline void axis_weights(const nufft_kernel *k, double t, size_t n, double *ker,
+                                size_t *idx) {
+  int ns = k->ns;
+  double half = 0.5 * ns, sc = 2.0 / ns, x1;
+  size_t i = axis_cell(k, t, n, &x1);
   if (k->deg) {
     double u = 2 * (x1 + half) - 1; /* in [-1, 1] */
     if (ns <= 4)
@@ -249,8 +276,47 @@ static inline void axis_weights(const nufft_kernel *k, double t, size_t n, doubl
     for (int m = 0; m < ns; m++) ker[m] = es(k, (x1 + m) * sc);
   }
   for (int m = 0; m < ns; m++) {
-    idx[m] = (size_t)i;
-    if (++i == n_) i = 0;
+    idx[m] = i;
+    if (++i == n) i = 0;
+  }
+}
+
+/* Kernel values and wrapped indices of two (point, axis) pairs: two points on
+ * one axis, or two axes of one point. With a polynomial kernel the two Horner
+ * chains run together; the values are the bits of two axis_weights calls.
+ * full 0: only ia[0] and ib[0] are set (with a polynomial kernel). */
+static inline __attribute__((always_inline)) void axis_weights_pair(
+    const nufft_kernel *k, double ta, size_t na, double tb, size_t nb, double *ka, size_t *ia,
+    double *kb, size_t *ib, const int full) {
+  if (!k->deg) {
+    axis_weights(k, ta, na, ka, ia);
+    axis_weights(k, tb, nb, kb, ib);
+    return;
+  }
+  int ns = k->ns;
+  double half = 0.5 * ns, xa, xb;
+  size_t i = axis_cell(k, ta, na, &xa), j = axis_cell(k, tb, nb, &xb);
+  double ua = 2 * (xa + half) - 1, ub = 2 * (xb + half) - 1;
+  if (ns <= 4)
+    horner2(k, ua, ub, ka, kb, 4);
+  else if (ns <= 8)
+    horner2(k, ua, ub, ka, kb, 8);
+  else if (ns <= 12)
+    horner2(k, ua, ub, ka, kb, 12);
+  else
+    horner2(k, ua, ub, ka, kb, 16);
+  if (!full) { /* the first cells only */
+    ia[0] = i;
+    ib[0] = j;
+    return;
+  }
+  for (int m = 0; m < ns; m++) {
+    ia[m] = i;
+    if (++i == na) i = 0;
+  }
+  for (int m = 0; m < ns; m++) {
+    ib[m] = j;
+    if (++j == nb) j = 0;
   }
 }
 
@@ -385,7 +451,10 @@ static inline __attribute__((always_inline)) void spread_bins_impl(
     }
     const double *tj = t + j * (size_t)D;
     double cr = c[cw * j], ci = real ? 0.0 : c[2 * j + 1];
-    axis_weights(k, tj[0], nf[0], k0, i0);
+    if (D == 1)
+      axis_weights(k, tj[0], nf[0], k0, i0);
+    else
+      axis_weights_pair(k, tj[0], nf[0], tj[1], nf[1], k0, i0, k1, i1, 1);
     int any = 0;
     for (int m = 0; m < ns; m++) any |= (i0[m] >= r0 && i0[m] < r1);
     if (!any) continue;
@@ -398,7 +467,6 @@ static inline __attribute__((always_inline)) void spread_bins_impl(
       }
       continue;
     }
-    axis_weights(k, tj[1], nf[1], k1, i1);
     if (D == 2) {
       /* the window does not wrap on the last axis: contiguous cells */
       int c1 = i1[0] + (size_t)ns <= nf[1];
@@ -517,33 +585,54 @@ typedef struct {
   int real; /* c: N real strengths, pads and grid one double per cell */
 } spread1_ctx;
 
+/* Adds c (real: one double; else re, im) times the ns kernel values into the
+ * padded grid g from cell i. */
+static inline __attribute__((always_inline)) void add1(double *g, size_t i, const double *c,
+                                                       const double *ker, int ns, int real) {
+  if (real) {
+    double *gp = g + i;
+    for (int m = 0; m < ns; m++) gp[m] += c[0] * ker[m];
+    return;
+  }
+  double *gp = g + 2 * i;
+  for (int m = 0; m < ns; m++) {
+    gp[2 * m] += c[0] * ker[m];
+    gp[2 * m + 1] += c[1] * ker[m];
+  }
+}
+
+static inline __attribute__((always_inline)) void spread1_impl(const spread1_ctx *x, double *g,
+                                                               size_t j0, size_t j1, int real) {
+  const int ns = x->k->ns, cw = real ? 1 : 2;
+  double ker[NUFFT_MAX_WIDTH], k1[NUFFT_MAX_WIDTH];
+  size_t idx[NUFFT_MAX_WIDTH], i1[NUFFT_MAX_WIDTH];
+  size_t j = j0;
+  /* Real strengths: two points at a time, added in their order (their Horner
+   * chains interleave). Complex ones are bound by the adds, not the
+   * kernel, and pairing measured slower there. */
+  if (real)
+    for (; j + 1 < j1; j += 2) {
+      axis_weights_pair(x->k, x->t[j], x->nf, x->t[j + 1], x->nf, ker, idx, k1, i1, 0);
+      add1(g, idx[0], x->c + j, ker, ns, 1);
+      add1(g, i1[0], x->c + j + 1, k1, ns, 1);
+    }
+  for (; j < j1; j++) {
+    axis_weights(x->k, x->t[j], x->nf, ker, idx);
+    add1(g, idx[0], x->c + cw * j, ker, ns, real);
+  }
+}
+
 GFI_CLONES static int spread1_task(void *vc, size_t q, void *ws) {
   (void)ws;
   const spread1_ctx *x = vc;
   const size_t j0 = q * SPREAD1_BLOCK, j1 = x->N - j0 < SPREAD1_BLOCK ? x->N : j0 + SPREAD1_BLOCK;
-  const int ns = x->k->ns, cw = x->real ? 1 : 2;
+  const int cw = x->real ? 1 : 2;
   double *g = x->pads + q * (size_t)cw * x->plen;
   memset(g, 0, (size_t)cw * x->plen * sizeof *g);
-  double ker[NUFFT_MAX_WIDTH];
-  size_t idx[NUFFT_MAX_WIDTH];
-  if (x->real) {
-    for (size_t j = j0; j < j1; j++) {
-      axis_weights(x->k, x->t[j], x->nf, ker, idx);
-      const double cr = x->c[j];
-      double *gp = g + idx[0];
-      for (int m = 0; m < ns; m++) gp[m] += cr * ker[m];
-    }
-    return GFI_OK;
-  }
-  for (size_t j = j0; j < j1; j++) {
-    axis_weights(x->k, x->t[j], x->nf, ker, idx);
-    const double cr = x->c[2 * j], ci = x->c[2 * j + 1];
-    double *gp = g + 2 * idx[0];
-    for (int m = 0; m < ns; m++) {
-      gp[2 * m] += cr * ker[m];
-      gp[2 * m + 1] += ci * ker[m];
-    }
-  }
+  if (x->real)
+    spread1_impl(x, g, j0, j1, 1);
+  else
+    spread1_impl(x, g, j0, j1, 0);
   return GFI_OK;
 }
 
@@ -620,21 +709,33 @@ int nufft_spread_real(const nufft_kernel *k, int D, const size_t *nf, size_t N, 
   return spread_any(k, D, nf, N, t, c, grid, nthreads, w, 1);
 }
 
+/* One 1-D value from its kernel values and cells. */
+static inline void interp1_sum(int ns, const double *k0, const size_t *i0, const double *grid,
+                               double *cj) {
+  double re = 0, im = 0;
+  for (int m = 0; m < ns; m++) {
+    const double *g = grid + 2 * i0[m];
+    re += g[0] * k0[m];
+    im += g[1] * k0[m];
+  }
+  cj[0] = re;
+  cj[1] = im;
+}
+
 static void interp_point(const nufft_kernel *k, int D, const size_t *nf, const double *tj,
                          double *cj, const double *grid) {
   int ns = k->ns;
   double k0[NUFFT_MAX_WIDTH], k1[NUFFT_MAX_WIDTH], k2[NUFFT_MAX_WIDTH];
   size_t i0[NUFFT_MAX_WIDTH], i1[NUFFT_MAX_WIDTH], i2[NUFFT_MAX_WIDTH];
   double re = 0, im = 0;
-  axis_weights(k, tj[0], nf[0], k0, i0);
+  if (D == 1)
+    axis_weights(k, tj[0], nf[0], k0, i0);
+  else
+    axis_weights_pair(k, tj[0], nf[0], tj[1], nf[1], k0, i0, k1, i1, 1);
   if (D == 1) {
-    for (int m = 0; m < ns; m++) {
-      const double *g = grid + 2 * i0[m];
-      re += g[0] * k0[m];
-      im += g[1] * k0[m];
-    }
+    interp1_sum(ns, k0, i0, grid, cj);
+    return;
   } else if (D == 2) {
-    axis_weights(k, tj[1], nf[1], k1, i1);
     for (int m = 0; m < ns; m++) {
       const double *row = grid + 2 * i0[m] * nf[1];
       double sr = 0, si = 0;
@@ -647,7 +748,6 @@ static void interp_point(const nufft_kernel *k, int D, const size_t *nf, const d
       im += si * k0[m];
     }
   } else {
-    axis_weights(k, tj[1], nf[1], k1, i1);
     axis_weights(k, tj[2], nf[2], k2, i2);
     for (int m = 0; m < ns; m++) {
       double sr = 0, si = 0;
@@ -688,8 +788,16 @@ typedef struct {
 GFI_CLONES static int interp_task(void *vc, size_t q, void *ws) {
   (void)ws;
   const interp_ctx *x = vc;
-  size_t p0 = q * PT_BLOCK, p1 = x->N - p0 < PT_BLOCK ? x->N : p0 + PT_BLOCK;
-  for (size_t p = p0; p < p1; p++) {
+  size_t p0 = q * PT_BLOCK, p1 = x->N - p0 < PT_BLOCK ? x->N : p0 + PT_BLOCK, p = p0;
+  if (x->D == 1) /* two points at a time (their Horner chains interleave) */
+    for (double ka[NUFFT_MAX_WIDTH], kb[NUFFT_MAX_WIDTH]; p + 1 < p1; p += 2) {
+      size_t ja = x->perm ? x->perm[p] : p, jb = x->perm ? x->perm[p + 1] : p + 1;
+      size_t ia[NUFFT_MAX_WIDTH], ib[NUFFT_MAX_WIDTH];
+      axis_weights_pair(x->k, x->t[ja], x->nf[0], x->t[jb], x->nf[0], ka, ia, kb, ib, 1);
+      interp1_sum(x->k->ns, ka, ia, x->grid, x->c + 2 * ja);
+      interp1_sum(x->k->ns, kb, ib, x->grid, x->c + 2 * jb);
+    }
+  for (; p < p1; p++) {
     size_t j = x->perm ? x->perm[p] : p;
     interp_point(x->k, x->D, x->nf, x->t + j * (size_t)x->D, x->c + 2 * j, x->grid);
   }
