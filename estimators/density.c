@@ -135,9 +135,7 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   if (tables) {
     st = engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->rl, p->sk, p->ck);
   } else {
-    st = GFI_OK; /* the same range check as the tables' */
-    for (size_t i = 0; i < N * D; i++)
-      if (fabs(R[i % D] * data[i]) > ENGINE_PHASE_MAX) st = GFI_ERANGE;
+    st = engine_check_phase(D, R, N, data); /* the same range check as the tables' */
   }
   if (st) {
     plan_free(p);
@@ -333,9 +331,7 @@ int gfi_density_eval_info(const gfi_density_plan *p, size_t M, const double *que
   if (M > ((size_t)1 << 52) / p->D) return GFI_EDIM;
   int st = gfi_check_finite(queries, M * p->D, NULL);
   if (st) return st;
-  if (p->type == DENSITY_FOURIER)
-    for (size_t i = 0; i < M * p->D; i++)
-      if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
+  if (p->type == DENSITY_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return GFI_ERANGE;
   if (!p->fast) return eval_direct(p, M, queries, out);
   /* the Gaussian's fast route works on whitened queries */
   double *qw = NULL;

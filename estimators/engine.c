@@ -33,11 +33,24 @@ void engine_layout_init(engine_layout *L, size_t N, const gfi_opts *opts) {
   if (L->nsuper > nblocks) L->nsuper = nblocks;
 }
 
+int engine_check_phase(size_t D, const double *R, size_t N, const double *x) {
+  int bad = 0;
+  if (D == 1) {
+    double m = 0; /* |R x| = R |x| exactly: the largest |x| decides */
+#pragma omp simd reduction(max : m)
+    for (size_t i = 0; i < N; i++) m = fabs(x[i]) > m ? fabs(x[i]) : m;
+    bad = fabs(R[0] * m) > ENGINE_PHASE_MAX;
+  } else {
+    for (size_t i = 0; i < N; i++)
+      for (size_t j = 0; j < D; j++) bad |= fabs(R[j] * x[i * D + j]) > ENGINE_PHASE_MAX;
+  }
+  return bad ? GFI_ERANGE : GFI_OK;
+}
+
 int engine_phase_tables(const engine_layout *L, size_t D, const double *x, const double *R,
                         double pad, double *rk, double *rl, double *sk, double *ck) {
   const size_t N = L->N, Np = L->Np;
-  for (size_t i = 0; i < N * D; i++)
-    if (fabs(R[i % D] * x[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
+  if (engine_check_phase(D, R, N, x)) return GFI_ERANGE;
   for (size_t j = 0; j < D; j++) {
     double *r = rk + j * Np, *r2 = rl + j * Np, *s = sk + j * Np, *c = ck + j * Np;
     for (size_t i = 0; i < N; i++) engine_phase(R[j], x[i * D + j], r + i, r2 + i, s + i, c + i);

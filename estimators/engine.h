@@ -47,6 +47,10 @@ static inline void engine_phase(double R, double x, double *hi, double *lo, doub
   *lo = b;
 }
 
+/* GFI_ERANGE when some |R_j x_ij| > ENGINE_PHASE_MAX (x: N rows of D,
+ * finite), else GFI_OK; one pass without a division or an early exit. */
+int engine_check_phase(size_t D, const double *R, size_t N, const double *x);
+
 /* Structure-of-arrays phase tables for the angle-subtraction identity:
  * rk[j Np + i] + rl[j Np + i] = R_j x_ij exactly (engine_phase), sk = sin,
  * ck = cos of it; padding points i >= N get rk = pad (far from every query),

@@ -315,9 +315,7 @@ static int eval_direct(const gfi_nw_plan *p, size_t M, const double *queries, do
   if (M > ((size_t)1 << 52) / (p->D + p->V)) return GFI_EDIM;
   int st = gfi_check_finite(queries, M * p->D, NULL);
   if (st) return st;
-  if (p->type == NW_FOURIER)
-    for (size_t i = 0; i < M * p->D; i++)
-      if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
+  if (p->type == NW_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return GFI_ERANGE;
   const size_t V = p->V, D = p->D, W = NW_ACC(V);
   double *res = gfi_malloc3(M, W, sizeof *res);
   if (!res) return GFI_ENOMEM;
@@ -377,9 +375,7 @@ int nw_block_sums(const gfi_nw_plan *p, size_t M, const double *queries, double 
   if (M > ((size_t)1 << 52) / (p->D + p->V)) return GFI_EDIM;
   int st = gfi_check_finite(queries, M * p->D, NULL);
   if (st) return st;
-  if (p->type == NW_FOURIER)
-    for (size_t i = 0; i < M * p->D; i++)
-      if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
+  if (p->type == NW_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return GFI_ERANGE;
   /* the scaled path: right for every D and l, with no second pass */
   return run_pass(p, M, queries, p->type == NW_FOURIER, res);
 }
@@ -547,9 +543,7 @@ int gfi_nw_eval_ex(const gfi_nw_plan *p, size_t M, const double *queries, double
   if (M > ((size_t)1 << 52) / (p->D + p->V)) return GFI_EDIM;
   int st = gfi_check_finite(queries, M * p->D, NULL);
   if (st) return st;
-  if (p->type == NW_FOURIER)
-    for (size_t i = 0; i < M * p->D; i++)
-      if (fabs(p->R[i % p->D] * queries[i]) > ENGINE_PHASE_MAX) return GFI_ERANGE;
+  if (p->type == NW_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return GFI_ERANGE;
   const size_t D = p->D, nc = p->V + 1;
   /* the Gaussian's fast route works on whitened queries */
   double *qw = NULL;

@@ -665,6 +665,7 @@ static int add_common(nufft3_plan *p, size_t N, const double *x, const double *c
   int inside = 1;
   for (int d = 0; d < D; d++) {
     const double lo = p->lo[d], hi = p->hi[d];
+#pragma omp simd reduction(& : inside)
     for (size_t j = 0; j < N; j++) {
       double v = x[j * D + d];
       inside &= (v >= lo) & (v <= hi);
