@@ -47,6 +47,8 @@
 #include "../lib/alloc.h"
 #include "../lib/nufft.h"
 #include "../lib/gauss_legendre.h"
+#include "../lib/clones.h"
+#include "../lib/simd_sincos.h"
 #include "gfi/kernel.h"
 #include "gfi/status.h"
 #include "engine.h"
@@ -435,7 +437,7 @@ static const size_t scale_cells[4] = {0, 4096, 256, 40};
 static int value_scale(const bl_sum *s, double *rho) {
   const int D = s->D;
   size_t nb[3] = {1, 1, 1}, ncell = 1;
-  double cw[3] = {1, 1, 1}, vol = 1;
+  double cw[3] = {1, 1, 1}, icw[3] = {1, 1, 1}, vol = 1;
   for (int j = 0; j < D; j++) {
     double wdt = s->dhi[j] - s->dlo[j];
     double lobe = (s->l == BL_GAUSS ? 2.0 : 2 * M_PI) / s->R[j];
@@ -444,6 +446,7 @@ static int value_scale(const bl_sum *s, double *rho) {
     if (k > (double)scale_cells[D]) k = (double)scale_cells[D];
     nb[j] = (size_t)k;
     cw[j] = fmax(wdt / k, lobe);
+    icw[j] = 1 / cw[j];
     vol *= cw[j];
     ncell *= nb[j];
   }
@@ -456,9 +459,9 @@ static int value_scale(const bl_sum *s, double *rho) {
     for (size_t i = 0; i < s->N; i++) {
       size_t cell = 0;
       for (int j = 0; j < D; j++) {
-        double u = floor((s->x[i * (size_t)D + j] - s->dlo[j]) / cw[j]);
-        size_t b = u > 0 ? (size_t)u : 0;
-        if (b >= nb[j]) b = nb[j] - 1;
+        /* x - dlo >= 0 (the box holds every point): truncation is floor */
+        double u = (s->x[i * (size_t)D + j] - s->dlo[j]) * icw[j];
+        size_t b = u < (double)nb[j] ? (size_t)(long long)u : nb[j] - 1;
         cell = cell * nb[j] + b;
       }
       h[cell] += s->c ? s->c[col * s->N + i] : s->cval;
@@ -475,6 +478,44 @@ static int value_scale(const bl_sum *s, double *rho) {
   if (r < 1e-300) r = 1e-300;
   *rho = r;
   return GFI_OK;
+}
+
+/* E[q] = e^{i w_q y} for n nodes: vectorised when every |w_q y| allows
+ * (gfi_sincos_simd agrees with libm's sincos to 2.3e-16), libm otherwise. */
+GFI_CLONES static void phase_row(size_t n, const double *w, double y, int simd, double *E) {
+  if (simd) {
+#pragma omp simd
+    for (size_t q = 0; q < n; q++) gfi_sincos_simd(w[q] * y, E + 2 * q + 1, E + 2 * q);
+    return;
+  }
+  for (size_t q = 0; q < n; q++) {
+    double ph = w[q] * y;
+    E[2 * q] = cos(ph);
+    E[2 * q + 1] = sin(ph);
+  }
+}
+
+/* The smallest and largest coordinate on each axis of N finite points (rows
+ * of D): branch-free selections, so the loops vectorise. */
+static void data_box(int D, size_t N, const double *x, double *lo, double *hi) {
+  for (int j = 0; j < D; j++) lo[j] = hi[j] = x[j];
+  if (D == 1) {
+    double a = x[0], b = x[0];
+#pragma omp simd reduction(min : a) reduction(max : b)
+    for (size_t i = 0; i < N; i++) {
+      a = x[i] < a ? x[i] : a;
+      b = x[i] > b ? x[i] : b;
+    }
+    lo[0] = a;
+    hi[0] = b;
+    return;
+  }
+  for (size_t i = 0; i < N; i++)
+    for (int j = 0; j < D; j++) {
+      double v = x[i * (size_t)D + j];
+      lo[j] = v < lo[j] ? v : lo[j];
+      hi[j] = v > hi[j] ? v : hi[j];
+    }
 }
 
 /* c NULL: one column, every coefficient cval */
@@ -518,31 +559,37 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
     bl_sum_free(s);
     return GFI_ENOMEM;
   }
+  /* The data box (the values are finite: every caller checked them), then
+   * the data centred on it. Rounding is monotonic, so lo <= x <= hi gives
+   * fl(lo - ctr) <= fl(x - ctr) <= fl(hi - ctr): the centred box holds every
+   * centred point. */
+  double lo[BL_MAX_DIM], hi[BL_MAX_DIM];
+  data_box(D, N, x, lo, hi);
   for (int j = 0; j < D; j++) {
-    double lo = x[j], hi = x[j];
-    for (size_t i = 0; i < N; i++) {
-      double v = x[i * (size_t)D + j];
-      if (v < lo) lo = v;
-      if (v > hi) hi = v;
-    }
-    s->ctr[j] = 0.5 * (lo + hi);
-    s->dlo[j] = lo - s->ctr[j];
-    s->dhi[j] = hi - s->ctr[j];
+    s->ctr[j] = 0.5 * (lo[j] + hi[j]);
+    s->dlo[j] = lo[j] - s->ctr[j];
+    s->dhi[j] = hi[j] - s->ctr[j];
   }
-  for (size_t i = 0; i < N; i++)
-    for (int j = 0; j < D; j++) {
-      double v = x[i * (size_t)D + j] - s->ctr[j];
-      s->x[i * (size_t)D + j] = v;
-      /* rounding of the subtraction: keep every point inside the box */
-      if (v < s->dlo[j]) s->dlo[j] = v;
-      if (v > s->dhi[j]) s->dhi[j] = v;
+  if (D == 1) {
+    const double c0 = s->ctr[0];
+    for (size_t i = 0; i < N; i++) s->x[i] = x[i] - c0;
+  } else {
+    for (size_t i = 0; i < N; i++)
+      for (int j = 0; j < D; j++) s->x[i * (size_t)D + j] = x[i * (size_t)D + j] - s->ctr[j];
+  }
+  for (size_t col = 0; col < ncol; col++) {
+    if (!c) {
+      s->c1[col] = (double)N * fabs(cval);
+      continue;
     }
-  for (size_t col = 0; col < ncol; col++)
+    double a = 0;
     for (size_t i = 0; i < N; i++) {
-      double v = c ? c[col * N + i] : cval;
-      if (c) s->c[col * N + i] = v;
-      s->c1[col] += fabs(v);
+      double v = c[col * N + i];
+      s->c[col * N + i] = v;
+      a += fabs(v);
     }
+    s->c1[col] = a;
+  }
   s->rho = 1.0 / sqrt((double)N); /* replaced by value_scale below */
   s->ntol = bl_ntol(tol, s->rho, 2);
   if (method == GFI_METHOD_DIRECT) {
@@ -965,14 +1012,11 @@ int bl_grid(const bl_sum *s, const bl_choice *ch, const double *lo, const double
       st = GFI_ENOMEM;
       goto out;
     }
+    double wmax = fmax(fabs(r->lo[j]), fabs(r->hi[j]));
     for (size_t k = 0; k < n[j]; k++) {
       double y = (n[j] > 1 ? lo[j] + (hi[j] - lo[j]) * (double)k / (double)(n[j] - 1) : lo[j]) -
                  s->ctr[j];
-      for (size_t qj = 0; qj < r->n[j]; qj++) {
-        double ph = r->w[j][qj] * y;
-        E[j][2 * (k * r->n[j] + qj)] = cos(ph);
-        E[j][2 * (k * r->n[j] + qj) + 1] = sin(ph);
-      }
+      phase_row(r->n[j], r->w[j], y, wmax * fabs(y) <= GFI_SINCOS_SIMD_MAX, E[j] + 2 * k * r->n[j]);
     }
   }
   size_t Gtot = 1;
