@@ -27,6 +27,14 @@ typedef struct nufft_kernel {
    * the accuracy bound, exp is evaluated instead. */
   int deg;
   double pc[NUFFT_MAX_DEG + 1][NUFFT_MAX_WIDTH];
+  /* The same polynomials by parity, for the first nh = (ns + 1) / 2 cells:
+   * cell m gets E_m(u^2) + u O_m(u^2), and its mirror cell ns - 1 - m, which
+   * sees the point at -u (the kernel is even), gets E_m(u^2) - u O_m(u^2).
+   * Half the multiply-adds of pc. nd coefficients each (O's top one 0 when
+   * deg is even). */
+  int nd;
+  double pe[NUFFT_MAX_DEG / 2 + 1][NUFFT_MAX_WIDTH / 2];
+  double po[NUFFT_MAX_DEG / 2 + 1][NUFFT_MAX_WIDTH / 2];
 } nufft_kernel;
 
 /* Width and shape from the options (NULL = defaults). GFI_EINVAL when tol is

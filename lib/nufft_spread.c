@@ -97,6 +97,14 @@ static void kernel_poly(nufft_kernel *k, double tol) {
   }
   for (int q = 0; q <= deg; q++)
     for (int m = 0; m < ns; m++) k->pc[q][m] = (double)a[m][q];
+  k->nd = deg / 2 + 1;
+  memset(k->pe, 0, sizeof k->pe);
+  memset(k->po, 0, sizeof k->po);
+  for (int m = 0; m < (ns + 1) / 2; m++)
+    for (int i = 0; i < k->nd; i++) {
+      k->pe[i][m] = k->pc[2 * i][m];
+      if (2 * i + 1 <= deg) k->po[i][m] = k->pc[2 * i + 1][m];
+    }
 }
 
 int nufft_kernel_setup(const nufft_opts *o, nufft_kernel *k) {
@@ -212,33 +220,53 @@ size_t nufft_next235even(size_t m) {
  * extension): the fine grid comes from fftw_malloc, 16-byte aligned. */
 typedef double cplx __attribute__((vector_size(16), may_alias));
 
-/* The kernel's ns values by Horner's rule on W >= ns lanes (W a constant at
- * each call, so the lanes vectorise); ker must hold W values. */
+/* The kernel's ns values at offset u from the parity split (pe, po) on H >= nh
+ * lanes (H a constant at each call, so the lanes vectorise); ker must hold
+ * max(ns, H) values. */
 static inline __attribute__((always_inline)) void horner(const nufft_kernel *k, double u,
-                                                         double *ker, const int W) {
-  double v[NUFFT_MAX_WIDTH];
-  for (int m = 0; m < W; m++) v[m] = k->pc[k->deg][m];
-  for (int q = k->deg - 1; q >= 0; q--)
-    for (int m = 0; m < W; m++) v[m] = v[m] * u + k->pc[q][m];
-  for (int m = 0; m < W; m++) ker[m] = v[m];
+                                                         double *ker, const int H) {
+  double e[NUFFT_MAX_WIDTH / 2], o[NUFFT_MAX_WIDTH / 2], z = u * u;
+  const int nd = k->nd, ns = k->ns;
+  for (int m = 0; m < H; m++) {
+    e[m] = k->pe[nd - 1][m];
+    o[m] = k->po[nd - 1][m];
+  }
+  for (int i = nd - 2; i >= 0; i--)
+    for (int m = 0; m < H; m++) {
+      e[m] = e[m] * z + k->pe[i][m];
+      o[m] = o[m] * z + k->po[i][m];
+    }
+  for (int m = 0; m < H; m++) ker[m] = e[m] + u * o[m];
+  for (int m = 0; m < (ns + 1) / 2; m++) ker[ns - 1 - m] = e[m] - u * o[m];
 }
 
-/* Horner's rule for two points at once: the two chains are independent, so
- * the second fills the first's FMA latency; each lane's operations are those
- * of horner(), so the values are the same bits. */
+/* horner() for two offsets at once: the chains are independent, so the
+ * second fills the first's FMA latency; each lane's operations are those of
+ * horner(), so the values are the same bits. */
 static inline __attribute__((always_inline)) void horner2(const nufft_kernel *k, double u0,
                                                           double u1, double *k0, double *k1,
-                                                          const int W) {
-  double v[NUFFT_MAX_WIDTH], w[NUFFT_MAX_WIDTH];
-  for (int m = 0; m < W; m++) v[m] = w[m] = k->pc[k->deg][m];
-  for (int q = k->deg - 1; q >= 0; q--)
-    for (int m = 0; m < W; m++) {
-      v[m] = v[m] * u0 + k->pc[q][m];
-      w[m] = w[m] * u1 + k->pc[q][m];
+                                                          const int H) {
+  double e0[NUFFT_MAX_WIDTH / 2], o0[NUFFT_MAX_WIDTH / 2], z0 = u0 * u0;
+  double e1[NUFFT_MAX_WIDTH / 2], o1[NUFFT_MAX_WIDTH / 2], z1 = u1 * u1;
+  const int nd = k->nd, ns = k->ns;
+  for (int m = 0; m < H; m++) {
+    e0[m] = e1[m] = k->pe[nd - 1][m];
+    o0[m] = o1[m] = k->po[nd - 1][m];
+  }
+  for (int i = nd - 2; i >= 0; i--)
+    for (int m = 0; m < H; m++) {
+      e0[m] = e0[m] * z0 + k->pe[i][m];
+      o0[m] = o0[m] * z0 + k->po[i][m];
+      e1[m] = e1[m] * z1 + k->pe[i][m];
+      o1[m] = o1[m] * z1 + k->po[i][m];
     }
-  for (int m = 0; m < W; m++) {
-    k0[m] = v[m];
-    k1[m] = w[m];
+  for (int m = 0; m < H; m++) {
+    k0[m] = e0[m] + u0 * o0[m];
+    k1[m] = e1[m] + u1 * o1[m];
+  }
+  for (int m = 0; m < (ns + 1) / 2; m++) {
+    k0[ns - 1 - m] = e0[m] - u0 * o0[m];
+    k1[ns - 1 - m] = e1[m] - u1 * o1[m];
   }
 }
 
@@ -265,13 +293,13 @@ static inline void axis_weights(const nufft_kernel *k, double t, size_t n, doubl
   if (k->deg) {
     double u = 2 * (x1 + half) - 1; /* in [-1, 1] */
     if (ns <= 4)
-      horner(k, u, ker, 4);
+      horner(k, u, ker, 2);
     else if (ns <= 8)
-      horner(k, u, ker, 8);
+      horner(k, u, ker, 4);
     else if (ns <= 12)
-      horner(k, u, ker, 12);
+      horner(k, u, ker, 6);
     else
-      horner(k, u, ker, 16);
+      horner(k, u, ker, 8);
   } else {
     for (int m = 0; m < ns; m++) ker[m] = es(k, (x1 + m) * sc);
   }
@@ -298,13 +326,13 @@ static inline __attribute__((always_inline)) void axis_weights_pair(
   size_t i = axis_cell(k, ta, na, &xa), j = axis_cell(k, tb, nb, &xb);
   double ua = 2 * (xa + half) - 1, ub = 2 * (xb + half) - 1;
   if (ns <= 4)
-    horner2(k, ua, ub, ka, kb, 4);
+    horner2(k, ua, ub, ka, kb, 2);
   else if (ns <= 8)
-    horner2(k, ua, ub, ka, kb, 8);
+    horner2(k, ua, ub, ka, kb, 4);
   else if (ns <= 12)
-    horner2(k, ua, ub, ka, kb, 12);
+    horner2(k, ua, ub, ka, kb, 6);
   else
-    horner2(k, ua, ub, ka, kb, 16);
+    horner2(k, ua, ub, ka, kb, 8);
   if (!full) { /* the first cells only */
     ia[0] = i;
     ib[0] = j;
