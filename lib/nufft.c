@@ -663,12 +663,22 @@ static int add_common(nufft3_plan *p, size_t N, const double *x, const double *c
   /* one pass: every coordinate inside the box (NaN is not); only when one
    * is not, a second pass tells a non-finite value from a point outside */
   int inside = 1;
-  for (int d = 0; d < D; d++) {
-    const double lo = p->lo[d], hi = p->hi[d];
-#pragma omp simd reduction(& : inside)
+  if (D == 1) { /* the smallest and largest coordinate (NaN counts as outside) */
+    double a = p->lo[0], b = p->hi[0], z = 0; /* z: 0 x is NaN for NaN and +-Inf */
+#pragma omp simd reduction(min : a) reduction(max : b) reduction(+ : z)
     for (size_t j = 0; j < N; j++) {
-      double v = x[j * D + d];
-      inside &= (v >= lo) & (v <= hi);
+      a = x[j] < a ? x[j] : a;
+      b = x[j] > b ? x[j] : b;
+      z += 0.0 * x[j];
+    }
+    inside = a >= p->lo[0] && b <= p->hi[0] && z == 0;
+  } else {
+    for (int d = 0; d < D; d++) {
+      const double lo = p->lo[d], hi = p->hi[d];
+      for (size_t j = 0; j < N; j++) {
+        double v = x[j * D + d];
+        inside &= (v >= lo) & (v <= hi);
+      }
     }
   }
   if (!inside && !all_finite(N * D, x)) return GFI_ENONFINITE;
