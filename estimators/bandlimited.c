@@ -434,44 +434,87 @@ static const size_t scale_cells[4] = {0, 4096, 256, 40};
  * per axis against the true c1 R / A_l (A_l <= pi): halved to stay below.
  * Queries away from the data have smaller values: the a-posteriori check
  * catches those. One pass over the data, deterministic. */
+/* The data passes of bl_sum run over fixed blocks of points, at most
+ * PASS_BLOCKS of them and none below PASS_BLOCK_MIN points (a function of N
+ * only): partial results are combined in block order, so they are the same
+ * bits for any thread count. */
+#define PASS_BLOCK_MIN ((size_t)1 << 16)
+#define PASS_BLOCKS ((size_t)16)
+static size_t pass_block(size_t N) {
+  size_t b = (N + PASS_BLOCKS - 1) / PASS_BLOCKS;
+  return b < PASS_BLOCK_MIN ? PASS_BLOCK_MIN : b;
+}
+
+typedef struct {
+  const bl_sum *s;
+  size_t blk, col, ncell, ncopy, nb[3];
+  double icw[3];
+  double *h; /* ncopy histograms per block, summed into the first */
+} scale_ctx;
+
+static int scale_task(void *vc, size_t q, void *ws) {
+  (void)ws;
+  const scale_ctx *x = vc;
+  const bl_sum *s = x->s;
+  const int D = s->D;
+  const size_t i0 = q * x->blk, i1 = s->N - i0 < x->blk ? s->N : i0 + x->blk;
+  /* A few cells take many points in a row: consecutive points go to
+   * ncopy interleaved histograms, so that their adds do not wait on each
+   * other through memory; the copies are summed in a fixed order. */
+  const size_t nc = x->ncopy;
+  double *h = x->h + q * nc * x->ncell;
+  memset(h, 0, nc * x->ncell * sizeof *h);
+  const double *c = s->c ? s->c + x->col * s->N : NULL;
+  for (size_t i = i0; i < i1; i++) {
+    size_t cell = 0;
+    for (int j = 0; j < D; j++) {
+      /* x - dlo >= 0 (the box holds every point): truncation is floor */
+      double u = (s->x[i * (size_t)D + j] - s->dlo[j]) * x->icw[j];
+      size_t b = u < (double)x->nb[j] ? (size_t)(long long)u : x->nb[j] - 1;
+      cell = cell * x->nb[j] + b;
+    }
+    h[(i & (nc - 1)) * x->ncell + cell] += c ? c[i] : s->cval; /* nc: 1 or 4 */
+  }
+  for (size_t k = 1; k < nc; k++)
+    for (size_t cell = 0; cell < x->ncell; cell++) h[cell] += h[k * x->ncell + cell];
+  return GFI_OK;
+}
+
 static int value_scale(const bl_sum *s, double *rho) {
   const int D = s->D;
-  size_t nb[3] = {1, 1, 1}, ncell = 1;
-  double cw[3] = {1, 1, 1}, icw[3] = {1, 1, 1}, vol = 1;
+  scale_ctx x = {s, pass_block(s->N), 0, 1, 1, {1, 1, 1}, {1, 1, 1}, NULL};
+  double vol = 1;
   for (int j = 0; j < D; j++) {
     double wdt = s->dhi[j] - s->dlo[j];
     double lobe = (s->l == BL_GAUSS ? 2.0 : 2 * M_PI) / s->R[j];
     double k = floor(wdt / lobe);
     if (!(k >= 1)) k = 1; /* also for a zero-width box */
     if (k > (double)scale_cells[D]) k = (double)scale_cells[D];
-    nb[j] = (size_t)k;
-    cw[j] = fmax(wdt / k, lobe);
-    icw[j] = 1 / cw[j];
-    vol *= cw[j];
-    ncell *= nb[j];
+    x.nb[j] = (size_t)k;
+    double cw = fmax(wdt / k, lobe);
+    x.icw[j] = 1 / cw;
+    vol *= cw;
+    x.ncell *= x.nb[j];
   }
-  double *h = malloc(ncell * sizeof *h);
-  if (!h) return GFI_ENOMEM;
+  const size_t nblk = (s->N + x.blk - 1) / x.blk;
+  x.ncopy = x.ncell <= 8192 ? 4 : 1;
+  x.h = gfi_malloc3(nblk, x.ncopy * x.ncell, sizeof *x.h);
+  if (!x.h) return GFI_ENOMEM;
   double r = 1;
   for (size_t col = 0; col < s->ncol; col++) {
     if (!(s->c1[col] > 0)) continue;
-    memset(h, 0, ncell * sizeof *h);
-    for (size_t i = 0; i < s->N; i++) {
-      size_t cell = 0;
-      for (int j = 0; j < D; j++) {
-        /* x - dlo >= 0 (the box holds every point): truncation is floor */
-        double u = (s->x[i * (size_t)D + j] - s->dlo[j]) * icw[j];
-        size_t b = u < (double)nb[j] ? (size_t)(long long)u : nb[j] - 1;
-        cell = cell * nb[j] + b;
-      }
-      h[cell] += s->c ? s->c[col * s->N + i] : s->cval;
-    }
+    x.col = col;
+    (void)par_for(nblk, nblk > 1 ? threads_of(s->nthreads) : 1, 0, scale_task, &x); /* cannot fail */
     double m = 0;
-    for (size_t k = 0; k < ncell; k++) m = fmax(m, fabs(h[k]));
+    for (size_t k = 0; k < x.ncell; k++) {
+      double v = x.h[k];
+      for (size_t q = 1; q < nblk; q++) v += x.h[q * x.ncopy * x.ncell + k];
+      m = fmax(m, fabs(v));
+    }
     double rc = 0.5 * m / vol / (s->c1[col] * s->K0);
     if (rc < r) r = rc;
   }
-  free(h);
+  free(x.h);
   /* all coefficients cancelling in every cell: fall back to the smallest
    * plausible scale, one coefficient at the kernel's peak over N */
   if (!(r > 0)) r = 1.0 / (double)s->N;
@@ -516,6 +559,37 @@ static void data_box(int D, size_t N, const double *x, double *lo, double *hi) {
       lo[j] = v < lo[j] ? v : lo[j];
       hi[j] = v > hi[j] ? v : hi[j];
     }
+}
+
+typedef struct {
+  int D;
+  size_t N, blk;
+  const double *x;
+  double *lo, *hi; /* box: one per block (D each); centre: the centre */
+  double *xc;      /* centre: the centred points */
+} pass_ctx;
+
+static int box_task(void *vc, size_t q, void *ws) {
+  (void)ws;
+  const pass_ctx *c = vc;
+  const size_t i0 = q * c->blk, n = c->N - i0 < c->blk ? c->N - i0 : c->blk;
+  data_box(c->D, n, c->x + i0 * (size_t)c->D, c->lo + q * (size_t)c->D, c->hi + q * (size_t)c->D);
+  return GFI_OK;
+}
+
+static int centre_task(void *vc, size_t q, void *ws) {
+  (void)ws;
+  const pass_ctx *c = vc;
+  const int D = c->D;
+  const size_t i0 = q * c->blk, i1 = c->N - i0 < c->blk ? c->N : i0 + c->blk;
+  if (D == 1) {
+    const double c0 = c->lo[0];
+    for (size_t i = i0; i < i1; i++) c->xc[i] = c->x[i] - c0;
+  } else {
+    for (size_t i = i0; i < i1; i++)
+      for (int j = 0; j < D; j++) c->xc[i * (size_t)D + j] = c->x[i * (size_t)D + j] - c->lo[j];
+  }
+  return GFI_OK;
 }
 
 /* c NULL: one column, every coefficient cval */
@@ -563,19 +637,25 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
    * the data centred on it. Rounding is monotonic, so lo <= x <= hi gives
    * fl(lo - ctr) <= fl(x - ctr) <= fl(hi - ctr): the centred box holds every
    * centred point. */
-  double lo[BL_MAX_DIM], hi[BL_MAX_DIM];
-  data_box(D, N, x, lo, hi);
-  for (int j = 0; j < D; j++) {
-    s->ctr[j] = 0.5 * (lo[j] + hi[j]);
-    s->dlo[j] = lo[j] - s->ctr[j];
-    s->dhi[j] = hi[j] - s->ctr[j];
-  }
-  if (D == 1) {
-    const double c0 = s->ctr[0];
-    for (size_t i = 0; i < N; i++) s->x[i] = x[i] - c0;
-  } else {
-    for (size_t i = 0; i < N; i++)
-      for (int j = 0; j < D; j++) s->x[i * (size_t)D + j] = x[i * (size_t)D + j] - s->ctr[j];
+  {
+    const size_t blk = pass_block(N), nblk = (N + blk - 1) / blk;
+    const int nt = nblk > 1 ? threads_of(s->nthreads) : 1;
+    double lo[PASS_BLOCKS * BL_MAX_DIM], hi[PASS_BLOCKS * BL_MAX_DIM];
+    pass_ctx pc = {D, N, blk, x, lo, hi, NULL};
+    (void)par_for(nblk, nt, 0, box_task, &pc); /* cannot fail */
+    for (size_t q = 1; q < nblk; q++) /* min and max are exact: any order */
+      for (int j = 0; j < D; j++) {
+        lo[j] = fmin(lo[j], lo[q * (size_t)D + j]);
+        hi[j] = fmax(hi[j], hi[q * (size_t)D + j]);
+      }
+    for (int j = 0; j < D; j++) {
+      s->ctr[j] = 0.5 * (lo[j] + hi[j]);
+      s->dlo[j] = lo[j] - s->ctr[j];
+      s->dhi[j] = hi[j] - s->ctr[j];
+    }
+    pc.lo = s->ctr;
+    pc.xc = s->x;
+    (void)par_for(nblk, nt, 0, centre_task, &pc); /* cannot fail */
   }
   for (size_t col = 0; col < ncol; col++) {
     if (!c) {
