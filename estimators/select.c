@@ -479,13 +479,47 @@ static int lscv_fast(const gfi_kernel *kern, size_t N, size_t D, const double *x
   return st;
 }
 
-/* Cost model: the direct sum costs about N^2/2 pairs of about 40 D ns, the
- * fast route a NUFFT (about 1 us per point) and the rule. */
-static gfi_method lscv_route(gfi_method m, size_t N, size_t D) {
+/* The data's span on each axis (D <= 3). */
+static void data_spans(size_t N, size_t D, const double *x, double *S) {
+  for (size_t j = 0; j < D; j++) {
+    double lo = x[j], hi = x[j];
+    for (size_t i = 1; i < N; i++) {
+      lo = fmin(lo, x[i * D + j]);
+      hi = fmax(hi, x[i * D + j]);
+    }
+    S[j] = hi - lo;
+  }
+}
+
+/* The cost model of the criteria's auto routes, in bl's units. The direct
+ * sum costs about 20 D units per ordered pair (loo_second_pays); LSCV sums
+ * each pair once. The fast route: the transforms between the data and the
+ * nodes that R and the data's span S need (bl_fast_estimate), one for
+ * LSCV, two per column (ncol) for LOO-CV. *fast_ok 0 when the fast route
+ * cannot run (its rule would exceed the node limits). At N = 300 in 2-D
+ * with R from 0.5 to 32 the direct LOO-CV sum is about 10x cheaper, which
+ * an N-only rule missed. */
+static double crit_fast_cost(int loo, int l, size_t N, size_t D, size_t ncol, const double *S,
+                             const double *R, double tol, int *fast_ok) {
+  int explode;
+  double cf = bl_fast_estimate((int)D, l, R, S, N, loo ? N : 0, ncol, tol, &explode);
+  *fast_ok = !explode;
+  return cf;
+}
+static double crit_direct_cost(int loo, size_t N, size_t D) {
+  return (loo ? 20.0 : 10.0) * (double)D * (double)N * (double)N;
+}
+
+/* Auto at one radius vector R. */
+static gfi_method crit_route(gfi_method m, int loo, int l, size_t N, size_t D, size_t ncol,
+                             const double *x, const double *R, double tol) {
   if (m != GFI_METHOD_AUTO) return m;
   if (D > BL_MAX_DIM) return GFI_METHOD_DIRECT;
-  double n = (double)N;
-  return n * n * 20.0 * (double)D > 1000.0 * n + 2e6 ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+  double S[3];
+  data_spans(N, D, x, S);
+  int ok;
+  double cf = crit_fast_cost(loo, l, N, D, ncol, S, R, tol, &ok);
+  return ok && cf < crit_direct_cost(loo, N, D) ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
 }
 
 int gfi_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data, const double *R,
@@ -503,7 +537,7 @@ int gfi_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data, const 
   st = bl_check_opts(opts, &tol, &m);
   if (st) return st;
   int nt = opts ? opts->nthreads : 0;
-  m = lscv_route(m, N, D);
+  m = crit_route(m, 0, k->l, N, D, 1, data, R, tol);
   if (m == GFI_METHOD_FAST && D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
   if (bound) *bound = 0;
   if (route) *route = m;
@@ -797,30 +831,6 @@ int sel_loocv_fast(int l, size_t N, size_t D, size_t V, const double *x, const d
   return st;
 }
 
-/* The auto route of LOO-CV: the direct sum costs about 20 D units of the
- * cost model per ordered pair (loo_second_pays), the fast route two
- * transforms per column between the rows and the nodes that R and the
- * data's span need (bl_fast_estimate): at N = 300 in 2-D with R from 0.5
- * to 32, the direct sum is about 10x cheaper, which an N-only rule missed. */
-static gfi_method loo_route(gfi_method m, int l, size_t N, size_t D, size_t V, const double *x, const double *R,
-                            double tol) {
-  if (m != GFI_METHOD_AUTO) return m;
-  if (D > BL_MAX_DIM) return GFI_METHOD_DIRECT;
-  double S[3];
-  for (size_t j = 0; j < D; j++) {
-    double lo = x[j], hi = x[j];
-    for (size_t i = 1; i < N; i++) {
-      lo = fmin(lo, x[i * D + j]);
-      hi = fmax(hi, x[i * D + j]);
-    }
-    S[j] = hi - lo;
-  }
-  int explode;
-  double cf = bl_fast_estimate((int)D, l, R, S, N, N, V + 1, tol, &explode);
-  double n = (double)N;
-  return !explode && cf < 20.0 * (double)D * n * n ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
-}
-
 int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x, const double *y,
               const double *R, const gfi_opts *opts, double denom_tol, double *value,
               size_t *nflagged, double *bound, gfi_method *route) {
@@ -842,7 +852,7 @@ int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x
   st = bl_check_opts(opts, &tol, &m);
   if (st) return st;
   int nt = opts ? opts->nthreads : 0;
-  m = loo_route(m, k->l, N, D, V, x, R, tol);
+  m = crit_route(m, 1, k->l, N, D, V + 1, x, R, tol);
   if (m == GFI_METHOD_FAST && D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
   double *slots = malloc(2 * N * sizeof *slots);
   if (!slots) return GFI_ENOMEM;
@@ -1193,12 +1203,33 @@ typedef struct {
   const gfi_kernel *k;
   size_t N, D, V;
   const double *x, *y;
-  const gfi_opts *o;
+  const gfi_opts *o; /* the caller's options, with the search's route (search_route) */
+  int fallback;      /* auto chose fast: a radius the fast route cannot take goes direct */
   double dtol;
   double bound;
   size_t nflag;
   gfi_method route;
 } crit_ctx;
+
+/* The route of a whole radius search under auto, chosen once: a criterion
+ * that changed route between radii would compare values computed two ways.
+ * The fast route's cost is estimated at each radius of the scan (its nodes
+ * grow with R) and summed; the direct sum costs the same at every radius,
+ * about 20 D units per ordered pair (LOO-CV) or per pair (LSCV). The fast
+ * route wins only when it can run at every scanned radius. */
+static gfi_method search_route(const gfi_kernel *k, size_t N, size_t D, size_t ncol, int loo,
+                               const double *x, double lo, double hi, size_t nscan, double tol) {
+  if (D > BL_MAX_DIM) return GFI_METHOD_DIRECT;
+  double S[3], fast = 0;
+  data_spans(N, D, x, S);
+  for (size_t s = 0; s < nscan; s++) {
+    double r = lo * pow(hi / lo, (double)s / (double)(nscan - 1)), R[3] = {r, r, r};
+    int ok;
+    fast += crit_fast_cost(loo, k->l, N, D, ncol, S, R, tol, &ok);
+    if (!ok) return GFI_METHOD_DIRECT;
+  }
+  return fast < crit_direct_cost(loo, N, D) * (double)nscan ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+}
 
 static void fill_R(const crit_ctx *c, const double *R, double *Rf) {
   for (size_t j = 0; j < c->D; j++) Rf[j] = c->D > 3 ? R[0] : R[j];
@@ -1210,6 +1241,11 @@ static int crit_lscv(void *vc, const double *R, double *v) {
   if (!Rf) return GFI_ENOMEM;
   fill_R(c, R, Rf);
   int st = gfi_lscv(c->k, c->N, c->D, c->x, Rf, c->o, v, &c->bound, &c->route);
+  if (st == GFI_ERANGE && c->fallback) {
+    gfi_opts d = *c->o;
+    d.method = GFI_METHOD_DIRECT;
+    st = gfi_lscv(c->k, c->N, c->D, c->x, Rf, &d, v, &c->bound, &c->route);
+  }
   if (Rf != Rs) free(Rf);
   return st;
 }
@@ -1221,6 +1257,12 @@ static int crit_loocv(void *vc, const double *R, double *v) {
   fill_R(c, R, Rf);
   int st = gfi_loocv(c->k, c->N, c->D, c->V, c->x, c->y, Rf, c->o, c->dtol, v, &c->nflag, &c->bound,
                      &c->route);
+  if (st == GFI_ERANGE && c->fallback) {
+    gfi_opts d = *c->o;
+    d.method = GFI_METHOD_DIRECT;
+    st = gfi_loocv(c->k, c->N, c->D, c->V, c->x, c->y, Rf, &d, c->dtol, v, &c->nflag, &c->bound,
+                   &c->route);
+  }
   if (Rf != Rs) free(Rf);
   if (st == GFI_EDENOM) {
     *v = INFINITY;
@@ -1267,7 +1309,16 @@ int gfi_select_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data,
   size_t ns;
   st = range_of(&o, N, D, data, &lo, &hi, &ns);
   if (st) return st;
-  crit_ctx c = {k, N, D, 0, data, NULL, &o.base, 0, 0, 0, GFI_METHOD_DIRECT};
+  gfi_opts run = o.base;
+  crit_ctx c = {k, N, D, 0, data, NULL, &run, 0, 0, 0, 0, GFI_METHOD_DIRECT};
+  if (run.method == GFI_METHOD_AUTO) {
+    double tol;
+    gfi_method m;
+    st = bl_check_opts(&run, &tol, &m);
+    if (st) return st;
+    run.method = search_route(k, N, D, 1, 0, data, lo, hi, ns, tol);
+    c.fallback = run.method == GFI_METHOD_FAST;
+  }
   st = sel_search(crit_lscv, &c, D, lo, hi, ns, o.per_axis, res, curve);
   if (st) return st;
   /* the bound and route at the chosen radius */
@@ -1296,7 +1347,16 @@ int gfi_select_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const do
   size_t ns;
   st = range_of(&o, N, D, x, &lo, &hi, &ns);
   if (st) return st;
-  crit_ctx c = {k, N, D, V, x, y, &o.base, o.denom_tol, 0, 0, GFI_METHOD_DIRECT};
+  gfi_opts run = o.base;
+  crit_ctx c = {k, N, D, V, x, y, &run, 0, o.denom_tol, 0, 0, GFI_METHOD_DIRECT};
+  if (run.method == GFI_METHOD_AUTO) {
+    double tol;
+    gfi_method m;
+    st = bl_check_opts(&run, &tol, &m);
+    if (st) return st;
+    run.method = search_route(k, N, D, V + 1, 1, x, lo, hi, ns, tol);
+    c.fallback = run.method == GFI_METHOD_FAST;
+  }
   st = sel_search(crit_loocv, &c, D, lo, hi, ns, o.per_axis, res, curve);
   if (st) return st;
   double v;

@@ -327,6 +327,46 @@ static void test_loocv_route(void) {
   }
 }
 
+/* A radius search under auto takes one route at every radius: here (LOO-CV,
+ * 300 rows in 2-D, radii 0.05..50) the route auto would take at each
+ * radius on its own changes within the scan, and every value of the
+ * search's curve is the criterion on the search's route, bit for bit. */
+static void test_search_route(void) {
+  const size_t N = 300, D = 2, ns = 16;
+  double *x = normal_data(N, D, 44), *y = malloc(N * sizeof *y), *curve = malloc(2 * ns * sizeof *curve);
+  for (size_t i = 0; i < N; i++) y[i] = sin(x[i * D]) + 0.1 * cos(17.0 * (double)i);
+  gfi_kernel k;
+  gfi_kernel_pow(&k, 4);
+  gfi_select_opts o;
+  gfi_select_default_opts(&o);
+  o.R_lo = 0.05;
+  o.R_hi = 50;
+  o.nscan = ns;
+  o.base.tol = 1e-8;
+  int seen[2] = {0, 0};
+  for (size_t s = 0; s < ns; s++) {
+    double r = 0.05 * pow(1000.0, (double)s / (double)(ns - 1)), R[2] = {r, r}, v;
+    gfi_method rt = GFI_METHOD_AUTO;
+    CHECK_STATUS(gfi_loocv(&k, N, D, 1, x, y, R, &o.base, 0, &v, NULL, NULL, &rt), GFI_OK);
+    seen[rt == GFI_METHOD_FAST]++;
+  }
+  CHECK(seen[0] && seen[1], "the per-radius auto route should change within the scan (direct %d, fast %d)",
+        seen[0], seen[1]);
+  gfi_select_result r;
+  CHECK_STATUS(gfi_select_loocv(&k, N, D, 1, x, y, &o, &r, curve), GFI_OK);
+  gfi_opts fixed = o.base;
+  fixed.method = r.route;
+  for (size_t s = 0; s < ns; s++) {
+    double R[2] = {curve[2 * s], curve[2 * s]}, v;
+    CHECK_STATUS(gfi_loocv(&k, N, D, 1, x, y, R, &fixed, 0, &v, NULL, NULL, NULL), GFI_OK);
+    CHECK(v == curve[2 * s + 1], "R = %g: the search's value %.17g, on its route %.17g", R[0],
+          curve[2 * s + 1], v);
+  }
+  free(x);
+  free(y);
+  free(curve);
+}
+
 static void test_loocv_second_pass(void) {
   const size_t N = 3000, D = 2;
   double *x = normal_data(N, D, 31), *y = malloc(N * sizeof *y);
@@ -567,6 +607,7 @@ static void test_errors(void) {
 int main(void) {
   CHECK_TIMED(test_pair);
   CHECK_TIMED(test_lscv_values);
+  CHECK_TIMED(test_search_route);
   CHECK_TIMED(test_loocv_values);
   CHECK_TIMED(test_loocv_route);
   CHECK_TIMED(test_loocv_second_pass);

@@ -113,7 +113,12 @@ GFI_EXPORT int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, cons
                          double *value, size_t *nflagged, double *bound, gfi_method *route);
 
 /* The LSCV-minimising radius. curve (may be NULL): nscan x 2 values
- * (R, LSCV) of the isotropic scan, nscan = opts->nscan (0: 100). */
+ * (R, LSCV) of the isotropic scan, nscan = opts->nscan (0: 100).
+ * Route: with opts->base.method auto, gfi_select_lscv and gfi_select_loocv
+ * choose one route for the whole search (the cost model summed over the
+ * scan's radii; direct when the fast route could not take some scanned
+ * radius), so that every radius's criterion is computed the same way; a
+ * radius the fast route then cannot take (GFI_ERANGE) is computed directly. */
 GFI_EXPORT int gfi_select_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data,
                                const gfi_select_opts *opts, gfi_select_result *res, double *curve);
 
