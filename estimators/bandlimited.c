@@ -996,11 +996,14 @@ out:
   return st;
 }
 
-/* out (pre x G x post complex) = E (G x Qj complex) applied to in (pre x Qj x post). */
+/* out (pre x G x post complex) = E (G x Qj complex) applied to in (pre x Qj x post);
+ * re_only: the real parts alone (the imaginary ones left 0), for the last
+ * product, whose real part is the value. */
 typedef struct {
   size_t Qj, post, G;
   const double *E, *in;
   double *out;
+  int re_only;
 } mode_ctx;
 
 /* Task pk = (p, k): one output row of `post` complex values. */
@@ -1023,7 +1026,7 @@ static int mode_row(void *vc, size_t pk, void *ws) {
         double er = e[2 * (qj + u)], ei = e[2 * (qj + u) + 1];
         double vr = v[2 * (qj + u)], vi = v[2 * (qj + u) + 1];
         ar[u] += er * vr - ei * vi;
-        ai[u] += er * vi + ei * vr;
+        if (!c->re_only) ai[u] += er * vi + ei * vr;
       }
     for (int u = 0; qj < Qj; qj++, u++) {
       double er = e[2 * qj], ei = e[2 * qj + 1], vr = v[2 * qj], vi = v[2 * qj + 1];
@@ -1031,13 +1034,17 @@ static int mode_row(void *vc, size_t pk, void *ws) {
       ai[u] += er * vi + ei * vr;
     }
     o[0] = (ar[0] + ar[1]) + (ar[2] + ar[3]);
-    o[1] = (ai[0] + ai[1]) + (ai[2] + ai[3]);
+    o[1] = c->re_only ? 0 : (ai[0] + ai[1]) + (ai[2] + ai[3]);
     return GFI_OK;
   }
   for (size_t t = 0; t < post; t++) o[2 * t] = o[2 * t + 1] = 0;
   for (size_t qj = 0; qj < Qj; qj++) {
     double er = c->E[2 * (k * Qj + qj)], ei = c->E[2 * (k * Qj + qj) + 1];
     const double *v = c->in + 2 * ((p * Qj + qj) * post);
+    if (c->re_only) {
+      for (size_t t = 0; t < post; t++) o[2 * t] += er * v[2 * t] - ei * v[2 * t + 1];
+      continue;
+    }
     for (size_t t = 0; t < post; t++) {
       double vr = v[2 * t], vi = v[2 * t + 1];
       o[2 * t] += er * vr - ei * vi;
@@ -1048,8 +1055,8 @@ static int mode_row(void *vc, size_t pk, void *ws) {
 }
 
 static void mode_product(size_t pre, size_t Qj, size_t post, size_t G, const double *E,
-                         const double *in, double *out, int nthreads) {
-  mode_ctx c = {Qj, post, G, E, in, out};
+                         const double *in, double *out, int re_only, int nthreads) {
+  mode_ctx c = {Qj, post, G, E, in, out, re_only};
   par_for(pre * G, threads_of(nthreads), 0, mode_row, &c);
 }
 
@@ -1116,7 +1123,7 @@ int bl_grid(const bl_sum *s, const bl_choice *ch, const double *lo, const double
       size_t pre = 1, post = 1;
       for (int k = 0; k < j; k++) pre *= dims[k];
       for (int k = j + 1; k < D; k++) post *= dims[k];
-      mode_product(pre, r->n[j], post, n[j], E[j], src, dst, s->nthreads);
+      mode_product(pre, r->n[j], post, n[j], E[j], src, dst, j == 0, s->nthreads);
       dims[j] = n[j];
       double *t = src;
       src = dst;
