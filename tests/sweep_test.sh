@@ -12,7 +12,10 @@ SW=(--model normal --model laplace --dims 1 --phis 1,2 --ns 150,300 --Rs 1,2,3 -
 rows() { grep -v '^#' "$1" | sort -n; }
 
 # --- the lock: a sweep holding FILE makes a second one exit 1 naming the holder
-SLOW=(--model normal --dims 1 --phis 2 --ns 20000 --Rs 1,2,3,4,5,6 --reps 400 --seed 1 --threads 1)
+# SLOW: 40 Monte-Carlo points (about 20 s, minutes sanitized); every sweep of
+# it here is killed once its checks are done, so it costs only the time up to
+# the kill, and it cannot finish and free its lock before those checks
+SLOW=(--model normal --dims 1 --phis 2 --ns 20000 --Rs "$(seq -s, 1 40)" --reps 400 --seed 1 --threads 1)
 "$GFI" sweep --out "$T/slow.dat" "${SLOW[@]}" &
 pid=$!
 for _ in $(seq 1 200); do [ -s "$T/slow.dat.lock" ] && break; sleep 0.05; done
@@ -20,7 +23,7 @@ expect 1 "slow.dat is being written by another sweep (pid $pid on " -- "$GFI" sw
 kill "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 # the lock goes with its holder: after the kill the file resumes
-"$GFI" sweep --out "$T/slow.dat" --model normal --dims 1 --phis 2 --ns 20000 --Rs 1,2,3,4,5,6 --reps 400 --seed 1 \
+"$GFI" sweep --out "$T/slow.dat" --model normal --dims 1 --phis 2 --ns 20000 --Rs "$(seq -s, 1 40)" --reps 400 --seed 1 \
   --threads 2 >/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 1 200); do [ -s "$T/slow.dat.lock" ] && break; sleep 0.05; done
