@@ -188,6 +188,14 @@ static size_t info_nodes(void) {
   return 0;
 }
 
+/* Lattice cells on axis 0 when the binned route ran, else 0. */
+static size_t info_cells(void) {
+#if GFI_HAVE_FAST_INFO && defined(GFI_FAST_INFO_BINS)
+  if (g_info_ok) return g_info.bins[0];
+#endif
+  return 0;
+}
+
 static double info_bound(void) {
 #if GFI_HAVE_FAST_INFO
   if (g_info_ok) return g_info.bound;
@@ -200,8 +208,8 @@ static void route_text(char *buf, size_t n) {
   snprintf(buf, n, "route not reported (this gfi has no gfi_density_eval_info)");
 #if GFI_HAVE_FAST_INFO
   if (g_info_ok)
-    snprintf(buf, n, "route %s, %zu frequency nodes, error bound %.2g relative to max |value|%s",
-             route_name(), g_info.nodes_total, g_info.bound,
+    snprintf(buf, n, "route %s, %zu frequency nodes, %zu binned cells on axis 0, error bound %.2g relative to max |value|%s",
+             route_name(), g_info.nodes_total, info_cells(), g_info.bound,
              g_info.route == GFI_METHOD_FAST ? "" : "  (WARNING: the fast route did not run)");
 #endif
 }
@@ -551,8 +559,8 @@ static void grid_tol_curve(FILE *fc, size_t D, size_t N, const double *x, double
                            const double *ref, double kdepy_s, double kdepy_err) {
   static const double tols[] = {1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13};
   double *fast = xmalloc(G, sizeof *fast), *fs = xmalloc(msub ? msub : 1, sizeof *fs);
-  printf("    tol curve          %8s %10s %10s %10s %10s %8s\n", "tol", "fast_s", "rel_err", "bound",
-         "nufft_tol", "nodes");
+  printf("    tol curve          %8s %10s %10s %10s %10s %8s %8s\n", "tol", "fast_s", "rel_err", "bound",
+         "nufft_tol", "nodes", "cells");
   double t10 = NAN, t3 = NAN;
   for (size_t t = 0; t < sizeof tols / sizeof tols[0]; t++) {
     double s = time_full(N, D, x, R, GFI_METHOD_FAST, tols[t], g_to.nthreads, G, g,
@@ -565,10 +573,10 @@ static void grid_tol_curve(FILE *fc, size_t D, size_t N, const double *x, double
     if (!(e <= tols[t])) g_wrong = 1;
     if (tols[t] == 1e-10) t10 = s;
     if (tols[t] == 1e-3) t3 = s;
-    printf("                       %8.0e %10.4g %10.2e %10.2e %10.2e %8zu%s\n", tols[t], s, e,
-           info_bound(), nt, info_nodes(), e <= tols[t] ? "" : "  ERROR ABOVE TOL");
-    fprintf(fc, "%zu %zu %.1e %.6e %.6e %.6e %.6e %zu\n", D, N, tols[t], s, e, info_bound(), nt,
-            info_nodes());
+    printf("                       %8.0e %10.4g %10.2e %10.2e %10.2e %8zu %8zu%s\n", tols[t], s, e,
+           info_bound(), nt, info_nodes(), info_cells(), e <= tols[t] ? "" : "  ERROR ABOVE TOL");
+    fprintf(fc, "%zu %zu %.1e %.6e %.6e %.6e %.6e %zu %zu\n", D, N, tols[t], s, e, info_bound(), nt,
+            info_nodes(), info_cells());
   }
   printf("    tol buys speed     time at tol 1e-3 / time at 1e-10: %.2f\n", t3 / t10);
   if (isfinite(kdepy_err) && kdepy_err > 0 && kdepy_err < 1) {
@@ -612,7 +620,7 @@ static void part_grid(const char *outdir, size_t N, int *goal_met, double *worst
              "fastkde_rss_mib gfi_whole_cpu_s kdepy_whole_cpu_s fastkde_whole_cpu_s "
              "gauss_fast_s gauss_rel_err gauss_whole_s gauss_whole_cpu_s gauss_rss_mib\n");
   FILE *fc = open_dat(outdir, "fast_grid_tol.dat");
-  fprintf(fc, "# D N tol fast_s rel_err bound nufft_tol nodes   (rel_err = max |fast - direct| / "
+  fprintf(fc, "# D N tol fast_s rel_err bound nufft_tol nodes cells   (cells: the binned route's lattice on axis 0, 0 for the NUFFT route; rel_err = max |fast - direct| / "
               "max |direct| on a subset of the grid; '# matched' lines: gfi at tol = KDEpy's error)\n");
   *goal_met = 1;
   *worst_ratio = INFINITY;

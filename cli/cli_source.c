@@ -209,10 +209,16 @@ void cli_method_meta(FILE *f, const gfi_opts *o, const gfi_fast_info *info) {
     return;
   }
   size_t D = info->dim;
-  fprintf(f, "# method: fast (%s), tol %.3g; %zu frequency nodes (", reason(info->reason), info->tol,
-          info->nodes_total);
-  axes(f, info->nodes, D);
-  fputc(')', f);
+  if (info->bins[0]) {
+    fprintf(f, "# method: fast, binned (%s), tol %.3g; a lattice of ", reason(info->reason), info->tol);
+    axes(f, info->bins, D);
+    fputs(" cells (cubic binning, one FFT convolution per axis)", f);
+  } else {
+    fprintf(f, "# method: fast (%s), tol %.3g; %zu frequency nodes (", reason(info->reason), info->tol,
+            info->nodes_total);
+    axes(f, info->nodes, D);
+    fputc(')', f);
+  }
   if (info->grid_fwd[0]) {
     fputs(", NUFFT grids ", f);
     axes(f, info->grid_fwd, D);

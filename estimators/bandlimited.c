@@ -91,6 +91,8 @@ static int threads_of(int n) {
 #endif
 }
 
+int bl_threads(int n) { return threads_of(n); }
+
 /* ---- options ------------------------------------------------------------ */
 
 int bl_check_opts(const gfi_opts *opts, double *tol, gfi_method *method) {
@@ -388,6 +390,7 @@ static int grids_of(const bl_sum *s, const bl_rule *r, const double *qh, size_t 
 
 void bl_sum_free(bl_sum *s) {
   if (!s) return;
+  if (s->f0_lock_ok) pthread_mutex_destroy(&s->f0_lock);
   free(s->x);
   free(s->c);
   free(s->c1);
@@ -444,6 +447,7 @@ static size_t pass_block(size_t N) {
   size_t b = (N + PASS_BLOCKS - 1) / PASS_BLOCKS;
   return b < PASS_BLOCK_MIN ? PASS_BLOCK_MIN : b;
 }
+size_t bl_pass_block(size_t N) { return pass_block(N); }
 
 typedef struct {
   const bl_sum *s;
@@ -607,6 +611,12 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
   if (N > SIZE_MAX / 2 / (size_t)D / ncol / sizeof(double)) return GFI_ENOMEM;
   bl_sum *s = calloc(1, sizeof *s);
   if (!s) return GFI_ENOMEM;
+  atomic_init(&s->f0_done, 0);
+  if (pthread_mutex_init(&s->f0_lock, NULL)) {
+    free(s);
+    return GFI_ENOMEM;
+  }
+  s->f0_lock_ok = 1;
   s->D = D;
   s->l = l;
   if (k) s->kern = *k;
@@ -718,7 +728,8 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
       s->F0 = malloc(2 * s->r0.Q * ncol * sizeof *s->F0);
       if (!s->F0) st = GFI_ENOMEM;
     }
-    if (!st) st = forward(s, &s->r0, s->ntol, s->F0);
+    /* F0 itself is computed by the first evaluation that uses it (f0_ready):
+     * a grid evaluated by the binned route never needs it */
     if (st) {
       bl_choice_free(&ch);
       bl_sum_free(s);
@@ -828,6 +839,8 @@ int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, c
   if (!ch->reuse) {
     for (int j = 0; j < D; j++) cf += COST_RULE * (double)r->n[j];
     cf += nc * bl_nufft_cost(D, s->N, r->Q, ch->gf, s->ntol);
+  } else if (!atomic_load_explicit(&((bl_sum *)s)->f0_done, memory_order_acquire)) {
+    cf += nc * bl_nufft_cost(D, s->N, r->Q, s->gf0, s->ntol); /* F0 not made yet */
   }
   cf += nc * COST_NODE * Q;
   if (gn) {
@@ -887,6 +900,25 @@ int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn n
   }
   bl_choice ch;
   int st = bl_choose(s, t->M, lo, hi, t->gn, direct_pair, &ch);
+  if (st && st != GFI_ERANGE) return st;
+  /* A tensor grid may be binned instead (binned.c): when that costs less
+   * than the NUFFT route (and, under auto, than the direct sum), or when the
+   * NUFFT route cannot run. */
+  bl_binned b;
+  if (t->gn && s->method != GFI_METHOD_DIRECT && bl_binned_plan(s, t->glo, t->ghi, t->gn, bl_binned_beps(s), &b)) {
+    double cf = !st && ch.route == GFI_METHOD_FAST ? ch.cost_fast : INFINITY;
+    double cd = s->method == GFI_METHOD_AUTO ? ch.cost_direct : INFINITY;
+    if (b.cost < cf && b.cost < cd) {
+      if (!st) bl_choice_free(&ch);
+      memset(&ch.rule, 0, sizeof ch.rule);
+      ch.route = GFI_METHOD_FAST;
+      ch.reason = s->method == GFI_METHOD_FAST ? GFI_ROUTE_REQUESTED : GFI_ROUTE_COST;
+      ch.reuse = ch.useF0 = 0;
+      ch.cost_fast = b.cost;
+      ch.bin = b;
+      st = GFI_OK;
+    }
+  }
   if (st) return st;
   bl_info_fill(s, &ch, (size_t)D, info);
   *route = ch.route;
@@ -896,16 +928,46 @@ int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn n
   }
   if (ch.route == GFI_METHOD_FAST && !st) {
     for (int pass = 0;; pass++) {
-      st = t->gn ? bl_grid(s, &ch, t->glo, t->ghi, t->gn, *res, babs)
-                 : bl_points(s, &ch, t->M, t->q, *res, babs);
+      st = ch.bin.on ? bl_binned_eval(s, &ch.bin, t->glo, t->ghi, t->gn, *res, babs)
+           : t->gn   ? bl_grid(s, &ch, t->glo, t->ghi, t->gn, *res, babs)
+                     : bl_points(s, &ch, t->M, t->q, *res, babs);
       if (st || pass || !need) break;
       double f = need(ctx, t->M, *res, babs);
-      if (!(f < 1) || !bl_tighten(&ch, ch.ntol * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0))) break;
+      if (!(f < 1)) break;
+      if (ch.bin.on) {
+        /* the binning term is about quadratic in h: a lattice finer by
+         * sqrt(margin f) per axis, when it fits */
+        bl_binned tb;
+        if (!bl_binned_plan(s, t->glo, t->ghi, t->gn, ch.bin.beps * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0), &tb))
+          break;
+        ch.bin = tb;
+        continue;
+      }
+      if (!bl_tighten(&ch, ch.ntol * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0))) break;
     }
-    info->nufft_tol = ch.ntol;
-    info->reused = ch.useF0;
+    if (ch.bin.on) {
+      for (int j = 0; j < D; j++) info->bins[j] = ch.bin.G[j];
+      info->cost_fast = ch.bin.cost;
+    } else {
+      info->nufft_tol = ch.ntol;
+      info->reused = ch.useF0;
+    }
   }
   bl_choice_free(&ch);
+  return st;
+}
+
+/* The plan's F0, computed on first use (once, under the lock). */
+static int f0_ready(const bl_sum *cs) {
+  bl_sum *s = (bl_sum *)cs; /* F0 is the plan's cache, not its meaning */
+  if (atomic_load_explicit(&s->f0_done, memory_order_acquire)) return GFI_OK;
+  pthread_mutex_lock(&s->f0_lock);
+  int st = GFI_OK;
+  if (!atomic_load_explicit(&s->f0_done, memory_order_relaxed)) {
+    st = forward(s, &s->r0, s->ntol, s->F0);
+    if (!st) atomic_store_explicit(&s->f0_done, 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&s->f0_lock);
   return st;
 }
 
@@ -924,8 +986,12 @@ static int node_coeffs(const bl_sum *s, const bl_choice *ch, const bl_rule **rp,
     return GFI_ENOMEM;
   }
   int st = GFI_OK;
-  if (ch->useF0) memcpy(a, s->F0, 2 * Q * nc * sizeof *a);
-  else st = forward(s, r, ch->ntol, a);
+  if (ch->useF0) {
+    st = f0_ready(s);
+    if (!st) memcpy(a, s->F0, 2 * Q * nc * sizeof *a);
+  } else {
+    st = forward(s, r, ch->ntol, a);
+  }
   if (st) {
     free(a);
     free(wt);
@@ -1161,6 +1227,10 @@ void bl_info_fill(const bl_sum *s, const bl_choice *ch, size_t D, gfi_fast_info 
   info->cost_direct = ch->cost_direct;
   info->cost_fast = ch->cost_fast;
   if (ch->route != GFI_METHOD_FAST || !s) return;
+  if (ch->bin.on) {
+    for (int j = 0; j < s->D; j++) info->bins[j] = ch->bin.G[j];
+    return;
+  }
   const bl_rule *r = ch->reuse ? &s->r0 : &ch->rule;
   info->nodes_total = r->Q;
   info->reused = ch->useF0;

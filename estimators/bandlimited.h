@@ -19,6 +19,8 @@
 #ifndef GFI_BANDLIMITED_H
 #define GFI_BANDLIMITED_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include "gfi/fast.h"
 #include "gfi/opts.h"
@@ -53,12 +55,30 @@ typedef struct bl_sum {
   double rho;          /* estimated largest |value| / (c1 K0) (value_scale) */
   int nthreads;
   gfi_method method;
-  int have0;           /* precomputed F at the design span */
+  int have0;           /* F at the design span, computed on first use (F0) */
   int reason0;         /* why it was (not) precomputed: GFI_ROUTE_* */
   bl_rule r0;
-  double *F0;          /* ncol x Q complex */
+  double *F0;          /* ncol x Q complex, once f0_done */
   size_t gf0[3];
+  /* F0 is the plan's cache: the first evaluation that uses it computes it,
+   * under f0_lock (evaluations on one bl_sum may run in several threads) */
+  pthread_mutex_t f0_lock;
+  int f0_lock_ok;
+  atomic_int f0_done;
 } bl_sum;
+
+/* The binned route of a tensor grid (binned.c): linear binning on a lattice
+ * that holds the grid, then one FFT convolution per axis. */
+typedef struct bl_binned {
+  int on;
+  double beps;       /* the binning term's target, relative to c1 K0 */
+  size_t s[3];       /* lattice cells per grid step */
+  double h[3];       /* lattice spacing */
+  long long kmin[3]; /* the lattice's first cell, in steps h from the grid's first point */
+  size_t G[3];       /* lattice cells per axis */
+  size_t L[3];       /* FFT length per axis */
+  double cost;       /* in the cost model's units */
+} bl_binned;
 
 /* What one evaluation will do. */
 typedef struct bl_choice {
@@ -71,6 +91,7 @@ typedef struct bl_choice {
   bl_rule rule;        /* built here when the route is fast and !reuse */
   double cost_direct, cost_fast;
   size_t gf[3], gb[3];
+  bl_binned bin;       /* bin.on: the grid is binned (no rule, no NUFFT) */
 } bl_choice;
 
 /* l of the Gaussian kernel (band-limited kernels have l = 1..8): a bl_sum
@@ -193,5 +214,23 @@ double bl_nufft_cost(int D, size_t nsrc, size_t ntgt, const size_t *grid, double
  * the rule's limits (the fast route cannot run). */
 double bl_fast_estimate(int D, int l, const double *R, const double *S, size_t N, size_t M, size_t ncol,
                         double ntol, int *explode);
+
+/* ---- the binned route (binned.c) ------------------------------------------ */
+
+/* The binning term's target for a bl_sum: a quarter of tol times the value
+ * scale estimate rho. */
+double bl_binned_beps(const bl_sum *s);
+/* Plan the binned route for the grid lo:hi:n (uncentred; hi >= lo where
+ * n > 1) with the binning term beps c1 K0: 1 and *b when it can run (a
+ * band-limited kernel, lattice and FFTs within their limits), else 0. */
+int bl_binned_plan(const bl_sum *s, const double *lo, const double *hi, const size_t *n, double beps,
+                   bl_binned *b);
+/* Run it: out (prod n x ncol, last axis fastest), babs[ncol] the absolute
+ * bounds (binning, positions' rounding, the FFTs' rounding). */
+int bl_binned_eval(const bl_sum *s, const bl_binned *b, const double *lo, const double *hi,
+                   const size_t *n, double *out, double *babs);
+/* bandlimited.c's fixed data blocks and thread count, shared with binned.c. */
+size_t bl_pass_block(size_t N);
+int bl_threads(int n);
 
 #endif

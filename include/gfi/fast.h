@@ -53,6 +53,9 @@ enum {
 };
 
 /* What an evaluation ran and the accuracy it was built for. */
+/* gfi_fast_info has the bins field (the binned route of grids). */
+#define GFI_FAST_INFO_BINS 1
+
 typedef struct gfi_fast_info {
   gfi_method route;       /* GFI_METHOD_DIRECT or GFI_METHOD_FAST */
   int reason;             /* GFI_ROUTE_* */
@@ -75,6 +78,8 @@ typedef struct gfi_fast_info {
   int reused;             /* 1 when the plan's precomputed F(w) served this call */
   double scale;           /* what `bound` is relative to: density and ecf, the largest
                              |value| of the call; NW, max |y| (0 on the direct route) */
+  size_t bins[3];         /* the binned route of a grid (a loose tol): lattice cells per
+                             axis; 0 when not binned (nodes and NUFFT fields are then 0) */
 } gfi_fast_info;
 
 #ifdef __cplusplus

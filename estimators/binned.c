@@ -1,0 +1,559 @@
+/* The binned route of the band-limited engine (bandlimited.h): a sum on a
+ * tensor grid by cubic binning and one FFT convolution per axis.
+ *
+ * Binning. The data are put on a lattice of spacing h_j per axis that holds
+ * the grid's points (h_j = the grid step / s_j, s_j an integer); a point at
+ * t = k + f cells spreads its coefficient to the cells k-1 .. k+2 of each
+ * axis with the weights of cubic Lagrange interpolation (their products
+ * over the axes). For every query y that replaces g(x) = K(y - x) by its
+ * tensor cubic interpolant at x. On one axis the interpolation error is
+ * g^(4)(xi) / 24 prod_k (x - x_k), with |prod_k (x - x_k)| <= (9/16) h^4 on
+ * the middle cell; over the axes, g - I_0 I_1 g = (g - I_0 g) + I_0 (g - I_1 g)
+ * and |I_0 u| <= 5/4 max |u| (the Lebesgue constant of the four weights on
+ * the middle cell, 1 + f (1 - f)). For the kernel prod_j (R_j / A)
+ * phi(sinc(R_j u_j)), phi(z) = sum_k a_k z^k with every a_k >= 0, the
+ * transform of each sinc^k is nonnegative, so |(sinc^k)^(4)| <= (sinc^k)^(4)(0)
+ * = 24 (k / 120 + k (k - 1) / 72), and the error of every value is at most
+ *
+ *     sum_i |c_i| K0 sum_j (5/4)^j (3/128) mu4 (h_j R_j)^4,
+ *     mu4 = sum_k a_k 24 (k / 120 + k (k - 1) / 72) / sum_k a_k,
+ *
+ * K0 the kernel's peak; h_j is chosen so that this is beps c1 K0. The
+ * weights' own rounding (a few eps each, (5/4)^D in all) and the positions'
+ * (the cell and f from x / h: a shift of a few eps of the lattice's extent,
+ * times max |K'| <= 0.44 R K0 sum_k k a_k / sum_k a_k) are added.
+ *
+ * Convolution. The binned sums reach the grid by a linear convolution with
+ * the kernel's samples per axis (the kernel is a product), computed by real
+ * FFTs of a length L_j >= (n_j - 1) s_j + G_j (no wrap-around reaches an
+ * output). Rounding: each fibre f of a pass errs by at most
+ * BIN_FFT_C (log2 L + 2) eps ||f||_2 ||v||_1 (the FFT's 2-norm error
+ * bound, Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed.,
+ * section 24.1, for the three transforms and the product; max |V^| <= ||v||_1)
+ * plus the samples' own rounding; a later pass multiplies an earlier pass's
+ * error by at most its ||v||_1. Every term is added to the bound.
+ *
+ * Threads: a small lattice (all blocks' copies within BIN_BLOCK_CELLS) is
+ * filled per fixed block of points (bl_pass_block: a function of N), one
+ * copy per block, summed in block order; a large one is split into slabs of
+ * its first axis, each thread reading every point and keeping the cells in
+ * its slab, so that every cell is summed in the points' order. The mode
+ * depends on N and the lattice only, and the fibres of a pass are
+ * independent: the same bits for any thread count. */
+#include <fftw3.h>
+#include <math.h>
+#include <float.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bandlimited.h"
+#include "kernel_internal.h"
+#include "../lib/alloc.h"
+#include "../lib/fftw_lock.h"
+#include "../lib/simd_sincos.h"
+#include "gfi/status.h"
+#include "par.h"
+
+/* Limits: lattice cells (all axes and columns) and one axis's FFT length. */
+#define BIN_CELLS_MAX ((size_t)1 << 24)
+#define BIN_LEN_MAX ((size_t)1 << 24)
+/* Block mode's limit: cells of all the blocks' lattices (8 MiB). */
+#define BIN_BLOCK_CELLS ((size_t)1 << 20)
+/* The FFT convolution's rounding constant (see above). */
+#define BIN_FFT_C 10.0
+/* Cost model: per point and column, per cell of its 4^D, per FFT element
+ * and log2, per fibre; then scaled to the units of bandlimited.c's NUFFT
+ * cost in D dimensions (BIN_UNITS: measured seconds per unit of the two
+ * models on 1-D, 2-D and 3-D grids, N = 10^4 .. 10^6, tol 1e-2 .. 1e-10,
+ * differ by these factors). */
+static const double BIN_UNITS[4] = {0, 15.0, 2.4, 0.75};
+#define COST_BIN_POINT 12.0
+#define COST_BIN_CORNER 3.0
+#define COST_BIN_FFT 1.5
+#define COST_BIN_FIBRE 200.0
+
+/* The smallest 2^a 3^b 5^c 7^d >= n (FFTW's fast sizes). */
+static size_t good_size(size_t n) {
+  size_t best = SIZE_MAX;
+  for (size_t p7 = 1; p7 < 2 * n + 2; p7 *= 7)
+    for (size_t p5 = p7; p5 < 2 * n + 2; p5 *= 5)
+      for (size_t p3 = p5; p3 < 2 * n + 2; p3 *= 3) {
+        size_t v = p3;
+        while (v < n) v *= 2;
+        if (v < best) best = v;
+      }
+  return best;
+}
+
+static void kernel_mus(const bl_sum *s, double *mu1, double *mu4) {
+  double a = 0, ka = 0, k4 = 0;
+  for (int k = 1; k <= GFI_PHI_MAXPOW; k++) {
+    a += s->kern.coef[k];
+    ka += k * s->kern.coef[k];
+    k4 += s->kern.coef[k] * 24 * (k / 120.0 + k * (k - 1) / 72.0);
+  }
+  *mu4 = k4 / a;
+  /* |d/dt sinc(t)^k| <= k max |sinc'| = 0.4362 k */
+  *mu1 = 0.44 * ka / a;
+}
+
+/* The binning term per unit of mu4 (h R)^4 on axis j: (5/4)^j 9 / (16 24). */
+static double axis_factor(int j) { return pow(1.25, j) * 9.0 / 384.0; }
+
+double bl_binned_beps(const bl_sum *s) { return 0.25 * s->tol * s->rho; }
+
+int bl_binned_plan(const bl_sum *s, const double *lo, const double *hi, const size_t *n, double beps,
+                   bl_binned *b) {
+  memset(b, 0, sizeof *b);
+  if (s->l == BL_GAUSS || !(beps > 0)) return 0;
+  const int D = s->D;
+  double mu1, mu4;
+  kernel_mus(s, &mu1, &mu4);
+  (void)mu1;
+  double cells = (double)s->ncol, fft = 0;
+  for (int j = 0; j < D; j++) {
+    if (n[j] > 1 && !(hi[j] > lo[j])) return 0;
+    /* an equal share of beps per axis */
+    const double hmax = pow(beps / ((double)D * axis_factor(j) * mu4), 0.25) / s->R[j];
+    const double loc = lo[j] - s->ctr[j];
+    const double step = n[j] > 1 ? (hi[j] - lo[j]) / (double)(n[j] - 1) : hmax;
+    double sj = ceil(step / hmax);
+    if (!(sj >= 1)) sj = 1;
+    if (!(sj <= (double)((size_t)1 << 24))) return 0;
+    const double h = step / sj;
+    /* cells k-1 .. k+2 of every point, one spare each side */
+    const double kmin = floor((s->dlo[j] - loc) / h) - 2, kmax = floor((s->dhi[j] - loc) / h) + 4;
+    if (!(fabs(kmin) < 0x1p40 && fabs(kmax) < 0x1p40)) return 0;
+    const double G = kmax - kmin + 1, lenv = (double)(n[j] - 1) * sj + G;
+    if (!(lenv <= (double)BIN_LEN_MAX)) return 0;
+    cells *= G;
+    if (!(cells <= (double)BIN_CELLS_MAX)) return 0;
+    b->s[j] = (size_t)sj;
+    b->h[j] = h;
+    b->kmin[j] = (long long)kmin;
+    b->G[j] = (size_t)G;
+    b->L[j] = good_size((size_t)lenv);
+  }
+  /* the passes run on axes D-1 .. 0; a pass's fibres are the other axes'
+   * current sizes */
+  size_t dims[3];
+  for (int j = 0; j < D; j++) dims[j] = b->G[j];
+  for (int j = D - 1; j >= 0; j--) {
+    double fib = 1;
+    for (int k = 0; k < D; k++)
+      if (k != j) fib *= (double)dims[k];
+    const double L = (double)b->L[j];
+    fft += fib * (COST_BIN_FIBRE + 2 * COST_BIN_FFT * L * log2(L + 2));
+    dims[j] = n[j];
+  }
+  b->on = 1;
+  b->beps = beps;
+  b->cost = BIN_UNITS[D] * (double)s->ncol *
+            ((double)s->N * (COST_BIN_POINT + COST_BIN_CORNER * (double)(1 << (2 * D))) + fft);
+  return 1;
+}
+
+/* ---- binning ---------------------------------------------------------- */
+
+typedef struct {
+  const bl_sum *s;
+  const bl_binned *b;
+  double base[3], ih[3];
+  size_t cells, ntask; /* cells per column; tasks (slabs of axis 0) */
+  size_t blk;          /* block mode: points per block (0: slab mode) */
+  double *lat;         /* ncol x cells */
+} bin_ctx;
+
+/* The four cubic Lagrange weights of cells k-1 .. k+2 at t = k + f. */
+static inline void cubic_w(double f, double *w) {
+  const double fm = f - 1, fp = f + 1, f2 = f - 2;
+  w[0] = -f * fm * f2 * (1.0 / 6);
+  w[1] = fp * fm * f2 * 0.5;
+  w[2] = -fp * f * f2 * 0.5;
+  w[3] = fp * f * fm * (1.0 / 6);
+}
+
+/* Cells k-1 .. k+2 of axis 0 that lie in the slab [a, e): [u0, u1) of 0..4. */
+static inline void slab_range(size_t k, size_t a, size_t e, size_t *u0, size_t *u1) {
+  *u0 = k - 1 < a ? a - (k - 1) : 0;
+  *u1 = k + 3 > e ? (e > k - 1 ? e - (k - 1) : 0) : 4;
+}
+
+/* One column in 1-D: g[k-1 .. k+2] += v w. */
+static void bin1(const bin_ctx *x, size_t i0, size_t i1, const double *c, double cval, size_t a, size_t e,
+                 double *g) {
+  const bl_sum *s = x->s;
+  const double base = x->base[0], ih = x->ih[0];
+  for (size_t i = i0; i < i1; i++) {
+    /* x - base >= 2 h (two spare cells below the data): truncation is floor, k >= 2 */
+    const double t = (s->x[i] - base) * ih;
+    const size_t k = (size_t)t;
+    if (k + 3 <= a || k >= e + 1) continue;
+    const double v = c ? c[i] : cval;
+    double w[4];
+    cubic_w(t - (double)k, w);
+    if (k - 1 >= a && k + 3 <= e) {
+      double *gk = g + k - 1;
+      gk[0] += v * w[0];
+      gk[1] += v * w[1];
+      gk[2] += v * w[2];
+      gk[3] += v * w[3];
+      continue;
+    }
+    size_t u0, u1;
+    slab_range(k, a, e, &u0, &u1);
+    for (size_t u = u0; u < u1; u++) g[k - 1 + u] += v * w[u];
+  }
+}
+
+/* One column in 2-D or 3-D: the 4^D cells around each point. */
+static void binn(const bin_ctx *x, size_t i0, size_t i1, const double *c, double cval, size_t a, size_t e,
+                 double *g) {
+  const bl_sum *s = x->s;
+  const int D = s->D;
+  const size_t G1 = x->b->G[1], G2 = D > 2 ? x->b->G[2] : 1, row = G1 * G2;
+  for (size_t i = i0; i < i1; i++) {
+    const double *xi = s->x + i * (size_t)D;
+    const double t0 = (xi[0] - x->base[0]) * x->ih[0];
+    const size_t k0 = (size_t)t0;
+    if (k0 + 3 <= a || k0 >= e + 1) continue;
+    const double v = c ? c[i] : cval;
+    double w0[4], w1[4], w2[4] = {1, 0, 0, 0};
+    cubic_w(t0 - (double)k0, w0);
+    const double t1 = (xi[1] - x->base[1]) * x->ih[1];
+    const size_t k1 = (size_t)t1;
+    cubic_w(t1 - (double)k1, w1);
+    size_t k2 = 1;
+    if (D > 2) {
+      const double t2 = (xi[2] - x->base[2]) * x->ih[2];
+      k2 = (size_t)t2;
+      cubic_w(t2 - (double)k2, w2);
+    }
+    size_t u0, u1;
+    slab_range(k0, a, e, &u0, &u1);
+    for (size_t u = u0; u < u1; u++) {
+      const double a0 = v * w0[u];
+      double *r0 = g + (k0 - 1 + u) * row + (k1 - 1) * G2 + (k2 - 1);
+      if (D == 2) {
+        r0[0] += a0 * w1[0];
+        r0[1] += a0 * w1[1];
+        r0[2] += a0 * w1[2];
+        r0[3] += a0 * w1[3];
+        continue;
+      }
+      for (int p = 0; p < 4; p++) {
+        const double a1 = a0 * w1[p];
+        double *r1 = r0 + (size_t)p * G2;
+        r1[0] += a1 * w2[0];
+        r1[1] += a1 * w2[1];
+        r1[2] += a1 * w2[2];
+        r1[3] += a1 * w2[3];
+      }
+    }
+  }
+}
+
+/* Slab mode: task q bins into its slab of axis-0 cells [a, e); it reads
+ * every point and keeps the cells in its slab, so each cell is summed by
+ * one task in the points' order, the same bits for any number of tasks.
+ * Block mode (small lattices): task q bins the points of block q (blocks
+ * fixed by N) into its own lattice; the lattices are summed in block order. */
+static int bin_task(void *vc, size_t q, void *ws) {
+  (void)ws;
+  const bin_ctx *x = vc;
+  const bl_sum *s = x->s;
+  const int D = s->D;
+  const size_t cells = x->cells, G0 = x->b->G[0], nc = s->ncol;
+  size_t a = 0, e = G0, i0 = 0, i1 = s->N;
+  double *lat = x->lat;
+  if (x->blk) {
+    i0 = q * x->blk;
+    i1 = s->N - i0 < x->blk ? s->N : i0 + x->blk;
+    lat += q * nc * cells;
+    memset(lat, 0, nc * cells * sizeof *lat);
+  } else {
+    a = G0 * q / x->ntask;
+    e = G0 * (q + 1) / x->ntask;
+    const size_t row = cells / G0;
+    for (size_t col = 0; col < nc; col++) memset(lat + col * cells + a * row, 0, (e - a) * row * sizeof *lat);
+  }
+  for (size_t col = 0; col < nc; col++) {
+    double *g = lat + col * cells;
+    const double *c = s->c ? s->c + col * s->N : NULL;
+    if (D == 1)
+      bin1(x, i0, i1, c, s->cval, a, e, g);
+    else
+      binn(x, i0, i1, c, s->cval, a, e, g);
+  }
+  return GFI_OK;
+}
+
+typedef struct {
+  double *lat;
+  size_t nblk, width, chunk;
+} red_ctx;
+
+/* Block mode: lattice 0 += lattices 1 .. nblk-1, in block order, over one
+ * chunk of cells. */
+static int red_task(void *vc, size_t t, void *ws) {
+  (void)ws;
+  const red_ctx *r = vc;
+  const size_t a = t * r->chunk, e = r->width - a < r->chunk ? r->width : a + r->chunk;
+  for (size_t q = 1; q < r->nblk; q++) {
+    const double *src = r->lat + q * r->width;
+    for (size_t k = a; k < e; k++) r->lat[k] += src[k];
+  }
+  return GFI_OK;
+}
+
+/* ---- the convolution passes -------------------------------------------- */
+
+typedef struct {
+  size_t L, G, n, s, pre, post; /* fibre length G in, n out (every s-th) */
+  const double *in;
+  double *out;
+  const fftw_complex *V; /* the samples' transform, L/2 + 1 */
+  fftw_plan fwd, bwd;
+  double gam, samp; /* rounding: FFT constant x ||v||_1, the samples' */
+  double *err;      /* per fibre */
+} pass_ctx;
+
+typedef struct {
+  double *r;
+  fftw_complex *c;
+} pass_ws;
+
+static int pass_init(void *vc, void *vws) {
+  const pass_ctx *p = vc;
+  pass_ws *w = vws;
+  w->r = fftw_malloc(p->L * sizeof *w->r);
+  w->c = fftw_malloc((p->L / 2 + 1) * sizeof *w->c);
+  if (!w->r || !w->c) {
+    fftw_free(w->r);
+    fftw_free(w->c);
+    return GFI_ENOMEM;
+  }
+  return GFI_OK;
+}
+
+static void pass_fini(void *vc, void *vws) {
+  (void)vc;
+  pass_ws *w = vws;
+  fftw_free(w->r);
+  fftw_free(w->c);
+}
+
+static int pass_task(void *vc, size_t t, void *vws) {
+  const pass_ctx *p = vc;
+  pass_ws *w = vws;
+  const size_t a = t / p->post, b = t % p->post, G = p->G, L = p->L, post = p->post;
+  const double *in = p->in + a * G * post + b;
+  double n2 = 0, n1 = 0;
+  for (size_t i = 0; i < G; i++) {
+    double v = in[i * post];
+    w->r[i] = v;
+    n2 += v * v;
+    n1 += fabs(v);
+  }
+  memset(w->r + G, 0, (L - G) * sizeof *w->r);
+  fftw_execute_dft_r2c(p->fwd, w->r, w->c);
+  const size_t H = L / 2 + 1;
+  for (size_t k = 0; k < H; k++) {
+    double xr = w->c[k][0], xi = w->c[k][1], vr = p->V[k][0], vi = p->V[k][1];
+    w->c[k][0] = xr * vr - xi * vi;
+    w->c[k][1] = xr * vi + xi * vr;
+  }
+  fftw_execute_dft_c2r(p->bwd, w->c, w->r);
+  const double iL = 1.0 / (double)L;
+  double *out = p->out + a * p->n * post + b;
+  for (size_t o = 0; o < p->n; o++) out[o * post] = w->r[o * p->s + G - 1] * iL;
+  p->err[t] = p->gam * sqrt(n2) + p->samp * n1;
+  return GFI_OK;
+}
+
+/* v[t] = phi(sinc(R (t + dmin) h)) / phi(1), t < lenv, zero to L; *v1 =
+ * ||v||_1. v is even in t + dmin: the table holds |t + dmin| = 0 .. mmax,
+ * by the vectorised sincos where every argument allows. tab: mmax + 1. */
+static void samples(const bl_sum *s, double R, double h, long long dmin, size_t lenv, size_t L,
+                    double *tab, double *v, double *v1) {
+  const long long m0 = dmin, m1 = dmin + (long long)lenv - 1;
+  const size_t mmax = (size_t)(m0 < 0 && -m0 > m1 ? -m0 : (m1 > -m0 ? m1 : -m0));
+  const double *a = s->kern.coef, ip1 = 1 / kernel_phi(&s->kern, 1.0), Rh = R * h;
+  int deg = GFI_PHI_MAXPOW;
+  while (deg > 1 && a[deg] == 0) deg--;
+  if (Rh * (double)mmax <= GFI_SINCOS_SIMD_MAX) {
+#pragma omp simd
+    for (size_t m = 1; m <= mmax; m++) {
+      double u = Rh * (double)m, sn, cs;
+      gfi_sincos_simd(u, &sn, &cs);
+      tab[m] = sn / u;
+    }
+  } else {
+    for (size_t m = 1; m <= mmax; m++) {
+      double u = Rh * (double)m;
+      tab[m] = sin(u) / u;
+    }
+  }
+  tab[0] = 1;
+#pragma omp simd
+  for (size_t m = 0; m <= mmax; m++) {
+    double z = tab[m], p = a[deg];
+    for (int k = deg - 1; k >= 1; k--) p = p * z + a[k];
+    tab[m] = p * z * ip1;
+  }
+  double sum = 0;
+  for (size_t t = 0; t < lenv; t++) {
+    long long m = (long long)t + dmin;
+    v[t] = tab[m < 0 ? -m : m];
+    sum += fabs(v[t]);
+  }
+  memset(v + lenv, 0, (L - lenv) * sizeof *v);
+  *v1 = sum;
+}
+
+int bl_binned_eval(const bl_sum *s, const bl_binned *b, const double *lo, const double *hi,
+                   const size_t *n, double *out, double *babs) {
+  (void)hi;
+  const int D = s->D;
+  const size_t nc = s->ncol;
+  const double eps = DBL_EPSILON;
+  double mu1, mu4;
+  kernel_mus(s, &mu1, &mu4);
+  bin_ctx bx = {s, b, {0}, {1, 1, 1}, 1, 1, 0, NULL};
+  double interp = 0, shift = 0;
+  for (int j = 0; j < D; j++) {
+    const double loc = lo[j] - s->ctr[j];
+    bx.base[j] = loc + (double)b->kmin[j] * b->h[j];
+    bx.ih[j] = 1 / b->h[j];
+    bx.cells *= b->G[j];
+    const double hr = b->h[j] * s->R[j];
+    interp += axis_factor(j) * mu4 * hr * hr * hr * hr;
+    /* the positions' rounding: x - base, its product by 1 / h, the grid's
+     * own points, each a few eps of the coordinates' extent */
+    const double ext = fabs(loc) + fabs(bx.base[j]) + fmax(fabs(s->dlo[j]), fabs(s->dhi[j])) +
+                       (double)(b->G[j] + (n[j] - 1) * b->s[j]) * b->h[j];
+    shift += s->R[j] * mu1 * 8 * eps * ext;
+  }
+  /* the weights' rounding: each within a few eps, (5/4)^D of them in all */
+  shift += 16 * eps * pow(1.25, D);
+  /* binning: fixed blocks of points into their own lattices when those
+   * are small (every thread then reads only its blocks), else one slab of
+   * axis-0 cells per thread */
+  const int nt = bl_threads(s->nthreads);
+  const size_t blk = bl_pass_block(s->N), nblk = (s->N + blk - 1) / blk;
+  const int blocks = nblk > 1 && nblk * nc * bx.cells <= BIN_BLOCK_CELLS; /* N and the lattice decide */
+  bx.blk = blocks ? blk : 0;
+  bx.ntask = blocks ? nblk : ((size_t)nt < b->G[0] ? (size_t)nt : b->G[0]);
+  double *lat = gfi_malloc3(blocks ? nblk : 1, nc * bx.cells, sizeof *lat);
+  if (!lat) return GFI_ENOMEM;
+  bx.lat = lat;
+  (void)par_for(bx.ntask, nt, 0, bin_task, &bx); /* cannot fail */
+  if (blocks) {
+    red_ctx rc = {lat, nblk, nc * bx.cells, (size_t)1 << 13};
+    (void)par_for((rc.width + rc.chunk - 1) / rc.chunk, nt, 0, red_task, &rc);
+  }
+  /* the passes, axes D-1 .. 0, per column */
+  size_t big = bx.cells, dims[3];
+  for (int j = 0; j < D; j++) dims[j] = b->G[j];
+  for (int j = D - 1; j >= 0; j--) {
+    dims[j] = n[j];
+    size_t t = 1;
+    for (int k = 0; k < D; k++) {
+      if (t > SIZE_MAX / 8 / dims[k]) {
+        free(lat);
+        return GFI_ENOMEM;
+      }
+      t *= dims[k];
+    }
+    if (t > big) big = t;
+  }
+  double *bufA = gfi_malloc3(big, 1, sizeof *bufA), *bufB = gfi_malloc3(big, 1, sizeof *bufB);
+  double *v[3] = {NULL, NULL, NULL}, *err = NULL;
+  fftw_complex *V[3] = {NULL, NULL, NULL};
+  fftw_plan fw[3] = {NULL, NULL, NULL}, bw[3] = {NULL, NULL, NULL};
+  double v1[3] = {0, 0, 0};
+  int st = bufA && bufB ? GFI_OK : GFI_ENOMEM;
+  size_t fibmax = 0;
+  for (int j = 0; !st && j < D; j++) {
+    const size_t L = b->L[j], lenv = (n[j] - 1) * b->s[j] + b->G[j];
+    v[j] = fftw_malloc(L * sizeof *v[j]);
+    V[j] = fftw_malloc((L / 2 + 1) * sizeof *V[j]);
+    if (!v[j] || !V[j]) {
+      st = GFI_ENOMEM;
+      break;
+    }
+    gfi_fftw_lock();
+    fw[j] = fftw_plan_dft_r2c_1d((int)L, v[j], V[j], FFTW_ESTIMATE);
+    bw[j] = fftw_plan_dft_c2r_1d((int)L, V[j], v[j], FFTW_ESTIMATE);
+    gfi_fftw_unlock();
+    if (!fw[j] || !bw[j]) {
+      st = GFI_ENOMEM;
+      break;
+    }
+    const long long dmin = -b->kmin[j] - (long long)(b->G[j] - 1);
+    const size_t mmax = (size_t)fmax(fabs((double)dmin), fabs((double)dmin + (double)lenv - 1));
+    double *tab = malloc((mmax + 1) * sizeof *tab);
+    if (!tab) {
+      st = GFI_ENOMEM;
+      break;
+    }
+    samples(s, s->R[j], b->h[j], dmin, lenv, L, tab, v[j], &v1[j]);
+    free(tab);
+    fftw_execute(fw[j]); /* V = the samples' transform (v is kept) */
+  }
+  /* the largest fibre count of a pass */
+  for (int j = 0; j < D; j++) dims[j] = b->G[j];
+  for (int j = D - 1; j >= 0; j--) {
+    size_t f = 1;
+    for (int k = 0; k < D; k++)
+      if (k != j) f *= dims[k];
+    if (f > fibmax) fibmax = f;
+    dims[j] = n[j];
+  }
+  if (!st && !(err = malloc(fibmax * sizeof *err))) st = GFI_ENOMEM;
+
+  double K0 = s->K0;
+  size_t Gtot = 1;
+  for (int j = 0; j < D; j++) Gtot *= n[j];
+  for (size_t col = 0; !st && col < nc; col++) {
+    memcpy(bufA, lat + col * bx.cells, bx.cells * sizeof *bufA);
+    double *src = bufA, *dst = bufB, E = 0;
+    for (int j = 0; j < D; j++) dims[j] = b->G[j];
+    for (int j = D - 1; !st && j >= 0; j--) {
+      size_t pre = 1, post = 1;
+      for (int k = 0; k < j; k++) pre *= dims[k];
+      for (int k = j + 1; k < D; k++) post *= dims[k];
+      const double L = (double)b->L[j];
+      pass_ctx pc = {b->L[j], b->G[j], n[j], b->s[j], pre, post, src, dst, V[j], fw[j], bw[j],
+                     BIN_FFT_C * (log2(L) + 2) * eps * v1[j], (s->l + 8) * eps, err};
+      par_spec sp = {pre * post, nt, sizeof(pass_ws), 0, pass_init, pass_fini};
+      st = par_run(&sp, pass_task, &pc);
+      if (st) break;
+      double e = 0;
+      for (size_t f = 0; f < pre * post; f++) e = fmax(e, err[f]);
+      E = E * v1[j] + e;
+      dims[j] = n[j];
+      double *t = src;
+      src = dst;
+      dst = t;
+    }
+    if (st) break;
+    for (size_t g = 0; g < Gtot; g++) out[g * nc + col] = K0 * src[g];
+    babs[col] = K0 * (s->c1[col] * (interp + shift) + E);
+  }
+  gfi_fftw_lock();
+  for (int j = 0; j < D; j++) {
+    if (fw[j]) fftw_destroy_plan(fw[j]);
+    if (bw[j]) fftw_destroy_plan(bw[j]);
+  }
+  gfi_fftw_unlock();
+  for (int j = 0; j < D; j++) {
+    fftw_free(v[j]);
+    fftw_free(V[j]);
+  }
+  free(err);
+  free(bufA);
+  free(bufB);
+  free(lat);
+  return st;
+}

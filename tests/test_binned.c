@@ -1,0 +1,183 @@
+/* The binned route of tensor grids (estimators/binned.c): on a randomised
+ * family of hard cases (tight clusters, far outliers, grids away from the
+ * data, data at 1000, radii from 0.5 to 100, l = 1..8 and polynomial phi,
+ * D = 1..3, one uniform column or two signed ones, grids of 1 to 40 points
+ * per axis, binning targets 1e-2 .. 1e-9) every value is within the bound
+ * the route reports of a brute-force sum in long double (difference
+ * first); the bound itself is near its target (h is not chosen needlessly
+ * fine); the values are the same bits for 1, 2 and 3 threads; and through
+ * the public API a loose tol on a large grid takes the binned route and
+ * keeps tol. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include "check.h"
+#include "gfi/gfi.h"
+#include "bandlimited.h"
+
+static long double kfac(const gfi_kernel *k, double R, long double d) {
+  long double u = (long double)R * d, s = u == 0 ? 1.0L : sinl(u) / u, p = 0;
+  for (int j = GFI_PHI_MAXPOW; j >= 1; j--) p = (p + (long double)k->coef[j]) * s;
+  return (long double)R / k->A * p;
+}
+
+static double draw(gsl_rng *r, double c1, double c2, double s1, double s2, double far) {
+  double u = gsl_rng_uniform(r);
+  if (u < 0.6) return c1 + gsl_ran_gaussian(r, s1);
+  if (u < 0.97) return c2 + gsl_ran_gaussian(r, s2);
+  return c1 + far * (gsl_rng_uniform(r) < 0.5 ? -1 : 1);
+}
+
+/* Grid point k of axis j. */
+static double gpt(const double *lo, const double *hi, const size_t *n, int j, size_t k) {
+  return n[j] > 1 ? lo[j] + (hi[j] - lo[j]) * (double)k / (double)(n[j] - 1) : lo[j];
+}
+
+int main(void) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 11);
+  const int NCASE = CHECK_SANITIZED ? 12 : 60;
+  int ran = 0, refused = 0;
+  double worst = 0, loosest = INFINITY; /* error / bound; bound / target where the lattice is finer than the grid */
+  for (int cs = 0; cs < NCASE; cs++) {
+    const int D = 1 + cs % 3;
+    const size_t N = D == 3 ? 80 : 200;
+    double R = exp(log(0.5) + gsl_rng_uniform(r) * (log(100.0) - log(0.5)));
+    if (D > 1) R = fmin(R, D == 2 ? 20.0 : 4.0); /* keeps the lattice (and the test) small */
+    gfi_kernel k;
+    if (cs % 7 == 6) {
+      const double a[5] = {0, 0.5, 0.2, 0, 1};
+      gfi_kernel_poly(&k, 4, a);
+    } else {
+      gfi_kernel_pow(&k, 1 + (int)gsl_rng_uniform_int(r, 8));
+    }
+    const double far = cs % 4 == 0 ? 0 : pow(10.0, D == 1 ? 1 + 2 * gsl_rng_uniform(r) : 0.5) / R;
+    const double off = cs % 5 == 0 ? 1000.0 : 0.0;
+    const double beps = pow(10.0, -2 - 7 * gsl_rng_uniform(r));
+    const size_t ncol = cs % 2 ? 2 : 1;
+    double *x = malloc(N * (size_t)D * sizeof *x), *c = malloc(2 * N * sizeof *c);
+    for (size_t i = 0; i < N * (size_t)D; i++)
+      x[i] = off + draw(r, 0, 3, 0.02 + 0.5 * gsl_rng_uniform(r), 0.7, far);
+    for (size_t i = 0; i < N; i++) {
+      c[i] = 5 * sin(3 * x[i * (size_t)D]) + gsl_ran_gaussian(r, 0.1); /* signed */
+      c[N + i] = 1.0 / (double)N;
+    }
+    double lo[3], hi[3], Rv[3] = {R, R * 1.3, R * 0.8};
+    size_t n[3], M = 1;
+    for (int j = 0; j < D; j++) {
+      n[j] = 1 + gsl_rng_uniform_int(r, D == 3 ? 9 : 40);
+      lo[j] = off + gsl_ran_flat(r, -2, 1);
+      hi[j] = lo[j] + gsl_ran_flat(r, 0.5, 5);
+      if (cs % 6 == 3) lo[j] -= 40 / R, hi[j] -= 40 / R; /* a grid away from the data */
+      M *= n[j];
+    }
+    gfi_opts o;
+    gfi_default_opts(&o);
+    o.method = GFI_METHOD_DIRECT; /* the data side only: the binned route is called directly */
+    bl_sum *s = NULL;
+    int st = ncol == 2 ? bl_sum_make(&s, D, &k, N, x, 2, c, Rv, &o, 1.0)
+                       : bl_sum_make_uniform(&s, D, &k, N, x, 1.0 / (double)N, Rv, &o, 1.0);
+    CHECK(st == GFI_OK, "case %d: bl_sum_make: %s", cs, gfi_strerror(st));
+    bl_binned b;
+    if (st || !bl_binned_plan(s, lo, hi, n, beps, &b)) {
+      refused++;
+      bl_sum_free(s);
+      free(x), free(c);
+      continue;
+    }
+    double *out = malloc(M * ncol * sizeof *out), babs[2];
+    st = bl_binned_eval(s, &b, lo, hi, n, out, babs);
+    CHECK(st == GFI_OK, "case %d: bl_binned_eval: %s", cs, gfi_strerror(st));
+    /* the same bits for 1, 2 and 3 threads */
+    for (int nt = 1; !st && nt <= 3; nt += 2) {
+      double *o2 = malloc(M * ncol * sizeof *o2), b2[2];
+      s->nthreads = nt;
+      int st2 = bl_binned_eval(s, &b, lo, hi, n, o2, b2);
+      CHECK(st2 == GFI_OK && memcmp(out, o2, M * ncol * sizeof *out) == 0 && b2[0] == babs[0],
+            "case %d: %d threads give other bits", cs, nt);
+      free(o2);
+    }
+    s->nthreads = 0;
+    ran++;
+    for (size_t col = 0; !st && col < ncol; col++) {
+      const double *cc = ncol == 2 ? c + col * N : c + N;
+      double err = 0, m = 0, c1 = 0;
+      for (size_t i = 0; i < N; i++) c1 += fabs(cc[i]);
+      for (size_t g = 0; g < M; g++) {
+        size_t rem = g, idx[3];
+        for (int j = D - 1; j >= 0; j--) idx[j] = rem % n[j], rem /= n[j];
+        long double sum = 0;
+        for (size_t i = 0; i < N; i++) {
+          long double kt = cc[i];
+          for (int j = 0; j < D; j++)
+            kt *= kfac(&k, Rv[j], (long double)gpt(lo, hi, n, j, idx[j]) - x[i * (size_t)D + (size_t)j]);
+          sum += kt;
+        }
+        err = fmax(err, fabs(out[g * ncol + col] - (double)sum));
+        m = fmax(m, fabs((double)sum));
+      }
+      CHECK(err <= babs[col] + 1e-15 * m,
+            "case %d (D=%d l=%d R=%g far=%g off=%g beps=%g col %zu): error %.3g > bound %.3g", cs, D, k.l, R,
+            far, off, beps, col, err, babs[col]);
+      if (babs[col] > 0) worst = fmax(worst, err / babs[col]);
+      /* the bound is the binning target plus rounding: at most about the
+       * target (h from beps), and not far below it (h not needlessly fine) */
+      const double target = beps * c1 * s->K0;
+      CHECK(babs[col] <= 1.5 * target + 1e-9 * c1 * s->K0, "case %d col %zu: bound %.3g above its target %.3g", cs,
+            col, babs[col], target);
+      /* with s_j > 1 cells per grid step, h_j > hmax_j / 2: the binning term
+       * is above target / 16 */
+      int fine = 1;
+      for (int j = 0; j < D; j++) fine &= b.s[j] > 1;
+      if (fine) loosest = fmin(loosest, babs[col] / target);
+    }
+    free(out);
+    bl_sum_free(s);
+    free(x), free(c);
+  }
+  printf("binned: %d cases ran, %d refused (lattice limits); worst error / bound %.3g; smallest bound / target "
+         "%.3g\n",
+         ran, refused, worst, loosest);
+  CHECK(ran >= NCASE * 3 / 4, "most cases ran (%d of %d)", ran, NCASE);
+  CHECK(loosest >= 0.9 / 16, "h chosen needlessly fine (bound / target %.3g)", loosest);
+
+  /* the public API: a loose tol on a large 1-D grid takes the binned route
+   * and keeps tol against the direct sum */
+  {
+    const size_t N = CHECK_SANITIZED ? 20000 : 200000, G = 2048;
+    double *x = malloc(N * sizeof *x), *f = malloc(G * sizeof *f), *ref = malloc(G * sizeof *ref);
+    for (size_t i = 0; i < N; i++) x[i] = gsl_ran_gaussian(r, 1);
+    gfi_kernel k;
+    gfi_kernel_pow(&k, 4);
+    double R = 12.6, lo = -5, hi = 5;
+    size_t n = G;
+    gfi_opts o;
+    gfi_default_opts(&o);
+    o.tol = 1e-4;
+    gfi_density_plan *p = NULL;
+    gfi_fast_info info;
+    int st = gfi_density_plan_fourier(&p, &k, N, 1, x, NULL, &R, &o);
+    if (!st) st = gfi_density_eval_grid(p, &lo, &hi, &n, f, &info);
+    gfi_density_destroy(p);
+    CHECK(st == GFI_OK, "public grid: %s", gfi_strerror(st));
+    CHECK(info.route == GFI_METHOD_FAST && info.bins[0] > 0 && info.nodes_total == 0,
+          "public grid at tol 1e-4: route %d, bins %zu, nodes %zu (the binned route expected)", (int)info.route,
+          info.bins[0], info.nodes_total);
+    o.method = GFI_METHOD_DIRECT;
+    st = gfi_density_plan_fourier(&p, &k, N, 1, x, NULL, &R, &o);
+    if (!st) st = gfi_density_eval_grid(p, &lo, &hi, &n, ref, NULL);
+    gfi_density_destroy(p);
+    double err = 0, m = 0;
+    for (size_t g = 0; g < G; g++) err = fmax(err, fabs(f[g] - ref[g])), m = fmax(m, fabs(ref[g]));
+    CHECK(err <= info.bound_abs && info.bound <= o.tol && err <= 1e-4 * m,
+          "public grid: error %.3g, bound %.3g (%.3g relative), max %.3g", err, info.bound_abs, info.bound, m);
+    printf("binned: public 1-D grid, N = %zu, tol 1e-4: %zu cells, error %.3g, bound %.3g relative\n", N,
+           info.bins[0], err / m, info.bound);
+    free(x), free(f), free(ref);
+  }
+  gsl_rng_free(r);
+  return check_summary("binned");
+}
