@@ -57,8 +57,8 @@
 /* Limits: lattice cells (all axes and columns) and one axis's FFT length. */
 #define BIN_CELLS_MAX ((size_t)1 << 24)
 #define BIN_LEN_MAX ((size_t)1 << 24)
-/* Block mode's limit: cells of all the blocks' lattices (8 MiB). */
-#define BIN_BLOCK_CELLS ((size_t)1 << 20)
+/* Block mode's limit: cells of all the blocks' lattices (16 MiB). */
+#define BIN_BLOCK_CELLS ((size_t)1 << 21)
 /* The FFT convolution's rounding constant (see above). */
 #define BIN_FFT_C 10.0
 /* Cost model: per point and column, per cell of its 4^D, per FFT element
