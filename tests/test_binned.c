@@ -15,21 +15,9 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include "check.h"
+#include "hard_cases.h"
 #include "gfi/gfi.h"
 #include "bandlimited.h"
-
-static long double kfac(const gfi_kernel *k, double R, long double d) {
-  long double u = (long double)R * d, s = u == 0 ? 1.0L : sinl(u) / u, p = 0;
-  for (int j = GFI_PHI_MAXPOW; j >= 1; j--) p = (p + (long double)k->coef[j]) * s;
-  return (long double)R / k->A * p;
-}
-
-static double draw(gsl_rng *r, double c1, double c2, double s1, double s2, double far) {
-  double u = gsl_rng_uniform(r);
-  if (u < 0.6) return c1 + gsl_ran_gaussian(r, s1);
-  if (u < 0.97) return c2 + gsl_ran_gaussian(r, s2);
-  return c1 + far * (gsl_rng_uniform(r) < 0.5 ? -1 : 1);
-}
 
 /* Grid point k of axis j. */
 static double gpt(const double *lo, const double *hi, const size_t *n, int j, size_t k) {

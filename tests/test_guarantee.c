@@ -13,21 +13,7 @@
 #include <gsl/gsl_rng.h>
 #include "gfi/gfi.h"
 #include "check.h"
-
-/* One factor in long double from the coordinates' difference. */
-static long double kfac(const gfi_kernel *k, double R, long double d) {
-  long double u = (long double)R * d, s = u == 0 ? 1.0L : sinl(u) / u, p = 0;
-  for (int j = k->l; j >= 1; j--) p = (p + (k->kind == GFI_PHI_POW ? (j == k->l) : k->coef[j])) * s;
-  return (long double)R / k->A * p;
-}
-
-/* A point of the family: a cluster, a second cluster, or a far outlier. */
-static double draw(gsl_rng *r, double c1, double c2, double s1, double s2, double far) {
-  double u = gsl_rng_uniform(r);
-  if (u < 0.6) return c1 + gsl_ran_gaussian(r, s1);
-  if (u < 0.97) return c2 + gsl_ran_gaussian(r, s2);
-  return c1 + far * (gsl_rng_uniform(r) < 0.5 ? -1 : 1);
-}
+#include "hard_cases.h"
 
 int main(void) {
   gsl_set_error_handler_off();
