@@ -935,8 +935,8 @@ int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn n
       double f = need(ctx, t->M, *res, babs);
       if (!(f < 1)) break;
       if (ch.bin.on) {
-        /* the binning term is about quadratic in h: a lattice finer by
-         * sqrt(margin f) per axis, when it fits */
+        /* the binning term is quartic in h: a lattice finer by
+         * (margin f)^(1/4) per axis, when it fits */
         bl_binned tb;
         if (!bl_binned_plan(s, t->glo, t->ghi, t->gn, ch.bin.beps * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0), &tb))
           break;

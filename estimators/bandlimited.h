@@ -12,10 +12,11 @@
  * the Gaussian prod_j (R_j / sqrt(2 pi)) exp(-R_j^2 (y_j - x_ij)^2 / 2)
  * (R_j = 1 / h_j), whose transform exp(-w^2 / (2 R^2)) is integrated by the
  * trapezoid rule, truncated where its tail is below the target (see
- * bandlimited.c). The plan may precompute F(w) at
- * the nodes of a design span (the data box widened by a margin); queries
- * inside it reuse F, queries outside get a wider rule and their own F in
- * call-local memory, so evaluation on a const bl_sum is thread-safe. */
+ * bandlimited.c). The plan may keep F(w) at the nodes of a design span (the
+ * data box widened by a margin), computed by the first evaluation that
+ * needs it (under a lock); queries inside the span reuse F, queries outside
+ * get a wider rule and their own F in call-local memory, so evaluation on a
+ * const bl_sum is thread-safe. */
 #ifndef GFI_BANDLIMITED_H
 #define GFI_BANDLIMITED_H
 
@@ -106,9 +107,9 @@ typedef struct bl_choice {
 int bl_check_opts(const gfi_opts *opts, double *tol, gfi_method *method);
 
 /* Build the data side. c: ncol x N real coefficients (column-major by
- * column: c[col N + i]). R: D radii. Under GFI_METHOD_FAST the transform at
- * the design span is computed here (GFI_ERANGE when its node count or NUFFT
- * grid explodes); under AUTO when the cost model says a fast evaluation of
+ * column: c[col N + i]). R: D radii. Under GFI_METHOD_FAST the rule of the
+ * design span is built here (GFI_ERANGE when its node count or NUFFT
+ * grid explodes), under AUTO when the cost model says a fast evaluation of
  * about N queries would pay. direct_pair: the direct route's cost per
  * (query, data point) pair in the cost model's units. */
 int bl_sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, size_t ncol,

@@ -88,9 +88,10 @@ static size_t good_size(size_t n) {
 static void kernel_mus(const bl_sum *s, double *mu1, double *mu4) {
   double a = 0, ka = 0, k4 = 0;
   for (int k = 1; k <= GFI_PHI_MAXPOW; k++) {
-    a += s->kern.coef[k];
-    ka += k * s->kern.coef[k];
-    k4 += s->kern.coef[k] * 24 * (k / 120.0 + k * (k - 1) / 72.0);
+    const double ak = kernel_coef(&s->kern, k);
+    a += ak;
+    ka += k * ak;
+    k4 += ak * 24 * (k / 120.0 + k * (k - 1) / 72.0);
   }
   *mu4 = k4 / a;
   /* |d/dt sinc(t)^k| <= k max |sinc'| = 0.4362 k */
@@ -378,7 +379,9 @@ static void samples(const bl_sum *s, double R, double h, long long dmin, size_t 
                     double *tab, double *v, double *v1) {
   const long long m0 = dmin, m1 = dmin + (long long)lenv - 1;
   const size_t mmax = (size_t)(m0 < 0 && -m0 > m1 ? -m0 : (m1 > -m0 ? m1 : -m0));
-  const double *a = s->kern.coef, ip1 = 1 / kernel_phi(&s->kern, 1.0), Rh = R * h;
+  const double ip1 = 1 / kernel_phi(&s->kern, 1.0), Rh = R * h;
+  double a[GFI_PHI_MAXPOW + 1];
+  for (int k = 0; k <= GFI_PHI_MAXPOW; k++) a[k] = k ? kernel_coef(&s->kern, k) : 0;
   int deg = GFI_PHI_MAXPOW;
   while (deg > 1 && a[deg] == 0) deg--;
   if (Rh * (double)mmax <= GFI_SINCOS_SIMD_MAX) {

@@ -21,6 +21,12 @@ static inline double kernel_binom(int n, int k) {
  * degree), after gfi_kernel_check_band. */
 static inline int kernel_band(const gfi_kernel *k) { return k->l; }
 
+/* a_j of phi(z) = sum_j a_j z^j (j = 1..GFI_PHI_MAXPOW): a power kernel's
+ * from its l (its coef[] may be unset), a polynomial's from coef[]. */
+static inline double kernel_coef(const gfi_kernel *k, int j) {
+  return k->kind == GFI_PHI_POW ? (double)(j == k->l) : k->coef[j];
+}
+
 /* phi(z) of the kernel: z^l, the polynomial (Horner) or the user's phi. */
 static inline double kernel_phi(const gfi_kernel *k, double z) {
   if (k->kind == GFI_PHI_POW) {

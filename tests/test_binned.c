@@ -157,6 +157,13 @@ int main(void) {
     CHECK(info.route == GFI_METHOD_FAST && info.bins[0] > 0 && info.nodes_total == 0,
           "public grid at tol 1e-4: route %d, bins %zu, nodes %zu (the binned route expected)", (int)info.route,
           info.bins[0], info.nodes_total);
+    /* a power kernel given as a bare struct (coef[] unset): the same bits */
+    double *f2 = malloc(G * sizeof *f2);
+    st = gfi_density_plan_fourier(&p, KPOW(4), N, 1, x, NULL, &R, &o);
+    if (!st) st = gfi_density_eval_grid(p, &lo, &hi, &n, f2, NULL);
+    gfi_density_destroy(p);
+    CHECK(st == GFI_OK && memcmp(f, f2, G * sizeof *f) == 0, "public grid: a bare power kernel gives other values");
+    free(f2);
     o.method = GFI_METHOD_DIRECT;
     st = gfi_density_plan_fourier(&p, &k, N, 1, x, NULL, &R, &o);
     for (size_t t = 0; t < Ms; t++) qs[t] = lo + (hi - lo) * (double)(t * stride) / (double)(G - 1);
