@@ -49,6 +49,7 @@
 #include "bandlimited.h"
 #include "kernel_internal.h"
 #include "../lib/alloc.h"
+#include "../lib/clones.h"
 #include "../lib/fftw_lock.h"
 #include "../lib/simd_sincos.h"
 #include "gfi/status.h"
@@ -103,19 +104,33 @@ static double axis_factor(int j) { return pow(1.25, j) * 9.0 / 384.0; }
 
 double bl_binned_beps(const bl_sum *s) { return 0.25 * s->tol * s->rho; }
 
-int bl_binned_plan(const bl_sum *s, const double *lo, const double *hi, const size_t *n, double beps,
-                   bl_binned *b) {
-  memset(b, 0, sizeof *b);
-  if (s->l == BL_GAUSS || !(beps > 0)) return 0;
+/* The lattice's own summation: a cell of block mode sums at most the
+ * points of one block, then one term per block (slab mode: all N points);
+ * its rounding is within gamma_m of the sum of |terms|, and every output
+ * takes each cell times a kernel sample of at most K0. With the weights'
+ * Lebesgue constant (5/4)^D this is gamma_m (5/4)^D per unit of c1 K0.
+ * Block mode is taken by N and the lattice only (see bl_binned_eval). */
+static int bin_blocks(const bl_sum *s, size_t cells) {
+  const size_t blk = bl_pass_block(s->N), nblk = (s->N + blk - 1) / blk;
+  return nblk > 1 && (double)nblk * (double)s->ncol * (double)cells <= (double)BIN_BLOCK_CELLS;
+}
+
+static double accum_term(const bl_sum *s, size_t cells) {
+  const size_t blk = bl_pass_block(s->N), nblk = (s->N + blk - 1) / blk;
+  const double m = bin_blocks(s, cells) ? (double)blk + (double)nblk : (double)s->N;
+  const double u = m * DBL_EPSILON;
+  return u / (1 - u) * pow(1.25, s->D);
+}
+
+/* The lattice for a binning term of at most ib (per unit of c1 K0). */
+static int plan_lattice(const bl_sum *s, const double *lo, const double *hi, const size_t *n, double ib,
+                        double mu4, bl_binned *b) {
   const int D = s->D;
-  double mu1, mu4;
-  kernel_mus(s, &mu1, &mu4);
-  (void)mu1;
-  double cells = (double)s->ncol, fft = 0;
+  double cells = (double)s->ncol;
   for (int j = 0; j < D; j++) {
     if (n[j] > 1 && !(hi[j] > lo[j])) return 0;
-    /* an equal share of beps per axis */
-    const double hmax = pow(beps / ((double)D * axis_factor(j) * mu4), 0.25) / s->R[j];
+    /* an equal share of ib per axis */
+    const double hmax = pow(ib / ((double)D * axis_factor(j) * mu4), 0.25) / s->R[j];
     const double loc = lo[j] - s->ctr[j];
     const double step = n[j] > 1 ? (hi[j] - lo[j]) / (double)(n[j] - 1) : hmax;
     double sj = ceil(step / hmax);
@@ -135,6 +150,35 @@ int bl_binned_plan(const bl_sum *s, const double *lo, const double *hi, const si
     b->G[j] = (size_t)G;
     b->L[j] = good_size((size_t)lenv);
   }
+  return 1;
+}
+
+static size_t lattice_cells(const bl_sum *s, const bl_binned *b) {
+  size_t c = 1;
+  for (int j = 0; j < s->D; j++) c *= b->G[j];
+  return c;
+}
+
+int bl_binned_plan(const bl_sum *s, const double *lo, const double *hi, const size_t *n, double beps,
+                   bl_binned *b) {
+  memset(b, 0, sizeof *b);
+  if (s->l == BL_GAUSS || !(beps > 0)) return 0;
+  const int D = s->D;
+  double mu1, mu4;
+  kernel_mus(s, &mu1, &mu4);
+  (void)mu1;
+  /* beps less the summation's share (which the lattice decides: block
+   * mode first, slab mode where the lattice turns out too large) */
+  double acc = accum_term(s, 1);
+  for (int t = 0;; t++) {
+    if (!(acc <= 0.5 * beps)) return 0;
+    if (!plan_lattice(s, lo, hi, n, beps - acc, mu4, b)) return 0;
+    const double a2 = accum_term(s, lattice_cells(s, b));
+    if (a2 <= acc) break;
+    if (t) return 0;
+    acc = a2;
+  }
+  double fft = 0;
   /* the passes run on axes D-1 .. 0; a pass's fibres are the other axes'
    * current sizes */
   size_t dims[3];
@@ -180,30 +224,51 @@ static inline void slab_range(size_t k, size_t a, size_t e, size_t *u0, size_t *
   *u1 = k + 3 > e ? (e > k - 1 ? e - (k - 1) : 0) : 4;
 }
 
-/* One column in 1-D: g[k-1 .. k+2] += v w. */
-static void bin1(const bin_ctx *x, size_t i0, size_t i1, const double *c, double cval, size_t a, size_t e,
-                 double *g) {
-  const bl_sum *s = x->s;
+/* One column in 1-D: g[k-1 .. k+2] += v w. The cells and weights of a chunk
+ * of points first, in a loop that vectorises (k < 2^31: the lattice has at
+ * most 2^24 cells, and every point lies in it), then the adds. */
+#define BIN_CHUNK 128
+GFI_CLONES static void bin1(const bin_ctx *x, size_t i0, size_t i1, const double *c, double cval, size_t a,
+                            size_t e, double *g) {
+  const double *xs = x->s->x;
   const double base = x->base[0], ih = x->ih[0];
-  for (size_t i = i0; i < i1; i++) {
-    /* x - base >= 2 h (two spare cells below the data): truncation is floor, k >= 2 */
-    const double t = (s->x[i] - base) * ih;
-    const size_t k = (size_t)t;
-    if (k + 3 <= a || k >= e + 1) continue;
-    const double v = c ? c[i] : cval;
-    double w[4];
-    cubic_w(t - (double)k, w);
-    if (k - 1 >= a && k + 3 <= e) {
-      double *gk = g + k - 1;
-      gk[0] += v * w[0];
-      gk[1] += v * w[1];
-      gk[2] += v * w[2];
-      gk[3] += v * w[3];
+  int kc[BIN_CHUNK];
+  double w0[BIN_CHUNK], w1[BIN_CHUNK], w2[BIN_CHUNK], w3[BIN_CHUNK];
+  const int full = a == 0 && e == x->b->G[0];
+  for (size_t i = i0; i < i1; i += BIN_CHUNK) {
+    const size_t n = i1 - i < BIN_CHUNK ? i1 - i : BIN_CHUNK;
+#pragma omp simd
+    for (size_t j = 0; j < n; j++) {
+      /* x - base >= 2 h (two spare cells below the data): truncation is floor, k >= 2 */
+      const double t = (xs[i + j] - base) * ih;
+      const int k = (int)t;
+      const double f = t - (double)k, fm = f - 1, fp = f + 1, f2 = f - 2;
+      const double p = fm * f2, q = fp * f;
+      const double v = c ? c[i + j] : cval;
+      kc[j] = k;
+      w0[j] = v * (-(1.0 / 6) * f * p);
+      w1[j] = v * (0.5 * fp * p);
+      w2[j] = v * (-0.5 * q * f2);
+      w3[j] = v * ((1.0 / 6) * q * fm);
+    }
+    if (full) {
+      for (size_t j = 0; j < n; j++) {
+        double *gk = g + kc[j] - 1;
+        gk[0] += w0[j];
+        gk[1] += w1[j];
+        gk[2] += w2[j];
+        gk[3] += w3[j];
+      }
       continue;
     }
-    size_t u0, u1;
-    slab_range(k, a, e, &u0, &u1);
-    for (size_t u = u0; u < u1; u++) g[k - 1 + u] += v * w[u];
+    for (size_t j = 0; j < n; j++) {
+      const size_t k = (size_t)kc[j];
+      if (k + 3 <= a || k >= e + 1) continue;
+      const double w[4] = {w0[j], w1[j], w2[j], w3[j]};
+      size_t u0, u1;
+      slab_range(k, a, e, &u0, &u1);
+      for (size_t u = u0; u < u1; u++) g[k - 1 + u] += w[u];
+    }
   }
 }
 
@@ -437,14 +502,15 @@ int bl_binned_eval(const bl_sum *s, const bl_binned *b, const double *lo, const 
                        (double)(b->G[j] + (n[j] - 1) * b->s[j]) * b->h[j];
     shift += s->R[j] * mu1 * 8 * eps * ext;
   }
-  /* the weights' rounding: each within a few eps, (5/4)^D of them in all */
-  shift += 16 * eps * pow(1.25, D);
+  /* the weights' rounding: each within a few eps, (5/4)^D of them in all;
+   * the lattice's summation */
+  shift += 16 * eps * pow(1.25, D) + accum_term(s, bx.cells);
   /* binning: fixed blocks of points into their own lattices when those
    * are small (every thread then reads only its blocks), else one slab of
    * axis-0 cells per thread */
   const int nt = bl_threads(s->nthreads);
   const size_t blk = bl_pass_block(s->N), nblk = (s->N + blk - 1) / blk;
-  const int blocks = nblk > 1 && nblk * nc * bx.cells <= BIN_BLOCK_CELLS; /* N and the lattice decide */
+  const int blocks = bin_blocks(s, bx.cells); /* N and the lattice decide */
   bx.blk = blocks ? blk : 0;
   bx.ntask = blocks ? nblk : ((size_t)nt < b->G[0] ? (size_t)nt : b->G[0]);
   double *lat = gfi_malloc3(blocks ? nblk : 1, nc * bx.cells, sizeof *lat);
