@@ -40,9 +40,11 @@ size_t density_ws_size(const gfi_density_plan *p) {
   return 4 * p->lay.qtile * p->D + p->lay.dblock;
 }
 
-/* Common part of both plans: checks, block sizes, weights. */
+/* Common part of both plans: checks, block sizes, weights. With R (the
+ * Fourier plans), *range is the phase-range check of the same pass. */
 static int plan_common(gfi_density_plan **out, density_type type, size_t N, size_t D,
-                       const double *data, const double *weights, const gfi_opts *opts) {
+                       const double *data, const double *weights, const gfi_opts *opts,
+                       const double *R, int *range) {
   if (!out) return GFI_EINVAL;
   *out = NULL;
   if (N == 0) return GFI_EEMPTY;
@@ -50,7 +52,8 @@ static int plan_common(gfi_density_plan **out, density_type type, size_t N, size
   if (st) return st;
   if (!data) return GFI_EINVAL;
   if (N > ((size_t)1 << 52) / D) return GFI_EDIM;
-  st = gfi_check_finite(data, N * D, NULL);
+  st = R ? engine_check_data(D, R, N, data, opts ? opts->nthreads : 0, range)
+         : gfi_check_finite(data, N * D, NULL);
   if (st) return st;
   double wsum = 0;
   if (weights) {
@@ -105,7 +108,8 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   if (logC > 700) return GFI_ERANGE;
 
   gfi_density_plan *p;
-  st = plan_common(&p, DENSITY_FOURIER, N, D, data, weights, opts);
+  int range = GFI_OK;
+  st = plan_common(&p, DENSITY_FOURIER, N, D, data, weights, opts, R, &range);
   if (st) return st;
   p->kernel = *k;
   size_t Np = p->lay.Np;
@@ -135,7 +139,7 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   if (tables) {
     st = engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->rl, p->sk, p->ck);
   } else {
-    st = engine_check_phase(D, R, N, data); /* the same range check as the tables' */
+    st = range; /* the same range check as the tables' */
   }
   if (st) {
     plan_free(p);
@@ -175,7 +179,7 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
   double lognorm = -0.5 * (double)D * log(2 * M_PI) - logdet_half;
   if (!st && lognorm > 700) st = GFI_ERANGE;
   gfi_density_plan *p = NULL;
-  if (!st) st = plan_common(&p, DENSITY_GAUSS, N, D, data, weights, opts);
+  if (!st) st = plan_common(&p, DENSITY_GAUSS, N, D, data, weights, opts, NULL, NULL);
   if (st) {
     free(Linv);
     return st;

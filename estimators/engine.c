@@ -9,6 +9,7 @@
 #include "par.h"
 #include "gfi/status.h"
 #include "alloc.h"
+#include "gfi/validate.h"
 
 /* Points per inner block (SIMD loops run over a block held in L1). */
 #define DEFAULT_BLOCK 256
@@ -45,6 +46,80 @@ int engine_check_phase(size_t D, const double *R, size_t N, const double *x) {
       for (size_t j = 0; j < D; j++) bad |= fabs(R[j] * x[i * D + j]) > ENGINE_PHASE_MAX;
   }
   return bad ? GFI_ERANGE : GFI_OK;
+}
+
+#define CHECK_BLOCK ((size_t)1 << 17) /* values per task */
+
+typedef struct {
+  size_t D, n; /* n = N D values */
+  const double *x;
+  double *z, *amax; /* per task: 0 x summed (0 or NaN), max |x| per axis */
+} check_ctx;
+
+static int check_task(void *vc, size_t t, void *ws) {
+  (void)ws;
+  const check_ctx *c = vc;
+  const size_t D = c->D;
+  /* task t covers values [t B, (t + 1) B); value v is on axis v % D */
+  const size_t v0 = t * CHECK_BLOCK, v1 = c->n - v0 < CHECK_BLOCK ? c->n : v0 + CHECK_BLOCK;
+  double z = 0, *am = c->amax + t * D;
+  if (D == 1) {
+    const double *x = c->x + v0;
+    const size_t n = v1 - v0;
+    double m = 0;
+#pragma omp simd reduction(+ : z) reduction(max : m)
+    for (size_t v = 0; v < n; v++) {
+      const double a = fabs(x[v]);
+      z += 0.0 * a;
+      m = a > m ? a : m;
+    }
+    am[0] = m;
+  } else {
+    double m[3] = {0, 0, 0};
+    size_t j = v0 % D;
+    for (size_t v = v0; v < v1; v++) {
+      const double a = fabs(c->x[v]);
+      z += 0.0 * c->x[v];
+      m[j] = a > m[j] ? a : m[j];
+      j = j + 1 == D ? 0 : j + 1;
+    }
+    for (size_t k = 0; k < D; k++) am[k] = m[k];
+  }
+  c->z[t] = z;
+  return GFI_OK;
+}
+
+int engine_check_data(size_t D, const double *R, size_t N, const double *x, int nthreads, int *range) {
+  if (range) *range = GFI_OK;
+  if (N == 0) return GFI_OK;
+  if (!x || D == 0) return GFI_EINVAL;
+  if (D > 3) { /* rows of any width: the plain checks */
+    int st = gfi_check_finite(x, N * D, NULL);
+    if (!st && R && range) *range = engine_check_phase(D, R, N, x);
+    return st;
+  }
+  const size_t n = N * D, ntask = (n + CHECK_BLOCK - 1) / CHECK_BLOCK;
+  double zs[64], ams[64 * 3];
+  check_ctx c = {D, n, x, zs, ams};
+  double *buf = NULL;
+  if (ntask > 64) {
+    buf = gfi_malloc3(ntask, 4, sizeof *buf);
+    if (!buf) return GFI_ENOMEM;
+    c.z = buf;
+    c.amax = buf + ntask;
+  }
+  (void)par_for(ntask, ntask > 1 ? par_threads(nthreads) : 1, 0, check_task, &c); /* cannot fail */
+  double z = 0, am[3] = {0, 0, 0};
+  for (size_t t = 0; t < ntask; t++) {
+    z += c.z[t];
+    for (size_t j = 0; j < D; j++) am[j] = fmax(am[j], c.amax[t * D + j]);
+  }
+  free(buf);
+  if (z != 0) return GFI_ENONFINITE;
+  if (R && range)
+    for (size_t j = 0; j < D; j++)
+      if (fabs(R[j] * am[j]) > ENGINE_PHASE_MAX) *range = GFI_ERANGE;
+  return GFI_OK;
 }
 
 int engine_phase_tables(const engine_layout *L, size_t D, const double *x, const double *R,

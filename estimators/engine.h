@@ -51,6 +51,12 @@ static inline void engine_phase(double R, double x, double *hi, double *lo, doub
  * finite), else GFI_OK; one pass without a division or an early exit. */
 int engine_check_phase(size_t D, const double *R, size_t N, const double *x);
 
+/* One pass over x (N rows of D), in fixed blocks on nthreads threads (0:
+ * all): GFI_ENONFINITE if some value is not finite; else *range (when R
+ * and range are given) is GFI_ERANGE where some |R_j x_ij| >
+ * ENGINE_PHASE_MAX, GFI_OK otherwise; returns GFI_OK then. */
+int engine_check_data(size_t D, const double *R, size_t N, const double *x, int nthreads, int *range);
+
 /* Structure-of-arrays phase tables for the angle-subtraction identity:
  * rk[j Np + i] + rl[j Np + i] = R_j x_ij exactly (engine_phase), sk = sin,
  * ck = cos of it; padding points i >= N get rk = pad (far from every query),
