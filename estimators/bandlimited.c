@@ -451,11 +451,13 @@ size_t bl_pass_block(size_t N) { return pass_block(N); }
 
 typedef struct {
   const bl_sum *s;
-  size_t blk, col, ncell, ncopy, nb[3];
+  size_t blk, col, ncell, ncopy, nb[3], stride;
   double icw[3];
   double *h; /* ncopy histograms per block, summed into the first */
 } scale_ctx;
 
+#define SCALE_SAMPLE ((size_t)1 << 17)
+#define SCALE_RUN ((size_t)4096)
 static int scale_task(void *vc, size_t q, void *ws) {
   (void)ws;
   const scale_ctx *x = vc;
@@ -469,15 +471,24 @@ static int scale_task(void *vc, size_t q, void *ws) {
   double *h = x->h + q * nc * x->ncell;
   memset(h, 0, nc * x->ncell * sizeof *h);
   const double *c = s->c ? s->c + x->col * s->N : NULL;
-  for (size_t i = i0; i < i1; i++) {
-    size_t cell = 0;
-    for (int j = 0; j < D; j++) {
-      /* x - dlo >= 0 (the box holds every point): truncation is floor */
-      double u = (s->x[i * (size_t)D + j] - s->dlo[j]) * x->icw[j];
-      size_t b = u < (double)x->nb[j] ? (size_t)(long long)u : x->nb[j] - 1;
-      cell = cell * x->nb[j] + b;
+  /* One coefficient for all: of every run of SCALE_RUN points (runs fixed
+   * by N) the first 1 / stride stand for the whole run (contiguous, so the
+   * other cache lines are not read). */
+  const size_t run = c || x->stride == 1 ? i1 - i0 : SCALE_RUN;
+  size_t r = 0;
+  for (size_t a = i0; a < i1; a += run) {
+    const size_t n = i1 - a < run ? i1 - a : run, m = c ? n : (n + x->stride - 1) / x->stride;
+    const double cv = s->cval * ((double)n / (double)m);
+    for (size_t i = a; i < a + m; i++, r++) {
+      size_t cell = 0;
+      for (int j = 0; j < D; j++) {
+        /* x - dlo >= 0 (the box holds every point): truncation is floor */
+        double u = (s->x[i * (size_t)D + j] - s->dlo[j]) * x->icw[j];
+        size_t b = u < (double)x->nb[j] ? (size_t)(long long)u : x->nb[j] - 1;
+        cell = cell * x->nb[j] + b;
+      }
+      h[(r & (nc - 1)) * x->ncell + cell] += c ? c[i] : cv; /* nc: 1 or 4 */
     }
-    h[(i & (nc - 1)) * x->ncell + cell] += c ? c[i] : s->cval; /* nc: 1 or 4 */
   }
   for (size_t k = 1; k < nc; k++)
     for (size_t cell = 0; cell < x->ncell; cell++) h[cell] += h[k * x->ncell + cell];
@@ -486,7 +497,11 @@ static int scale_task(void *vc, size_t q, void *ws) {
 
 static int value_scale(const bl_sum *s, double *rho) {
   const int D = s->D;
-  scale_ctx x = {s, pass_block(s->N), 0, 1, 1, {1, 1, 1}, {1, 1, 1}, NULL};
+  /* The scale only sets the NUFFT's tolerance (an evaluation that then
+   * misses tol is redone tighter): with one coefficient for all, a sample
+   * of one point in stride of large data suffices. */
+  const size_t stride = s->c || s->N < SCALE_SAMPLE * 2 ? 1 : s->N / SCALE_SAMPLE;
+  scale_ctx x = {s, pass_block(s->N), 0, 1, 1, {1, 1, 1}, stride, {1, 1, 1}, NULL};
   double vol = 1;
   for (int j = 0; j < D; j++) {
     double wdt = s->dhi[j] - s->dlo[j];
