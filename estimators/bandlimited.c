@@ -920,7 +920,7 @@ int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn n
    * than the NUFFT route (and, under auto, than the direct sum), or when the
    * NUFFT route cannot run. */
   bl_binned b;
-  if (t->gn && s->method != GFI_METHOD_DIRECT && bl_binned_plan(s, t->glo, t->ghi, t->gn, bl_binned_beps(s), &b)) {
+  if (t->gn && s->method != GFI_METHOD_DIRECT && bl_binned_plan(s, t->glo, t->ghi, t->gn, bl_binned_beps(s), 0, &b)) {
     double cf = !st && ch.route == GFI_METHOD_FAST ? ch.cost_fast : INFINITY;
     double cd = s->method == GFI_METHOD_AUTO ? ch.cost_direct : INFINITY;
     if (b.cost < cf && b.cost < cd) {
@@ -953,7 +953,8 @@ int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn n
         /* the binning term is quartic in h: a lattice finer by
          * (margin f)^(1/4) per axis, when it fits */
         bl_binned tb;
-        if (!bl_binned_plan(s, t->glo, t->ghi, t->gn, ch.bin.beps * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0), &tb))
+        if (!bl_binned_plan(s, t->glo, t->ghi, t->gn, ch.bin.beps * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0), 0,
+                            &tb))
           break;
         ch.bin = tb;
         continue;

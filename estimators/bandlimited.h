@@ -72,6 +72,7 @@ typedef struct bl_sum {
  * that holds the grid, then one FFT convolution per axis. */
 typedef struct bl_binned {
   int on;
+  int order;         /* points per axis a coefficient is spread to: 4 (cubic) or 6 (quintic) */
   double beps;       /* the binning term's target, relative to c1 K0 */
   size_t s[3];       /* lattice cells per grid step */
   double h[3];       /* lattice spacing */
@@ -223,9 +224,10 @@ double bl_fast_estimate(int D, int l, const double *R, const double *S, size_t N
 double bl_binned_beps(const bl_sum *s);
 /* Plan the binned route for the grid lo:hi:n (uncentred; hi >= lo where
  * n > 1) with the binning term beps c1 K0: 1 and *b when it can run (a
- * band-limited kernel, lattice and FFTs within their limits), else 0. */
+ * band-limited kernel, lattice and FFTs within their limits), else 0.
+ * order: 4 (cubic), 6 (quintic) or 0 (the cheaper by the cost model). */
 int bl_binned_plan(const bl_sum *s, const double *lo, const double *hi, const size_t *n, double beps,
-                   bl_binned *b);
+                   int order, bl_binned *b);
 /* Run it: out (prod n x ncol, last axis fastest), babs[ncol] the absolute
  * bounds (binning, positions' rounding, the FFTs' rounding). */
 int bl_binned_eval(const bl_sum *s, const bl_binned *b, const double *lo, const double *hi,
