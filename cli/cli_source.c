@@ -212,7 +212,7 @@ void cli_method_meta(FILE *f, const gfi_opts *o, const gfi_fast_info *info) {
   if (info->bins[0]) {
     fprintf(f, "# method: fast, binned (%s), tol %.3g; a lattice of ", reason(info->reason), info->tol);
     axes(f, info->bins, D);
-    fputs(" cells (cubic binning, one FFT convolution per axis)", f);
+    fprintf(f, " cells (%s binning, one FFT convolution per axis)", info->bin_order == 6 ? "quintic" : "cubic");
   } else {
     fprintf(f, "# method: fast (%s), tol %.3g; %zu frequency nodes (", reason(info->reason), info->tol,
             info->nodes_total);

@@ -201,8 +201,9 @@ int cmd_regress(int argc, char **argv) {
     if (st == GFI_EBANDWIDTH) cli_usage("--bandwidth", "%s", gfi_strerror(st));
     cli_check_route(st, &o, "building the estimator");
     cli_check(gfi_nw_set_denom_tol(plan, tol), "--denom-tol");
-    /* not gfi_nw_eval_grid for a grid: the flags' breakdown needs every row's flag */
-    st = gfi_nw_eval_ex(plan, M, q, out, &nflag, flags, NULL, &info);
+    /* a grid by the grid route (which may bin it), with every row's flag */
+    st = src.grid ? gfi_nw_eval_grid_ex(plan, src.lo, src.hi, src.gn, out, &nflag, flags, &info)
+                  : gfi_nw_eval_ex(plan, M, q, out, &nflag, flags, NULL, &info);
   }
   if (st != GFI_EDENOM) cli_check_route(st, &o, "evaluating the estimator");
   /* flagged rows are NaN by design; any other non-finite value is an

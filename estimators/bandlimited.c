@@ -963,6 +963,7 @@ int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn n
     }
     if (ch.bin.on) {
       for (int j = 0; j < D; j++) info->bins[j] = ch.bin.G[j];
+      info->bin_order = ch.bin.order;
       info->cost_fast = ch.bin.cost;
     } else {
       info->nufft_tol = ch.ntol;
@@ -1245,6 +1246,7 @@ void bl_info_fill(const bl_sum *s, const bl_choice *ch, size_t D, gfi_fast_info 
   if (ch->route != GFI_METHOD_FAST || !s) return;
   if (ch->bin.on) {
     for (int j = 0; j < s->D; j++) info->bins[j] = ch->bin.G[j];
+    info->bin_order = ch->bin.order;
     return;
   }
   const bl_rule *r = ch->reuse ? &s->r0 : &ch->rule;

@@ -579,6 +579,11 @@ int gfi_nw_eval(const gfi_nw_plan *p, size_t M, const double *queries, double *o
 
 int gfi_nw_eval_grid(const gfi_nw_plan *p, const double *lo, const double *hi, const size_t *n,
                      double *out, size_t *nflagged, gfi_fast_info *info) {
+  return gfi_nw_eval_grid_ex(p, lo, hi, n, out, nflagged, NULL, info);
+}
+
+int gfi_nw_eval_grid_ex(const gfi_nw_plan *p, const double *lo, const double *hi, const size_t *n,
+                        double *out, size_t *nflagged, unsigned char *flags, gfi_fast_info *info) {
   if (nflagged) *nflagged = 0;
   if (!p || !out) return GFI_EINVAL;
   gfi_fast_info dummy;
@@ -590,7 +595,7 @@ int gfi_nw_eval_grid(const gfi_nw_plan *p, const double *lo, const double *hi, c
   if (p->fast && p->type == NW_GAUSS && !p->hdiag) {
     /* a full H shears the grid: its whitened points are scattered points */
     double *q = bl_grid_points(p->D, lo, hi, n, G);
-    st = q ? gfi_nw_eval_ex(p, G, q, out, nflagged, NULL, NULL, info) : GFI_ENOMEM;
+    st = q ? gfi_nw_eval_ex(p, G, q, out, nflagged, flags, NULL, info) : GFI_ENOMEM;
     free(q);
     return st;
   }
@@ -613,13 +618,13 @@ int gfi_nw_eval_grid(const gfi_nw_plan *p, const double *lo, const double *hi, c
     bl_target t = {G, NULL, glo, ghi, n};
     if (!st) st = bl_run(p->fast, &t, direct_pair_cost(p->D, p->V), nw_need, p, &res, babs, info, &route);
     if (!st && route == GFI_METHOD_FAST)
-      st = finish_fast(p, babs, G, res, NULL, lo, hi, n, out, nflagged, NULL, NULL, info);
+      st = finish_fast(p, babs, G, res, NULL, lo, hi, n, out, nflagged, flags, NULL, info);
     free(res);
     free(babs);
     if (st || route == GFI_METHOD_FAST) return st;
   }
   double *q = bl_grid_points(p->D, lo, hi, n, G);
-  st = q ? eval_direct(p, G, q, out, nflagged, NULL, NULL) : GFI_ENOMEM;
+  st = q ? eval_direct(p, G, q, out, nflagged, flags, NULL) : GFI_ENOMEM;
   free(q);
   return st;
 }

@@ -153,6 +153,23 @@ expect 1 "$T/nan:2:2: value is NaN" -- "$GFI" $R --data "$T/nan" --at "$T/q"
 expect 1 "data file $T/two:1: 2 columns, need D = 2 inputs" -- "$GFI" $R --data "$T/two" --dim 2 --at "$T/q"
 expect 1 "query file $T/nonnum:1:3: too many columns: expected 2" -- "$GFI" $R --data "$T/data" --dim 2 --at "$T/nonnum"
 expect 1 "query file $T/missing" -- "$GFI" $R --data "$T/data" --dim 2 --at "$T/missing"
+# --- a grid at a loose tol goes by the grid route, which bins it: the same
+# flagged rows as the direct route (pow:3 has negative weights) and every
+# other row within the printed bound (relative to max |y|)
+GR="regress --model normal --truth sin --noise gauss:0.1 --n 200000 --seed 3 --R 10 --phi pow:3 --grid -9:9:1001 --tol 1e-4"
+if "$GFI" $GR --method fast >"$T/gbf" 2>"$T/err" && "$GFI" $GR --method direct >"$T/gbd" 2>>"$T/err"; then
+  ok
+  grep -q '^# method: fast, binned' "$T/gbf" && ok || bad "regress --grid at tol 1e-4 not binned: $(grep '^# method' "$T/gbf")"
+  [ "$(grep '^# flagged' "$T/gbf")" = "$(grep '^# flagged' "$T/gbd")" ] && ok ||
+    bad "regress --grid: binned flags $(grep '^# flagged' "$T/gbf") != direct $(grep '^# flagged' "$T/gbd")"
+  bnd=$(sed -n 's/^# method: .*(\([0-9.e+-]*\) relative to \([0-9.e+-]*\)).*/\1 \2/p' "$T/gbf")
+  paste <(data "$T/gbf") <(data "$T/gbd") | awk -v b="${bnd% *}" -v sc="${bnd#* }" '
+    { if (($2 == "nan") != ($4 == "nan")) bad++; else if ($2 != "nan") { d = $2 - $4; if (d < 0) d = -d; if (d > m) m = d } }
+    END { if (b == "" || bad || !(m <= b * sc)) { print "binned NW grid: " bad + 0 " flag mismatches, max diff " m " bound " b * sc; exit 1 } }' &&
+    ok || bad "regress --grid binned within its bound"
+else
+  bad "regress --grid: $(cat "$T/err")"
+fi
 # --- bad input: options (exit 2, the option named)
 expect 2 "\-\-R: radius must be > 0" -- "$GFI" regress --data "$T/data" --dim 2 --R 0 --at "$T/q"
 expect 2 "\-\-R: expected 1 or D = 2 values, got 3" -- "$GFI" regress --data "$T/data" --dim 2 --R 1,2,3 --at "$T/q"

@@ -53,8 +53,9 @@ enum {
 };
 
 /* What an evaluation ran and the accuracy it was built for. */
-/* gfi_fast_info has the bins field (the binned route of grids). */
-#define GFI_FAST_INFO_BINS 1
+/* gfi_fast_info has the bins and bin_order fields (the binned route of
+ * grids); 2: with bin_order. */
+#define GFI_FAST_INFO_BINS 2
 
 typedef struct gfi_fast_info {
   gfi_method route;       /* GFI_METHOD_DIRECT or GFI_METHOD_FAST */
@@ -80,6 +81,8 @@ typedef struct gfi_fast_info {
                              |value| of the call; NW, max |y| (0 on the direct route) */
   size_t bins[3];         /* the binned route of a grid (a loose tol): lattice cells per
                              axis; 0 when not binned (nodes and NUFFT fields are then 0) */
+  int bin_order;          /* binned: points per axis each coefficient is spread to, 4
+                             (cubic Lagrange) or 6 (quintic); 0 when not binned */
 } gfi_fast_info;
 
 #ifdef __cplusplus

@@ -124,6 +124,10 @@ GFI_EXPORT int gfi_nw_eval_ex(const gfi_nw_plan *plan, size_t M, const double *q
  * info may be NULL. */
 GFI_EXPORT int gfi_nw_eval_grid(const gfi_nw_plan *plan, const double *lo, const double *hi, const size_t *n,
                      double *out, size_t *nflagged, gfi_fast_info *info);
+/* The same, also writing each grid row's flag (GFI_NW_FLAG_*) into flags
+ * (prod_j n[j] bytes; may be NULL). */
+GFI_EXPORT int gfi_nw_eval_grid_ex(const gfi_nw_plan *plan, const double *lo, const double *hi, const size_t *n,
+                        double *out, size_t *nflagged, unsigned char *flags, gfi_fast_info *info);
 
 /* What the plan prepared (as gfi_density_fast_info). */
 GFI_EXPORT int gfi_nw_fast_info(const gfi_nw_plan *plan, gfi_fast_info *info);

@@ -67,7 +67,7 @@ class FastInfo(ctypes.Structure):
                 ("grid_fwd", sz * 3), ("grid_bwd", sz * 3), ("span", cd * 3), ("tol", cd),
                 ("nufft_tol", cd), ("bound_abs", cd), ("bound", cd), ("cost_direct", cd),
                 ("cost_fast", cd), ("rows_direct", sz), ("reused", ci), ("scale", cd),
-                ("bins", sz * 3), ("_spare", ctypes.c_char * 128)]
+                ("bins", sz * 3), ("bin_order", ci), ("_spare", ctypes.c_char * 128)]
 
 
 class SelectOpts(ctypes.Structure):
@@ -396,6 +396,7 @@ def fast_info_dict(info):
         "nodes": tuple(int(info.nodes[j]) for j in range(k)),
         "nodes_total": int(info.nodes_total),
         "bins": tuple(int(info.bins[j]) for j in range(k)),
+        "bin_order": int(info.bin_order),
         "bound_abs": float(info.bound_abs),
         "bound": float(info.bound),
         "scale": float(info.scale),
