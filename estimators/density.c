@@ -25,6 +25,7 @@ static void plan_free(gfi_density_plan *p) {
   free(p->rl);
   free(p->sk);
   free(p->ck);
+  engine_lazy_free(&p->lazy);
   free(p->Linv);
   free(p->z);
   bl_sum_free(p->fast);
@@ -117,8 +118,11 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   p->g = gfi_malloc2(D, sizeof *p->g);
   /* The direct route's phase tables (3 D N doubles and 2 D N sines and
    * cosines): not under FAST, whose every evaluation takes the fast route
-   * (or fails with GFI_ERANGE); eval_direct is never reached there. */
-  int tables = method != GFI_METHOD_FAST;
+   * (or fails with GFI_ERANGE); eval_direct is never reached there. Under
+   * AUTO with a fast route, on first direct use (a binned grid, or queries
+   * the fast route takes, never need them). */
+  const int lazy = method == GFI_METHOD_AUTO && k->kind != GFI_PHI_CUSTOM && D <= BL_MAX_DIM;
+  int tables = method != GFI_METHOD_FAST && !lazy;
   if (tables) {
     p->rk = gfi_malloc3(D, Np, sizeof *p->rk);
     p->rl = gfi_malloc3(D, Np, sizeof *p->rl);
@@ -138,6 +142,8 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   /* padding: u = rx - rk is huge (u^2 still finite) and sin(u) = 0, so the factor is 0 */
   if (tables) {
     st = engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->rl, p->sk, p->ck);
+  } else if (lazy) {
+    st = range ? range : engine_lazy_init(&p->lazy, N, D, data, 1e30);
   } else {
     st = range; /* the same range check as the tables' */
   }
@@ -248,6 +254,11 @@ static void fill_zero(double *dst, size_t nq, size_t W) {
 /* The direct sum (queries already checked). */
 static int eval_direct(const gfi_density_plan *p, size_t M, const double *queries, double *out) {
   int st;
+  if (p->type == DENSITY_FOURIER && p->lazy.lock_ok) {
+    gfi_density_plan *pm = (gfi_density_plan *)p; /* the tables, once, under the lock */
+    st = engine_lazy_tables(&pm->lazy, &p->lay, p->D, p->R, &pm->rk, &pm->rl, &pm->sk, &pm->ck);
+    if (st) return st;
+  }
   if (p->type == DENSITY_FOURIER && !p->rk) return GFI_EINVAL; /* a FAST plan: not reached */
   size_t ns = p->lay.nsuper;
   double *part = gfi_malloc3(M, ns, sizeof *part);

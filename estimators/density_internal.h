@@ -22,6 +22,7 @@ struct gfi_density_plan {
   double *g;        /* per-axis factor scale: (R_j/A)^(1/l) (powers) or R_j/A (custom) */
   double *rk, *rl; /* D x Np: R_j k_ij = rk + rl exactly (engine_phase) (structure of arrays) */
   double *sk, *ck;  /* D x Np: sin and cos of R_j k_ij */
+  engine_lazy lazy; /* AUTO with a fast route: the tables on first direct use (lazy.lock_ok) */
   bl_sum *fast;     /* fast route (phi = z^l or Gaussian, D <= 3, method not DIRECT) or NULL;
                        Gaussian: on the whitened data Linv k_i with R = 1 */
   gfi_method method;

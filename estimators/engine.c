@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 #include "chol.h"
@@ -120,6 +121,53 @@ int engine_check_data(size_t D, const double *R, size_t N, const double *x, int 
     for (size_t j = 0; j < D; j++)
       if (fabs(R[j] * am[j]) > ENGINE_PHASE_MAX) *range = GFI_ERANGE;
   return GFI_OK;
+}
+
+int engine_lazy_init(engine_lazy *z, size_t N, size_t D, const double *x, double pad) {
+  memset(z, 0, sizeof *z);
+  atomic_init(&z->done, 0);
+  z->pad = pad;
+  z->x = gfi_malloc3(N, D, sizeof *z->x);
+  if (!z->x) return GFI_ENOMEM;
+  memcpy(z->x, x, N * D * sizeof *x);
+  if (pthread_mutex_init(&z->lock, NULL)) {
+    free(z->x);
+    z->x = NULL;
+    return GFI_ENOMEM;
+  }
+  z->lock_ok = 1;
+  return GFI_OK;
+}
+
+int engine_lazy_tables(engine_lazy *z, const engine_layout *L, size_t D, const double *R, double **rk,
+                       double **rl, double **sk, double **ck) {
+  if (atomic_load_explicit(&z->done, memory_order_acquire)) return GFI_OK;
+  if (!z->lock_ok) return GFI_EINVAL;
+  pthread_mutex_lock(&z->lock);
+  int st = GFI_OK;
+  if (!atomic_load_explicit(&z->done, memory_order_relaxed)) {
+    const size_t Np = L->Np;
+    double *a = gfi_malloc3(D, Np, sizeof *a), *b = gfi_malloc3(D, Np, sizeof *b);
+    double *c = gfi_malloc3(D, Np, sizeof *c), *d = gfi_malloc3(D, Np, sizeof *d);
+    st = a && b && c && d ? engine_phase_tables(L, D, z->x, R, z->pad, a, b, c, d) : GFI_ENOMEM;
+    if (st) {
+      free(a), free(b), free(c), free(d);
+    } else {
+      *rk = a, *rl = b, *sk = c, *ck = d;
+      free(z->x);
+      z->x = NULL;
+      atomic_store_explicit(&z->done, 1, memory_order_release);
+    }
+  }
+  pthread_mutex_unlock(&z->lock);
+  return st;
+}
+
+void engine_lazy_free(engine_lazy *z) {
+  free(z->x);
+  z->x = NULL;
+  if (z->lock_ok) pthread_mutex_destroy(&z->lock);
+  z->lock_ok = 0;
 }
 
 int engine_phase_tables(const engine_layout *L, size_t D, const double *x, const double *R,

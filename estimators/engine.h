@@ -7,6 +7,8 @@
 #define GFI_ENGINE_H
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include "gfi/opts.h"
 
@@ -56,6 +58,26 @@ int engine_check_phase(size_t D, const double *R, size_t N, const double *x);
  * and range are given) is GFI_ERANGE where some |R_j x_ij| >
  * ENGINE_PHASE_MAX, GFI_OK otherwise; returns GFI_OK then. */
 int engine_check_data(size_t D, const double *R, size_t N, const double *x, int nthreads, int *range);
+
+/* Phase tables built on first use (the direct route may never run: a grid
+ * that is binned, queries the fast route takes). The plan keeps a copy of
+ * the data until then; evaluations in several threads build them once,
+ * under the lock. */
+typedef struct engine_lazy {
+  double *x; /* N x D data, until the tables are built */
+  double pad;
+  pthread_mutex_t lock;
+  int lock_ok;
+  atomic_int done;
+} engine_lazy;
+
+/* Start: keep a copy of x (GFI_ENOMEM) for tables built later. */
+int engine_lazy_init(engine_lazy *z, size_t N, size_t D, const double *x, double pad);
+/* The tables (*rk .. *ck) exist afterwards (built now if not yet), or an
+ * error status (GFI_ENOMEM; a later call tries again). */
+int engine_lazy_tables(engine_lazy *z, const engine_layout *L, size_t D, const double *R, double **rk,
+                       double **rl, double **sk, double **ck);
+void engine_lazy_free(engine_lazy *z);
 
 /* Structure-of-arrays phase tables for the angle-subtraction identity:
  * rk[j Np + i] + rl[j Np + i] = R_j x_ij exactly (engine_phase), sk = sin,

@@ -21,6 +21,7 @@ static void plan_free(gfi_nw_plan *p) {
   free(p->rl);
   free(p->sk);
   free(p->ck);
+  engine_lazy_free(&p->lazy);
   free(p->Linv);
   free(p->z);
   bl_sum_free(p->fast);
@@ -50,15 +51,17 @@ int gfi_nw_set_scaling(gfi_nw_plan *p, int mode) {
 
 size_t nw_ws_size(const gfi_nw_plan *p) { return 4 * p->lay.qtile * p->D + 5 * p->lay.dblock; }
 
+/* With R (the Fourier plans), *range is the phase-range check of the same
+ * pass over x. */
 static int plan_common(gfi_nw_plan **out, nw_type type, size_t N, size_t D, size_t V,
-                       const double *x, const double *y, const gfi_opts *opts) {
+                       const double *x, const double *y, const gfi_opts *opts, const double *R, int *range) {
   *out = NULL;
   if (N == 0) return GFI_EEMPTY;
   int st = gfi_check_dim(D);
   if (st) return st;
   if (V == 0 || !x || !y) return GFI_EINVAL;
   if (V > GFI_MAX_DIM || N > ((size_t)1 << 52) / (D + V)) return GFI_EDIM;
-  st = gfi_check_finite(x, N * D, NULL);
+  st = R ? engine_check_data(D, R, N, x, opts ? opts->nthreads : 0, range) : gfi_check_finite(x, N * D, NULL);
   if (st) return st;
   st = gfi_check_finite(y, N * V, NULL);
   if (st) return st;
@@ -104,21 +107,29 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   st = gfi_check_radii(R, D, NULL);
   if (st) return st;
   gfi_nw_plan *p;
-  st = plan_common(&p, NW_FOURIER, N, D, V, x, y, opts);
+  int range = GFI_OK;
+  st = plan_common(&p, NW_FOURIER, N, D, V, x, y, opts, R, &range);
   if (st) return st;
   p->kernel = *k;
   size_t Np = p->lay.Np;
+  /* The direct route's phase tables: with a fast route, on first direct
+   * use (rows the fast route settles, a binned grid, never need them). */
+  const int lazy = k->kind != GFI_PHI_CUSTOM && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT;
   p->R = gfi_malloc2(D, sizeof *p->R);
-  p->rk = gfi_malloc3(D, Np, sizeof *p->rk);
-  p->rl = gfi_malloc3(D, Np, sizeof *p->rl);
-  p->sk = gfi_malloc3(D, Np, sizeof *p->sk);
-  p->ck = gfi_malloc3(D, Np, sizeof *p->ck);
-  if (!p->R || !p->rk || !p->rl || !p->sk || !p->ck) {
+  if (!lazy) {
+    p->rk = gfi_malloc3(D, Np, sizeof *p->rk);
+    p->rl = gfi_malloc3(D, Np, sizeof *p->rl);
+    p->sk = gfi_malloc3(D, Np, sizeof *p->sk);
+    p->ck = gfi_malloc3(D, Np, sizeof *p->ck);
+  }
+  if (!p->R || (!lazy && (!p->rk || !p->rl || !p->sk || !p->ck))) {
     plan_free(p);
     return GFI_ENOMEM;
   }
   memcpy(p->R, R, D * sizeof *R);
-  st = engine_phase_tables(&p->lay, D, x, R, PAD_COORD, p->rk, p->rl, p->sk, p->ck);
+  st = range ? range
+       : lazy ? engine_lazy_init(&p->lazy, N, D, x, PAD_COORD)
+              : engine_phase_tables(&p->lay, D, x, R, PAD_COORD, p->rk, p->rl, p->sk, p->ck);
   if (st) {
     plan_free(p);
     return st;
@@ -163,7 +174,7 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
   if (!Linv) return GFI_ENOMEM;
   st = engine_whiten(D, H, Linv, &logdet_half); /* the normalising constant cancels */
   gfi_nw_plan *p = NULL;
-  if (!st) st = plan_common(&p, NW_GAUSS, N, D, V, x, y, opts);
+  if (!st) st = plan_common(&p, NW_GAUSS, N, D, V, x, y, opts, NULL, NULL);
   if (st) {
     free(Linv);
     return st;
@@ -266,6 +277,14 @@ static int run_pass(const gfi_nw_plan *p, size_t M, const double *queries, int s
   const size_t V = p->V, W = NW_ACC(V), ns = p->lay.nsuper;
   double *part = gfi_malloc4(ns, M, W, sizeof *part);
   if (!part) return GFI_ENOMEM;
+  if (p->type == NW_FOURIER && p->lazy.lock_ok) {
+    gfi_nw_plan *pm = (gfi_nw_plan *)p; /* the tables, once, under the lock */
+    int st = engine_lazy_tables(&pm->lazy, &p->lay, p->D, p->R, &pm->rk, &pm->rl, &pm->sk, &pm->ck);
+    if (st) {
+      free(part);
+      return st;
+    }
+  }
   pass_ctx ctx = {p, queries, scaled};
   int st = engine_run(&p->lay, M, W, nw_ws_size(p), run_task, &ctx, fill_empty, part);
   if (st) {

@@ -22,6 +22,7 @@ struct gfi_nw_plan {
   double *R;        /* D radii */
   double *rk, *rl; /* D x Np: R_j k_ij = rk + rl exactly (engine_phase) */
   double *sk, *ck;  /* D x Np: sin and cos of R_j k_ij */
+  engine_lazy lazy; /* with a fast route: the tables on first direct use (lazy.lock_ok) */
   bl_sum *fast;     /* fast route: column 0 the denominator, 1..V the numerators
                        (Gaussian: on the whitened data Linv k_i with R = 1) */
   gfi_method method;

@@ -1,0 +1,135 @@
+/* The direct route's phase tables of an AUTO plan (density and
+ * Nadaraya-Watson) are built on first direct use: the values are the same
+ * bits as a DIRECT plan's, whether the first direct evaluation comes alone,
+ * after a binned grid, or from several threads at once on one plan (the
+ * tables are built once, under the plan's lock). */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include "check.h"
+#include "gfi/gfi.h"
+
+#define NTHR 4
+#define M 7
+
+typedef struct {
+  const gfi_density_plan *dp;
+  const gfi_nw_plan *np;
+  const double *q;
+  double out[M * 2];
+  int st, route;
+  pthread_barrier_t *bar;
+} job;
+
+static void *run(void *v) {
+  job *j = v;
+  gfi_fast_info info;
+  pthread_barrier_wait(j->bar);
+  if (j->dp) {
+    j->st = gfi_density_eval_info(j->dp, M, j->q, j->out, &info);
+  } else {
+    size_t nf = 0;
+    j->st = gfi_nw_eval_ex(j->np, M, j->q, j->out, &nf, NULL, NULL, &info);
+  }
+  j->route = info.route;
+  return NULL;
+}
+
+int main(void) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(r, 5);
+  for (size_t D = 1; D <= 2; D++) {
+    const size_t N = 40000;
+    double *x = malloc(N * D * sizeof *x), *y = malloc(N * sizeof *y), q[M * 2], R[2] = {6, 4};
+    for (size_t i = 0; i < N * D; i++) x[i] = 1e3 + gsl_ran_gaussian(r, 1);
+    for (size_t i = 0; i < N; i++) y[i] = sin(3 * x[i * D]) + gsl_ran_gaussian(r, 0.1);
+    for (size_t i = 0; i < M * D; i++) q[i] = 1e3 + gsl_ran_flat(r, -2, 2);
+    gfi_kernel k;
+    gfi_kernel_pow(&k, 4);
+    gfi_opts od, oa;
+    gfi_default_opts(&od);
+    od.method = GFI_METHOD_DIRECT;
+    gfi_default_opts(&oa); /* AUTO */
+    double ref[M], nref[M];
+    gfi_density_plan *dd = NULL;
+    gfi_nw_plan *nd = NULL;
+    CHECK_STATUS(gfi_density_plan_fourier(&dd, &k, N, D, x, NULL, R, &od), GFI_OK);
+    CHECK_STATUS(gfi_density_eval(dd, M, q, ref), GFI_OK);
+    CHECK_STATUS(gfi_nw_plan_fourier(&nd, &k, N, D, 1, x, y, R, &od), GFI_OK);
+    CHECK_STATUS(gfi_nw_eval(nd, M, q, nref, NULL), GFI_OK);
+
+    /* alone, and after a binned grid (which never builds the tables) */
+    for (int grid_first = 0; grid_first <= 1; grid_first++) {
+      gfi_density_plan *da = NULL;
+      gfi_nw_plan *na = NULL;
+      gfi_opts ol = oa;
+      ol.tol = grid_first ? 1e-4 : 0; /* a loose tol: the grid is binned */
+      CHECK_STATUS(gfi_density_plan_fourier(&da, &k, N, D, x, NULL, R, &ol), GFI_OK);
+      CHECK_STATUS(gfi_nw_plan_fourier(&na, &k, N, D, 1, x, y, R, &ol), GFI_OK);
+      if (grid_first) {
+        double lo[2] = {998, 998}, hi[2] = {1002, 1002}, *g = malloc(2000 * 2000 * sizeof *g);
+        size_t n[2] = {D == 1 ? 2000 : 300, 300}, nf;
+        gfi_fast_info gi;
+        CHECK_STATUS(gfi_density_eval_grid(da, lo, hi, n, g, &gi), GFI_OK);
+        CHECK(gi.bins[0] > 0, "D=%zu: the density grid is binned (route %d nodes %zu cost %g/%g)", D, gi.route, gi.nodes_total, gi.cost_fast, gi.cost_direct);
+        CHECK_STATUS(gfi_nw_eval_grid(na, lo, hi, n, g, &nf, &gi), GFI_OK);
+        CHECK(gi.bins[0] > 0 && gi.rows_direct == 0, "D=%zu: the NW grid is binned, no row direct", D);
+        free(g);
+      }
+      double out[M];
+      gfi_fast_info info;
+      CHECK_STATUS(gfi_density_eval_info(da, M, q, out, &info), GFI_OK);
+      CHECK(info.route == GFI_METHOD_DIRECT, "D=%zu: %d queries go direct", D, M);
+      CHECK(memcmp(out, ref, sizeof out) == 0, "D=%zu grid_first=%d: AUTO density's direct values = DIRECT's", D,
+            grid_first);
+      size_t nf = 0;
+      CHECK_STATUS(gfi_nw_eval_ex(na, M, q, out, &nf, NULL, NULL, &info), GFI_OK);
+      CHECK(info.route == GFI_METHOD_DIRECT, "D=%zu: NW's %d queries go direct", D, M);
+      CHECK(memcmp(out, nref, sizeof out) == 0, "D=%zu grid_first=%d: AUTO NW's direct values = DIRECT's", D,
+            grid_first);
+      gfi_density_destroy(da);
+      gfi_nw_destroy(na);
+    }
+
+    /* several threads at once on one fresh plan */
+    for (int nw = 0; nw <= 1; nw++) {
+      gfi_density_plan *da = NULL;
+      gfi_nw_plan *na = NULL;
+      if (nw)
+        CHECK_STATUS(gfi_nw_plan_fourier(&na, &k, N, D, 1, x, y, R, &oa), GFI_OK);
+      else
+        CHECK_STATUS(gfi_density_plan_fourier(&da, &k, N, D, x, NULL, R, &oa), GFI_OK);
+      pthread_barrier_t bar;
+      pthread_barrier_init(&bar, NULL, NTHR);
+      job jobs[NTHR];
+      pthread_t th[NTHR];
+      for (int t = 0; t < NTHR; t++) {
+        memset(&jobs[t], 0, sizeof jobs[t]);
+        jobs[t].dp = da;
+        jobs[t].np = na;
+        jobs[t].q = q;
+        jobs[t].bar = &bar;
+        CHECK(pthread_create(&th[t], NULL, run, &jobs[t]) == 0, "pthread_create");
+      }
+      for (int t = 0; t < NTHR; t++) pthread_join(th[t], NULL);
+      pthread_barrier_destroy(&bar);
+      for (int t = 0; t < NTHR; t++) {
+        CHECK(jobs[t].st == GFI_OK && jobs[t].route == GFI_METHOD_DIRECT, "D=%zu %s thread %d: status %d route %d",
+              D, nw ? "NW" : "density", t, jobs[t].st, jobs[t].route);
+        CHECK(memcmp(jobs[t].out, nw ? nref : ref, M * sizeof *ref) == 0,
+              "D=%zu %s thread %d: the same bits as the DIRECT plan", D, nw ? "NW" : "density", t);
+      }
+      gfi_density_destroy(da);
+      gfi_nw_destroy(na);
+    }
+    gfi_density_destroy(dd);
+    gfi_nw_destroy(nd);
+    free(x);
+    free(y);
+  }
+  gsl_rng_free(r);
+  return check_summary("lazy-tables");
+}
