@@ -133,7 +133,7 @@ double bl_binned_beps(const bl_sum *s) { return 0.25 * s->tol * s->rho; }
  * points of one block, then one term per block (slab mode: all N points);
  * its rounding is within gamma_m of the sum of |terms|, and every output
  * takes each cell times a kernel sample of at most K0. With the weights'
- * Lebesgue constant (5/4)^D this is gamma_m (5/4)^D per unit of c1 K0.
+ * Lebesgue constant Lambda^D this is gamma_m Lambda^D per unit of c1 K0.
  * Block mode is taken by N and the lattice only (see bl_binned_eval). */
 static int bin_blocks(const bl_sum *s, size_t cells) {
   const size_t blk = bl_pass_block(s->N), nblk = (s->N + blk - 1) / blk;
