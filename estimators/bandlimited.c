@@ -351,6 +351,18 @@ double bl_ntol(double tol, double rho, int ntrans) {
   return t > BL_NTOL_MAX ? BL_NTOL_MAX : t;
 }
 
+double bl_direct_units(int D) {
+  static const double u[4] = {1, 30.0, 6.5, 3.2};
+  return u[D >= 1 && D <= 3 ? D : 3];
+}
+
+/* The fast route's fixed cost per evaluation (threads, plans, the rule's
+ * tables: about 2 ms on 2 threads), in the NUFFT model's units per D. */
+static double fast_fixed(int D) {
+  static const double u[4] = {0, 3e7, 8e6, 3e6};
+  return u[D >= 1 && D <= 3 ? D : 3];
+}
+
 double bl_nufft_cost(int D, size_t nsrc, size_t ntgt, const size_t *grid, double ntol) {
   double w = bl_nufft_width(ntol), wD = 1;
   for (int j = 0; j < D; j++) wD *= w;
@@ -850,7 +862,7 @@ int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, c
     return GFI_OK;
   }
   /* cost of the fast route */
-  double Q = (double)r->Q, nc = (double)s->ncol, cf = 0;
+  double Q = (double)r->Q, nc = (double)s->ncol, cf = fast_fixed(D);
   if (!ch->reuse) {
     for (int j = 0; j < D; j++) cf += COST_RULE * (double)r->n[j];
     cf += nc * bl_nufft_cost(D, s->N, r->Q, ch->gf, s->ntol);
@@ -921,6 +933,7 @@ int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn n
    * NUFFT route cannot run. */
   bl_binned b;
   if (t->gn && s->method != GFI_METHOD_DIRECT && bl_binned_plan(s, t->glo, t->ghi, t->gn, bl_binned_beps(s), 0, &b)) {
+    b.cost += fast_fixed(D); /* as the NUFFT route's (bl_choose) */
     double cf = !st && ch.route == GFI_METHOD_FAST ? ch.cost_fast : INFINITY;
     double cd = s->method == GFI_METHOD_AUTO ? ch.cost_direct : INFINITY;
     if (b.cost < cf && b.cost < cd) {
@@ -950,12 +963,13 @@ int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn n
       double f = need(ctx, t->M, *res, babs);
       if (!(f < 1)) break;
       if (ch.bin.on) {
-        /* the binning term is quartic in h: a lattice finer by
-         * (margin f)^(1/4) per axis, when it fits */
+        /* the binning term is h^P: a lattice finer by (margin f)^(1/P)
+         * per axis, when it fits */
         bl_binned tb;
         if (!bl_binned_plan(s, t->glo, t->ghi, t->gn, ch.bin.beps * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0), 0,
                             &tb))
           break;
+        tb.cost += fast_fixed(D);
         ch.bin = tb;
         continue;
       }

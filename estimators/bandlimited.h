@@ -177,6 +177,12 @@ int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn n
  * BL_NUFFT_SAFETY * ntol of that scale, with a factor 2 to spare; clamped to
  * [BL_NTOL_MIN, BL_NTOL_MAX]. */
 double bl_ntol(double tol, double rho, int ntrans);
+/* The cost model's units (those of bl_nufft_cost) per unit of a client's
+ * direct-sum estimate in nanoseconds per pair: the NUFFT model's units
+ * are worth about 0.04-0.1 ns in 1-D, 0.3-0.45 ns in 2-D and 0.9 ns in
+ * 3-D, the direct estimates 2.2-2.8 ns per unit (2 threads, N = 5e3 ..
+ * 1e6). */
+double bl_direct_units(int D);
 #define BL_NTOL_MAX 1e-3
 /* Each type-3 NUFFT output is within BL_NUFFT_SAFETY * ntol * sum |c| of the
  * exact sum (lib/nufft.h: 0.8 ntol the worst measured; its tests hold 10). */

@@ -12,9 +12,10 @@
  * kernel values are exactly 0. */
 #define PAD_COORD 1e100
 
-/* The cost model's direct cost per (query, data point) pair, nanoseconds on
- * one core (bench_fast_route: 0.43, 0.76, 0.99 ns for D = 1, 2, 3, l = 2..4). */
-static double direct_pair_cost(size_t D) { return 0.3 * (double)D + 0.15; }
+/* The cost model's direct cost per (query, data point) pair: nanoseconds on
+ * one core (bench_fast_route: 0.43, 0.76, 0.99 ns for D = 1, 2, 3, l = 2..4)
+ * in the NUFFT model's units (bl_direct_units). */
+static double direct_pair_cost(size_t D) { return (0.3 * (double)D + 0.15) * bl_direct_units((int)D); }
 
 static void plan_free(gfi_density_plan *p) {
   if (!p) return;

@@ -30,7 +30,9 @@ static void plan_free(gfi_nw_plan *p) {
 
 /* The cost model's direct cost per (query, data point) pair, nanoseconds on
  * one core (bench_fast_route: 0.61 ns for D = 1, 0.98 for D = 2, V = 1). */
-static double direct_pair_cost(size_t D, size_t V) { return 0.37 * (double)D + 0.12 * (double)(V + 1); }
+static double direct_pair_cost(size_t D, size_t V) {
+  return (0.37 * (double)D + 0.12 * (double)(V + 1)) * bl_direct_units((int)D);
+}
 
 void gfi_nw_destroy(gfi_nw_plan *plan) { plan_free(plan); }
 size_t gfi_nw_dim(const gfi_nw_plan *p) { return p ? p->D : 0; }

@@ -123,7 +123,7 @@ expect 1 "\-\-out /nonexistent/v.npy: cannot write\|No such file" -- "$GFI" $A -
 grep -q '^# method: direct (requested)$' "$T/m1" && ok || bad "method metadata: $(grep method "$T/m1")"
 # the fast route: its report, and every value within its error bound of the direct sum
 within_bound() { # direct, fast, value column
-  local b; b=$(sed -n 's/^# method: fast .*error bound \([^ ]*\) .*/\1/p' "$2")
+  local b; b=$(sed -n 's/^# method: fast[ ,].*error bound \([^ ]*\) .*/\1/p' "$2")
   [ -n "$b" ] && paste <(rows "$1") <(rows "$2") | awk -v b="$b" -v c="$3" -v n="$(rows "$1" | head -1 | wc -w)" '
     { d = $c - $(c + n); if (d < 0) d = -d; if (d > b) bad = 1 } END { exit bad || NR == 0 }'
 }
