@@ -12,10 +12,14 @@ GFI_BUILD=${GFI_BUILD:-$GFI_ROOT/build}
 # about 40 s to install on a Debian 12 machine). Open MPI: sweeps, mise --mc
 # and large sums over processes (the mpi build feature is auto). Python: the
 # package gfi (pyproject.toml, meson-python) and its tests (scipy and
-# statsmodels are the peers; PyTorch is optional and not installed here).
+# statsmodels are the peers; PyTorch, scikit-learn and hypothesis are the
+# optional dependencies whose tests the suite runs: the torch op, the
+# scikit-learn estimator protocol, the property-based battery). r-base-dev:
+# the R package gfi (r/) is built and checked against ks by the suite.
 GFI_PACKAGES=(build-essential git meson ninja-build pkg-config libgsl-dev libfftw3-dev gnuplot-nox
-  r-base-core r-cran-ks openmpi-bin libopenmpi-dev
-  python3-mesonpy python3-numpy python3-pytest python3-scipy python3-statsmodels python3-venv python3-pip)
+  r-base-core r-base-dev r-cran-ks openmpi-bin libopenmpi-dev
+  python3-mesonpy python3-numpy python3-pytest python3-scipy python3-statsmodels python3-venv python3-pip
+  python3-torch python3-sklearn python3-hypothesis)
 # The sanitized test suite and the parsers' fuzzers (tools/sanitize.sh, run by
 # CI): clang with libFuzzer and its OpenMP runtime.
 GFI_SANITIZE_PACKAGES=(clang libclang-rt-dev libomp-dev)
