@@ -1,0 +1,47 @@
+#!/bin/sh
+# The R package's test (meson test r-package): installs r/ into a temporary
+# library against the build tree's libgfi (R CMD INSTALL with GFI_BUILD_DIR),
+# then runs r/tests/test_gfi.R (the CLI's bits with GFI_CLI, ks in the same
+# run, plain R sums, bad input) and the R blocks of docs/r.md as written.
+#   run_tests.sh SOURCE_ROOT BUILD_ROOT
+# Exit 77 (skipped) when R is not installed.
+set -eu
+src=$(cd "$1" && pwd)
+bld=$(cd "$2" && pwd)
+if ! command -v Rscript >/dev/null 2>&1 || ! command -v R >/dev/null 2>&1; then
+  echo "skip: R is not installed (Debian: apt-get install r-base-dev r-cran-ks; README's set-up does it)"
+  exit 77
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+# a copy of the package: R CMD INSTALL builds in the folder it is given
+cp -R "$src/r" "$work/gfi"
+rm -f "$work/gfi/src/Makevars" "$work/gfi/src/"*.o "$work/gfi/src/"*.so
+mkdir "$work/lib"
+# A sanitizer build: R runs with the ASan runtime preloaded (GFI_R_PRELOAD,
+# from r/meson.build); the compiler and the CLI without it. The install's
+# load test is skipped there (R CMD INSTALL runs without the runtime).
+preload=${GFI_R_PRELOAD:-}
+testload=""
+[ -n "$preload" ] && testload="--no-test-load"
+if ! GFI_BUILD_DIR="$bld" R CMD INSTALL --no-docs --no-multiarch $testload -l "$work/lib" "$work/gfi" >"$work/install.log" 2>&1; then
+  cat "$work/install.log"
+  echo "FAIL: R CMD INSTALL"
+  exit 1
+fi
+export R_LIBS="$work/lib"
+cd "$work"
+rscript() {
+  if [ -n "$preload" ]; then LD_PRELOAD="$preload" Rscript "$@"; else Rscript "$@"; fi
+}
+rscript "$src/r/tests/test_gfi.R"
+# docs/r.md: every ```r block, in order, in one R session
+awk '/^```r$/ { inb = 1; next } /^```/ { inb = 0; next } inb { print }' "$src/docs/r.md" > "$work/docs.R"
+if [ ! -s "$work/docs.R" ]; then
+  echo "FAIL: no \`\`\`r block in docs/r.md"
+  exit 1
+fi
+echo "--- docs/r.md"
+rscript -e 'pdf(NULL)' -e 'source("docs.R", echo = TRUE, max.deparse.length = Inf)'
+echo "r-package: all passed"
