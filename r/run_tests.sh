@@ -44,4 +44,13 @@ if [ ! -s "$work/docs.R" ]; then
 fi
 echo "--- docs/r.md"
 rscript -e 'pdf(NULL)' -e 'source("docs.R", echo = TRUE, max.deparse.length = Inf)'
+# README.md's R block, on the files its commands write
+if [ -n "${GFI_CLI:-}" ]; then
+  echo "--- README.md"
+  "$GFI_CLI" sample --model mw:6 --n 20000 --seed 1 > x.txt
+  "$GFI_CLI" regress-sample --model normal --truth sin --noise gauss:0.3 --dim 1 --n 4000 --seed 1 > xy.txt
+  awk '/^```r$/ { inb = 1; next } /^```/ { inb = 0; next } inb { print }' "$src/README.md" > readme.R
+  [ -s readme.R ] || { echo "FAIL: no \`\`\`r block in README.md"; exit 1; }
+  rscript -e 'source("readme.R", echo = TRUE)' -e 'stopifnot(length(p) == 7, is.finite(f), m > 0)'
+fi
 echo "r-package: all passed"
