@@ -36,6 +36,22 @@ rscript() {
   if [ -n "$preload" ]; then LD_PRELOAD="$preload" Rscript "$@"; else Rscript "$@"; fi
 }
 rscript "$src/r/tests/test_gfi.R"
+# Ctrl-C: SIGINT to an R process in a long direct sum stops it with a
+# gfi_interrupt condition (r/tools/interrupt_child.R says what it checks)
+echo "--- interrupt"
+if [ -n "$preload" ]; then
+  env LD_PRELOAD="$preload" Rscript "$src/r/tools/interrupt_child.R" > interrupt.out 2>&1 &
+else
+  env Rscript "$src/r/tools/interrupt_child.R" > interrupt.out 2>&1 &
+fi
+pid=$!
+i=0
+while [ ! -f started ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 2
+kill -INT $pid
+wait $pid || true
+cat interrupt.out
+grep -q "^interrupted:" interrupt.out || { echo "FAIL: the interrupt did not stop the sum"; exit 1; }
 # docs/r.md: every ```r block, in order, in one R session
 awk '/^```r$/ { inb = 1; next } /^```/ { inb = 0; next } inb { print }' "$src/docs/r.md" > "$work/docs.R"
 if [ ! -s "$work/docs.R" ]; then
