@@ -219,6 +219,9 @@ flscv <- function(x, phi = 4, R.range = NULL, nscan = 100, per.axis = FALSE,
              .method(method), .tol(tol), .threads(threads))
   s$criterion <- "LSCV"
   s$phi <- .phi(phi)
+  if (isTRUE(s$at.edge))
+    gfi_warn("R.range", sprintf("the LSCV minimum is at the edge of the scan [%g, %g]: widen R.range",
+                                s$R.range[1L], s$R.range[2L]))
   structure(s, class = "gfi_selection")
 }
 

@@ -23,6 +23,9 @@ floocv <- function(x, y, phi = 4, R.range = NULL, nscan = 100, per.axis = FALSE,
              as.double(denom.tol), .method(method), .tol(tol), .threads(threads))
   s$criterion <- "LOO-CV"
   s$phi <- .phi(phi)
+  if (isTRUE(s$at.edge))
+    gfi_warn("R.range", sprintf("the LOO-CV minimum is at the edge of the scan [%g, %g]: widen R.range",
+                                s$R.range[1L], s$R.range[2L]))
   structure(s, class = "gfi_selection")
 }
 
@@ -77,7 +80,12 @@ predict.fnw <- function(object, newdata, flags = FALSE, ...) {
   V <- ncol(object$y)
   fit <- matrix(r$fit, nrow = nrow(q), ncol = V, byrow = TRUE)
   if (object$vector_y) fit <- as.vector(fit)
-  if (!flags) return(fit)
+  if (!flags) {
+    if (r$nflagged > 0)
+      gfi_warn("newdata", sprintf("%d row%s with a vanishing denominator (NaN); predict(..., flags = TRUE) tells why",
+                                  as.integer(r$nflagged), if (r$nflagged > 1) "s" else ""))
+    return(fit)
+  }
   list(fit = fit, flags = factor(.FLAGS[r$flags + 1L], levels = .FLAGS), nflagged = r$nflagged,
        route = r$info)
 }

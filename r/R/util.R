@@ -11,6 +11,13 @@
   stop(cond)
 }
 
+# A warning of class c("gfi_warning", "warning", "condition").
+gfi_warn <- function(param, ...) {
+  w <- structure(class = c("gfi_warning", "warning", "condition"),
+                 list(message = paste0(...), call = NULL, param = param))
+  warning(w)
+}
+
 gfi_stop <- function(param, ..., status = 1L, name = "einval")
   .gfi_signal(status, name, param, paste0(...))
 

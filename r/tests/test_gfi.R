@@ -211,8 +211,14 @@ plot(k); plot(fkde(x2[1:200, ], R = 2, gridsize = 21)); plot(fkde(x2[1:200, ], R
 plot(flscv(xs, nscan = 20)); plot(fnw(xs, sin(xs), R = 3)); plot(fnw(xs, sin(xs), R = "loocv"), what = "cv")
 invisible(dev.off())
 invisible(capture.output(print(k), print(summary(k)), print(fnw(xs, yv, R = 2)), print(summary(fnw(xs, yv, R = 2))), print(m6)))
-p <- predict(fnw(xs, sin(xs), R = 3, phi = 1), c(0, 50), flags = TRUE)
-check(is.factor(p$flags) && length(p$fit) == 2, "predict with flags")
+# phi = sinc (odd): far from the data the terms cancel; denom.tol = 0.5 flags it
+p <- predict(fnw(xs, sin(xs), R = 3, phi = 1, denom.tol = 0.5), c(0, 50), flags = TRUE)
+check(is.factor(p$flags) && identical(as.character(p$flags), c("ok", "small")) && is.nan(p$fit[2]) &&
+      p$nflagged == 1, "predict with flags: a cancelling denominator")
+w <- tryCatch(predict(fnw(xs, sin(xs), R = 3, phi = 1, denom.tol = 0.5), c(0, 50)), gfi_warning = function(w) w)
+check(inherits(w, "gfi_warning") && w$param == "newdata", "a flagged row without flags = TRUE: a gfi_warning")
+w <- tryCatch(flscv(xs, R.range = c(0.01, 0.1), nscan = 10), gfi_warning = function(w) w)
+check(inherits(w, "gfi_warning") && w$param == "R.range", "an LSCV minimum at the scan's edge: a gfi_warning")
 op <- options(gfi.threads = 1)
 check(identical(fkde(xs, R = 2.5, eval.points = q)$estimate, fkde(xs, R = 2.5, eval.points = q, threads = 2)$estimate),
       "options(gfi.threads) and threads = give the same bits")
