@@ -93,7 +93,7 @@ fkde <- function(x, R, phi = 4, w = NULL, eval.points, gridsize, xmin, xmax, H, 
   fit$plan <- .fkde_plan(fit)
   if (!missing(eval.points)) {
     q <- .points(eval.points, "eval.points", D)
-    v <- .Call(C_density_eval, fit$plan, q)
+    v <- .Call(C_density_eval, fit$plan, q, "eval.points")
     fit$eval.points <- if (D == 1L) as.vector(q) else q
     fit$estimate <- as.vector(v)
     fit$route <- attr(v, "info")
@@ -121,7 +121,7 @@ predict.fkde <- function(object, ..., x) {
   }
   D <- ncol(object$x)
   q <- .points(x, "x", D)
-  as.vector(.Call(C_density_eval, .plan_of(object), q))
+  as.vector(.Call(C_density_eval, .plan_of(object), q, "x"))
 }
 
 print.fkde <- function(x, ...) {
@@ -215,6 +215,7 @@ flscv <- function(x, phi = 4, R.range = NULL, nscan = 100, per.axis = FALSE,
   method <- match.arg(method)
   x <- .points(x, "x")
   if (!is.null(R.range)) R.range <- .radii(R.range, 2L, "R.range")
+  .nscan(nscan)
   s <- .Call(C_select_lscv, x, .phi(phi), R.range, as.integer(nscan), as.logical(per.axis),
              .method(method), .tol(tol), .threads(threads))
   s$criterion <- "LSCV"

@@ -19,6 +19,7 @@ floocv <- function(x, y, phi = 4, R.range = NULL, nscan = 100, per.axis = FALSE,
   y <- .points(y, "y")
   if (nrow(y) != nrow(x)) gfi_stop("y", "y has ", nrow(y), " rows, x has ", nrow(x), status = 6L, name = "edim")
   if (!is.null(R.range)) R.range <- .radii(R.range, 2L, "R.range")
+  .nscan(nscan)
   s <- .Call(C_select_loocv, x, y, .phi(phi), R.range, as.integer(nscan), as.logical(per.axis),
              as.double(denom.tol), .method(method), .tol(tol), .threads(threads))
   s$criterion <- "LOO-CV"

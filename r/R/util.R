@@ -102,6 +102,12 @@ gfi_stop <- function(param, ..., status = 1L, name = "einval")
   diag(rep_len(as.double(h)^2, D), D)
 }
 
+.nscan <- function(nscan) {
+  if (!is.numeric(nscan) || length(nscan) != 1L || is.na(nscan) || nscan < 3 || nscan > 1e6 ||
+      nscan != round(nscan))
+    gfi_stop("nscan", "nscan must be an integer in 3..1e6")
+}
+
 .radii <- function(R, D, name = "R") {
   if (!is.numeric(R) || !(length(R) %in% c(1L, D)) || anyNA(R))
     gfi_stop(name, name, " must be one radius or one per axis (", D, ")", status = 4L, name = "eradius")

@@ -204,12 +204,13 @@ SEXP C_density_plan(SEXP x, SEXP w, SEXP R, SEXP H, SEXP phi, SEXP method, SEXP 
 }
 
 /* The estimate at the M x D points q; attribute "info": what ran. */
-SEXP C_density_eval(SEXP p, SEXP q) {
+SEXP C_density_eval(SEXP p, SEXP q, SEXP qname) {
   gfi_density_plan *plan = density_get(p);
+  const char *name = CHAR(STRING_ELT(qname, 0));
   size_t M, D, N = gfi_density_size(plan);
-  double *qv = as_rows(q, "eval.points", &M, &D);
+  double *qv = as_rows(q, name, &M, &D);
   if (D != gfi_density_dim(plan))
-    gfi_r_stop(GFI_EDIM, "eval.points", "eval.points have %zu columns, the data %zu", D, gfi_density_dim(plan));
+    gfi_r_stop(GFI_EDIM, name, "%s have %zu columns, the data %zu", name, D, gfi_density_dim(plan));
   SEXP out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)M));
   gfi_fast_info info;
   int st = gfi_density_fast_info(plan, &info);
@@ -225,7 +226,7 @@ SEXP C_density_eval(SEXP p, SEXP q) {
   } else {
     st = gfi_density_eval_info(plan, M, qv, REAL(out), &info);
   }
-  check(st, "eval.points", "density evaluation");
+  check(st, name, "density evaluation");
   Rf_setAttrib(out, Rf_install("info"), info_list(&info));
   UNPROTECT(1);
   return out;
@@ -241,9 +242,9 @@ SEXP C_density_grid(SEXP p, SEXP lo, SEXP hi, SEXP n) {
     double v = REAL(n)[j];
     if (!(v >= 1 && v <= 1e8)) gfi_r_stop(GFI_EINVAL, "gridsize", "gridsize must be in 1..1e8, got %g", v);
     nn[j] = (size_t)v;
+    if (nn[j] > ((size_t)1 << 31) / G) gfi_r_stop(GFI_EDIM, "gridsize", "a grid of more than 2^31 points is too large");
     G *= nn[j];
   }
-  if (G > ((size_t)1 << 31)) gfi_r_stop(GFI_EDIM, "gridsize", "a grid of %zu points is too large", G);
   SEXP out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)G));
   gfi_fast_info info;
   int st = gfi_density_eval_grid(plan, REAL(lo), REAL(hi), nn, REAL(out), &info);
@@ -700,7 +701,7 @@ SEXP C_ptr_ok(SEXP p) {
 
 #define CALLDEF(name, n) {#name, (DL_FUNC)&name, n}
 static const R_CallMethodDef call_methods[] = {
-  CALLDEF(C_density_plan, 8), CALLDEF(C_density_eval, 2), CALLDEF(C_density_grid, 4),
+  CALLDEF(C_density_plan, 8), CALLDEF(C_density_eval, 3), CALLDEF(C_density_grid, 4),
   CALLDEF(C_bandwidth, 5), CALLDEF(C_gauss_lscv, 3), CALLDEF(C_select_lscv, 8),
   CALLDEF(C_select_loocv, 10), CALLDEF(C_lscv, 6), CALLDEF(C_nw_plan, 9), CALLDEF(C_nw_eval, 2),
   CALLDEF(C_model_describe, 2), CALLDEF(C_model_sample, 5), CALLDEF(C_model_pdf, 3),
