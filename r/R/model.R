@@ -84,3 +84,35 @@ fhopt <- function(model, N, dim = 1) {
   rownames(df) <- NULL
   df
 }
+
+frates <- function(theorems = NULL, models = NULL, dim = 1, l1 = NULL, nmin = NULL, nmax = NULL,
+                   per.decade = NULL, fit.decades = NULL, mc = NULL, mc.nmax = NULL, seed = 1,
+                   slack = 0.02, full = FALSE, threads = NULL) {
+  if (!is.null(theorems)) {
+    if (!is.character(theorems)) gfi_stop("theorems", "theorems must be strings such as \"1\", \"3a\", \"3b\"")
+    theorems <- unlist(strsplit(theorems, ",", fixed = TRUE))
+  }
+  if (!is.null(models) && (!is.character(models) || anyNA(models) || any(!nzchar(models)) || any(grepl("[[:space:]]", models))))
+    gfi_stop("models", "models must be non-empty specification strings", status = 10L, name = "emodel")
+  if (!is.numeric(dim) || length(dim) != 1L || is.na(dim) || dim < 1 || dim > 3 || dim != round(dim))
+    gfi_stop("dim", "dim must be 1, 2 or 3", status = 6L, name = "edim")
+  if (!is.null(l1)) {
+    if (!is.numeric(l1) || anyNA(l1) || any(l1 != round(l1))) gfi_stop("l1", "l1 must be integer powers")
+    l1 <- as.integer(l1)
+  }
+  num <- function(v, name) {
+    if (is.null(v)) return(-1)
+    if (!is.numeric(v) || length(v) != 1L || !is.finite(v) || v <= 0)
+      gfi_stop(name, name, " must be a finite number > 0")
+    as.double(v)
+  }
+  nums <- c(num(nmin, "nmin"), num(nmax, "nmax"), num(per.decade, "per.decade"),
+            num(fit.decades, "fit.decades"), num(mc.nmax, "mc.nmax"))
+  if (!is.null(mc) && (!is.numeric(mc) || length(mc) != 1L || is.na(mc) || mc < 0 || mc != round(mc)))
+    gfi_stop("mc", "mc must be an integer >= 0 (0: no Monte-Carlo check)")
+  if (!is.numeric(seed) || length(seed) != 1L || is.na(seed) || seed < 0 || seed > 2^53 || seed != round(seed))
+    gfi_stop("seed", "seed must be an integer in [0, 2^53]")
+  if (!is.numeric(slack) || length(slack) != 1L || !is.finite(slack)) gfi_stop("slack", "slack must be a finite number")
+  .Call(C_density_rates, theorems, models, as.integer(dim), l1, nums, if (is.null(mc)) -1 else as.double(mc),
+        as.double(seed), as.double(slack), isTRUE(full), .threads(threads))
+}

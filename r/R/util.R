@@ -117,4 +117,4 @@ gfi_stop <- function(param, ..., status = 1L, name = "einval")
   rep_len(as.double(R), D)
 }
 
-gfi_info <- function() .Call(C_info)
+gfi_info <- function() c(.Call(C_info), rates = .Call(C_have_rates))

@@ -45,6 +45,10 @@ static void gfi_r_stop(int st, const char *param, const char *fmt, ...) {
   Rf_error("%s", msg); /* not reached: .gfi_signal stops */
 }
 
+/* For the other source files. */
+void gfi_r_stop_ext(int st, const char *param, const char *msg);
+void gfi_r_stop_ext(int st, const char *param, const char *msg) { gfi_r_stop(st, param, "%s", msg); }
+
 /* A library status: the library's own text after what was being done. */
 static void check(int st, const char *param, const char *what) {
   if (st == GFI_OK) return;
@@ -699,6 +703,9 @@ SEXP C_ptr_ok(SEXP p) {
   return Rf_ScalarLogical(TYPEOF(p) == EXTPTRSXP && R_ExternalPtrAddr(p) != NULL);
 }
 
+SEXP C_density_rates(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_have_rates(void);
+
 #define CALLDEF(name, n) {#name, (DL_FUNC)&name, n}
 static const R_CallMethodDef call_methods[] = {
   CALLDEF(C_density_plan, 8), CALLDEF(C_density_eval, 3), CALLDEF(C_density_grid, 4),
@@ -706,7 +713,7 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(C_select_loocv, 10), CALLDEF(C_lscv, 6), CALLDEF(C_nw_plan, 9), CALLDEF(C_nw_eval, 2),
   CALLDEF(C_model_describe, 2), CALLDEF(C_model_sample, 5), CALLDEF(C_model_pdf, 3),
   CALLDEF(C_model_cf, 3), CALLDEF(C_mise_exact, 7), CALLDEF(C_mise_mc, 12), CALLDEF(C_ropt, 6),
-  CALLDEF(C_mise_gauss, 4), CALLDEF(C_mise_gauss_hopt, 3), CALLDEF(C_info, 0), CALLDEF(C_kernel_A, 1), CALLDEF(C_ptr_ok, 1),
+  CALLDEF(C_mise_gauss, 4), CALLDEF(C_mise_gauss_hopt, 3), CALLDEF(C_info, 0), CALLDEF(C_kernel_A, 1), CALLDEF(C_ptr_ok, 1), CALLDEF(C_density_rates, 10), CALLDEF(C_have_rates, 0),
   {NULL, NULL, 0}};
 
 void R_init_gfi(DllInfo *dll) {

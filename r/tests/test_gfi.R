@@ -136,6 +136,25 @@ if (nzchar(cli) && file.exists(cli)) {
   ro <- fropt("mw:6", N = 1000)
   ho <- fhopt("mw:6", N = 1000)
   check(identical(bits(c(ro$R, ro$mise, ho$h, ho$mise)), r[c(2, 3, 6, 7)]), "optimal radius and bandwidth: the CLI's bits")
+  # the density rate checks (a build tree's libgfi_exp): the rows `gfi rates` prints
+  if (gfi_info()$rates) {
+    t <- frates(theorems = "1,3b", l1 = c(3, 4), models = c("normal", "laplace"), nmin = 100, nmax = 1e4,
+                per.decade = 2, fit.decades = 1.5, mc = 4, seed = 7, threads = 1)
+    out <- run("rates", "--theorems", "1,3b", "--l1", "3,4", "--model", "normal", "--model", "laplace",
+               "--nmin", "100", "--nmax", "1e4", "--per-decade", "2", "--fit-decades", "1.5", "--mc", "4",
+               "--seed", "7", "--threads", "1")
+    cl <- Filter(function(r) length(r) == 18, rows(out))
+    f6 <- function(v) tolower(sprintf("%.6f", v))
+    mine <- lapply(seq_len(nrow(t)), function(i) with(t[i, ], c(
+      name, setting, sprintf("%d", D), sprintf("%d", l), smooth_class, sprintf("%g", order), f6(claimed),
+      f6(classical), f6(observed), f6(lo95), f6(hi95), f6(claimed_R), f6(observed_R), sprintf("%d", n_fit),
+      sprintf("%d", mc_points), tolower(sprintf("%.3f", mc_max_z)), verdict, condition)))
+    check(is.data.frame(t) && identical(mine, cl), "density rate checks: the rows of gfi rates")
+    check(identical(t$name, c("1", "1", "1", "1", "3b", "3b", "gauss-kde")), "rate checks' rows")
+    check(is_gfi(frates(theorems = "9"), "theorems"), "unknown theorem (rates)")
+    check(is_gfi(frates(models = "nosuch", nmax = 1e3), "models"), "unknown model (rates)")
+    check(is_gfi(frates(dim = 4), "dim"), "bad dim (rates)")
+  } else cat("skip: frates needs the build tree's libgfi_exp\n")
   unlink(td, recursive = TRUE)
 } else {
   cat("skip: the CLI comparisons need GFI_CLI (the meson test sets it)\n")
