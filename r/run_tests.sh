@@ -60,8 +60,10 @@ if [ ! -s "$work/docs.R" ]; then
 fi
 echo "--- docs/r.md"
 rscript -e 'pdf(NULL)' -e 'source("docs.R", echo = TRUE, max.deparse.length = Inf)'
-# README.md's R block, on the files its commands write
-if [ -n "${GFI_CLI:-}" ]; then
+# README.md's R block, on the files its commands write (not again under a
+# sanitizer: it calls what test_gfi.R and docs/r.md have run there, at
+# larger N, which costs ten seconds more there)
+if [ -n "${GFI_CLI:-}" ] && [ -z "$preload" ]; then
   echo "--- README.md"
   "$GFI_CLI" sample --model mw:6 --n 20000 --seed 1 > x.txt
   "$GFI_CLI" regress-sample --model normal --truth sin --noise gauss:0.3 --dim 1 --n 4000 --seed 1 > xy.txt
