@@ -118,6 +118,10 @@ if (nzchar(cli) && file.exists(cli)) {
     nw <- fnw(xr, yr, R = c(2, 3), method = meth)
     check(identical(as.vector(t(predict(nw, atr))), read_npy(f("r.npy"))), paste("Fourier NW, method", meth, ": the CLI's bits"))
   }
+  run("regress", "--data", write_npy(f("xy2.npy"), cbind(xr, yr[, 1])), "--dim", "2", "--kernel", "gauss",
+      "--bandwidth", "scott", "--at", f("atr.npy"), "--out", f("r.npy"))
+  check(identical(predict(fnw(xr, yr[, 1], H = "scott"), atr), read_npy(f("r.npy"))),
+        "Gaussian NW, Scott's rule: the CLI's bits")
   y1 <- sin(2 * x1[1:500]) + 0.1 * m6$r(500, seed = 9)
   out <- run("regress", "--data", write_npy(f("xy1.npy"), cbind(x1[1:500], y1)), "--R", "loocv", "--at", f("a2.npy"),
              "--out", f("r.npy"))
@@ -175,6 +179,9 @@ yv <- cbind(sin(xs), xs^2)
 K <- sapply(q, function(t) sinc(3 * (t - xs))^4)
 refnw <- t(K) %*% yv / colSums(K)
 check(rel(predict(fnw(xs, yv, R = 3, method = "direct"), q), refnw) < 1e-12, "Fourier NW (vector y) = a plain R sum")
+Kg <- sapply(q, function(t) exp(-(t - xs)^2 / (2 * 0.3^2)))
+check(rel(predict(fnw(xs, yv, h = 0.3, method = "direct"), q), t(Kg) %*% yv / colSums(Kg)) < 1e-12,
+      "Gaussian NW (vector y) = a plain R sum")
 
 # ---- ks in the same run ----
 if (requireNamespace("ks", quietly = TRUE)) {
