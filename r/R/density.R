@@ -52,7 +52,7 @@
 
 fkde <- function(x, R, phi = 4, w = NULL, eval.points, gridsize, xmin, xmax, H, h,
                  method = c("auto", "direct", "fast"), tol = 0, threads = NULL) {
-  method <- match.arg(method)
+  method <- .choice(method, c("auto", "direct", "fast"), "method")
   x <- .points(x, "x")
   N <- nrow(x)
   D <- ncol(x)
@@ -167,7 +167,7 @@ print.summary.fkde <- function(x, ...) {
 }
 
 plot.fkde <- function(x, display = c("contour", "image", "persp"), add = FALSE, xlab, ylab, main, ...) {
-  display <- match.arg(display)
+  display <- .choice(display, c("contour", "image", "persp"), "display")
   D <- ncol(x$x)
   if (missing(main)) main <- if (x$type == "fourier") paste("Fourier", .phi_label(x$phi)) else "Gaussian KDE"
   if (D == 1L) {
@@ -212,7 +212,7 @@ fHns <- function(x) .Hd(x, "Hns", "auto", 0, NULL)
 
 flscv <- function(x, phi = 4, R.range = NULL, nscan = 100, per.axis = FALSE,
                   method = c("auto", "direct", "fast"), tol = 0, threads = NULL) {
-  method <- match.arg(method)
+  method <- .choice(method, c("auto", "direct", "fast"), "method")
   x <- .points(x, "x")
   if (!is.null(R.range)) R.range <- .radii(R.range, 2L, "R.range")
   .nscan(nscan)

@@ -34,8 +34,8 @@ print.gfi_model <- function(x, ...) {
 fmise <- function(model, R, N, phi = 4, dim = 1, nreps = NULL, seed = 0,
                   ise = c("auto", "plancherel", "grid"), parts = TRUE,
                   method = c("auto", "direct", "fast"), tol = 0, resolution = NULL, threads = NULL) {
-  ise <- match.arg(ise)
-  method <- match.arg(method)
+  ise <- .choice(ise, c("auto", "plancherel", "grid"), "ise")
+  method <- .choice(method, c("auto", "direct", "fast"), "method")
   m <- .as_model(model, dim)
   if (!is.numeric(N) || length(N) < 1L || anyNA(N)) gfi_stop("N", "N must be numbers >= 1", status = 3L, name = "eempty")
   R <- .radii(R, m$dim)

@@ -14,7 +14,7 @@
 
 floocv <- function(x, y, phi = 4, R.range = NULL, nscan = 100, per.axis = FALSE, denom.tol = 0,
                    method = c("auto", "direct", "fast"), tol = 0, threads = NULL) {
-  method <- match.arg(method)
+  method <- .choice(method, c("auto", "direct", "fast"), "method")
   x <- .points(x, "x")
   y <- .points(y, "y")
   if (nrow(y) != nrow(x)) gfi_stop("y", "y has ", nrow(y), " rows, x has ", nrow(x), status = 6L, name = "edim")
@@ -32,7 +32,7 @@ floocv <- function(x, y, phi = 4, R.range = NULL, nscan = 100, per.axis = FALSE,
 
 fnw <- function(x, y, R, phi = 4, H, h, eval.points, denom.tol = 0,
                 method = c("auto", "direct", "fast"), tol = 0, threads = NULL) {
-  method <- match.arg(method)
+  method <- .choice(method, c("auto", "direct", "fast"), "method")
   x <- .points(x, "x")
   D <- ncol(x)
   vector_y <- is.null(dim(y))
@@ -124,7 +124,7 @@ print.summary.fnw <- function(x, ...) {
 }
 
 plot.fnw <- function(x, what = c("fit", "cv"), n = 401, xlab = "x", ylab = "y", main, ...) {
-  what <- match.arg(what)
+  what <- .choice(what, c("fit", "cv"), "what")
   if (what == "cv") {
     if (is.null(x$selection)) gfi_stop("what", "the fit has no selection (fit with R = \"loocv\")")
     return(invisible(plot(x$selection, ...)))

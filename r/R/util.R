@@ -29,6 +29,15 @@ gfi_stop <- function(param, ..., status = 1L, name = "einval")
   as.integer(threads)
 }
 
+# match.arg with a gfi condition: the first choice when the argument is left
+# at its default vector, else one of the choices.
+.choice <- function(arg, choices, name) {
+  if (identical(arg, choices)) return(choices[1L])
+  if (!is.character(arg) || length(arg) != 1L || is.na(arg) || !(arg %in% choices))
+    gfi_stop(name, name, " must be one of ", paste0("\"", choices, "\"", collapse = ", "))
+  arg
+}
+
 .method <- function(method) {
   m <- c(auto = 0L, direct = 1L, fast = 2L)
   if (!is.character(method) || length(method) < 1L || !(method[1L] %in% names(m)))
