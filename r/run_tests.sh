@@ -46,9 +46,9 @@ else
 fi
 pid=$!
 i=0
-while [ ! -f started ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
-sleep 2
-kill -INT $pid
+# wait for the sum's first progress line (or the child's end), not a time
+while ! grep -q "^gfi: density" interrupt.out 2>/dev/null && kill -0 $pid 2>/dev/null; do sleep 0.1; done
+kill -INT $pid 2>/dev/null
 wait $pid || true
 cat interrupt.out
 grep -q "^interrupted:" interrupt.out || { echo "FAIL: the interrupt did not stop the sum"; exit 1; }

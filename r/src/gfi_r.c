@@ -144,6 +144,21 @@ static void check_interrupt_fn(void *dummy) {
 /* 1 when the user pressed Ctrl-C (without jumping: the caller frees first). */
 static int interrupted(void) { return R_ToplevelExec(check_interrupt_fn, NULL) == FALSE; }
 
+/* options(gfi.progress = TRUE): the chunked direct sums report their first
+ * piece and then every further percent on stderr ("gfi: <what> k of M
+ * points"), so a user sees a long sum advance. */
+static int progress_on(void) {
+  SEXP o = Rf_GetOption1(Rf_install("gfi.progress"));
+  return Rf_isLogical(o) && Rf_length(o) == 1 && LOGICAL(o)[0] == TRUE;
+}
+
+static void progress(const char *what, size_t done, size_t M, size_t *shown) {
+  size_t pct = (size_t)(100.0 * (double)done / (double)M);
+  if (*shown != (size_t)-1 && pct == *shown) return;
+  *shown = pct;
+  REprintf("gfi: %s %zu of %zu points\n", what, done, M);
+}
+
 static void stop_interrupted(void) {
   gfi_r_stop(-1, "", "interrupted by the user; the computation was stopped and its memory freed");
 }
@@ -222,9 +237,12 @@ SEXP C_density_eval(SEXP p, SEXP q, SEXP qname) {
   if (info.route == GFI_METHOD_DIRECT) {
     /* the direct sum is query by query: chunks give the same bits and a check for Ctrl-C */
     size_t c = chunk_size(N);
+    int prog = progress_on();
+    size_t shown = (size_t)-1;
     for (size_t i = 0; i < M && st == GFI_OK; i += c) {
       size_t m = M - i < c ? M - i : c;
       st = gfi_density_eval_info(plan, m, qv + i * D, REAL(out) + i, &info);
+      if (st == GFI_OK && prog) progress("density", i + m, M, &shown);
       if (st == GFI_OK && i + m < M && interrupted()) stop_interrupted();
     }
   } else {
@@ -457,11 +475,14 @@ SEXP C_nw_eval(SEXP p, SEXP q) {
   int st = gfi_nw_fast_info(plan, &info);
   check(st, "object", "route report");
   size_t nflagged = 0, c = info.route == GFI_METHOD_DIRECT ? chunk_size(N) : (M ? M : 1);
+  int prog = progress_on();
+  size_t shown = (size_t)-1;
   for (size_t i = 0; i < M; i += c) {
     size_t m = M - i < c ? M - i : c, nf = 0;
     st = gfi_nw_eval_ex(plan, m, qv + i * D, REAL(out) + i * V, &nf, fl + i, NULL, &info);
     if (st != GFI_OK && st != GFI_EDENOM) check(st, "newdata", "Nadaraya-Watson evaluation");
     nflagged += nf;
+    if (prog) progress("Nadaraya-Watson", i + m, M, &shown);
     if (i + m < M && interrupted()) stop_interrupted();
   }
   for (size_t i = 0; i < M; i++) INTEGER(flags)[i] = fl[i];
