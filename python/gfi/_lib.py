@@ -34,6 +34,18 @@ def _find_library():
                       "with pip (docs/python.md) or point GFI_LIBRARY at a built libgfi.so" % here)
 
 
+def _omp_passive():
+    """OpenMP's passive wait unless the program chose a policy: libgomp's
+    default spins its idle threads for a while after each parallel region,
+    which a Python program making many short calls (or sharing its cores)
+    pays for in every call. libgomp reads the variable once, when it is
+    loaded, so this runs before libgfi (and with it libgomp) is loaded; a
+    libgomp that another module loaded before gfi keeps its settings."""
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["OMP_WAIT_POLICY"] = "passive"
+
+
+_omp_passive()
 LIBRARY_PATH = _find_library()
 lib = ctypes.CDLL(LIBRARY_PATH)
 
@@ -404,6 +416,24 @@ def fast_info_dict(info):
         "rows_direct": int(info.rows_direct),
         "reused": bool(info.reused),
     }
+
+
+class Fitted:
+    """What one fit made: the plan (a Handle) and the facts the calls on it
+    need (dimension, data box, response width). An estimator swaps its
+    Fitted in one assignment, and every call reads it once, so a call keeps
+    its plan (and the dimension the plan was made for) alive for its whole
+    duration even when another thread refits the estimator meanwhile."""
+
+    __slots__ = ("handle", "N", "D", "V", "vector", "lo", "hi")
+
+    def __init__(self, handle, x, V=None, vector=False):
+        self.handle = handle
+        self.N, self.D = x.shape
+        self.V = V
+        self.vector = vector
+        self.lo = x.min(axis=0)
+        self.hi = x.max(axis=0)
 
 
 class Handle:

@@ -5,7 +5,7 @@ import ctypes
 import numpy as np
 
 from . import errors
-from ._lib import (lib, FastInfo, Handle, SelectOpts, SelectResult, addr, as_f64, check, fast_info_dict,
+from ._lib import (lib, FastInfo, Fitted, Handle, SelectOpts, SelectResult, addr, as_f64, check, fast_info_dict,
                    make_opts, points, radii, ref, out_array, threads_arg, METHODS, grid_spec, grid_axes)
 from .kernels import make_kernel
 
@@ -17,15 +17,18 @@ class _KDE:
         self.method = method
         self.tol = tol
         self.threads = threads
-        self._plan = None
+        self._fitted = None
         self._info = None
 
     def _opts(self):
         return make_opts(self.threads, self.method, self.tol)
 
-    def _need_fit(self):
-        if self._plan is None:
-            raise errors.InvalidArgument(errors.GFI_EINVAL, "evaluate before fit: call fit(data) first", "data")
+    def _state(self, what="evaluate"):
+        """The fit every call works on, read once (Fitted)."""
+        f = self._fitted
+        if f is None:
+            raise errors.InvalidArgument(errors.GFI_EINVAL, "%s before fit: call fit(data) first" % what, "data")
+        return f
 
     def _fit_data(self, data, weights):
         x = points(data, "data")
@@ -44,23 +47,24 @@ class _KDE:
         An int x is a grid of that many points per axis over the data's box
         widened by a tenth per side (as KDEpy): returns (axes, values), see
         evaluate_grid. out: a C-contiguous float64 array of M values to fill."""
-        plan = self._plan
-        if plan is None:
-            self._need_fit()
+        f = self._fitted
+        if f is None:
+            f = self._state()
+        D = f.D
         if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous and \
-                (x.ndim == 2 and x.shape[1] == self.D_ or x.ndim == 1 and self.D_ == 1):
+                (x.ndim == 2 and x.shape[1] == D or x.ndim == 1 and D == 1):
             q = x  # the common case, checked in one line: no conversion
         elif isinstance(x, (int, np.integer)) and not isinstance(x, bool):
-            return self.evaluate_grid(n=int(x))
+            return self._grid(f, int(x), None, None, None)
         else:
-            q = points(x, "x", self.D_)
+            q = points(x, "x", D)
         M = q.shape[0]
         p = np.empty(M) if out is None else out_array(out, (M,))
         info = FastInfo()
-        st = lib.gfi_density_eval_info(plan.ptr, M, addr(q), addr(p), ref(info))
+        st = lib.gfi_density_eval_info(f.handle.ptr, M, addr(q), addr(p), ref(info))
         if st:
             check(st, "density evaluation", {errors.GFI_ERANGE: "x", errors.GFI_EDIM: "x"},
-                  {"x": q.reshape(M, self.D_)})
+                  {"x": q.reshape(M, D)})
         self._info = info
         return p
 
@@ -80,21 +84,24 @@ class _KDE:
         n, lo, hi: one value or one per axis (lo/hi default: the data's box
         widened by a tenth of its width per side). Returns (axes, values):
         axes a tuple of D 1-D arrays, values of shape n (last axis fastest)."""
-        self._need_fit()
-        nn, lo_, hi_, shape = grid_spec(n, lo, hi, self._lo, self._hi, self.D_)
+        return self._grid(self._state("evaluate_grid"), n, lo, hi, out)
+
+    def _grid(self, f, n, lo, hi, out):
+        nn, lo_, hi_, shape = grid_spec(n, lo, hi, f.lo, f.hi, f.D)
         p = out_array(out, shape)
         info = FastInfo()
-        st = lib.gfi_density_eval_grid(self._plan.ptr, addr(lo_), addr(hi_), addr(nn), addr(p), ref(info))
+        st = lib.gfi_density_eval_grid(f.handle.ptr, addr(lo_), addr(hi_), addr(nn), addr(p), ref(info))
         check(st, "density on a grid", {errors.GFI_EINVAL: "n", errors.GFI_EDIM: "n", errors.GFI_ERANGE: "hi"},
               {"lo": lo_, "hi": hi_})
         self._info = info
         axes = grid_axes(lo_, hi_, shape)
         return axes, p.reshape(shape)
 
-    def _keep_box(self, x):
-        self._lo = x.min(axis=0)
-        self._hi = x.max(axis=0)
-        self.N_, self.D_ = x.shape
+    def _keep(self, plan, x):
+        f = Fitted(plan, x)
+        self._lo, self._hi = f.lo, f.hi
+        self.N_, self.D_ = f.N, f.D
+        self._fitted = f
 
 
 class FourierKDE(_KDE):
@@ -137,9 +144,9 @@ class FourierKDE(_KDE):
                                                 errors.GFI_EDIM: "data", errors.GFI_EINFINITE_A: "phi",
                                                 errors.GFI_EUNSUPPORTED: "method", errors.GFI_EINVAL: "phi"},
               {"data": x, "weights": w, "R": R})
-        self._plan, self.R_, self.kernel_ = plan, R, k
+        self.R_, self.kernel_ = R, k
         self.A_ = float(k.A)
-        self._keep_box(x)
+        self._keep(plan, x)
         info = FastInfo()
         check(lib.gfi_density_fast_info(plan.ptr, ref(info)), "route report")
         self.plan_route_ = fast_info_dict(info)
@@ -216,8 +223,8 @@ class GaussianKDE(_KDE):
                                    errors.GFI_EEMPTY: "data", errors.GFI_EDIM: "data",
                                    errors.GFI_EUNSUPPORTED: "method", errors.GFI_EINVAL: "tol"},
               {"data": x, "weights": w, "bandwidth": H})
-        self._plan, self.H_ = plan, H
-        self._keep_box(x)
+        self.H_ = H
+        self._keep(plan, x)
         return self
 
 

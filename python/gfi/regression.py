@@ -3,7 +3,7 @@ Fourier estimator and the Gaussian baseline, vector responses."""
 import numpy as np
 
 from . import errors
-from ._lib import (lib, FastInfo, Handle, addr, as_f64, check, fast_info_dict, make_opts, points, radii, ref,
+from ._lib import (lib, FastInfo, Fitted, Handle, addr, as_f64, check, fast_info_dict, make_opts, points, radii, ref,
                    out_array, grid_spec, grid_axes)
 from .kernels import make_kernel
 from .density import gaussian_H
@@ -14,27 +14,40 @@ FLAG_NAMES = {0: "ok", 1: "empty", 2: "negative", 3: "small"}
 class _NW:
     def __init__(self, method="auto", tol=0.0, threads=None, denom_tol=None):
         self.method, self.tol, self.threads, self.denom_tol = method, tol, threads, denom_tol
-        self._plan = None
-        self.route_ = None
+        self._fitted = None
+        self._info = None
+
+    @property
+    def route_(self):
+        """What the last predict or predict_grid ran (as FourierKDE.route_);
+        None before the first."""
+        return None if self._info is None else fast_info_dict(self._info)
+
+    def _state(self, what):
+        """The fit every call works on, read once (Fitted)."""
+        f = self._fitted
+        if f is None:
+            raise errors.InvalidArgument(errors.GFI_EINVAL, "%s before fit: call fit(x, y) first" % what, "x")
+        return f
 
     def _fit_xy(self, x, y):
         X = points(x, "x")
         N, D = X.shape
         Y = as_f64(y, "y", ndim=(1, 2))
-        self._vector = Y.ndim == 2
         Y = Y.reshape(Y.shape[0], -1) if Y.ndim == 2 else Y.reshape(-1, 1)
         if Y.shape[0] != N:
             raise errors.DimensionError(errors.GFI_EDIM, "y has %d rows, x has %d" % (Y.shape[0], N), "y")
         return X, Y, N, D, Y.shape[1]
 
-    def _after_plan(self, plan, X, Y):
+    def _after_plan(self, plan, X, Y, vector):
         if self.denom_tol is not None:
             check(lib.gfi_nw_set_denom_tol(plan.ptr, float(self.denom_tol)), "denom_tol",
                   {errors.GFI_EINVAL: "denom_tol"})
-        self._plan = plan
-        self.N_, self.D_ = X.shape
-        self.V_ = Y.shape[1]
-        self._lo, self._hi = X.min(axis=0), X.max(axis=0)
+        f = Fitted(plan, X, Y.shape[1], vector)
+        self.N_, self.D_ = f.N, f.D
+        self.V_ = f.V
+        self._lo, self._hi = f.lo, f.hi
+        self._fitted = f
 
     def predict(self, x, return_flags=False, return_denominator=False):
         """The estimate at points x ((M,) for D = 1 or (M, D)): (M,) for a
@@ -43,23 +56,22 @@ class _NW:
         boolean mask of those rows (and flags_ keeps the codes: 0 ok,
         1 empty, 2 negative, 3 small); return_denominator=True also returns
         S/A per row (how far the denominator is from cancelling)."""
-        if self._plan is None:
-            raise errors.InvalidArgument(errors.GFI_EINVAL, "predict before fit: call fit(x, y) first", "x")
-        q = points(x, "x", self.D_)
+        f = self._state("predict")
+        q = points(x, "x", f.D)
         M = q.shape[0]
-        out = np.empty((M, self.V_))
+        out = np.empty((M, f.V))
         flags = np.empty(M, dtype=np.uint8)
         den = np.empty(M) if return_denominator else None
         nfl = np.zeros(1, dtype=np.uintp)
         info = FastInfo()
-        st = lib.gfi_nw_eval_ex(self._plan.ptr, M, addr(q), addr(out), addr(nfl), addr(flags), addr(den),
+        st = lib.gfi_nw_eval_ex(f.handle.ptr, M, addr(q), addr(out), addr(nfl), addr(flags), addr(den),
                                 ref(info))
         if st != errors.GFI_EDENOM:
             check(st, "Nadaraya-Watson evaluation", {errors.GFI_ERANGE: "x", errors.GFI_EDIM: "x"}, {"x": q})
-        self.route_ = fast_info_dict(info)
+        self._info = info
         self.flags_ = flags
         self.nflagged_ = int(nfl[0])
-        res = out if self._vector else out.reshape(M)
+        res = out if f.vector else out.reshape(M)
         extra = []
         if return_flags:
             extra.append(flags != 0)
@@ -74,23 +86,22 @@ class _NW:
         axes a tuple of D 1-D arrays, values of shape n for a 1-D y and
         n + (V,) for y of shape (N, V), last grid axis fastest; flagged rows
         are NaN and counted in nflagged_ (predict gives their codes)."""
-        if self._plan is None:
-            raise errors.InvalidArgument(errors.GFI_EINVAL, "predict_grid before fit: call fit(x, y) first", "x")
-        nn, lo_, hi_, shape = grid_spec(n, lo, hi, self._lo, self._hi, self.D_)
+        f = self._state("predict_grid")
+        nn, lo_, hi_, shape = grid_spec(n, lo, hi, f.lo, f.hi, f.D)
         M = int(np.prod(shape, dtype=np.float64))
-        if M * self.V_ > np.iinfo(np.intp).max // 8:
+        if M * f.V > np.iinfo(np.intp).max // 8:
             raise errors.InvalidArgument(errors.GFI_EINVAL, "grid of %s points is too large" % (shape,), "n")
-        out = np.empty((M, self.V_))
+        out = np.empty((M, f.V))
         nfl = np.zeros(1, dtype=np.uintp)
         info = FastInfo()
-        st = lib.gfi_nw_eval_grid(self._plan.ptr, addr(lo_), addr(hi_), addr(nn), addr(out), addr(nfl), ref(info))
+        st = lib.gfi_nw_eval_grid(f.handle.ptr, addr(lo_), addr(hi_), addr(nn), addr(out), addr(nfl), ref(info))
         if st != errors.GFI_EDENOM:
             check(st, "Nadaraya-Watson on a grid", {errors.GFI_EINVAL: "n", errors.GFI_EDIM: "n",
                                                     errors.GFI_ERANGE: "hi"}, {"lo": lo_, "hi": hi_})
-        self.route_ = fast_info_dict(info)
+        self._info = info
         self.nflagged_ = int(nfl[0])
         self.flags_ = None
-        return grid_axes(lo_, hi_, shape), out.reshape(shape + ((self.V_,) if self._vector else ()))
+        return grid_axes(lo_, hi_, shape), out.reshape(shape + ((f.V,) if f.vector else ()))
 
     __call__ = predict
 
@@ -128,7 +139,7 @@ class FourierNW(_NW):
                                               errors.GFI_EUNSUPPORTED: "method", errors.GFI_EINVAL: "phi"},
               {"x": X, "y": Y, "R": R})
         self.R_, self.kernel_ = R, k
-        self._after_plan(plan, X, Y)
+        self._after_plan(plan, X, Y, np.ndim(y) == 2)
         return self
 
 
@@ -157,5 +168,5 @@ class GaussianNW(_NW):
                                                errors.GFI_EINVAL: "tol"},
               {"x": X, "y": Y, "bandwidth": H})
         self.H_ = H
-        self._after_plan(plan, X, Y)
+        self._after_plan(plan, X, Y, np.ndim(y) == 2)
         return self
