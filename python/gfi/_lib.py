@@ -419,21 +419,44 @@ def fast_info_dict(info):
 
 
 class Fitted:
-    """What one fit made: the plan (a Handle) and the facts the calls on it
-    need (dimension, data box, response width). An estimator swaps its
-    Fitted in one assignment, and every call reads it once, so a call keeps
-    its plan (and the dimension the plan was made for) alive for its whole
-    duration even when another thread refits the estimator meanwhile."""
+    """What one fit made: the plan (a Handle), the facts the calls on it
+    need (dimension, data box, response width) and the data it was made
+    from (for pickling; no copy). An estimator swaps its Fitted in one
+    assignment, and every call reads it once, so a call keeps its plan (and
+    the dimension the plan was made for) alive for its whole duration even
+    when another thread refits the estimator meanwhile."""
 
-    __slots__ = ("handle", "N", "D", "V", "vector", "lo", "hi")
+    __slots__ = ("handle", "N", "D", "V", "vector", "lo", "hi", "data", "aux", "_fp")
 
-    def __init__(self, handle, x, V=None, vector=False):
+    def __init__(self, handle, x, V=None, vector=False, aux=None):
         self.handle = handle
         self.N, self.D = x.shape
         self.V = V
         self.vector = vector
         self.lo = x.min(axis=0)
         self.hi = x.max(axis=0)
+        self.data = x
+        self.aux = aux  # the weights of a density, the responses of a regression
+        self._fp = self._fingerprint()
+
+    def _fingerprint(self):
+        fp = []
+        for a in (self.data, self.aux):
+            if a is None:
+                fp.append(None)
+            else:
+                r = a.reshape(-1)
+                fp.append((float(np.sum(r)), float(np.dot(r, r)), float(np.dot(r[1:], r[:-1]))))
+        return tuple(fp)
+
+    def check_data(self):
+        """Raise when the arrays the plan was made from changed since (the
+        estimator keeps them by reference, without a copy, so pickling them
+        after the caller wrote into them would save other data)."""
+        if self._fingerprint() != self._fp:
+            raise errors.InvalidArgument(errors.GFI_EINVAL, "the data this estimator was fitted on changed since "
+                                         "the fit (gfi keeps a reference, not a copy): refit before pickling",
+                                         "data")
 
 
 class Handle:

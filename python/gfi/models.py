@@ -31,12 +31,19 @@ class Model:
 
     @property
     def ptr(self):
+        """The gfi_model pointer (for the library calls)."""
         return self._h.ptr
 
     def __repr__(self):
-        return "gfi.Model(%r, dim=%d)" % (self.spec, self.dim)
+        return "gfi.Model(%r, dim=%r)" % (getattr(self, "spec", None), getattr(self, "dim", None))
+
+    def __reduce__(self):
+        # pickle and deepcopy: the specification and the dimension; the
+        # C model is parsed again on load
+        return (Model, (self.spec, self.dim))
 
     def describe(self):
+        """The library's description of the model (mean, covariance, components)."""
         return lib.gfi_model_describe(self._h.ptr).decode()
 
     def sample(self, n, seed, stream=0):
@@ -76,4 +83,5 @@ class Model:
 
 
 def as_model(m, dim=1):
+    """m as a Model (a spec string is parsed with dim)."""
     return m if isinstance(m, Model) else Model(m, dim)
