@@ -206,7 +206,8 @@ _sig("gfi_attn_softmax_forward", [sz, sz, sz, _P, _P, _P, cd, ci, _P, _P])
 _sig("gfi_attn_softmax_backward", [sz, sz, sz, _P, _P, _P, cd, ci, _P, _P, _P, _P, _P])
 
 
-def strerror(status):
+def strerror(status: int) -> str:
+    """The library's message for a status code (gfi_strerror)."""
     return lib.gfi_strerror(status).decode()
 
 
