@@ -156,6 +156,7 @@ _sig("gfi_nw_plan_fourier", [_P, _P, sz, sz, sz, _P, _P, _P, _P])
 _sig("gfi_nw_plan_gauss", [_P, sz, sz, sz, _P, _P, _P, _P])
 _sig("gfi_nw_eval_ex", [_P, sz, _P, _P, _P, _P, _P, _P])
 _sig("gfi_nw_eval_grid", [_P, _P, _P, _P, _P, _P, _P])
+_sig("gfi_nw_eval_grid_ex", [_P, _P, _P, _P, _P, _P, _P, _P])
 _sig("gfi_nw_set_denom_tol", [_P, cd])
 _sig("gfi_nw_destroy", [_P], None)
 _sig("gfi_select_default_opts", [_P], None)
@@ -427,7 +428,7 @@ class Fitted:
     the dimension the plan was made for) alive for its whole duration even
     when another thread refits the estimator meanwhile."""
 
-    __slots__ = ("handle", "N", "D", "V", "vector", "lo", "hi", "data", "aux", "_fp")
+    __slots__ = ("handle", "N", "D", "V", "vector", "lo", "hi", "data", "aux", "_fp", "scale", "amax")
 
     def __init__(self, handle, x, V=None, vector=False, aux=None):
         self.handle = handle
@@ -438,16 +439,19 @@ class Fitted:
         self.hi = x.max(axis=0)
         self.data = x
         self.aux = aux  # the weights of a density, the responses of a regression
+        self.scale = 1.0  # a regression's responses went to the plan divided by it
+        self.amax = 0.0
         self._fp = self._fingerprint()
 
     def _fingerprint(self):
+        """Three sums over each array (compared by their bits: an overflow
+        to inf or NaN compares equal to itself)."""
         fp = []
-        for a in (self.data, self.aux):
-            if a is None:
-                fp.append(None)
-            else:
-                r = a.reshape(-1)
-                fp.append((float(np.sum(r)), float(np.dot(r, r)), float(np.dot(r[1:], r[:-1]))))
+        with np.errstate(all="ignore"):
+            for a in (self.data, self.aux):
+                if a is not None:
+                    r = a.reshape(-1)
+                    fp.append(np.array([np.sum(r), np.dot(r, r), np.dot(r[1:], r[:-1])]).tobytes())
         return tuple(fp)
 
     def check_data(self):

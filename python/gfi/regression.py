@@ -65,11 +65,38 @@ class _NW(EstimatorBase):
         _uniform_weights(sample_weight, N)
         return X, Y, N, D, Y.shape[1]
 
-    def _after_plan(self, plan, X, Y, vector):
+    @staticmethod
+    def _scaled(Y):
+        """The responses for the plan: beyond 2^500 divided by a power of 2
+        (exactly, as the CLI does) so that the weighted sums cannot
+        overflow; the estimate is linear in y, so predict multiplies back.
+        Returns (Y or a scaled copy, the scale, max |y|)."""
+        ymax = float(np.max(np.abs(Y))) if Y.size else 0.0
+        if not (ymax > 2.0 ** 500):  # also NaN: the plan refuses it by name
+            return Y, 1.0, ymax
+        ys = float(np.ldexp(1.0, int(np.frexp(ymax)[1]) - 1))
+        return Y / ys, ys, ymax
+
+    def _finish(self, f, out, flags, what):
+        """Multiply back the responses' scale, and raise (as the CLI) where an
+        unflagged row is not finite: the sums overflowed a double."""
+        if f.scale != 1.0:
+            with np.errstate(over="ignore"):
+                out *= f.scale
+        bad = ~np.isfinite(out)
+        if bad.any():
+            rows = np.nonzero(bad.any(axis=1) & (flags == 0))[0] if flags is not None else \
+                np.nonzero(bad.any(axis=1) & ~np.isnan(out).all(axis=1))[0]
+            if rows.size:
+                raise errors.RangeError(errors.GFI_ERANGE, "%s: the estimate at row %d overflows a double "
+                                        "(responses up to %g): rescale y" % (what, int(rows[0]), f.amax), "y")
+
+    def _after_plan(self, plan, X, Y, vector, scale, amax):
         if self.denom_tol is not None:
             check(lib.gfi_nw_set_denom_tol(plan.ptr, float(self.denom_tol)), "denom_tol",
                   {errors.GFI_EINVAL: "denom_tol"})
         f = Fitted(plan, X, Y.shape[1], vector, aux=Y)
+        f.scale, f.amax = scale, amax
         self.N_, self.D_ = f.N, f.D
         self.V_ = f.V
         self._lo, self._hi = f.lo, f.hi
@@ -97,6 +124,7 @@ class _NW(EstimatorBase):
         self._info = info
         self.flags_ = flags
         self.nflagged_ = int(nfl[0])
+        self._finish(f, out, flags, "Nadaraya-Watson evaluation")
         res = out if f.vector else out.reshape(M)
         extra = []
         if return_flags:
@@ -120,14 +148,17 @@ class _NW(EstimatorBase):
             raise errors.InvalidArgument(errors.GFI_EINVAL, "grid of %s points is too large" % (shape,), "n")
         out = np.empty((M, f.V))
         nfl = np.zeros(1, dtype=np.uintp)
+        flags = np.empty(M, dtype=np.uint8)
         info = FastInfo()
-        st = lib.gfi_nw_eval_grid(f.handle.ptr, addr(lo_), addr(hi_), addr(nn), addr(out), addr(nfl), ref(info))
+        st = lib.gfi_nw_eval_grid_ex(f.handle.ptr, addr(lo_), addr(hi_), addr(nn), addr(out), addr(nfl),
+                                     addr(flags), ref(info))
         if st != errors.GFI_EDENOM:
             check(st, "Nadaraya-Watson on a grid", {errors.GFI_EINVAL: "n", errors.GFI_EDIM: "n",
                                                     errors.GFI_ERANGE: "hi"}, {"lo": lo_, "hi": hi_})
         self._info = info
         self.nflagged_ = int(nfl[0])
-        self.flags_ = None
+        self.flags_ = flags
+        self._finish(f, out, flags, "Nadaraya-Watson on a grid")
         return grid_axes(lo_, hi_, shape), out.reshape(shape + ((f.V,) if f.vector else ()))
 
     __call__ = predict
@@ -187,7 +218,7 @@ class FourierNW(_NW):
             if self.R.strip().lower() != "loocv":
                 raise errors.InvalidArgument(errors.GFI_EINVAL, "R: radii or 'loocv', got %r" % self.R, "R")
             from .selection import select_radius_loocv
-            selection = select_radius_loocv(X, Y, phi=k, method=self.method, tol=self.tol,
+            selection = select_radius_loocv(X, self._scaled(Y)[0], phi=k, method=self.method, tol=self.tol,
                                             threads=self._threads())
             R = np.ascontiguousarray(selection.R)
         else:
@@ -205,15 +236,16 @@ class FourierNW(_NW):
     def _plan(self, X, Y, k, R, selection, vector):
         N, D = X.shape
         V = Y.shape[1]
+        Ys, scale, amax = self._scaled(Y)
         o = make_opts(self._threads(), self.method, self.tol)
         plan = Handle(lib.gfi_nw_destroy)
-        st = lib.gfi_nw_plan_fourier(ref(plan.ptr), ref(k), N, D, V, addr(X), addr(Y), addr(R), ref(o))
+        st = lib.gfi_nw_plan_fourier(ref(plan.ptr), ref(k), N, D, V, addr(X), addr(Ys), addr(R), ref(o))
         check(st, "Fourier Nadaraya-Watson", {errors.GFI_ERADIUS: "R", errors.GFI_ERANGE: "R",
                                               errors.GFI_EEMPTY: "x", errors.GFI_EDIM: "x",
                                               errors.GFI_EUNSUPPORTED: "method", errors.GFI_EINVAL: "phi"},
               {"x": X, "y": Y, "R": R})
         self.R_, self.kernel_, self.selection_ = R, k, selection
-        self._after_plan(plan, X, Y, vector)
+        self._after_plan(plan, X, Y, vector, scale, amax)
 
 
 class GaussianNW(_NW):
@@ -234,7 +266,7 @@ class GaussianNW(_NW):
         bw = self.bandwidth.strip().lower() if isinstance(self.bandwidth, str) else self.bandwidth
         if isinstance(bw, str) and bw == "loocv":
             from .selection import nw_bandwidth_loocv
-            h, _ = nw_bandwidth_loocv(X, Y, threads=self._threads())
+            h, _ = nw_bandwidth_loocv(X, self._scaled(Y)[0], threads=self._threads())
             H = np.eye(D) * h * h
         else:
             H = gaussian_H(bw, X, None, self.method, self.tol, self._threads())
@@ -252,12 +284,13 @@ class GaussianNW(_NW):
     def _plan(self, X, Y, H, vector):
         N, D = X.shape
         V = Y.shape[1]
+        Ys, scale, amax = self._scaled(Y)
         o = make_opts(self._threads(), self.method, self.tol)
         plan = Handle(lib.gfi_nw_destroy)
-        st = lib.gfi_nw_plan_gauss(ref(plan.ptr), N, D, V, addr(X), addr(Y), addr(H), ref(o))
+        st = lib.gfi_nw_plan_gauss(ref(plan.ptr), N, D, V, addr(X), addr(Ys), addr(H), ref(o))
         check(st, "Gaussian Nadaraya-Watson", {errors.GFI_EBANDWIDTH: "bandwidth", errors.GFI_EEMPTY: "x",
                                                errors.GFI_EDIM: "x", errors.GFI_EUNSUPPORTED: "method",
                                                errors.GFI_EINVAL: "tol"},
               {"x": X, "y": Y, "bandwidth": H})
         self.H_ = H
-        self._after_plan(plan, X, Y, vector)
+        self._after_plan(plan, X, Y, vector, scale, amax)
