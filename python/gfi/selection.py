@@ -33,15 +33,59 @@ class Selection:
     curve: Optional[np.ndarray] = field(default=None, repr=False)
 
 
+NSCAN_MAX = 100000  # the CLI's bound on --nscan
+
+
+def _nscan(nscan):
+    """nscan as the library takes it: None/0 = 100, else an integer in 3..1e5
+    (checked here: a negative int would wrap to 2^64 - 1 radii in size_t)."""
+    if nscan is None:
+        return 0
+    if isinstance(nscan, bool) or not isinstance(nscan, (int, np.integer)) or \
+            not (nscan == 0 or 3 <= nscan <= NSCAN_MAX):
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "nscan must be an integer in 3..%d (or 0/None: 100), got %r"
+                                     % (NSCAN_MAX, nscan), "nscan")
+    return int(nscan)
+
+
+def _denom_tol(denom_tol, default_ok=True):
+    if denom_tol is None and default_ok:
+        return None
+    try:
+        v = float(denom_tol)
+    except (TypeError, ValueError):
+        v = float("nan")
+    if not (np.isfinite(v) and 0.0 <= v < 1.0):
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "denom_tol must be in [0, 1) (0: the default 1e-8), got %r"
+                                     % (denom_tol,), "denom_tol")
+    return v
+
+
+def _R_range(R_range):
+    try:
+        lo, hi = (float(v) for v in R_range)
+    except (TypeError, ValueError):
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "R_range must be two radii (lo, hi), got %r" % (R_range,),
+                                     "R_range")
+    if not (np.isfinite(lo) and np.isfinite(hi) and 0 < lo < hi):
+        raise errors.RadiusError(errors.GFI_ERADIUS, "R_range must be finite with 0 < lo < hi, got %r"
+                                 % (R_range,), "R_range")
+    return lo, hi
+
+
 def _select_opts(method, tol, threads, R_range, nscan, per_axis, denom_tol):
+    nscan = _nscan(nscan)
+    denom_tol = _denom_tol(denom_tol)
+    if R_range is not None:
+        R_range = _R_range(R_range)
     so = SelectOpts()
     lib.gfi_select_default_opts(ref(so))
     make_opts(threads, method, tol, struct=so.base)
     if R_range is not None:
         lo, hi = R_range
         so.R_lo, so.R_hi = float(lo), float(hi)
-    if nscan is not None:
-        so.nscan = int(nscan)
+    if nscan:
+        so.nscan = nscan
     so.per_axis = 1 if per_axis else 0
     if denom_tol is not None:
         so.denom_tol = float(denom_tol)
@@ -102,7 +146,7 @@ def lscv(data, R, phi=4, method="auto", tol=0.0, threads=None):
     o = make_opts(threads, method, tol)
     v, b = ctypes.c_double(), ctypes.c_double()
     st = lib.gfi_lscv(ref(k), N, D, addr(x), addr(Rv), ref(o), ref(v), ref(b), None)
-    check(st, "LSCV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R"}, {"data": x, "R": Rv})
+    check(st, "LSCV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R", errors.GFI_EINVAL: "R"}, {"data": x, "R": Rv})
     return v.value, b.value
 
 
@@ -118,9 +162,11 @@ def loocv(x, y, R, phi=4, denom_tol=0.0, method="auto", tol=0.0, threads=None):
     k = make_kernel(phi)
     o = make_opts(threads, method, tol)
     v, b, nf = ctypes.c_double(), ctypes.c_double(), ctypes.c_size_t()
-    st = lib.gfi_loocv(ref(k), N, D, V, addr(X), addr(Y), addr(Rv), ref(o), float(denom_tol), ref(v), ref(nf),
+    st = lib.gfi_loocv(ref(k), N, D, V, addr(X), addr(Y), addr(Rv), ref(o), _denom_tol(denom_tol, False), ref(v),
+                       ref(nf),
                        ref(b), None)
-    check(st, "leave-one-out CV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R", errors.GFI_EDENOM: "R"},
+    check(st, "leave-one-out CV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R", errors.GFI_EDENOM: "R",
+                                   errors.GFI_EINVAL: "R"},
           {"x": X, "y": Y, "R": Rv})
     return v.value, int(nf.value), b.value
 
