@@ -7,7 +7,10 @@ import ctypes
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
-from numpy.typing import ArrayLike
+try:
+    from numpy.typing import ArrayLike
+except ImportError:  # numpy < 1.20
+    ArrayLike = Any
 
 from . import errors
 from ._base import EstimatorBase
@@ -298,7 +301,8 @@ def _sinc_power_draws(ks, rng):
 BANDWIDTH_RULES = ("scott", "silverman", "ns", "lscv", "pi", "pi-diag", "dpi")
 
 
-def bandwidth_matrix(data, rule="scott", weights=None, method="auto", tol=0.0, threads=None):
+def bandwidth_matrix(data: ArrayLike, rule: str = "scott", weights: Optional[ArrayLike] = None, method: str = "auto",
+                     tol: float = 0.0, threads: Optional[int] = None) -> np.ndarray:
     """The Gaussian KDE's bandwidth matrix H (D x D, the kernel covariance).
 
     rule: "scott" / "silverman" (scipy.stats.gaussian_kde's factors on the

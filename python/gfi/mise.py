@@ -1,5 +1,8 @@
 """Exact and Monte-Carlo MISE, the MISE-optimal radius (include/gfi/mise.h)."""
+from __future__ import annotations
+
 import ctypes
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -73,7 +76,8 @@ def _N(N, integer=False):
     return int(N) if integer else float(N)
 
 
-def mise_exact(model, R, N, phi=4, dim=1, resolution=None, threads=None):
+def mise_exact(model: Any, R: Union[float, Sequence[float]], N: float, phi: Any = 4, dim: int = 1,
+               resolution: Optional[float] = None, threads: Optional[int] = None) -> Dict[str, Any]:
     """Exact MISE of the Fourier estimator (Plancherel; docs/theory.md):
     model a gfi.Model or a spec string (with dim), R one radius or one per
     axis, N the sample size. Returns a dict (mise, bias2, var, bias2_in,
@@ -88,8 +92,9 @@ def mise_exact(model, R, N, phi=4, dim=1, resolution=None, threads=None):
     return _result(res)
 
 
-def mise_mc(model, R, N, nreps, seed=0, phi=4, dim=1, ise="auto", parts=True, method="auto", tol=0.0,
-            threads=None, return_ise=False, max_points=MC_MAX_POINTS):
+def mise_mc(model: Any, R: Union[float, Sequence[float]], N: int, nreps: int, seed: int = 0, phi: Any = 4,
+            dim: int = 1, ise: str = "auto", parts: bool = True, method: str = "auto", tol: float = 0.0,
+            threads: Optional[int] = None, return_ise: bool = False, max_points: float = MC_MAX_POINTS) -> Any:
     """Monte-Carlo MISE: replication k draws N points from RNG stream
     (seed, k) (as `gfi mise --reps`); the same bits for any thread count.
     Returns the result dict, and the nreps ISE values with return_ise.
@@ -114,7 +119,9 @@ def mise_mc(model, R, N, nreps, seed=0, phi=4, dim=1, ise="auto", parts=True, me
     return (_result(res), ises) if return_ise else _result(res)
 
 
-def optimal_radius(model, N, phi=4, dim=1, direction=None, resolution=None, threads=None):
+def optimal_radius(model: Any, N: float, phi: Any = 4, dim: int = 1, direction: Optional[Sequence[float]] = None,
+                   resolution: Optional[float] = None,
+                   threads: Optional[int] = None) -> Tuple[float, Dict[str, Any]]:
     """The radius minimising the exact MISE along R = r * direction (default
     all ones), as `gfi ropt`: returns (r, result dict at r)."""
     m = as_model(model, dim)
@@ -129,7 +136,8 @@ def optimal_radius(model, N, phi=4, dim=1, direction=None, resolution=None, thre
     return r.value, _result(res)
 
 
-def ise_plancherel(model, data, R, phi=4, threads=None):
+def ise_plancherel(model: Any, data: Any, R: Union[float, Sequence[float]], phi: Any = 4,
+                   threads: Optional[int] = None) -> float:
     """Exact ISE of one estimate (uniform weights) through the empirical cf."""
     x = points(data, "data")
     N, D = x.shape
@@ -153,7 +161,7 @@ def _H(H, D):
     return np.ascontiguousarray(Hm)
 
 
-def mise_gauss_exact(model, N, H, dim=1):
+def mise_gauss_exact(model: Any, N: float, H: Any, dim: int = 1) -> Dict[str, Any]:
     """Exact MISE of the Gaussian KDE (Marron & Wand 1992) for a normal-mixture
     truth; H a scalar h (H = h^2 I), per-axis h or the matrix."""
     m = as_model(model, dim)
@@ -164,7 +172,7 @@ def mise_gauss_exact(model, N, H, dim=1):
     return _result(res)
 
 
-def optimal_bandwidth(model, N, dim=1):
+def optimal_bandwidth(model: Any, N: float, dim: int = 1) -> Tuple[float, Dict[str, Any]]:
     """MISE-optimal isotropic Gaussian bandwidth h: (h, result dict)."""
     m = as_model(model, dim)
     h = ctypes.c_double()

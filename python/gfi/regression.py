@@ -6,7 +6,10 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
-from numpy.typing import ArrayLike
+try:
+    from numpy.typing import ArrayLike
+except ImportError:  # numpy < 1.20
+    ArrayLike = Any
 
 from . import errors
 from ._base import EstimatorBase

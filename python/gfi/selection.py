@@ -1,8 +1,10 @@
 """Radius and bandwidth selection (include/gfi/select.h): LSCV, leave-one-out
 CV and plug-in, returning the chosen value and, on request, the criterion curve."""
+from __future__ import annotations
+
 import ctypes
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -103,8 +105,9 @@ _SEL_PARAMS = {errors.GFI_EEMPTY: "data", errors.GFI_ERADIUS: "R_range", errors.
                errors.GFI_EUNSUPPORTED: "phi", errors.GFI_EINVAL: "nscan", errors.GFI_EDIM: "data"}
 
 
-def select_radius_lscv(data, phi=4, R_range=None, nscan=None, per_axis=False, return_curve=False,
-                       method="auto", tol=0.0, threads=None):
+def select_radius_lscv(data: Any, phi: Any = 4, R_range: Optional[Tuple[float, float]] = None,
+                       nscan: Optional[int] = None, per_axis: bool = False, return_curve: bool = False,
+                       method: str = "auto", tol: float = 0.0, threads: Optional[int] = None) -> Selection:
     """The LSCV radius of the Fourier density estimator (gfi_select_lscv;
     the CLI's --R lscv with the default scan). Returns a Selection."""
     x = points(data, "data")
@@ -118,8 +121,10 @@ def select_radius_lscv(data, phi=4, R_range=None, nscan=None, per_axis=False, re
     return _result(res, D, curve)
 
 
-def select_radius_loocv(x, y, phi=4, R_range=None, nscan=None, per_axis=False, return_curve=False,
-                        denom_tol=None, method="auto", tol=0.0, threads=None):
+def select_radius_loocv(x: Any, y: Any, phi: Any = 4, R_range: Optional[Tuple[float, float]] = None,
+                        nscan: Optional[int] = None, per_axis: bool = False, return_curve: bool = False,
+                        denom_tol: Optional[float] = None, method: str = "auto", tol: float = 0.0,
+                        threads: Optional[int] = None) -> Selection:
     """The leave-one-out CV radius of Fourier Nadaraya-Watson (gfi_select_loocv)."""
     X = points(x, "x")
     N, D = X.shape
@@ -137,7 +142,8 @@ def select_radius_loocv(x, y, phi=4, R_range=None, nscan=None, per_axis=False, r
     return _result(res, D, curve)
 
 
-def lscv(data, R, phi=4, method="auto", tol=0.0, threads=None):
+def lscv(data: Any, R: Union[float, Sequence[float]], phi: Any = 4, method: str = "auto", tol: float = 0.0,
+         threads: Optional[int] = None) -> Tuple[float, float]:
     """LSCV criterion of the Fourier density estimator at radii R: (value, bound)."""
     x = points(data, "data")
     N, D = x.shape
@@ -150,7 +156,8 @@ def lscv(data, R, phi=4, method="auto", tol=0.0, threads=None):
     return v.value, b.value
 
 
-def loocv(x, y, R, phi=4, denom_tol=0.0, method="auto", tol=0.0, threads=None):
+def loocv(x: Any, y: Any, R: Union[float, Sequence[float]], phi: Any = 4, denom_tol: float = 0.0,
+          method: str = "auto", tol: float = 0.0, threads: Optional[int] = None) -> Tuple[float, int, float]:
     """Leave-one-out CV of Fourier NW at radii R: (value, rows left out, bound)."""
     X = points(x, "x")
     N, D = X.shape
@@ -171,7 +178,7 @@ def loocv(x, y, R, phi=4, denom_tol=0.0, method="auto", tol=0.0, threads=None):
     return v.value, int(nf.value), b.value
 
 
-def gauss_lscv(data, H, threads=None):
+def gauss_lscv(data: Any, H: Any, threads: Optional[int] = None) -> float:
     """LSCV criterion of the Gaussian KDE with bandwidth matrix H."""
     x = points(data, "data")
     N, D = x.shape
@@ -185,12 +192,13 @@ def gauss_lscv(data, H, threads=None):
     return v.value
 
 
-def select_bandwidth(data, rule="lscv", method="auto", tol=0.0, threads=None):
+def select_bandwidth(data: Any, rule: str = "lscv", method: str = "auto", tol: float = 0.0,
+                     threads: Optional[int] = None) -> np.ndarray:
     """The Gaussian KDE bandwidth matrix by a rule (see gfi.bandwidth_matrix)."""
     return bandwidth_matrix(data, rule, None, method, tol, threads)
 
 
-def nw_bandwidth_loocv(x, y, threads=None):
+def nw_bandwidth_loocv(x: Any, y: Any, threads: Optional[int] = None) -> Tuple[float, float]:
     """The leave-one-out CV isotropic Gaussian NW bandwidth: (h, CV value)."""
     X = points(x, "x")
     N, D = X.shape
