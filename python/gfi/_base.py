@@ -23,6 +23,17 @@ class EstimatorBase:
     Fitted (self._fitted), and implement _refit(state) for unpickling."""
 
     _fitted: Any = None
+    _estimator_type: Optional[str] = None  # scikit-learn < 1.6 reads it (is_regressor)
+
+    def __sklearn_tags__(self):
+        """scikit-learn >= 1.6's estimator tags (GridSearchCV and clone ask
+        for them); built from sklearn.utils only when scikit-learn asks, so
+        gfi never imports it. 1-D arrays are accepted as one-axis points."""
+        from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
+        reg = self._estimator_type == "regressor"
+        return Tags(estimator_type=self._estimator_type, target_tags=TargetTags(required=reg, multi_output=reg),
+                    regressor_tags=RegressorTags() if reg else None,
+                    input_tags=InputTags(one_d_array=True, two_d_array=True))
 
     @classmethod
     def _param_names(cls):

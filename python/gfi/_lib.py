@@ -394,7 +394,7 @@ def check(status, what, params=None, arrays=None):
             if bad.any():
                 idx = np.unravel_index(int(np.argmax(bad)), a.shape)
                 param = n
-                detail = ": %s%s = %r" % (n, list(idx), float(a[idx]))
+                detail = ": %s%s = %r" % (n, [int(i) for i in idx], float(a[idx]))  # ints: numpy 2 reprs np.int64(17)
                 break
     if param is None and params:
         param = params.get(status)

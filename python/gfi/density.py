@@ -38,6 +38,8 @@ class _KDE(EstimatorBase):
     """What the two density estimators share: evaluation at points and on
     grids, log densities, scores, sampling, parameters and pickling."""
 
+    _estimator_type = "density_estimator"
+
     def __init__(self, method="auto", tol=0.0, threads=None, n_jobs=None):
         self.method = method
         self.tol = tol

@@ -39,6 +39,8 @@ class _NW(EstimatorBase):
     """What the two Nadaraya-Watson estimators share: predict at points and
     on grids, R^2 score, parameters and pickling."""
 
+    _estimator_type = "regressor"
+
     def __init__(self, method="auto", tol=0.0, threads=None, denom_tol=None, n_jobs=None):
         self.method, self.tol, self.threads, self.denom_tol = method, tol, threads, denom_tol
         self.n_jobs = n_jobs
