@@ -428,7 +428,7 @@ class Fitted:
     the dimension the plan was made for) alive for its whole duration even
     when another thread refits the estimator meanwhile."""
 
-    __slots__ = ("handle", "N", "D", "V", "vector", "lo", "hi", "data", "aux", "_fp", "scale", "amax")
+    __slots__ = ("handle", "N", "D", "V", "vector", "lo", "hi", "data", "aux", "_fp", "scale", "amax", "fit")
 
     def __init__(self, handle, x, V=None, vector=False, aux=None):
         self.handle = handle
@@ -440,6 +440,7 @@ class Fitted:
         self.data = x
         self.aux = aux  # the weights of a density, the responses of a regression
         self.scale = 1.0  # a regression's responses went to the plan divided by it
+        self.fit = {}  # what else the fit chose (R, kernel, H, selection), for the calls that need it
         self.amax = 0.0
         self._fp = self._fingerprint()
 

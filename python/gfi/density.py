@@ -87,15 +87,20 @@ class _KDE(EstimatorBase):
             return self._grid(f, int(x), None, None, None)
         else:
             q = points(x, "x", D)
+        p, self._info = self._eval(f, q, out)
+        return p
+
+    @staticmethod
+    def _eval(f, q, out):
+        """The density at the points q (checked) on the fit f: (values, FastInfo)."""
         M = q.shape[0]
         p = np.empty(M) if out is None else out_array(out, (M,))
         info = FastInfo()
         st = lib.gfi_density_eval_info(f.handle.ptr, M, addr(q), addr(p), ref(info))
         if st:
             check(st, "density evaluation", {errors.GFI_ERANGE: "x", errors.GFI_EDIM: "x"},
-                  {"x": q.reshape(M, D)})
-        self._info = info
-        return p
+                  {"x": q.reshape(M, f.D)})
+        return p, info
 
     @property
     def route_(self) -> Optional[Dict[str, Any]]:
@@ -161,8 +166,9 @@ class _KDE(EstimatorBase):
     def _sample_out(self, f, x):
         return x.reshape(-1) if f.D == 1 else x
 
-    def _keep(self, plan, x, w):
+    def _keep(self, plan, x, w, **fit):
         f = Fitted(plan, x, aux=w)
+        f.fit = fit
         self._lo, self._hi = f.lo, f.hi
         self.N_, self.D_ = f.N, f.D
         self._fitted = f
@@ -231,16 +237,16 @@ class FourierKDE(_KDE):
         self.R_, self.kernel_ = R, k
         self.A_ = float(k.A)
         self.plan_route_ = fast_info_dict(info)
-        self._keep(plan, x, w)
+        self._keep(plan, x, w, R=R, kernel=k, selection=selection)
 
     def _fit_state(self, f):
-        return {"data": f.data, "weights": f.aux, "R": self.R_, "selection": self.selection_}
+        return {"data": f.data, "weights": f.aux, "R": f.fit["R"], "selection": f.fit["selection"]}
 
     def _refit(self, fit):
         self._plan(fit["data"], fit["weights"], make_kernel(self.phi), fit["R"], fit["selection"])
 
     def _fitted_summary(self, f):
-        return "fitted: N=%d, D=%d, R_=%s" % (f.N, f.D, np.array2string(self.R_, precision=6))
+        return "fitted: N=%d, D=%d, R_=%s" % (f.N, f.D, np.array2string(f.fit["R"], precision=6))
 
     def sample(self, n_samples: int = 1, seed: Any = None) -> np.ndarray:
         """n_samples points drawn from the estimate: a data point (by its
@@ -251,7 +257,7 @@ class FourierKDE(_KDE):
         int, None or a numpy Generator (numpy's PCG64 stream, not the CLI's).
         Returns (n,) for D = 1, else (n, D)."""
         f = self._state("sample")
-        k = self.kernel_
+        k = f.fit["kernel"]
         n = _count(n_samples)
         coef = np.array([k.coef[j] for j in range(len(k.coef))])
         powers = np.nonzero(coef)[0]
@@ -263,7 +269,7 @@ class FourierKDE(_KDE):
         mix /= mix.sum()
         rng = _rng(seed)
         idx = self._pick(f, n, rng)
-        R = self.R_
+        R = f.fit["R"]
         out = np.array(f.data[idx], dtype=np.float64)
         for j in range(f.D):
             ks = powers[rng.choice(powers.size, size=n, p=mix)] if powers.size > 1 else np.full(n, powers[0])
@@ -384,16 +390,16 @@ class GaussianKDE(_KDE):
                                    errors.GFI_EUNSUPPORTED: "method", errors.GFI_EINVAL: "tol"},
               {"data": x, wname: w, "bandwidth": H})
         self.H_ = H
-        self._keep(plan, x, w)
+        self._keep(plan, x, w, H=H)
 
     def _fit_state(self, f):
-        return {"data": f.data, "weights": f.aux, "H": self.H_}
+        return {"data": f.data, "weights": f.aux, "H": f.fit["H"]}
 
     def _refit(self, fit):
         self._plan(fit["data"], fit["weights"], np.ascontiguousarray(fit["H"]))
 
     def _fitted_summary(self, f):
-        return "fitted: N=%d, D=%d, H_=%s" % (f.N, f.D, np.array2string(self.H_, precision=6).replace("\n", ""))
+        return "fitted: N=%d, D=%d, H_=%s" % (f.N, f.D, np.array2string(f.fit["H"], precision=6).replace("\n", ""))
 
     def score_samples(self, X: ArrayLike) -> np.ndarray:
         """Log density at X. Where the density underflows (or lies below the
@@ -402,14 +408,14 @@ class GaussianKDE(_KDE):
         log of the Gaussian mixture, as scipy.stats.gaussian_kde.logpdf."""
         f = self._state("score_samples")
         q = points(X, "X", f.D)
-        p = self.evaluate(q)
-        info = self.route_
-        floor = max(1e-290, info["bound_abs"] if info else 0.0)
+        p, info = self._eval(f, q, None)
+        self._info = info
+        floor = max(1e-290, float(info.bound_abs))
         with np.errstate(divide="ignore"):
             lp = np.log(np.where(p > floor, p, 1.0))
         low = np.nonzero(~(p > floor))[0]
         if low.size:
-            lp[low] = _gauss_logpdf(f, self.H_, q[low])
+            lp[low] = _gauss_logpdf(f, f.fit["H"], q[low])
         return lp
 
     def sample(self, n_samples: int = 1, seed: Any = None) -> np.ndarray:
@@ -420,7 +426,7 @@ class GaussianKDE(_KDE):
         n = _count(n_samples)
         rng = _rng(seed)
         idx = self._pick(f, n, rng)
-        L = np.linalg.cholesky(self.H_)
+        L = np.linalg.cholesky(f.fit["H"])
         out = f.data[idx] + rng.standard_normal((n, f.D)) @ L.T
         return self._sample_out(f, out)
 

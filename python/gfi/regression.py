@@ -96,12 +96,13 @@ class _NW(EstimatorBase):
                 raise errors.RangeError(errors.GFI_ERANGE, "%s: the estimate at row %d overflows a double "
                                         "(responses up to %g): rescale y" % (what, int(rows[0]), f.amax), "y")
 
-    def _after_plan(self, plan, X, Y, vector, scale, amax):
+    def _after_plan(self, plan, X, Y, vector, scale, amax, **fit):
         if self.denom_tol is not None:
             check(lib.gfi_nw_set_denom_tol(plan.ptr, float(self.denom_tol)), "denom_tol",
                   {errors.GFI_EINVAL: "denom_tol"})
         f = Fitted(plan, X, Y.shape[1], vector, aux=Y)
         f.scale, f.amax = scale, amax
+        f.fit = {"H": None, "R": None, "selection": None, **fit}
         self.N_, self.D_ = f.N, f.D
         self.V_ = f.V
         self._lo, self._hi = f.lo, f.hi
@@ -192,8 +193,7 @@ class _NW(EstimatorBase):
 
     def _fit_state(self, f):
         Y = f.aux if f.vector else f.aux.reshape(-1)
-        return {"x": f.data, "y": Y, "H": getattr(self, "H_", None), "R": getattr(self, "R_", None),
-                "selection": getattr(self, "selection_", None)}
+        return {"x": f.data, "y": Y, **f.fit}
 
 
 class FourierNW(_NW):
@@ -236,7 +236,7 @@ class FourierNW(_NW):
         self._plan(X, Y, make_kernel(self.phi), fit["R"], fit["selection"], np.ndim(fit["y"]) == 2)
 
     def _fitted_summary(self, f):
-        return "fitted: N=%d, D=%d, V=%d, R_=%s" % (f.N, f.D, f.V, np.array2string(self.R_, precision=6))
+        return "fitted: N=%d, D=%d, V=%d, R_=%s" % (f.N, f.D, f.V, np.array2string(f.fit["R"], precision=6))
 
     def _plan(self, X, Y, k, R, selection, vector):
         N, D = X.shape
@@ -250,7 +250,7 @@ class FourierNW(_NW):
                                               errors.GFI_EUNSUPPORTED: "method", errors.GFI_EINVAL: "phi"},
               {"x": X, "y": Y, "R": R})
         self.R_, self.kernel_, self.selection_ = R, k, selection
-        self._after_plan(plan, X, Y, vector, scale, amax)
+        self._after_plan(plan, X, Y, vector, scale, amax, R=R, selection=selection)
 
 
 class GaussianNW(_NW):
@@ -284,7 +284,7 @@ class GaussianNW(_NW):
 
     def _fitted_summary(self, f):
         return "fitted: N=%d, D=%d, V=%d, H_=%s" % (f.N, f.D, f.V,
-                                                    np.array2string(self.H_, precision=6).replace("\n", ""))
+                                                    np.array2string(f.fit["H"], precision=6).replace("\n", ""))
 
     def _plan(self, X, Y, H, vector):
         N, D = X.shape
@@ -298,4 +298,4 @@ class GaussianNW(_NW):
                                                errors.GFI_EINVAL: "tol"},
               {"x": X, "y": Y, "bandwidth": H})
         self.H_ = H
-        self._after_plan(plan, X, Y, vector, scale, amax)
+        self._after_plan(plan, X, Y, vector, scale, amax, H=H)

@@ -3,6 +3,7 @@ keeps the plan it started with alive to its end (no use after free; under the
 sanitizer build this runs with ASan), and its values are those of one of the
 fits, never a mix. OpenMP's passive wait is set before libgomp loads."""
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -84,7 +85,19 @@ def test_gaussian_and_nw_refit_while_predicting():
     x1, x2 = rng.normal(size=200), rng.normal(size=(300, 2))
     y1, y2 = np.sin(x1), np.cos(x2[:, 0])
     g = gfi.GaussianKDE(0.5, method="direct", threads=1).fit(x1)
-    errs = _hammer(g, [lambda k: k.fit(x1), lambda k: k.fit(x2)], [lambda k: k.evaluate_grid(8)])
+
+    def far_log_density(k):
+        try:
+            v = k.score_samples(np.full((3, k._fitted.D), 40.0))
+            assert np.all(np.isfinite(v))
+        except gfi.DimensionError:
+            pass  # refitted between our look at D and the call
+
+    # every call on one fit: the grid, draws, the log density (whose log-space
+    # part reads the fit's data and H), pickling (its data and H)
+    errs = _hammer(g, [lambda k: k.fit(x1), lambda k: k.fit(x2)],
+                   [lambda k: k.evaluate_grid(8), lambda k: k.sample(5, seed=1), lambda k: pickle.dumps(k),
+                    far_log_density])
     assert not errs, errs
     for nw in (gfi.FourierNW(R=2.0, threads=1).fit(x1, y1), gfi.GaussianNW(0.5, threads=1).fit(x1, y1)):
         def pr(k):
