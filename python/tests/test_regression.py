@@ -31,7 +31,7 @@ def test_fourier_nw_vector_equal_cli(cli, npy, tmp_path, xy, method):
 
 
 def test_gauss_nw_equal_cli_and_statsmodels(cli, npy, tmp_path, xy):
-    from statsmodels.nonparametric.kernel_regression import KernelReg
+    KernelReg = pytest.importorskip("statsmodels.nonparametric.kernel_regression").KernelReg
     x, y = xy
     at = np.random.default_rng(3).uniform(-1.5, 1.5, size=(20, 2))
     out = tmp_path / "f.npy"
