@@ -76,7 +76,7 @@ class _NW(EstimatorBase):
         (exactly, as the CLI does) so that the weighted sums cannot
         overflow; the estimate is linear in y, so predict multiplies back.
         Returns (Y or a scaled copy, the scale, max |y|)."""
-        ymax = float(np.max(np.abs(Y))) if Y.size else 0.0
+        ymax = max(float(np.max(Y)), -float(np.min(Y))) if Y.size else 0.0  # no |Y| temporary
         if not (ymax > 2.0 ** 500):  # also NaN: the plan refuses it by name
             return Y, 1.0, ymax
         ys = float(np.ldexp(1.0, int(np.frexp(ymax)[1]) - 1))
