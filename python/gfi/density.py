@@ -160,6 +160,9 @@ class _KDE(EstimatorBase):
         """n indices of data points drawn with the fit's weights."""
         if f.aux is None:
             return rng.integers(0, f.N, size=n)
+        if np.any(f.aux < 0):
+            raise errors.UnsupportedError(errors.GFI_EUNSUPPORTED, "sample: negative weights make no mixture to "
+                                          "draw from", "sample_weight")
         w = f.aux / np.sum(f.aux)
         return rng.choice(f.N, size=n, p=w)
 

@@ -216,3 +216,8 @@ def test_sample_2d_and_refusals():
         k.sample(-1)
     with pytest.raises(gfi.InvalidArgument):
         gfi.GaussianKDE().sample(3)
+    w = np.ones(x2.shape[0])
+    w[0] = -0.5  # a signed mixture the library evaluates, but nothing to draw from
+    with pytest.raises(gfi.UnsupportedError) as e:
+        gfi.GaussianKDE(0.3).fit(x2, sample_weight=w).sample(3)
+    assert e.value.param == "sample_weight"
