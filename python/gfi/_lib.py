@@ -445,14 +445,16 @@ class Fitted:
         self._fp = self._fingerprint()
 
     def _fingerprint(self):
-        """Three sums over each array (compared by their bits: an overflow
-        to inf or NaN compares equal to itself)."""
+        """Two sums over each array, the values and the products of
+        neighbours (which moves when values are changed, swapped or negated;
+        about 1 ms per 1e6 values), compared by their bits (an overflow to
+        inf or NaN compares equal to itself)."""
         fp = []
         with np.errstate(all="ignore"):
             for a in (self.data, self.aux):
                 if a is not None:
                     r = a.reshape(-1)
-                    fp.append(np.array([np.sum(r), np.dot(r, r), np.dot(r[1:], r[:-1])]).tobytes())
+                    fp.append(np.array([np.sum(r), np.dot(r[1:], r[:-1])]).tobytes())
         return tuple(fp)
 
     def check_data(self):
