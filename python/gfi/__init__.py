@@ -28,6 +28,19 @@ from .rate_checks import density_rates, regression_rates, regression_rate_rows
 __version__ = "0.1.0"
 
 
-def threads_available():
+__all__ = ["FourierKDE", "GaussianKDE", "bandwidth_matrix", "FourierNW", "GaussianNW", "Selection",
+           "select_radius_lscv", "select_radius_loocv", "lscv", "loocv", "gauss_lscv", "select_bandwidth",
+           "nw_bandwidth_loocv", "Model", "mise_exact", "mise_mc", "optimal_radius", "ise_plancherel",
+           "mise_gauss_exact", "optimal_bandwidth", "RPE", "Proposal", "flt_features", "flt_error_trials",
+           "fourier_attention", "fourier_attention_backward", "softmax_attention", "softmax_attention_backward",
+           "fourier_attention_batch", "fourier_attention_batch_backward", "density_rates", "regression_rates",
+           "regression_rate_rows", "rate_checks", "errors", "Error", "InvalidArgument", "NonFiniteError",
+           "EmptyError", "RadiusError", "OrderError", "DimensionError", "KernelIntegralError", "ModelError",
+           "ParseError", "NotPositiveDefiniteError", "WeightError", "BandwidthError", "UnsupportedError",
+           "RangeError", "OutOfMemory", "QuadratureError", "DenominatorError", "GfiIOError", "NoDeviceError",
+           "LIBRARY_PATH", "gsl_abort_handler_active", "strerror", "threads_available", "__version__"]
+
+
+def threads_available() -> int:
     """Cores OpenMP would use (1 without OpenMP)."""
     return _clib.gfi_threads_available()

@@ -34,6 +34,18 @@ def _find_library():
                       "with pip (docs/python.md) or point GFI_LIBRARY at a built libgfi.so" % here)
 
 
+def _omp_passive():
+    """OpenMP's passive wait unless the program chose a policy: libgomp's
+    default spins its idle threads for a while after each parallel region,
+    which a Python program making many short calls (or sharing its cores)
+    pays for in every call. libgomp reads the variable once, when it is
+    loaded, so this runs before libgfi (and with it libgomp) is loaded; a
+    libgomp that another module loaded before gfi keeps its settings."""
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["OMP_WAIT_POLICY"] = "passive"
+
+
+_omp_passive()
 LIBRARY_PATH = _find_library()
 lib = ctypes.CDLL(LIBRARY_PATH)
 
@@ -144,6 +156,7 @@ _sig("gfi_nw_plan_fourier", [_P, _P, sz, sz, sz, _P, _P, _P, _P])
 _sig("gfi_nw_plan_gauss", [_P, sz, sz, sz, _P, _P, _P, _P])
 _sig("gfi_nw_eval_ex", [_P, sz, _P, _P, _P, _P, _P, _P])
 _sig("gfi_nw_eval_grid", [_P, _P, _P, _P, _P, _P, _P])
+_sig("gfi_nw_eval_grid_ex", [_P, _P, _P, _P, _P, _P, _P, _P])
 _sig("gfi_nw_set_denom_tol", [_P, cd])
 _sig("gfi_nw_destroy", [_P], None)
 _sig("gfi_select_default_opts", [_P], None)
@@ -194,7 +207,8 @@ _sig("gfi_attn_softmax_forward", [sz, sz, sz, _P, _P, _P, cd, ci, _P, _P])
 _sig("gfi_attn_softmax_backward", [sz, sz, sz, _P, _P, _P, cd, ci, _P, _P, _P, _P, _P])
 
 
-def strerror(status):
+def strerror(status: int) -> str:
+    """The library's message for a status code (gfi_strerror)."""
     return lib.gfi_strerror(status).decode()
 
 
@@ -380,7 +394,7 @@ def check(status, what, params=None, arrays=None):
             if bad.any():
                 idx = np.unravel_index(int(np.argmax(bad)), a.shape)
                 param = n
-                detail = ": %s%s = %r" % (n, list(idx), float(a[idx]))
+                detail = ": %s%s = %r" % (n, [int(i) for i in idx], float(a[idx]))  # ints: numpy 2 reprs np.int64(17)
                 break
     if param is None and params:
         param = params.get(status)
@@ -404,6 +418,53 @@ def fast_info_dict(info):
         "rows_direct": int(info.rows_direct),
         "reused": bool(info.reused),
     }
+
+
+class Fitted:
+    """What one fit made: the plan (a Handle), the facts the calls on it
+    need (dimension, data box, response width) and the data it was made
+    from (for pickling; no copy). An estimator swaps its Fitted in one
+    assignment, and every call reads it once, so a call keeps its plan (and
+    the dimension the plan was made for) alive for its whole duration even
+    when another thread refits the estimator meanwhile."""
+
+    __slots__ = ("handle", "N", "D", "V", "vector", "lo", "hi", "data", "aux", "_fp", "scale", "amax", "fit")
+
+    def __init__(self, handle, x, V=None, vector=False, aux=None):
+        self.handle = handle
+        self.N, self.D = x.shape
+        self.V = V
+        self.vector = vector
+        self.lo = x.min(axis=0)
+        self.hi = x.max(axis=0)
+        self.data = x
+        self.aux = aux  # the weights of a density, the responses of a regression
+        self.scale = 1.0  # a regression's responses went to the plan divided by it
+        self.fit = {}  # what else the fit chose (R, kernel, H, selection), for the calls that need it
+        self.amax = 0.0
+        self._fp = self._fingerprint()
+
+    def _fingerprint(self):
+        """Two sums over each array, the values and the products of
+        neighbours (which moves when values are changed, swapped or negated;
+        about 1 ms per 1e6 values), compared by their bits (an overflow to
+        inf or NaN compares equal to itself)."""
+        fp = []
+        with np.errstate(all="ignore"):
+            for a in (self.data, self.aux):
+                if a is not None:
+                    r = a.reshape(-1)
+                    fp.append(np.array([np.sum(r), np.dot(r[1:], r[:-1])]).tobytes())
+        return tuple(fp)
+
+    def check_data(self):
+        """Raise when the arrays the plan was made from changed since (the
+        estimator keeps them by reference, without a copy, so pickling them
+        after the caller wrote into them would save other data)."""
+        if self._fingerprint() != self._fp:
+            raise errors.InvalidArgument(errors.GFI_EINVAL, "the data this estimator was fitted on changed since "
+                                         "the fit (gfi keeps a reference, not a copy): refit before pickling",
+                                         "data")
 
 
 class Handle:

@@ -154,4 +154,5 @@ def error_class(status):
 
 
 def from_status(status, message, param=None):
+    """The exception (an instance of error_class(status)) for a status, its message and the parameter at fault."""
     return error_class(status)(status, message, param)

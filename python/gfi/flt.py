@@ -40,6 +40,7 @@ METRICS = ("max_abs", "max_re", "frob", "rel")
 
 
 class FltOpts(ctypes.Structure):
+    """gfi_flt_opts (include/gfi/flt.h): the common options, the feature count, a progress callback."""
     _fields_ = [("base", OptsExact), ("features", ctypes.c_int), ("progress", _P), ("_spare", ctypes.c_char * 128)]
 
 
@@ -64,6 +65,7 @@ class RPE:
             _parse_err(st, "rpe", spec, err, "spec")
 
     def describe(self):
+        """The library's description of the encoding."""
         return lib.gfi_rpe_describe(self._h.ptr).decode()
 
     def mask(self, positions):
@@ -92,6 +94,7 @@ class Proposal:
         self.c = c.value
 
     def describe(self):
+        """The library's description of the proposal and its constant c."""
         return lib.gfi_proposal_describe(self._h.ptr).decode()
 
 

@@ -1,5 +1,8 @@
 """Exact and Monte-Carlo MISE, the MISE-optimal radius (include/gfi/mise.h)."""
+from __future__ import annotations
+
 import ctypes
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -29,8 +32,18 @@ def _opts(threads=None, seed=0, method="auto", tol=0.0, ise="auto", parts=True, 
     o.ise = ISE_METHODS[ise]
     o.parts = 1 if parts else 0
     if resolution is not None:
-        o.resolution = float(resolution)
+        try:
+            r = float(resolution)
+        except (TypeError, ValueError):
+            r = float("nan")
+        if not (np.isfinite(r) and r > 0):
+            raise errors.InvalidArgument(errors.GFI_EINVAL, "resolution must be finite and > 0 (1: the default "
+                                         "quadrature), got %r" % (resolution,), "resolution")
+        o.resolution = r
     return o
+
+
+MC_MAX_POINTS = 1e11  # the CLI's bound on N x reps (hours at about 1e7 points per second per thread)
 
 
 def _result(r):
@@ -47,6 +60,14 @@ _PARAMS = {errors.GFI_ERADIUS: "R", errors.GFI_EORDER: "phi", errors.GFI_EEMPTY:
            errors.GFI_EINVAL: "R", errors.GFI_EQUAD: "model"}
 
 
+def _exact_params(resolution):
+    """The exact MISE's node budget (GFI_ERANGE / GFI_EDIM) is spent by R and
+    the resolution together: a resolution above 1 takes the blame."""
+    if resolution is not None and float(resolution) > 1:
+        return {**_PARAMS, errors.GFI_ERANGE: "resolution", errors.GFI_EDIM: "resolution"}
+    return _PARAMS
+
+
 def _N(N, integer=False):
     if isinstance(N, bool) or not isinstance(N, (int, np.integer, float)) or not (N >= 1) or \
             (integer and int(N) != N):
@@ -55,7 +76,8 @@ def _N(N, integer=False):
     return int(N) if integer else float(N)
 
 
-def mise_exact(model, R, N, phi=4, dim=1, resolution=None, threads=None):
+def mise_exact(model: Any, R: Union[float, Sequence[float]], N: float, phi: Any = 4, dim: int = 1,
+               resolution: Optional[float] = None, threads: Optional[int] = None) -> Dict[str, Any]:
     """Exact MISE of the Fourier estimator (Plancherel; docs/theory.md):
     model a gfi.Model or a spec string (with dim), R one radius or one per
     axis, N the sample size. Returns a dict (mise, bias2, var, bias2_in,
@@ -66,29 +88,40 @@ def mise_exact(model, R, N, phi=4, dim=1, resolution=None, threads=None):
     o = _opts(threads, resolution=resolution)
     res = MiseResult()
     st = lib.gfi_mise_exact(m.ptr, karg, _N(N), addr(Rv), ref(o), ref(res))
-    check(st, "exact MISE", _PARAMS, {"R": Rv})
+    check(st, "exact MISE", _exact_params(resolution), {"R": Rv})
     return _result(res)
 
 
-def mise_mc(model, R, N, nreps, seed=0, phi=4, dim=1, ise="auto", parts=True, method="auto", tol=0.0,
-            threads=None, return_ise=False):
+def mise_mc(model: Any, R: Union[float, Sequence[float]], N: int, nreps: int, seed: int = 0, phi: Any = 4,
+            dim: int = 1, ise: str = "auto", parts: bool = True, method: str = "auto", tol: float = 0.0,
+            threads: Optional[int] = None, return_ise: bool = False, max_points: float = MC_MAX_POINTS) -> Any:
     """Monte-Carlo MISE: replication k draws N points from RNG stream
     (seed, k) (as `gfi mise --reps`); the same bits for any thread count.
-    Returns the result dict, and the nreps ISE values with return_ise."""
+    Returns the result dict, and the nreps ISE values with return_ise.
+    N x nreps above max_points (default 1e11, the CLI's bound: hours of
+    computing) raises RangeError naming nreps before any work starts."""
     m = as_model(model, dim)
     Rv = radii(R, m.dim)
     k, karg = _kernel_arg(phi)
     o = _opts(threads, seed, method, tol, ise, parts)
     if isinstance(nreps, bool) or not isinstance(nreps, (int, np.integer)) or nreps < 2:
         raise errors.InvalidArgument(errors.GFI_EINVAL, "nreps must be an integer >= 2, got %r" % (nreps,), "nreps")
+    Nn = _N(N, True)
+    if float(Nn) * float(nreps) > float(max_points):
+        raise errors.RangeError(errors.GFI_ERANGE, "mise_mc: %d replications of %d points = %.3g points to draw and "
+                                "sum, above max_points = %.0e (hours of computing at about 1e7 points per second "
+                                "per thread); lower nreps or N, or raise max_points" % (nreps, Nn, float(Nn) * nreps,
+                                                                                        float(max_points)), "nreps")
     res = MiseResult()
     ises = np.empty(int(nreps)) if return_ise else None
-    st = lib.gfi_mise_mc(m.ptr, karg, _N(N, True), addr(Rv), int(nreps), ref(o), ref(res), addr(ises))
+    st = lib.gfi_mise_mc(m.ptr, karg, Nn, addr(Rv), int(nreps), ref(o), ref(res), addr(ises))
     check(st, "Monte-Carlo MISE", _PARAMS, {"R": Rv})
     return (_result(res), ises) if return_ise else _result(res)
 
 
-def optimal_radius(model, N, phi=4, dim=1, direction=None, resolution=None, threads=None):
+def optimal_radius(model: Any, N: float, phi: Any = 4, dim: int = 1, direction: Optional[Sequence[float]] = None,
+                   resolution: Optional[float] = None,
+                   threads: Optional[int] = None) -> Tuple[float, Dict[str, Any]]:
     """The radius minimising the exact MISE along R = r * direction (default
     all ones), as `gfi ropt`: returns (r, result dict at r)."""
     m = as_model(model, dim)
@@ -98,11 +131,13 @@ def optimal_radius(model, N, phi=4, dim=1, direction=None, resolution=None, thre
     r = ctypes.c_double()
     res = MiseResult()
     st = lib.gfi_ropt(m.ptr, karg, _N(N), addr(Rdir), ref(o), ref(r), ref(res))
-    check(st, "MISE-optimal radius", {**_PARAMS, errors.GFI_ERADIUS: "direction"}, {"direction": Rdir})
+    check(st, "MISE-optimal radius", {**_exact_params(resolution), errors.GFI_ERADIUS: "direction"},
+          {"direction": Rdir})
     return r.value, _result(res)
 
 
-def ise_plancherel(model, data, R, phi=4, threads=None):
+def ise_plancherel(model: Any, data: Any, R: Union[float, Sequence[float]], phi: Any = 4,
+                   threads: Optional[int] = None) -> float:
     """Exact ISE of one estimate (uniform weights) through the empirical cf."""
     x = points(data, "data")
     N, D = x.shape
@@ -126,7 +161,7 @@ def _H(H, D):
     return np.ascontiguousarray(Hm)
 
 
-def mise_gauss_exact(model, N, H, dim=1):
+def mise_gauss_exact(model: Any, N: float, H: Any, dim: int = 1) -> Dict[str, Any]:
     """Exact MISE of the Gaussian KDE (Marron & Wand 1992) for a normal-mixture
     truth; H a scalar h (H = h^2 I), per-axis h or the matrix."""
     m = as_model(model, dim)
@@ -137,7 +172,7 @@ def mise_gauss_exact(model, N, H, dim=1):
     return _result(res)
 
 
-def optimal_bandwidth(model, N, dim=1):
+def optimal_bandwidth(model: Any, N: float, dim: int = 1) -> Tuple[float, Dict[str, Any]]:
     """MISE-optimal isotropic Gaussian bandwidth h: (h, result dict)."""
     m = as_model(model, dim)
     h = ctypes.c_double()

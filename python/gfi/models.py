@@ -1,5 +1,8 @@
 """Truth models (include/gfi/model.h) from the CLI's specification strings."""
+from __future__ import annotations
+
 import ctypes
+from typing import Any
 
 import numpy as np
 
@@ -14,7 +17,7 @@ class Model:
     "laplace[:mu,b]", "cauchy[:x0,gamma]", "t:NU", "uniform[:a,b]", "beta:A,B"
     (1-D families with dim > 1: the i.i.d. product)."""
 
-    def __init__(self, spec, dim=1):
+    def __init__(self, spec: str, dim: int = 1):
         if not isinstance(spec, str):
             raise errors.ModelError(errors.GFI_EMODEL, "model spec must be a string, got %r" % (spec,), "spec")
         if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
@@ -31,15 +34,22 @@ class Model:
 
     @property
     def ptr(self):
+        """The gfi_model pointer (for the library calls)."""
         return self._h.ptr
 
     def __repr__(self):
-        return "gfi.Model(%r, dim=%d)" % (self.spec, self.dim)
+        return "gfi.Model(%r, dim=%r)" % (getattr(self, "spec", None), getattr(self, "dim", None))
 
-    def describe(self):
+    def __reduce__(self):
+        # pickle and deepcopy: the specification and the dimension; the
+        # C model is parsed again on load
+        return (Model, (self.spec, self.dim))
+
+    def describe(self) -> str:
+        """The library's description of the model (mean, covariance, components)."""
         return lib.gfi_model_describe(self._h.ptr).decode()
 
-    def sample(self, n, seed, stream=0):
+    def sample(self, n: int, seed: int, stream: int = 0) -> np.ndarray:
         """n points from RNG stream (seed, stream) (gfi's Philox4x32-10): the
         same points as `gfi sample --model SPEC --dim D --n N --seed S`
         (stream 0). Returns (n,) for D = 1, else (n, D)."""
@@ -59,14 +69,14 @@ class Model:
             lib.gsl_rng_free(r)
         return x.reshape(-1) if self.dim == 1 else x
 
-    def pdf(self, x):
+    def pdf(self, x: Any) -> np.ndarray:
         """Density at points x ((M,) for D = 1 or (M, D)); returns (M,)."""
         q = points(x, "x", self.dim)
         p = np.empty(q.shape[0])
         check(lib.gfi_model_pdf(self._h.ptr, q.shape[0], addr(q), addr(p)), "model pdf", None, {"x": q})
         return p
 
-    def cf(self, t):
+    def cf(self, t: Any) -> np.ndarray:
         """Characteristic function E exp(i t.X) at frequencies t ((M,) or (M, D)); complex (M,)."""
         q = points(t, "t", self.dim)
         re = np.empty(q.shape[0])
@@ -76,4 +86,5 @@ class Model:
 
 
 def as_model(m, dim=1):
+    """m as a Model (a spec string is parsed with dim)."""
     return m if isinstance(m, Model) else Model(m, dim)

@@ -1,8 +1,10 @@
 """Radius and bandwidth selection (include/gfi/select.h): LSCV, leave-one-out
 CV and plug-in, returning the chosen value and, on request, the criterion curve."""
+from __future__ import annotations
+
 import ctypes
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -33,15 +35,59 @@ class Selection:
     curve: Optional[np.ndarray] = field(default=None, repr=False)
 
 
+NSCAN_MAX = 100000  # the CLI's bound on --nscan
+
+
+def _nscan(nscan):
+    """nscan as the library takes it: None/0 = 100, else an integer in 3..1e5
+    (checked here: a negative int would wrap to 2^64 - 1 radii in size_t)."""
+    if nscan is None:
+        return 0
+    if isinstance(nscan, bool) or not isinstance(nscan, (int, np.integer)) or \
+            not (nscan == 0 or 3 <= nscan <= NSCAN_MAX):
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "nscan must be an integer in 3..%d (or 0/None: 100), got %r"
+                                     % (NSCAN_MAX, nscan), "nscan")
+    return int(nscan)
+
+
+def _denom_tol(denom_tol, default_ok=True):
+    if denom_tol is None and default_ok:
+        return None
+    try:
+        v = float(denom_tol)
+    except (TypeError, ValueError):
+        v = float("nan")
+    if not (np.isfinite(v) and 0.0 <= v < 1.0):
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "denom_tol must be in [0, 1) (0: the default 1e-8), got %r"
+                                     % (denom_tol,), "denom_tol")
+    return v
+
+
+def _R_range(R_range):
+    try:
+        lo, hi = (float(v) for v in R_range)
+    except (TypeError, ValueError):
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "R_range must be two radii (lo, hi), got %r" % (R_range,),
+                                     "R_range")
+    if not (np.isfinite(lo) and np.isfinite(hi) and 0 < lo < hi):
+        raise errors.RadiusError(errors.GFI_ERADIUS, "R_range must be finite with 0 < lo < hi, got %r"
+                                 % (R_range,), "R_range")
+    return lo, hi
+
+
 def _select_opts(method, tol, threads, R_range, nscan, per_axis, denom_tol):
+    nscan = _nscan(nscan)
+    denom_tol = _denom_tol(denom_tol)
+    if R_range is not None:
+        R_range = _R_range(R_range)
     so = SelectOpts()
     lib.gfi_select_default_opts(ref(so))
     make_opts(threads, method, tol, struct=so.base)
     if R_range is not None:
         lo, hi = R_range
         so.R_lo, so.R_hi = float(lo), float(hi)
-    if nscan is not None:
-        so.nscan = int(nscan)
+    if nscan:
+        so.nscan = nscan
     so.per_axis = 1 if per_axis else 0
     if denom_tol is not None:
         so.denom_tol = float(denom_tol)
@@ -59,8 +105,9 @@ _SEL_PARAMS = {errors.GFI_EEMPTY: "data", errors.GFI_ERADIUS: "R_range", errors.
                errors.GFI_EUNSUPPORTED: "phi", errors.GFI_EINVAL: "nscan", errors.GFI_EDIM: "data"}
 
 
-def select_radius_lscv(data, phi=4, R_range=None, nscan=None, per_axis=False, return_curve=False,
-                       method="auto", tol=0.0, threads=None):
+def select_radius_lscv(data: Any, phi: Any = 4, R_range: Optional[Tuple[float, float]] = None,
+                       nscan: Optional[int] = None, per_axis: bool = False, return_curve: bool = False,
+                       method: str = "auto", tol: float = 0.0, threads: Optional[int] = None) -> Selection:
     """The LSCV radius of the Fourier density estimator (gfi_select_lscv;
     the CLI's --R lscv with the default scan). Returns a Selection."""
     x = points(data, "data")
@@ -74,8 +121,10 @@ def select_radius_lscv(data, phi=4, R_range=None, nscan=None, per_axis=False, re
     return _result(res, D, curve)
 
 
-def select_radius_loocv(x, y, phi=4, R_range=None, nscan=None, per_axis=False, return_curve=False,
-                        denom_tol=None, method="auto", tol=0.0, threads=None):
+def select_radius_loocv(x: Any, y: Any, phi: Any = 4, R_range: Optional[Tuple[float, float]] = None,
+                        nscan: Optional[int] = None, per_axis: bool = False, return_curve: bool = False,
+                        denom_tol: Optional[float] = None, method: str = "auto", tol: float = 0.0,
+                        threads: Optional[int] = None) -> Selection:
     """The leave-one-out CV radius of Fourier Nadaraya-Watson (gfi_select_loocv)."""
     X = points(x, "x")
     N, D = X.shape
@@ -93,7 +142,8 @@ def select_radius_loocv(x, y, phi=4, R_range=None, nscan=None, per_axis=False, r
     return _result(res, D, curve)
 
 
-def lscv(data, R, phi=4, method="auto", tol=0.0, threads=None):
+def lscv(data: Any, R: Union[float, Sequence[float]], phi: Any = 4, method: str = "auto", tol: float = 0.0,
+         threads: Optional[int] = None) -> Tuple[float, float]:
     """LSCV criterion of the Fourier density estimator at radii R: (value, bound)."""
     x = points(data, "data")
     N, D = x.shape
@@ -102,11 +152,12 @@ def lscv(data, R, phi=4, method="auto", tol=0.0, threads=None):
     o = make_opts(threads, method, tol)
     v, b = ctypes.c_double(), ctypes.c_double()
     st = lib.gfi_lscv(ref(k), N, D, addr(x), addr(Rv), ref(o), ref(v), ref(b), None)
-    check(st, "LSCV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R"}, {"data": x, "R": Rv})
+    check(st, "LSCV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R", errors.GFI_EINVAL: "R"}, {"data": x, "R": Rv})
     return v.value, b.value
 
 
-def loocv(x, y, R, phi=4, denom_tol=0.0, method="auto", tol=0.0, threads=None):
+def loocv(x: Any, y: Any, R: Union[float, Sequence[float]], phi: Any = 4, denom_tol: float = 0.0,
+          method: str = "auto", tol: float = 0.0, threads: Optional[int] = None) -> Tuple[float, int, float]:
     """Leave-one-out CV of Fourier NW at radii R: (value, rows left out, bound)."""
     X = points(x, "x")
     N, D = X.shape
@@ -118,14 +169,16 @@ def loocv(x, y, R, phi=4, denom_tol=0.0, method="auto", tol=0.0, threads=None):
     k = make_kernel(phi)
     o = make_opts(threads, method, tol)
     v, b, nf = ctypes.c_double(), ctypes.c_double(), ctypes.c_size_t()
-    st = lib.gfi_loocv(ref(k), N, D, V, addr(X), addr(Y), addr(Rv), ref(o), float(denom_tol), ref(v), ref(nf),
+    st = lib.gfi_loocv(ref(k), N, D, V, addr(X), addr(Y), addr(Rv), ref(o), _denom_tol(denom_tol, False), ref(v),
+                       ref(nf),
                        ref(b), None)
-    check(st, "leave-one-out CV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R", errors.GFI_EDENOM: "R"},
+    check(st, "leave-one-out CV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R", errors.GFI_EDENOM: "R",
+                                   errors.GFI_EINVAL: "R"},
           {"x": X, "y": Y, "R": Rv})
     return v.value, int(nf.value), b.value
 
 
-def gauss_lscv(data, H, threads=None):
+def gauss_lscv(data: Any, H: Any, threads: Optional[int] = None) -> float:
     """LSCV criterion of the Gaussian KDE with bandwidth matrix H."""
     x = points(data, "data")
     N, D = x.shape
@@ -139,12 +192,13 @@ def gauss_lscv(data, H, threads=None):
     return v.value
 
 
-def select_bandwidth(data, rule="lscv", method="auto", tol=0.0, threads=None):
+def select_bandwidth(data: Any, rule: str = "lscv", method: str = "auto", tol: float = 0.0,
+                     threads: Optional[int] = None) -> np.ndarray:
     """The Gaussian KDE bandwidth matrix by a rule (see gfi.bandwidth_matrix)."""
     return bandwidth_matrix(data, rule, None, method, tol, threads)
 
 
-def nw_bandwidth_loocv(x, y, threads=None):
+def nw_bandwidth_loocv(x: Any, y: Any, threads: Optional[int] = None) -> Tuple[float, float]:
     """The leave-one-out CV isotropic Gaussian NW bandwidth: (h, CV value)."""
     X = points(x, "x")
     N, D = X.shape

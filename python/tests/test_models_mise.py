@@ -137,3 +137,39 @@ def test_mise_polynomial_kernel(cli):
     with pytest.raises(gfi.UnsupportedError) as e:
         gfi.fourier_attention(np.zeros((3, 2)), np.zeros((3, 2)), np.ones((3, 1)), 1.0, phi="poly:0,1,0,1")
     assert e.value.param == "phi"
+
+
+def test_budgets_and_parameter_names():
+    """The CLI's budgets and checks, with the parameter at fault named: a
+    negative nscan (which would wrap in size_t), N x reps above 1e11, a bad
+    denom_tol or resolution; all refused at once, before any work."""
+    x = gfi.Model("normal").sample(200, seed=1)
+    y = np.sin(x)
+    for bad in (-1, 2, 10 ** 6, 2.5, True):
+        with pytest.raises(gfi.InvalidArgument) as e:
+            gfi.select_radius_lscv(x, nscan=bad)
+        assert e.value.param == "nscan"
+    with pytest.raises(gfi.InvalidArgument) as e:
+        gfi.select_radius_loocv(x, y, nscan=-5)
+    assert e.value.param == "nscan"
+    with pytest.raises(gfi.RangeError) as e:
+        gfi.mise_mc("normal", R=2, N=10 ** 6, nreps=10 ** 7)
+    assert e.value.param == "nreps" and "1e+11" in str(e.value)
+    for bad in (-1, float("nan"), 1.5, "x"):
+        with pytest.raises(gfi.InvalidArgument) as e:
+            gfi.loocv(x, y, 2.0, denom_tol=bad)
+        assert e.value.param == "denom_tol"
+        with pytest.raises(gfi.InvalidArgument) as e:
+            gfi.select_radius_loocv(x, y, denom_tol=bad)
+        assert e.value.param == "denom_tol"
+    for bad in (0, -1, float("inf"), "x"):
+        with pytest.raises(gfi.InvalidArgument) as e:
+            gfi.mise_exact("normal", R=2, N=100, resolution=bad)
+        assert e.value.param == "resolution"
+    with pytest.raises(gfi.RadiusError) as e:
+        gfi.select_radius_lscv(x, R_range=(3, 1))
+    assert e.value.param == "R_range"
+    # the defaults and the bounds' edges still run
+    assert gfi.select_radius_lscv(x, nscan=3).nscan == 3
+    assert gfi.loocv(x, y, 2.0, denom_tol=0)[0] > 0
+    assert gfi.mise_mc("normal", R=2, N=50, nreps=2)["nreps"] == 2

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import gfi
-from conftest import bits_equal, meta
+from conftest import bits_equal, meta, table
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def test_fourier_nw_vector_equal_cli(cli, npy, tmp_path, xy, method):
 
 
 def test_gauss_nw_equal_cli_and_statsmodels(cli, npy, tmp_path, xy):
-    from statsmodels.nonparametric.kernel_regression import KernelReg
+    KernelReg = pytest.importorskip("statsmodels.nonparametric.kernel_regression").KernelReg
     x, y = xy
     at = np.random.default_rng(3).uniform(-1.5, 1.5, size=(20, 2))
     out = tmp_path / "f.npy"
@@ -131,3 +131,31 @@ def test_nw_grid_equal_cli_and_points(cli, npy, tmp_path, xy, method):
     with pytest.raises(gfi.InvalidArgument) as e:
         nw.predict_grid(n=0)
     assert e.value.param == "n"
+
+
+def test_huge_responses_as_the_cli(cli, npy):
+    """Responses near the largest double: scaled by a power of 2 (as the
+    CLI), so 1e308 gives finite values (the CLI's bits); an estimate that
+    does overflow raises RangeError naming y, where the CLI stops."""
+    x = np.linspace(-3, 3, 200)
+    q = np.linspace(-2, 2, 5)
+    for v in (1e308, -1e308):
+        y = np.full(200, v)
+        y[::3] = v / 3
+        nw = gfi.FourierNW(R=2.0).fit(x, y)
+        p = nw.predict(q)
+        assert np.all(np.isfinite(p)) and not nw.flags_.any()
+        r = cli("regress", "--data", npy(np.c_[x, y]), "--R", "2", "--at", npy(q[:, None]))
+        assert bits_equal(p, table(r.stdout)[:, 1])
+        assert np.all(np.isfinite(nw.predict_grid(7)[1]))
+        assert np.all(np.isfinite(gfi.GaussianNW(0.3).fit(x, y).predict(q)))
+    M = np.finfo(float).max
+    xr = np.random.default_rng(0).normal(size=50)
+    nw = gfi.FourierNW(R=3.0, phi=4, method="direct").fit(xr, np.full(50, M))
+    qq = np.linspace(-30, 30, 2001)
+    with pytest.raises(gfi.RangeError) as e:
+        nw.predict(qq)
+    assert e.value.param == "y" and "overflows" in str(e.value)
+    r = cli("regress", "--data", npy(np.c_[xr, np.full(50, M)]), "--R", "3", "--method", "direct",
+            "--at", npy(qq[:, None]), ok=False)
+    assert r.returncode != 0 and "overflows" in r.stderr

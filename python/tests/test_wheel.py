@@ -48,6 +48,7 @@ def test_wheel_installs_in_fresh_venv(tmp_path):
     with zipfile.ZipFile(wheels / whl[0]) as z:
         names = z.namelist()
     assert "gfi/libgfi.so" in names and "gfi/libgfi_exp.so" in names, names
+    assert "gfi/py.typed" in names and "gfi/_base.py" in names, names  # typed; every module
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], str(tmp_path), env)
     py = str(venv / "bin" / "python")
