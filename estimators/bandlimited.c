@@ -833,11 +833,26 @@ int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, c
      * about a/2 + 8 nodes per knot interval, a = R S) and the fast cost it
      * implies; auto decides without the rule when even that loses. */
     int explode;
-    double cl = bl_fast_estimate(D, s->l, s->R, S, s->N, gn ? 0 : M, s->ncol, s->ntol, &explode);
+    double cl = fast_fixed(D) + bl_fast_estimate(D, s->l, s->R, S, s->N, gn ? 0 : M, s->ncol, s->ntol, &explode);
     if (explode || cl >= ch->cost_direct) {
       ch->route = GFI_METHOD_DIRECT;
       ch->reason = explode ? GFI_ROUTE_NODES : GFI_ROUTE_COST;
       ch->cost_fast = cl;
+      return GFI_OK;
+    }
+  }
+  if (fits && s->method == GFI_METHOD_AUTO) {
+    /* A part of the fast route's cost known without its NUFFT grids (whose
+     * kernel costs ~0.4 ms to make): the fixed cost, and F0 when it is not
+     * made yet. When that alone loses, a small call goes direct for the
+     * direct route's price. */
+    double lb = fast_fixed(D);
+    if (!atomic_load_explicit(&((bl_sum *)s)->f0_done, memory_order_acquire))
+      lb += (double)s->ncol * bl_nufft_cost(D, s->N, s->r0.Q, s->gf0, s->ntol);
+    if (lb >= ch->cost_direct) {
+      ch->route = GFI_METHOD_DIRECT;
+      ch->reason = GFI_ROUTE_COST;
+      ch->cost_fast = lb;
       return GFI_OK;
     }
   }
