@@ -980,9 +980,14 @@ int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn n
       if (ch.bin.on) {
         /* the binning term is h^P: a lattice finer by (margin f)^(1/P)
          * per axis, when it fits */
+        /* f scales the bound that ran, which the lattice's whole cells
+         * may have put well below the target it was planned for */
+        double ran = 0;
+        for (size_t col = 0; col < s->ncol; col++)
+          if (s->c1[col] > 0) ran = fmax(ran, babs[col] / (s->c1[col] * s->K0));
         bl_binned tb;
-        if (!bl_binned_plan(s, t->glo, t->ghi, t->gn, ch.bin.beps * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0), 0,
-                            &tb))
+        if (!bl_binned_plan(s, t->glo, t->ghi, t->gn, fmin(ch.bin.beps, ran) * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0),
+                            0, &tb))
           break;
         tb.cost += fast_fixed(D);
         ch.bin = tb;
