@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "gfi/gfi.h"
+#include "alloc.h"
 #include "check.h"
 
 static uint64_t rs = 0x2545F4914F6CDD1DULL;
@@ -148,7 +149,32 @@ static void nw_blocks(void) {
   free(out);
 }
 
+/* lib/alloc.h: blocks of 4 MB or more are 2 MB-aligned on Linux (marked
+ * for huge pages), hold what is written, and realloc and free as any. */
+static void big_blocks(void) {
+  const size_t n = (5u << 20) / sizeof(double);
+  double *a = gfi_malloc2(n, sizeof *a);
+  CHECK(a != NULL, "a 5 MB block");
+  if (!a) return;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  CHECK(((uintptr_t)a & (GFI_HUGE_PAGE - 1)) == 0, "a 5 MB block at %p: 2 MB-aligned", (void *)a);
+#endif
+  for (size_t i = 0; i < n; i++) a[i] = (double)i;
+  double *b = gfi_realloc2(a, 2 * n, sizeof *b);
+  CHECK(b != NULL, "realloc to 10 MB");
+  if (!b) {
+    free(a);
+    return;
+  }
+  int same = 1;
+  for (size_t i = 0; i < n; i++) same &= b[i] == (double)i;
+  CHECK(same, "realloc keeps the contents");
+  free(b);
+  CHECK(gfi_malloc2(SIZE_MAX / 2, 4) == NULL, "an overflowing product is NULL");
+}
+
 int main(void) {
+  big_blocks();
   grid_1e7();
   nw_blocks();
   return check_summary("memory");
