@@ -182,6 +182,13 @@ void cli_check_route(int status, const gfi_opts *o, const char *what) {
   cli_check(status, what);
 }
 
+/* --method fast: a warning when the cost model put the fast route at more
+ * than CLI_FAST_COST_WARN times the direct sum's cost and at more than
+ * CLI_FAST_COST_MIN of its units (about 5 ms in 1-D, 0.1 s in 3-D: the
+ * fixed cost of a fast evaluation, up to 3e7 units, never warns alone). */
+#define CLI_FAST_COST_WARN 100.0
+#define CLI_FAST_COST_MIN 1e8
+
 static const char *reason(int r) {
   switch (r) {
     case GFI_ROUTE_REQUESTED: return "requested";
@@ -232,6 +239,15 @@ void cli_method_meta(FILE *f, const gfi_opts *o, const gfi_fast_info *info) {
   fprintf(f, "; error bound %.3g (%.3g relative to %.6g)", info->bound_abs, info->bound, info->scale);
   if (info->rows_direct) fprintf(f, "; %zu rows by the direct sum", info->rows_direct);
   fputc('\n', f);
+  /* what the header says but a user may not read: on stderr */
+  if (info->bound > 1)
+    fprintf(stderr, "gfi: warning: the fast route's error bound is %.3g relative to %.3g (the '# method:' "
+            "line's scale): the values may be all error; --method direct computes them exactly\n", info->bound,
+            info->scale);
+  if (info->reason == GFI_ROUTE_REQUESTED && info->cost_direct > 0 &&
+      info->cost_fast > CLI_FAST_COST_WARN * info->cost_direct && info->cost_fast > CLI_FAST_COST_MIN)
+    fprintf(stderr, "gfi: warning: --method fast ran at an estimated %.3g times the direct sum's cost; "
+            "--method auto would have taken the direct sum\n", info->cost_fast / info->cost_direct);
 }
 
 int cli_kernel_choice(const char *kernel, const char *R, const char *bandwidth) {

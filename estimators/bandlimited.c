@@ -833,11 +833,26 @@ int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, c
      * about a/2 + 8 nodes per knot interval, a = R S) and the fast cost it
      * implies; auto decides without the rule when even that loses. */
     int explode;
-    double cl = bl_fast_estimate(D, s->l, s->R, S, s->N, gn ? 0 : M, s->ncol, s->ntol, &explode);
+    double cl = fast_fixed(D) + bl_fast_estimate(D, s->l, s->R, S, s->N, gn ? 0 : M, s->ncol, s->ntol, &explode);
     if (explode || cl >= ch->cost_direct) {
       ch->route = GFI_METHOD_DIRECT;
       ch->reason = explode ? GFI_ROUTE_NODES : GFI_ROUTE_COST;
       ch->cost_fast = cl;
+      return GFI_OK;
+    }
+  }
+  if (fits && s->method == GFI_METHOD_AUTO) {
+    /* A part of the fast route's cost known without its NUFFT grids (whose
+     * kernel costs ~0.4 ms to make): the fixed cost, and F0 when it is not
+     * made yet. When that alone loses, a small call goes direct for the
+     * direct route's price. */
+    double lb = fast_fixed(D);
+    if (!atomic_load_explicit(&((bl_sum *)s)->f0_done, memory_order_acquire))
+      lb += (double)s->ncol * bl_nufft_cost(D, s->N, s->r0.Q, s->gf0, s->ntol);
+    if (lb >= ch->cost_direct) {
+      ch->route = GFI_METHOD_DIRECT;
+      ch->reason = GFI_ROUTE_COST;
+      ch->cost_fast = lb;
       return GFI_OK;
     }
   }
@@ -965,9 +980,14 @@ int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn n
       if (ch.bin.on) {
         /* the binning term is h^P: a lattice finer by (margin f)^(1/P)
          * per axis, when it fits */
+        /* f scales the bound that ran, which the lattice's whole cells
+         * may have put well below the target it was planned for */
+        double ran = 0;
+        for (size_t col = 0; col < s->ncol; col++)
+          if (s->c1[col] > 0) ran = fmax(ran, babs[col] / (s->c1[col] * s->K0));
         bl_binned tb;
-        if (!bl_binned_plan(s, t->glo, t->ghi, t->gn, ch.bin.beps * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0), 0,
-                            &tb))
+        if (!bl_binned_plan(s, t->glo, t->ghi, t->gn, fmin(ch.bin.beps, ran) * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0),
+                            0, &tb))
           break;
         tb.cost += fast_fixed(D);
         ch.bin = tb;
@@ -1157,6 +1177,41 @@ static void mode_product(size_t pre, size_t Qj, size_t post, size_t G, const dou
   par_for(pre * G, threads_of(nthreads), 0, mode_row, &c);
 }
 
+/* Rows [k0, k0 + nk) of axis j's phase table: E[(k - k0) Qj + q] =
+ * e^{i w_q (y_k - ctr_j)}, y_k the grid's k-th point on the axis; rows are
+ * independent, so the table has the same bits for any thread count and any
+ * block of rows. */
+typedef struct {
+  const bl_sum *s;
+  const bl_rule *r;
+  int j;
+  double lo, hi;
+  size_t n, k0;
+  double *E;
+} phase_ctx;
+
+static int phase_task(void *vc, size_t kk, void *ws) {
+  (void)ws;
+  const phase_ctx *c = vc;
+  const size_t k = c->k0 + kk, Qj = c->r->n[c->j];
+  const double wmax = fmax(fabs(c->r->lo[c->j]), fabs(c->r->hi[c->j]));
+  double y = (c->n > 1 ? c->lo + (c->hi - c->lo) * (double)k / (double)(c->n - 1) : c->lo) - c->s->ctr[c->j];
+  phase_row(Qj, c->r->w[c->j], y, wmax * fabs(y) <= GFI_SINCOS_SIMD_MAX, c->E + 2 * kk * Qj);
+  return GFI_OK;
+}
+
+static void phase_rows(const bl_sum *s, const bl_rule *r, int j, double lo, double hi, size_t n, size_t k0,
+                       size_t nk, double *E) {
+  phase_ctx c = {s, r, j, lo, hi, n, k0, E};
+  par_for(nk, nk >= 64 ? threads_of(s->nthreads) : 1, 0, phase_task, &c);
+}
+
+/* The grid route's working memory beyond its output: the last product
+ * (axis 0) runs over blocks of grid rows whose phase table and result fit
+ * this many bytes, so that a 10^7-point 1-D grid does not hold its 10^7 x
+ * Q_0 phase table (16 Q_0 bytes per point, ~1 KB) at once. */
+#define BL_GRID_BLOCK_BYTES ((size_t)32 << 20)
+
 int bl_grid(const bl_sum *s, const bl_choice *ch, const double *lo, const double *hi,
             const size_t *n, double *out, double *babs) {
   const int D = s->D;
@@ -1165,14 +1220,22 @@ int bl_grid(const bl_sum *s, const bl_choice *ch, const double *lo, const double
   double *a;
   int st = node_coeffs(s, ch, &r, &a, babs);
   if (st) return st;
-  /* largest intermediate tensor */
-  size_t dims[3], big = r->Q;
+  /* post: grid points per row of axis 0; t0: the tensor before the last
+   * product (r->n[0] x post); big: the largest tensor of the axes D-1 .. 1 */
+  size_t dims[3], big = r->Q, post = 1;
+  for (int j = 1; j < D; j++) {
+    if (post > SIZE_MAX / 4 / sizeof(double) / n[j]) {
+      free(a);
+      return GFI_ENOMEM;
+    }
+    post *= n[j];
+  }
   for (int j = 0; j < D; j++) dims[j] = r->n[j];
-  for (int j = D - 1; j >= 0; j--) {
+  for (int j = D - 1; j >= 1; j--) {
     dims[j] = n[j];
     size_t t = 1;
     for (int k = 0; k < D; k++) {
-      if (dims[k] && t > SIZE_MAX / 4 / sizeof(double) / dims[k]) {
+      if (dims[k] && t > SIZE_MAX / 4 / sizeof(double) / dims[k] / (nc + 1)) {
         free(a);
         return GFI_ENOMEM;
       }
@@ -1180,31 +1243,31 @@ int bl_grid(const bl_sum *s, const bl_choice *ch, const double *lo, const double
     }
     if (t > big) big = t;
   }
-  double *b1 = malloc(2 * big * sizeof *b1), *b2 = malloc(2 * big * sizeof *b2);
-  double *E[3] = {NULL, NULL, NULL};
-  if (!b1 || !b2) {
+  const size_t Q0 = r->n[0], t0 = Q0 * post; /* t0 <= big: the last tensor of the loop above */
+  /* rows of axis 0 per block: phase rows (2 Q0 doubles) and results (2 post) */
+  size_t blk = BL_GRID_BLOCK_BYTES / (2 * sizeof(double) * (Q0 + post));
+  if (blk < 1) blk = 1;
+  if (blk > n[0]) blk = n[0];
+  double *b1 = D > 1 ? malloc(2 * big * sizeof *b1) : NULL, *b2 = D > 1 ? malloc(2 * big * sizeof *b2) : NULL;
+  double *T = D > 1 ? malloc(2 * t0 * nc * sizeof *T) : NULL; /* every column's tensor before axis 0 */
+  double *E[3] = {NULL, NULL, NULL}, *res = malloc(2 * blk * post * sizeof *res);
+  if ((D > 1 && (!b1 || !b2 || !T)) || !res) {
     st = GFI_ENOMEM;
     goto out;
   }
   for (int j = 0; j < D; j++) {
-    if (n[j] > SIZE_MAX / 2 / sizeof(double) / r->n[j]) {
+    size_t rows = j == 0 ? blk : n[j];
+    if (rows > SIZE_MAX / 2 / sizeof(double) / r->n[j]) {
       st = GFI_ENOMEM;
       goto out;
     }
-    E[j] = malloc(2 * n[j] * r->n[j] * sizeof *E[j]);
+    E[j] = malloc(2 * rows * r->n[j] * sizeof *E[j]);
     if (!E[j]) {
       st = GFI_ENOMEM;
       goto out;
     }
-    double wmax = fmax(fabs(r->lo[j]), fabs(r->hi[j]));
-    for (size_t k = 0; k < n[j]; k++) {
-      double y = (n[j] > 1 ? lo[j] + (hi[j] - lo[j]) * (double)k / (double)(n[j] - 1) : lo[j]) -
-                 s->ctr[j];
-      phase_row(r->n[j], r->w[j], y, wmax * fabs(y) <= GFI_SINCOS_SIMD_MAX, E[j] + 2 * k * r->n[j]);
-    }
+    if (j > 0 || blk == n[0]) phase_rows(s, r, j, lo[j], hi[j], n[j], 0, rows, E[j]);
   }
-  size_t Gtot = 1;
-  for (int j = 0; j < D; j++) Gtot *= n[j];
   /* the separable step's rounding (its phases are computed directly) */
   double gabs[3] = {0, 0, 0};
   for (int j = 0; j < D; j++) gabs[j] = fmax(fabs(lo[j] - s->ctr[j]), fabs(hi[j] - s->ctr[j]));
@@ -1213,25 +1276,40 @@ int bl_grid(const bl_sum *s, const bl_choice *ch, const double *lo, const double
     double sa = 0;
     for (size_t k = 0; k < r->Q; k++) sa += hypot(a[2 * (col * r->Q + k)], a[2 * (col * r->Q + k) + 1]);
     babs[col] += rg * sa;
+    if (D == 1) continue; /* the coefficients are the tensor before axis 0 */
     memcpy(b1, a + 2 * col * r->Q, 2 * r->Q * sizeof *b1);
     for (int j = 0; j < D; j++) dims[j] = r->n[j];
     double *src = b1, *dst = b2;
-    for (int j = D - 1; j >= 0; j--) {
-      size_t pre = 1, post = 1;
-      for (int k = 0; k < j; k++) pre *= dims[k];
-      for (int k = j + 1; k < D; k++) post *= dims[k];
-      mode_product(pre, r->n[j], post, n[j], E[j], src, dst, j == 0, s->nthreads);
+    for (int j = D - 1; j >= 1; j--) {
+      size_t pr = 1, po = 1;
+      for (int k = 0; k < j; k++) pr *= dims[k];
+      for (int k = j + 1; k < D; k++) po *= dims[k];
+      mode_product(pr, r->n[j], po, n[j], E[j], src, dst, 0, s->nthreads);
       dims[j] = n[j];
       double *t = src;
       src = dst;
       dst = t;
     }
-    for (size_t g = 0; g < Gtot; g++) out[g * nc + col] = src[2 * g];
+    memcpy(T + 2 * col * t0, src, 2 * t0 * sizeof *T);
+  }
+  /* the last product, block by block of axis 0's rows: each block's phase
+   * rows serve every column */
+  for (size_t k0 = 0; k0 < n[0]; k0 += blk) {
+    const size_t nk = n[0] - k0 < blk ? n[0] - k0 : blk;
+    if (blk < n[0]) phase_rows(s, r, 0, lo[0], hi[0], n[0], k0, nk, E[0]);
+    for (size_t col = 0; col < nc; col++) {
+      const double *in = D == 1 ? a + 2 * col * r->Q : T + 2 * col * t0;
+      mode_product(1, Q0, post, nk, E[0], in, res, 1, s->nthreads);
+      double *o = out + k0 * post * nc + col;
+      for (size_t g = 0; g < nk * post; g++) o[g * nc] = res[2 * g];
+    }
   }
 out:
   for (int j = 0; j < 3; j++) free(E[j]);
   free(b1);
   free(b2);
+  free(T);
+  free(res);
   free(a);
   return st;
 }

@@ -502,7 +502,9 @@ static void data_spans(size_t N, size_t D, const double *x, double *S) {
 static double crit_fast_cost(int loo, int l, size_t N, size_t D, size_t ncol, const double *S,
                              const double *R, double tol, int *fast_ok) {
   int explode;
-  double cf = bl_fast_estimate((int)D, l, R, S, N, loo ? N : 0, ncol, tol, &explode);
+  /* the estimate takes the NUFFT tolerance the route will run at (the
+   * engine's rule, with the a-priori scale of lscv_fast), not tol itself */
+  double cf = bl_fast_estimate((int)D, l, R, S, N, loo ? N : 0, ncol, bl_ntol(tol, LSCV_RHO, 2), &explode);
   *fast_ok = !explode;
   return cf;
 }

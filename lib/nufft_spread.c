@@ -10,6 +10,7 @@
  * it visits the points in the sorted order only where the grid is too large
  * to stay in cache, which changes speed, never bits. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,21 @@ static void kernel_poly(nufft_kernel *k, double tol) {
     }
 }
 
+/* The kernel is a function of (tol, sigma) alone, and making it costs
+ * about 0.4 ms (its polynomials are fitted in long double): the last few
+ * made are kept, so that a plan, a grid-size query or a cost estimate does
+ * not pay that again. A copy of a cached kernel has the same bits as a
+ * fresh one. */
+#define KERNEL_CACHE 8
+static struct {
+  double tol, sigma;
+  nufft_kernel k;
+} kernel_cache[KERNEL_CACHE];
+static int kernel_cache_n, kernel_cache_next;
+static pthread_mutex_t kernel_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void kernel_make(double tol, double sigma, nufft_kernel *k);
+
 int nufft_kernel_setup(const nufft_opts *o, nufft_kernel *k) {
   nufft_opts d;
   if (!o) {
@@ -116,6 +132,26 @@ int nufft_kernel_setup(const nufft_opts *o, nufft_kernel *k) {
   double tol = o->tol, sigma = o->upsampfac == 0 ? 2.0 : o->upsampfac;
   if (!(tol >= 1e-15 && tol < 1)) return GFI_EINVAL;
   if (!(sigma >= 1.25 && sigma <= 4)) return GFI_EINVAL;
+  pthread_mutex_lock(&kernel_cache_lock);
+  for (int i = 0; i < kernel_cache_n; i++)
+    if (kernel_cache[i].tol == tol && kernel_cache[i].sigma == sigma) {
+      *k = kernel_cache[i].k;
+      pthread_mutex_unlock(&kernel_cache_lock);
+      return GFI_OK;
+    }
+  pthread_mutex_unlock(&kernel_cache_lock);
+  kernel_make(tol, sigma, k); /* outside the lock: other threads need not wait */
+  pthread_mutex_lock(&kernel_cache_lock);
+  int slot = kernel_cache_n < KERNEL_CACHE ? kernel_cache_n++ : kernel_cache_next;
+  kernel_cache_next = (slot + 1) % KERNEL_CACHE;
+  kernel_cache[slot].tol = tol;
+  kernel_cache[slot].sigma = sigma;
+  kernel_cache[slot].k = *k;
+  pthread_mutex_unlock(&kernel_cache_lock);
+  return GFI_OK;
+}
+
+static void kernel_make(double tol, double sigma, nufft_kernel *k) {
   int ns;
   double beta;
   /* FINUFFT's widths (which hold the relative l2 error near tol) plus one
@@ -151,7 +187,6 @@ int nufft_kernel_setup(const nufft_opts *o, nufft_kernel *k) {
       k->b[2 * i + sg] = 0.5 * ns * sin(th);
     }
   kernel_poly(k, tol);
-  return GFI_OK;
 }
 
 double nufft_phihat(const nufft_kernel *k, double xi) {

@@ -201,4 +201,20 @@ ln -s /dev/full "$T/full.npy"
 [ $? -eq 0 ] && grep -q '^# gauss: h_gauss and mise_gauss not available' "$T/ro.out" &&
   [ "$(grep -v '^#' "$T/ro.out" | awk '{print $6, $7}')" = "nan nan" ] && ok || bad "ropt cauchy: $(cat "$F" "$T/ro.out")"
 
+# the fast route's warnings on stderr: a bound above the scale (the
+# Gaussian's far tail, 1e-18 of the peak) and an explicit fast route the cost
+# model puts far above the direct sum (one query, an outlier at 3e4: 1e5
+# frequency nodes); the exit status stays 0
+"$GFI" sample --model normal --n 300 --seed 5 >"$T/w1.txt"
+echo 8 >"$T/w1q.txt"
+"$GFI" density --data "$T/w1.txt" --kernel gauss --bandwidth 0.3 --at "$T/w1q.txt" --method fast >/dev/null 2>"$F" &&
+  [ "$(grep -c "^gfi: warning: the fast route's error bound is .* relative to" "$F")" -eq 1 ] && ok ||
+  bad "bound above 1: $(cat "$F")"
+{ head -n 99 "$T/w1.txt"; echo 30000; } >"$T/w2.txt"
+"$GFI" density --data "$T/w2.txt" --R 2 --at "$T/w1q.txt" --method fast >/dev/null 2>"$F" &&
+  [ "$(grep -c "^gfi: warning: --method fast ran at an estimated .* times the direct sum's cost" "$F")" -eq 1 ] &&
+  ok || bad "fast far above direct: $(cat "$F")"
+"$GFI" density --data "$T/w1.txt" --R 2 --at "$T/w1q.txt" >/dev/null 2>"$F" && ! grep -q warning "$F" && ok ||
+  bad "auto warns: $(cat "$F")"
+
 finish "cli-io"

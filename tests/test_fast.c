@@ -311,6 +311,20 @@ static void test_ecf(void) {
     }
     CHECK(e1 <= 1e-13, "ecf direct D=%zu: error %.3g", D, e1);
     CHECK(e2 <= 1e-10, "ecf fast D=%zu: error %.3g", D, e2);
+    if (D == 1) {
+      /* auto weighs the direct sum in the NUFFT model's units (25 ns a pair,
+       * bl_direct_units): at N = 300, K = 90 in 1-D the NUFFT (measured 3x
+       * faster at N = 200, K = 100) is taken; in nanoseconds against units
+       * the direct sum looked 28x cheaper and was kept */
+      gfi_opts oa = opts_of(GFI_METHOD_AUTO, 0, 0);
+      CHECK_STATUS(gfi_ecf(N, D, x, w, K, t, &oa, o2, &info), GFI_OK);
+      CHECK(info.route == GFI_METHOD_FAST && info.reason == GFI_ROUTE_COST,
+            "ecf auto, N = 300, K = 90, D = 1: route %d (cost direct %.3g, fast %.3g)", info.route,
+            info.cost_direct, info.cost_fast);
+      /* and a tiny one stays direct (the NUFFT's floor of about 100 us) */
+      CHECK_STATUS(gfi_ecf(50, D, x, w, 10, t, &oa, o2, &info), GFI_OK);
+      CHECK(info.route == GFI_METHOD_DIRECT, "ecf auto, N = 50, K = 10: route %d", info.route);
+    }
     free(x);
     free(t);
     free(o1);
@@ -383,9 +397,22 @@ static void test_auto(void) {
   CHECK(info.route == GFI_METHOD_FAST && info.reason == GFI_ROUTE_COST,
         "auto takes the fast route (route %d, cost direct %.3g fast %.3g)", info.route,
         info.cost_direct, info.cost_fast);
-  /* one query: direct */
+  /* one query: direct, decided from the fixed cost alone (no rule, no
+   * NUFFT grid), and the direct plan's bits */
   CHECK_STATUS(gfi_density_eval_info(p, 1, q1, o1, &info), GFI_OK);
   CHECK(info.route == GFI_METHOD_DIRECT && info.reason == GFI_ROUTE_COST, "one query: direct");
+  CHECK(info.cost_fast >= info.cost_direct && info.nodes_total == 0 && info.grid_fwd[0] == 0,
+        "one query: the fast route's known part (%.3g) beats direct (%.3g)", info.cost_fast,
+        info.cost_direct);
+  {
+    gfi_opts od = opts_of(GFI_METHOD_DIRECT, 0, 0);
+    gfi_density_plan *pd;
+    double v;
+    CHECK_STATUS(gfi_density_plan_fourier(&pd, &k, N1, 1, x1, NULL, &R1, &od), GFI_OK);
+    CHECK_STATUS(gfi_density_eval(pd, 1, q1, &v), GFI_OK);
+    CHECK(v == o1[0], "one query under auto: the direct route's bits (%.17g, %.17g)", o1[0], v);
+    gfi_density_destroy(pd);
+  }
   gfi_density_destroy(p);
   free(x1);
   free(q1);
