@@ -282,10 +282,13 @@ void cli_output_open(cli_output *o, const char *path) {
   o->path = path && strcmp(path, "-") != 0 ? path : NULL;
   o->npy = cli_is_npy_path(o->path);
   o->f = stdout;
+  o->tmp = NULL;
+  if (path && !path[0]) cli_check_out_name("--out", path);
   if (o->path && !o->npy) {
-    o->f = fopen(o->path, "w");
-    if (!o->f) cli_die(EXIT_RUNTIME, "cannot write %s: %s", o->path, strerror(errno));
+    o->f = cli_atomic_fopen("--out", o->path, &o->tmp);
     o->f = cli_guard_file(o->f, o->path);
+  } else if (o->path) {
+    o->tmp = cli_atomic_begin("--out", o->path);
   }
 }
 
@@ -311,13 +314,13 @@ void cli_output_rows(cli_output *o, size_t M, size_t D, const double *x, size_t 
   gfi_errinfo err;
   int st;
   if (!points && k) {
-    st = gfi_npy_write(o->path, M, k, k == 1 ? 1 : 2, v, &err);
+    st = gfi_npy_write(o->tmp, M, k, k == 1 ? 1 : 2, v, &err);
   } else {
     size_t c = D + k;
     double *t = cli_array(M, c, sizeof *t);
     for (size_t i = 0; i < M; i++)
       for (size_t j = 0; j < c; j++) t[i * c + j] = j < D ? x[i * D + j] : v[i * k + j - D];
-    st = gfi_npy_write(o->path, M, c, 2, t, &err);
+    st = gfi_npy_write(o->tmp, M, c, 2, t, &err);
     free(t);
   }
   if (st) cli_die(EXIT_RUNTIME, "--out %s: %s", o->path, err.msg[0] ? err.msg : gfi_strerror(st));
@@ -336,6 +339,8 @@ void cli_output_meta(cli_output *o, size_t M, size_t D, size_t k, int points) {
 
 void cli_output_close(cli_output *o) {
   if (o->f != stdout) cli_finish_output(o->f, o->path);
+  if (o->tmp) cli_atomic_commit("--out", o->tmp);
+  o->tmp = NULL;
   cli_finish_output(stdout, "standard output");
 }
 
@@ -358,7 +363,12 @@ static size_t opt_index(const char *name) {
 static void convert(const cli_opt *o, const char *opt, const char *arg) {
   switch (o->kind) {
     case CLI_FLAG: if (o->dst) *(int *)o->dst = 1; break;
-    case CLI_STR: if (o->dst) *(const char **)o->dst = arg; break;
+    case CLI_STR:
+      /* a file, folder or prefix given as '' (an unset shell variable) */
+      if (!arg[0] && o->arg && (strstr(o->arg, "FILE") || strstr(o->arg, "DIR") || strstr(o->arg, "PREFIX")))
+        cli_usage(opt, "the %s name is empty", strstr(o->arg, "DIR") ? "folder" : "file");
+      if (o->dst) *(const char **)o->dst = arg;
+      break;
     case CLI_SIZE: {
       size_t v = cli_size(opt, arg, o->min);
       double max = o->max > 0 ? o->max : CLI_COUNT_MAX;
@@ -604,6 +614,7 @@ void cli_finish_output(FILE *f, const char *what) {
     bad = 1;
     err = errno;
   }
+  if (bad && !err) err = cli_guard_errno();
   if (bad && err) cli_die(EXIT_RUNTIME, "writing %s: %s", what, strerror(err));
   if (bad) cli_die(EXIT_RUNTIME, "writing %s: a write failed", what);
 }

@@ -181,7 +181,23 @@ typedef struct {
   const char *path; /* NULL = standard output */
   int npy;          /* 1: .npy */
   FILE *f;          /* text output and metadata */
+  const char *tmp;  /* where the file is written until it is complete (cli_atomic_begin) */
 } cli_output;
+
+/* Output files are never left half-written. cli_atomic_begin creates an
+ * empty temporary in DEST's folder (".NAME.gfi-XXXXXX", with the permissions
+ * DEST would get) and returns its name: write the whole output there, close
+ * it with its errors checked, then cli_atomic_commit syncs it and renames it
+ * over DEST. Until then DEST is untouched; if the command stops (any exit,
+ * or SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ) the temporary is removed.
+ * An empty DEST is a usage error naming OPT; a DEST that exists and is not a
+ * regular file (/dev/null, a FIFO) is written directly and returned as is.
+ * cli_atomic_fopen does the same and opens the temporary for writing. */
+const char *cli_atomic_begin(const char *opt, const char *dest);
+FILE *cli_atomic_fopen(const char *opt, const char *dest, const char **tmp);
+void cli_atomic_commit(const char *opt, const char *tmp);
+/* An output file name given as '' is a usage error naming OPT. */
+void cli_check_out_name(const char *opt, const char *path);
 /* Table entries several commands share (dst is the variable, not its address). */
 #define CLI_OPT_DIM(v) {"dim", CLI_SIZE, &(v), .def = "1", .arg = "D", .min = 1, .help = "dimension"}
 #define CLI_OPT_SEED(v) {"seed", CLI_U64, &(v), .def = "1", .arg = "S", .help = "random seed"}

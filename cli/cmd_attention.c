@@ -23,12 +23,14 @@ static void write_grad(const char *prefix, const char *name, int npy, size_t row
   if (npy) {
     gfi_errinfo err;
     gfi_errinfo_clear(&err);
-    int st = gfi_npy_write(path, rows, cols, 2, x, &err);
+    const char *tmp = cli_atomic_begin("--grad", path);
+    int st = gfi_npy_write(tmp, rows, cols, 2, x, &err);
     if (st) cli_die(EXIT_RUNTIME, "--grad %s: %s", path, err.msg[0] ? err.msg : gfi_strerror(st));
+    cli_atomic_commit("--grad", tmp);
     return;
   }
-  FILE *f = fopen(path, "w");
-  if (!f) cli_die(EXIT_RUNTIME, "--grad: cannot write %s: %s", path, strerror(errno));
+  const char *tmp;
+  FILE *f = cli_atomic_fopen("--grad", path, &tmp);
   cli_header(f);
   cli_meta(f, "table", "%s: %zu rows x %zu columns (heads side by side)", what, rows, cols);
   for (size_t i = 0; i < rows; i++) {
@@ -39,6 +41,7 @@ static void write_grad(const char *prefix, const char *name, int npy, size_t row
     fputc('\n', f);
   }
   cli_finish_output(f, path);
+  cli_atomic_commit("--grad", tmp);
 }
 
 /* ---- the batched layout: 4-D .npy arrays (B, H, L, D) ---- */
@@ -77,8 +80,10 @@ static unsigned char *to_bytes(const double *x, size_t n) {
 }
 static void write_nd(const char *opt, const char *path, int nd, const size_t *dims, const double *x, int f32) {
   gfi_errinfo err;
-  int st = gfi_npy_write_nd(path, nd, dims, x, f32, &err);
+  const char *tmp = cli_atomic_begin(opt, path);
+  int st = gfi_npy_write_nd(tmp, nd, dims, x, f32, &err);
   if (st) cli_die(EXIT_RUNTIME, "%s %s: %s", opt, path, err.msg[0] ? err.msg : gfi_strerror(st));
+  cli_atomic_commit(opt, tmp);
 }
 /* float64 (exact) or float32 copies for the library, by dtype */
 static void *as_dtype(const double *x, size_t n, int f32) {
