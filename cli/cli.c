@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cli.h"
 #include "alloc.h"
 #include "chol.h"
@@ -246,6 +247,9 @@ double *cli_read_table(const char *what, const char *path, size_t cols, size_t *
   FILE *f = use_stdin ? stdin : fopen(path, "rb");
   int npy = cli_is_npy_path(path);
   if (!f) cli_die(EXIT_RUNTIME, "%s %s: %s%s", what, name, npy ? "" : "cannot open: ", strerror(errno));
+  struct stat sb;
+  if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode))
+    cli_die(EXIT_RUNTIME, "%s %s: is a directory, not a file", what, name);
   int c = getc(f);
   if (c != EOF) ungetc(c, f);
   if (npy || c == 0x93) {
@@ -276,6 +280,12 @@ double *cli_read_table(const char *what, const char *path, size_t cols, size_t *
 int cli_is_npy_path(const char *path) {
   size_t n = path ? strlen(path) : 0;
   return n >= 4 && strcmp(path + n - 4, ".npy") == 0;
+}
+
+void cli_check_npy_table(int npy_table, const char *out) {
+  if (npy_table && !cli_is_npy_path(out))
+    cli_usage("--npy-table", "goes with --out FILE.npy, got %s%s%s (a text output always holds the x columns)",
+              out ? "--out " : "no --out", out ? out : "", "");
 }
 
 void cli_output_open(cli_output *o, const char *path) {
@@ -580,6 +590,19 @@ void cli_require_finite(const char *what, size_t rows, size_t cols, const double
     if (!isfinite(v[i]))
       cli_die(EXIT_RUNTIME, "%s: row %zu, column %zu is %s (the computation overflowed; nothing written)",
               what, i / cols + 1, i % cols + 1, isnan(v[i]) ? "NaN" : "infinite");
+}
+
+void cli_budget(const char *opt, double a, double b, const char *what) {
+  if (!(a * b <= CLI_MAX_VALUES))
+    cli_usage(opt, "%.3g %s = %.3g values, above the budget of %.3g values (docs/robustness.md)", a, what,
+              a * b, CLI_MAX_VALUES);
+}
+
+void *cli_array_for(const char *opt, const char *what, size_t a, size_t b, size_t size) {
+  size_t n;
+  void *p = gfi_size_prod(&n, a, b, size, 1) ? NULL : malloc(n ? n : 1);
+  if (!p) cli_die(EXIT_RUNTIME, "%s: out of memory for %zu x %zu values (%s); lower %s", opt, a, b, what, opt);
+  return p;
 }
 
 void *cli_array(size_t a, size_t b, size_t size) {

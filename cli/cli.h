@@ -165,6 +165,9 @@ void cli_check_size(int status, const char *what, const char *size, const char *
 #define CLI_MAX_VALUES 8589934592.0
 /* 1 when a x b values (a product of counts) are within CLI_MAX_VALUES. */
 #define CLI_WITHIN_BUDGET(a, b) ((double)(a) * (double)(b) <= CLI_MAX_VALUES)
+/* A x B values (WHAT: "points x dimensions") beyond CLI_MAX_VALUES: a usage
+ * error naming OPT, before anything is allocated. */
+void cli_budget(const char *opt, double a, double b, const char *what);
 
 /* Monte Carlo on the CPU: at most this many points drawn and summed in all
  * (N x replications); beyond, hours of computing. */
@@ -227,6 +230,9 @@ void cli_check_out_name(const char *opt, const char *path);
    .help = "with --out FILE.npy: the whole table, shape (M, D + k) with the x columns,\n"     \
            "instead of the values alone, shape (M,) (or (M, k) for k value columns)"}
 int cli_is_npy_path(const char *path);
+/* --npy-table without --out FILE.npy: a usage error (the flag would be
+ * ignored). */
+void cli_check_npy_table(int npy_table, const char *out);
 void cli_output_open(cli_output *o, const char *path);
 /* M rows of x1..xD (x: M x D) then k values (v: M x k). Text: all columns.
  * .npy: the values only, shape (M,) for k = 1 and (M, k) otherwise, or with
@@ -253,6 +259,9 @@ void cli_require_finite(const char *what, size_t rows, size_t cols, const double
  * runtime error "out of memory for a x b values". Never NULL; a zero size
  * gets one byte. */
 void *cli_array(size_t a, size_t b, size_t size);
+/* The same, the failure naming the option that set the size: "OPT: out of
+ * memory for a x b values (WHAT); lower OPT". */
+void *cli_array_for(const char *opt, const char *what, size_t a, size_t b, size_t size);
 
 /* Flush and close an output stream (stdout included), checking every
  * write: a failed one (a full disk) is a runtime error (exit 1) naming

@@ -118,9 +118,14 @@ static int attention_batched(const batch_args *a) {
   size_t wv[4] = {B, H, Lk, 0};
   double *V = read4("--v", a->vpath, wv, "(B, H, Lk, Dv)", vd);
   const size_t Dv = vd[3];
-  if (!B || !H || !Lq || !D || !Lk || !Dv)
-    cli_die(EXIT_RUNTIME, "--q/--k/--v: an axis of length 0 (B = %zu, H = %zu, Lq = %zu, Lk = %zu, D = %zu, Dv = %zu)",
-            B, H, Lq, Lk, D, Dv);
+  /* an axis of length 0, named by the file it comes from */
+  if (!B || !H || !Lq || !D || !Lk || !Dv) {
+    const char *opt = !B || !H || !Lq || !D ? "--q" : !Lk ? "--k" : "--v";
+    const char *path = !B || !H || !Lq || !D ? a->qpath : !Lk ? a->kpath : a->vpath;
+    const char *axis = !B ? "B" : !H ? "H" : !Lq ? "Lq" : !D ? "D" : !Lk ? "Lk" : "Dv";
+    cli_die(EXIT_RUNTIME, "%s %s: the axis %s has length 0 (B = %zu, H = %zu, Lq = %zu, Lk = %zu, D = %zu, Dv = %zu)",
+            opt, path, axis, B, H, Lq, Lk, D, Dv);
+  }
   const size_t nq = B * H * Lq * D, nk = B * H * Lk * D, nv = B * H * Lk * Dv, nh = B * H * Lq * Dv;
   gfi_attn_batch_spec sp;
   gfi_attn_batch_default_spec(&sp);

@@ -382,9 +382,25 @@ def check(status, what, params=None, arrays=None):
                 param = n
                 detail = ": %s%s = %r" % (n, list(idx), float(a[idx]))
                 break
+    msg = strerror(status)
+    if status == errors.GFI_ENONFINITE and arrays and param is None:
+        # every input is finite: the computation itself overflowed
+        names = [n for n, a in arrays.items() if a is not None]
+        msg = "a value overflowed a double although every input is finite"
+        detail = " (rescale %s or change the options)" % ", ".join(names)
+        param = params.get(status) if params and status in params else (names[0] if names else None)
+    if status == errors.GFI_EEMPTY and arrays:
+        arrs = [(n, a) for n, a in arrays.items() if a is not None and getattr(a, "ndim", 0) >= 1]
+        # the array with an axis of length 0, else the first (too few rows)
+        hit = [(n, a) for n, a in arrs if 0 in a.shape] or arrs[:1]
+        if hit:
+            n, a = hit[0]
+            param = n
+            detail = (" (%s has shape %s)" % (n, tuple(a.shape)) if 0 in a.shape
+                      else " (%s has %d row%s)" % (n, a.shape[0], "" if a.shape[0] == 1 else "s"))
     if param is None and params:
         param = params.get(status)
-    raise errors.from_status(status, "%s: %s%s" % (what, strerror(status), detail), param)
+    raise errors.from_status(status, "%s: %s%s" % (what, msg, detail), param)
 
 
 def fast_info_dict(info):

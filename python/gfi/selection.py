@@ -38,8 +38,17 @@ def _select_opts(method, tol, threads, R_range, nscan, per_axis, denom_tol):
     lib.gfi_select_default_opts(ref(so))
     make_opts(threads, method, tol, struct=so.base)
     if R_range is not None:
-        lo, hi = R_range
-        so.R_lo, so.R_hi = float(lo), float(hi)
+        # the library reads 0 as "the default end": a given end must be a
+        # positive finite radius, never replaced silently
+        try:
+            lo, hi = (float(v) for v in R_range)
+        except (TypeError, ValueError):
+            raise errors.RadiusError(errors.GFI_ERADIUS, "R_range must be a pair (lo, hi) of radii, got %r"
+                                     % (R_range,), "R_range") from None
+        if not (0 < lo < hi < np.inf):
+            raise errors.RadiusError(errors.GFI_ERADIUS, "R_range must satisfy 0 < lo < hi < inf, got (%r, %r)"
+                                     % (lo, hi), "R_range")
+        so.R_lo, so.R_hi = lo, hi
     if nscan is not None:
         so.nscan = int(nscan)
     so.per_axis = 1 if per_axis else 0
