@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Failures on one MPI rank end the whole job, with the message and status of
 # the serial run: a bad value in each rank's slab of the data (density and
-# regress), a data file one rank cannot open, and an argument only one rank
-# was given (mise --mc, sweep; the MPMD form 'mpirun -np 1 A : -np 1 B').
+# regress) and an output rank 0 cannot write; and ranks started with
+# different arguments (the MPMD form 'mpirun -np 1 A : -np 1 B' with a
+# missing file or an extra option on one rank: density, regress, mise --mc,
+# sweep), refused at start naming the rank and the argument.
 # Every case must end long before its 30 s guard (it ends in about a second;
 # the guard only keeps a hang from stalling the suite).
 # Second argument: mpirun ('' = gfi has no MPI or no mpirun: skipped).
