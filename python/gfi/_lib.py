@@ -383,12 +383,17 @@ def check(status, what, params=None, arrays=None):
                 detail = ": %s%s = %r" % (n, list(idx), float(a[idx]))
                 break
     msg = strerror(status)
-    if status == errors.GFI_ENONFINITE and arrays and param is None:
+    if status in (errors.GFI_ENONFINITE, errors.GFI_EDENOM) and arrays and param is None \
+            and not (params and status in params):
         # every input is finite: the computation itself overflowed
         names = [n for n, a in arrays.items() if a is not None]
-        msg = "a value overflowed a double although every input is finite"
-        detail = " (rescale %s or change the options)" % ", ".join(names)
-        param = params.get(status) if params and status in params else (names[0] if names else None)
+        if status == errors.GFI_ENONFINITE:
+            msg = "a value overflowed a double although every input is finite"
+            detail = " (rescale %s or change the options)" % ", ".join(names)
+        else:
+            detail = " (every input is finite: a value overflowed; rescale %s or change the options)" % (
+                ", ".join(names))
+        param = names[0] if names else None
     if status == errors.GFI_EEMPTY and arrays:
         arrs = [(n, a) for n, a in arrays.items() if a is not None and getattr(a, "ndim", 0) >= 1]
         # the array with an axis of length 0, else the first (too few rows)

@@ -111,7 +111,7 @@ def lscv(data, R, phi=4, method="auto", tol=0.0, threads=None):
     o = make_opts(threads, method, tol)
     v, b = ctypes.c_double(), ctypes.c_double()
     st = lib.gfi_lscv(ref(k), N, D, addr(x), addr(Rv), ref(o), ref(v), ref(b), None)
-    check(st, "LSCV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R"}, {"data": x, "R": Rv})
+    check(st, "LSCV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R", errors.GFI_ERANGE: "R"}, {"data": x, "R": Rv})
     return v.value, b.value
 
 
@@ -129,7 +129,7 @@ def loocv(x, y, R, phi=4, denom_tol=0.0, method="auto", tol=0.0, threads=None):
     v, b, nf = ctypes.c_double(), ctypes.c_double(), ctypes.c_size_t()
     st = lib.gfi_loocv(ref(k), N, D, V, addr(X), addr(Y), addr(Rv), ref(o), float(denom_tol), ref(v), ref(nf),
                        ref(b), None)
-    check(st, "leave-one-out CV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R", errors.GFI_EDENOM: "R"},
+    check(st, "leave-one-out CV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R", errors.GFI_EDENOM: "R", errors.GFI_ERANGE: "R"},
           {"x": X, "y": Y, "R": Rv})
     return v.value, int(nf.value), b.value
 
