@@ -26,6 +26,8 @@ hypothesis = pytest.importorskip("hypothesis", reason="the property battery need
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+# the numpy references overflow on purpose with the huge values
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 HANG_SECONDS = 300
 EPS = np.finfo(float).eps
 COUNTS = collections.Counter()
