@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cli.h"
 #include "alloc.h"
 #include "chol.h"
@@ -246,6 +247,9 @@ double *cli_read_table(const char *what, const char *path, size_t cols, size_t *
   FILE *f = use_stdin ? stdin : fopen(path, "rb");
   int npy = cli_is_npy_path(path);
   if (!f) cli_die(EXIT_RUNTIME, "%s %s: %s%s", what, name, npy ? "" : "cannot open: ", strerror(errno));
+  struct stat sb;
+  if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode))
+    cli_die(EXIT_RUNTIME, "%s %s: is a directory, not a file", what, name);
   int c = getc(f);
   if (c != EOF) ungetc(c, f);
   if (npy || c == 0x93) {
@@ -278,14 +282,23 @@ int cli_is_npy_path(const char *path) {
   return n >= 4 && strcmp(path + n - 4, ".npy") == 0;
 }
 
+void cli_check_npy_table(int npy_table, const char *out) {
+  if (npy_table && !cli_is_npy_path(out))
+    cli_usage("--npy-table", "goes with --out FILE.npy, got %s%s%s (a text output always holds the x columns)",
+              out ? "--out " : "no --out", out ? out : "", "");
+}
+
 void cli_output_open(cli_output *o, const char *path) {
   o->path = path && strcmp(path, "-") != 0 ? path : NULL;
   o->npy = cli_is_npy_path(o->path);
   o->f = stdout;
+  o->tmp = NULL;
+  if (path && !path[0]) cli_check_out_name("--out", path);
   if (o->path && !o->npy) {
-    o->f = fopen(o->path, "w");
-    if (!o->f) cli_die(EXIT_RUNTIME, "cannot write %s: %s", o->path, strerror(errno));
+    o->f = cli_atomic_fopen("--out", o->path, &o->tmp);
     o->f = cli_guard_file(o->f, o->path);
+  } else if (o->path) {
+    o->tmp = cli_atomic_begin("--out", o->path);
   }
 }
 
@@ -311,13 +324,13 @@ void cli_output_rows(cli_output *o, size_t M, size_t D, const double *x, size_t 
   gfi_errinfo err;
   int st;
   if (!points && k) {
-    st = gfi_npy_write(o->path, M, k, k == 1 ? 1 : 2, v, &err);
+    st = gfi_npy_write(o->tmp, M, k, k == 1 ? 1 : 2, v, &err);
   } else {
     size_t c = D + k;
     double *t = cli_array(M, c, sizeof *t);
     for (size_t i = 0; i < M; i++)
       for (size_t j = 0; j < c; j++) t[i * c + j] = j < D ? x[i * D + j] : v[i * k + j - D];
-    st = gfi_npy_write(o->path, M, c, 2, t, &err);
+    st = gfi_npy_write(o->tmp, M, c, 2, t, &err);
     free(t);
   }
   if (st) cli_die(EXIT_RUNTIME, "--out %s: %s", o->path, err.msg[0] ? err.msg : gfi_strerror(st));
@@ -336,6 +349,8 @@ void cli_output_meta(cli_output *o, size_t M, size_t D, size_t k, int points) {
 
 void cli_output_close(cli_output *o) {
   if (o->f != stdout) cli_finish_output(o->f, o->path);
+  if (o->tmp) cli_atomic_commit("--out", o->tmp);
+  o->tmp = NULL;
   cli_finish_output(stdout, "standard output");
 }
 
@@ -358,7 +373,12 @@ static size_t opt_index(const char *name) {
 static void convert(const cli_opt *o, const char *opt, const char *arg) {
   switch (o->kind) {
     case CLI_FLAG: if (o->dst) *(int *)o->dst = 1; break;
-    case CLI_STR: if (o->dst) *(const char **)o->dst = arg; break;
+    case CLI_STR:
+      /* a file, folder or prefix given as '' (an unset shell variable) */
+      if (!arg[0] && o->arg && (strstr(o->arg, "FILE") || strstr(o->arg, "DIR") || strstr(o->arg, "PREFIX")))
+        cli_usage(opt, "the %s name is empty", strstr(o->arg, "DIR") ? "folder" : "file");
+      if (o->dst) *(const char **)o->dst = arg;
+      break;
     case CLI_SIZE: {
       size_t v = cli_size(opt, arg, o->min);
       double max = o->max > 0 ? o->max : CLI_COUNT_MAX;
@@ -572,6 +592,19 @@ void cli_require_finite(const char *what, size_t rows, size_t cols, const double
               what, i / cols + 1, i % cols + 1, isnan(v[i]) ? "NaN" : "infinite");
 }
 
+void cli_budget(const char *opt, double a, double b, const char *what) {
+  if (!(a * b <= CLI_MAX_VALUES))
+    cli_usage(opt, "%.3g %s = %.3g values, above the budget of %.3g values (docs/robustness.md)", a, what,
+              a * b, CLI_MAX_VALUES);
+}
+
+void *cli_array_for(const char *opt, const char *what, size_t a, size_t b, size_t size) {
+  size_t n;
+  void *p = gfi_size_prod(&n, a, b, size, 1) ? NULL : malloc(n ? n : 1);
+  if (!p) cli_die(EXIT_RUNTIME, "%s: out of memory for %zu x %zu values (%s); lower %s", opt, a, b, what, opt);
+  return p;
+}
+
 void *cli_array(size_t a, size_t b, size_t size) {
   size_t n;
   void *p = gfi_size_prod(&n, a, b, size, 1) ? NULL : malloc(n ? n : 1);
@@ -604,6 +637,7 @@ void cli_finish_output(FILE *f, const char *what) {
     bad = 1;
     err = errno;
   }
+  if (bad && !err) err = cli_guard_errno();
   if (bad && err) cli_die(EXIT_RUNTIME, "writing %s: %s", what, strerror(err));
   if (bad) cli_die(EXIT_RUNTIME, "writing %s: a write failed", what);
 }

@@ -165,6 +165,9 @@ void cli_check_size(int status, const char *what, const char *size, const char *
 #define CLI_MAX_VALUES 8589934592.0
 /* 1 when a x b values (a product of counts) are within CLI_MAX_VALUES. */
 #define CLI_WITHIN_BUDGET(a, b) ((double)(a) * (double)(b) <= CLI_MAX_VALUES)
+/* A x B values (WHAT: "points x dimensions") beyond CLI_MAX_VALUES: a usage
+ * error naming OPT, before anything is allocated. */
+void cli_budget(const char *opt, double a, double b, const char *what);
 
 /* Monte Carlo on the CPU: at most this many points drawn and summed in all
  * (N x replications); beyond, hours of computing. */
@@ -181,7 +184,23 @@ typedef struct {
   const char *path; /* NULL = standard output */
   int npy;          /* 1: .npy */
   FILE *f;          /* text output and metadata */
+  const char *tmp;  /* where the file is written until it is complete (cli_atomic_begin) */
 } cli_output;
+
+/* Output files are never left half-written. cli_atomic_begin creates an
+ * empty temporary in DEST's folder (".NAME.gfi-XXXXXX", with the permissions
+ * DEST would get) and returns its name: write the whole output there, close
+ * it with its errors checked, then cli_atomic_commit syncs it and renames it
+ * over DEST. Until then DEST is untouched; if the command stops (any exit,
+ * or SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ) the temporary is removed.
+ * An empty DEST is a usage error naming OPT; a DEST that exists and is not a
+ * regular file (/dev/null, a FIFO) is written directly and returned as is.
+ * cli_atomic_fopen does the same and opens the temporary for writing. */
+const char *cli_atomic_begin(const char *opt, const char *dest);
+FILE *cli_atomic_fopen(const char *opt, const char *dest, const char **tmp);
+void cli_atomic_commit(const char *opt, const char *tmp);
+/* An output file name given as '' is a usage error naming OPT. */
+void cli_check_out_name(const char *opt, const char *path);
 /* Table entries several commands share (dst is the variable, not its address). */
 #define CLI_OPT_DIM(v) {"dim", CLI_SIZE, &(v), .def = "1", .arg = "D", .min = 1, .help = "dimension"}
 #define CLI_OPT_SEED(v) {"seed", CLI_U64, &(v), .def = "1", .arg = "S", .help = "random seed"}
@@ -211,6 +230,9 @@ typedef struct {
    .help = "with --out FILE.npy: the whole table, shape (M, D + k) with the x columns,\n"     \
            "instead of the values alone, shape (M,) (or (M, k) for k value columns)"}
 int cli_is_npy_path(const char *path);
+/* --npy-table without --out FILE.npy: a usage error (the flag would be
+ * ignored). */
+void cli_check_npy_table(int npy_table, const char *out);
 void cli_output_open(cli_output *o, const char *path);
 /* M rows of x1..xD (x: M x D) then k values (v: M x k). Text: all columns.
  * .npy: the values only, shape (M,) for k = 1 and (M, k) otherwise, or with
@@ -237,6 +259,9 @@ void cli_require_finite(const char *what, size_t rows, size_t cols, const double
  * runtime error "out of memory for a x b values". Never NULL; a zero size
  * gets one byte. */
 void *cli_array(size_t a, size_t b, size_t size);
+/* The same, the failure naming the option that set the size: "OPT: out of
+ * memory for a x b values (WHAT); lower OPT". */
+void *cli_array_for(const char *opt, const char *what, size_t a, size_t b, size_t size);
 
 /* Flush and close an output stream (stdout included), checking every
  * write: a failed one (a full disk) is a runtime error (exit 1) naming

@@ -68,12 +68,21 @@ static int check_line(guard *g, const char *s, size_t n) {
   return 0;
 }
 
+static int g_errno; /* the first failed write's errno */
+int cli_guard_errno(void) { return g_errno; }
+
 static int put(guard *g, const char *s, size_t n) {
-  if (g->real) return fwrite(s, 1, n, g->real) == n ? 0 : -1;
+  if (g->real) {
+    errno = 0;
+    if (fwrite(s, 1, n, g->real) == n) return 0;
+    if (!g_errno) g_errno = errno ? errno : EIO;
+    return -1;
+  }
   while (n) {
     ssize_t k = write(g->fd, s, n);
     if (k < 0) {
       if (errno == EINTR) continue;
+      if (!g_errno) g_errno = errno;
       return -1;
     }
     s += k;

@@ -18,6 +18,8 @@ void cli_guard_stdout(void);
 /* A guarded stream writing to `real` (an opened file, closed with it);
  * `what` names it in messages and must outlive it. */
 FILE *cli_guard_file(FILE *real, const char *what);
+/* The errno of the first write that failed through a guard (0: none). */
+int cli_guard_errno(void);
 /* What the rows may not hold: 0 (the default) NaN and infinities; 1
  * infinities (commands whose tables mark flagged rows or "not available" by
  * nan in documented columns); 2 nothing (prose: --help; documented inf). */

@@ -309,7 +309,97 @@ int cli_mpi_barrier(void) {
   return st ? st : wait_req(&r);
 }
 
+/* The arguments that must agree: all but argv[0] (the program's path may
+ * differ between hosts), --threads N and --progress (they change no
+ * number), each followed by a NUL. */
+static char *canonical_args(int argc, char **argv, size_t *len) {
+  size_t n = 1;
+  for (int i = 1; i < argc; i++) n += strlen(argv[i]) + 1;
+  char *c = malloc(n), *p = c;
+  if (!c) return NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--progress") || !strncmp(a, "--threads=", 10)) continue;
+    if (!strcmp(a, "--threads")) {
+      i++;
+      continue;
+    }
+    size_t k = strlen(a) + 1;
+    memcpy(p, a, k);
+    p += k;
+  }
+  *p++ = '\0'; /* an empty argument list is one NUL */
+  *len = (size_t)(p - c);
+  return c;
+}
+
+/* The first argument where a (rank `ra`'s) and b (rank 0's) differ, with
+ * the option before it when it is an option's value, into out. */
+static void first_difference(const char *a, size_t na, int ra, const char *b, size_t nb, char *out, size_t n) {
+  size_t i = 0, j = 0, k = 1;
+  const char *prev = NULL;
+  while (i < na - 1 && j < nb - 1 && !strcmp(a + i, b + j)) {
+    prev = a + i;
+    i += strlen(a + i) + 1;
+    j += strlen(b + j) + 1;
+    k++;
+  }
+  const char *opt = prev && prev[0] == '-' && prev[1] == '-' ? prev : "";
+  char x[256], y[256];
+  if (i < na - 1) snprintf(x, sizeof x, "'%s%s%.200s'", opt, *opt ? " " : "", a + i);
+  else snprintf(x, sizeof x, "nothing");
+  if (j < nb - 1) snprintf(y, sizeof y, "'%s%s%.200s'", opt, *opt ? " " : "", b + j);
+  else snprintf(y, sizeof y, "nothing");
+  snprintf(out, n, "argument %zu: %s on rank %d, %s on rank 0", k, x, ra, y);
+}
+
+enum { TAG_ARGS = 995 };
+
+void cli_mpi_agree(int argc, char **argv) {
+  if (!g_on || g_size == 1) return;
+  size_t len = 0;
+  char *mine = canonical_args(argc, argv, &len);
+  unsigned long long L = len;
+  if (!mine || cli_mpi_bcast(&L, sizeof L, 0)) goto broken;
+  char *zero = g_rank == 0 ? mine : malloc((size_t)L);
+  if (!zero || cli_mpi_bcast(zero, (size_t)L, 0)) goto broken;
+  int differs = (size_t)L != len || memcmp(zero, mine, len) != 0;
+  int first = differs ? g_rank : g_size;
+  MPI_Request r;
+  if (MPI_Iallreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &r) || wait_req(&r)) goto broken;
+  if (first < g_size) {
+    /* rank `first` sends its arguments to rank 0, which says what differs */
+    char msg[700];
+    if (g_rank == first) {
+      unsigned long long n = len;
+      if (cli_mpi_send(0, TAG_ARGS, &n, sizeof n) || cli_mpi_send(0, TAG_ARGS, mine, len)) goto broken;
+    } else if (g_rank == 0) {
+      unsigned long long n = 0;
+      if (cli_mpi_recv(first, TAG_ARGS, &n, sizeof n)) goto broken;
+      char *theirs = malloc(n ? (size_t)n : 1);
+      if (!theirs || cli_mpi_recv(first, TAG_ARGS, theirs, (size_t)n)) goto broken;
+      first_difference(theirs, (size_t)n, first, mine, len, msg, sizeof msg);
+      fprintf(stderr, "gfi: MPI: rank %d of %d was started with other arguments than rank 0 (%s): every rank must "
+              "run the same command with the same options (only --threads and --progress may differ; an MPMD "
+              "launch 'A : B' must repeat them)\n", first, g_size, msg);
+      free(theirs);
+    }
+    cli_mpi_exit(2, 1);
+  }
+  if (g_rank != 0) free(zero);
+  free(mine);
+  return;
+broken:
+  fprintf(stderr, "gfi: MPI: rank %d of %d: cannot compare the ranks' arguments\n", g_rank, g_size);
+  cli_mpi_exit(1, 0);
+}
+
 #else /* no MPI: one process; the communication calls are never reached */
+
+void cli_mpi_agree(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+}
 
 void cli_mpi_start(int *argc, char ***argv) {
   (void)argc;

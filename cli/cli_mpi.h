@@ -18,6 +18,13 @@
 
 /* Start MPI when launched under it (from main, before anything else). */
 void cli_mpi_start(int *argc, char ***argv);
+/* Under MPI with several ranks: every rank must have been started with the
+ * same arguments (all but the program's path, --threads and --progress):
+ * an MPMD launch 'mpirun -np 1 gfi A : -np 1 gfi B' with different options
+ * would mix rows of two jobs. Compared at start (rank 0's arguments are
+ * broadcast); on a difference rank 0 names the first rank and argument that
+ * differ and every rank exits with status 2. */
+void cli_mpi_agree(int argc, char **argv);
 /* MPI_Finalize when MPI was started (main's normal return). */
 void cli_mpi_end(void);
 /* 1 when gfi was built with MPI. */

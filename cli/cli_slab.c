@@ -158,6 +158,7 @@ void cli_slabs_load(const char *path, size_t D, cli_slabs *s) {
   if (!f) cli_die(EXIT_RUNTIME, "data file %s: %s", path, strerror(errno));
   struct stat sb;
   if (fstat(fileno(f), &sb)) cli_die(EXIT_RUNTIME, "data file %s: %s", path, strerror(errno));
+  if (S_ISDIR(sb.st_mode)) cli_die(EXIT_RUNTIME, "data file %s: is a directory, not a file", path);
   s->npy = gfi_npy_sniff(path) == 1;
   if (s->npy) load_npy(f, path, sb.st_size, D, s);
   else load_text(f, path, sb.st_size, D, s);

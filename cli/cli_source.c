@@ -53,6 +53,7 @@ void cli_source_load(const cli_source *s, size_t *D, size_t *N, double **x, size
   }
   if (!*D) *D = 1;
   *N = s->n;
+  cli_budget("--n", (double)*N, (double)(*D + !!s->regress), s->regress ? "points x (D + 1) columns" : "points x D");
   gfi_model *m = cli_model(s->model, *D);
   gfi_regfun *f = NULL;
   gfi_noise nz;
@@ -62,8 +63,8 @@ void cli_source_load(const cli_source *s, size_t *D, size_t *N, double **x, size
     if (st) cli_usage("--truth", "%s", err.msg[0] ? err.msg : gfi_strerror(st));
     if (gfi_noise_parse(&nz, s->noise, &err)) cli_usage("--noise", "%s", err.msg);
   }
-  *x = cli_array(*N, *D, sizeof **x);
-  if (s->regress) *y = cli_array(*N, 1, sizeof **y);
+  *x = cli_array_for("--n", "points x D", *N, *D, sizeof **x);
+  if (s->regress) *y = cli_array_for("--n", "responses", *N, 1, sizeof **y);
   gsl_rng *r = gfi_rng_stream(s->seed, 0);
   if (!r) cli_die(EXIT_RUNTIME, "out of memory for a random-number stream");
   if (s->regress) {
@@ -134,7 +135,7 @@ static double *grid_points(cli_source *s, size_t D, size_t *M, char *desc, size_
   }
   if (used < dn) snprintf(desc + used, dn - used, " (%zu points, the last axis fastest)", total);
   /* the points as the library's grid evaluations place them */
-  double *x = cli_array(total, D, sizeof *x);
+  double *x = cli_array_for("--grid", "points x D", total, D, sizeof *x);
   for (size_t g = 0; g < total; g++) {
     size_t r = g;
     for (size_t j = D; j-- > 0;) {
@@ -175,10 +176,21 @@ void cli_method(const char *method, gfi_opts *o) {
     cli_usage("--method", "unknown method '%s' (expected direct, fast or auto)", method);
 }
 
+void cli_check_method_dim(const gfi_opts *o, size_t D) {
+  if (o->method == GFI_METHOD_FAST && D > 3)
+    cli_usage("--method", "fast needs D <= 3 (the band-limited route's NUFFT grids have at most 3 axes), the data "
+              "have D = %zu; use --method direct or auto", D);
+}
+
 void cli_check_route(int status, const gfi_opts *o, const char *what) {
   if (status == GFI_ERANGE && o->method == GFI_METHOD_FAST)
     cli_die(EXIT_RUNTIME, "%s: --method fast: %s (too many frequency nodes for the kernel's width against the "
             "span of data and queries; --method auto falls back to the direct sum)", what, gfi_strerror(status));
+  if (status == GFI_EUNSUPPORTED && o->method == GFI_METHOD_FAST)
+    cli_usage("--method", "fast is not available here (%s: it needs D <= 3 and a band-limited kernel); use "
+              "--method direct or auto", what);
+  if (status == GFI_ENOMEM)
+    cli_die(EXIT_RUNTIME, "%s: out of memory; use fewer query points (--at, --grid) or data points", what);
   cli_check(status, what);
 }
 

@@ -64,6 +64,8 @@ void cli_source_free(cli_source *s);
 void cli_method(const char *method, gfi_opts *o);
 /* cli_check, with GFI_ERANGE under --method fast said as such. */
 void cli_check_route(int status, const gfi_opts *o, const char *what);
+/* --method fast with D > 3: a usage error naming --method, D and the limit. */
+void cli_check_method_dim(const gfi_opts *o, size_t D);
 /* "# method:" line: the route that ran (info; NULL = the GPU engine's
  * direct sums), why, its frequency nodes and NUFFT grids, and its error
  * bound. */

@@ -23,12 +23,14 @@ static void write_grad(const char *prefix, const char *name, int npy, size_t row
   if (npy) {
     gfi_errinfo err;
     gfi_errinfo_clear(&err);
-    int st = gfi_npy_write(path, rows, cols, 2, x, &err);
+    const char *tmp = cli_atomic_begin("--grad", path);
+    int st = gfi_npy_write(tmp, rows, cols, 2, x, &err);
     if (st) cli_die(EXIT_RUNTIME, "--grad %s: %s", path, err.msg[0] ? err.msg : gfi_strerror(st));
+    cli_atomic_commit("--grad", tmp);
     return;
   }
-  FILE *f = fopen(path, "w");
-  if (!f) cli_die(EXIT_RUNTIME, "--grad: cannot write %s: %s", path, strerror(errno));
+  const char *tmp;
+  FILE *f = cli_atomic_fopen("--grad", path, &tmp);
   cli_header(f);
   cli_meta(f, "table", "%s: %zu rows x %zu columns (heads side by side)", what, rows, cols);
   for (size_t i = 0; i < rows; i++) {
@@ -39,6 +41,7 @@ static void write_grad(const char *prefix, const char *name, int npy, size_t row
     fputc('\n', f);
   }
   cli_finish_output(f, path);
+  cli_atomic_commit("--grad", tmp);
 }
 
 /* ---- the batched layout: 4-D .npy arrays (B, H, L, D) ---- */
@@ -77,8 +80,10 @@ static unsigned char *to_bytes(const double *x, size_t n) {
 }
 static void write_nd(const char *opt, const char *path, int nd, const size_t *dims, const double *x, int f32) {
   gfi_errinfo err;
-  int st = gfi_npy_write_nd(path, nd, dims, x, f32, &err);
+  const char *tmp = cli_atomic_begin(opt, path);
+  int st = gfi_npy_write_nd(tmp, nd, dims, x, f32, &err);
   if (st) cli_die(EXIT_RUNTIME, "%s %s: %s", opt, path, err.msg[0] ? err.msg : gfi_strerror(st));
+  cli_atomic_commit(opt, tmp);
 }
 /* float64 (exact) or float32 copies for the library, by dtype */
 static void *as_dtype(const double *x, size_t n, int f32) {
@@ -113,9 +118,14 @@ static int attention_batched(const batch_args *a) {
   size_t wv[4] = {B, H, Lk, 0};
   double *V = read4("--v", a->vpath, wv, "(B, H, Lk, Dv)", vd);
   const size_t Dv = vd[3];
-  if (!B || !H || !Lq || !D || !Lk || !Dv)
-    cli_die(EXIT_RUNTIME, "--q/--k/--v: an axis of length 0 (B = %zu, H = %zu, Lq = %zu, Lk = %zu, D = %zu, Dv = %zu)",
-            B, H, Lq, Lk, D, Dv);
+  /* an axis of length 0, named by the file it comes from */
+  if (!B || !H || !Lq || !D || !Lk || !Dv) {
+    const char *opt = !B || !H || !Lq || !D ? "--q" : !Lk ? "--k" : "--v";
+    const char *path = !B || !H || !Lq || !D ? a->qpath : !Lk ? a->kpath : a->vpath;
+    const char *axis = !B ? "B" : !H ? "H" : !Lq ? "Lq" : !D ? "D" : !Lk ? "Lk" : "Dv";
+    cli_die(EXIT_RUNTIME, "%s %s: the axis %s has length 0 (B = %zu, H = %zu, Lq = %zu, Lk = %zu, D = %zu, Dv = %zu)",
+            opt, path, axis, B, H, Lq, Lk, D, Dv);
+  }
   const size_t nq = B * H * Lq * D, nk = B * H * Lk * D, nv = B * H * Lk * Dv, nh = B * H * Lq * Dv;
   gfi_attn_batch_spec sp;
   gfi_attn_batch_default_spec(&sp);

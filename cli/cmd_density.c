@@ -61,6 +61,7 @@ int cmd_density(int argc, char **argv) {
     "at every point of the query file; prints columns x1 .. xD density.\n",
     opts, NULL};
   if (cli_parse(&spec, argc, argv)) return 0;
+  cli_check_npy_table(npy_table, out);
   src.grid = cli_given("grid") > 0;
   cli_source_check(&src);
   int gauss = cli_kernel_choice(kname, Rs, bw);
@@ -110,6 +111,7 @@ int cmd_density(int argc, char **argv) {
     if (!(s > 0)) cli_die(EXIT_RUNTIME, "weights file %s: weights must have a positive sum", wpath);
   }
 
+  cli_check_method_dim(&o, D);
   /* radii or bandwidth (need D) */
   double *R = NULL, *H = NULL;
   char bwnote[256] = "";
@@ -134,7 +136,7 @@ int cmd_density(int argc, char **argv) {
                                        gauss ? "--kernel gauss" : "--method fast (a CPU route)");
   gfi_density_plan *plan = NULL;
   gfi_fast_info info;
-  double *p = cli_array(M, 1, sizeof *p);
+  double *p = cli_array_for(src.grid ? "--grid" : "--at", "estimates", M, 1, sizeof *p);
   memset(&info, 0, sizeof info);
   size_t sl_nblk = 0;
   if (slab) {

@@ -247,13 +247,15 @@ int cmd_flt_error(int argc, char **argv) {
   L = gfi_flt_positions_L(pos);
   double cc;
   cli_check(gfi_rpe_c(R, P, &cc), "computing c");
+  cli_backend be = cli_backend_resolve(backend, 1, "flt-error");
+  if (be != CLI_BACKEND_CUDA) trials_work(pos, a.trials, rs[nr - 1], "--trials, --r or --L");
+  cli_budget("--trials", (double)a.trials, (double)nr * GFI_FLT_NMETRICS, "trials x r values x metrics");
   double *out = cli_array(a.trials, nr, GFI_FLT_NMETRICS * sizeof *out), *col = cli_array(a.trials, 1, sizeof *col);
   gfi_flt_opts o;
   gfi_flt_default_opts(&o);
   o.base.seed = a.seed;
   o.base.nthreads = a.nthreads;
   o.features = feat;
-  cli_backend be = cli_backend_resolve(backend, 1, "flt-error");
   gfi_progress prog;
   gfi_progress_start(&prog, (a.progress || isatty(2)) ? stderr : NULL, "flt-error trials", a.trials);
   o.progress = &prog;
@@ -354,6 +356,7 @@ int cmd_flt_complexity(int argc, char **argv) {
   }
   if (rs[nr - 1] != rmax) rs[nr++] = rmax;
   int printed = 0;
+  cli_budget("--trials", (double)a.trials, (double)nr * GFI_FLT_NMETRICS, "trials x r values x metrics");
   double *out = cli_array(a.trials, nr, GFI_FLT_NMETRICS * sizeof *out), *err = cli_array(a.trials, nr, sizeof *err);
   for (size_t li = 0; li < nL; li++) {
     char posdesc[256];

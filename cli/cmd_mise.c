@@ -197,6 +197,13 @@ int cmd_mise(int argc, char **argv) {
   o.base.tol = tol;
   if (exact || o.ise != GFI_ISE_GRID) mise_cli_check_model(m, spec);
   double *R = cli_radii("--R", Rs, D);
+  /* the variance term grows like prod_j R_j / N: beyond 1e300 it (or the
+   * quadrature of the bias behind it) overflows a double */
+  double lgR = 0;
+  for (size_t j = 0; j < D; j++) lgR += log10(R[j]);
+  if (!(lgR <= 300))
+    cli_usage("--R", "the product of the radii, 10^%.1f, is above 1e300 (the MISE's variance term, about "
+              "prod_j R_j / N, overflows a double)", lgR);
   if (exact && backend && strcmp(backend, "cpu") && strcmp(backend, "auto"))
     cli_backend_resolve(backend, 0, "--exact"); /* an unknown name or cuda: usage error */
   int gpu_ok = 0;

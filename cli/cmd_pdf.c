@@ -23,6 +23,7 @@ int cmd_pdf(int argc, char **argv) {
     "columns x1 .. xD pdf.\n",
     opts, NULL};
   if (cli_parse(&cs, argc, argv)) return 0;
+  cli_check_npy_table(npy_table, out);
   if (!spec) cli_usage("--model", "required");
   if (!at) cli_usage("--at", "required");
   gfi_model *m = cli_model(spec, D);

@@ -96,6 +96,7 @@ int cmd_regress(int argc, char **argv) {
     "negative values), the row's responses are printed as nan and counted in '# flagged:'.\n"
     "Rows are flagged, not failed: the exit status stays 0.\n"};
   if (cli_parse(&spec, argc, argv)) return 0;
+  cli_check_npy_table(npy_table, outpath);
   src.grid = cli_given("grid") > 0;
   cli_source_check(&src);
   int gauss = cli_kernel_choice(kname, Rs, bw);
@@ -144,6 +145,7 @@ int cmd_regress(int argc, char **argv) {
     for (size_t i = 0; i < N * V; i++) y[i] /= ys;
   }
 
+  cli_check_method_dim(&o, D);
   double *R = NULL, *H = NULL;
   gfi_select_result sel;
   int selR = !gauss && cli_R_is_select(Rs);
@@ -165,8 +167,8 @@ int cmd_regress(int argc, char **argv) {
   cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST, why);
   gfi_nw_plan *plan = NULL;
   gfi_fast_info info;
-  double *out = cli_array(M, V, sizeof *out);
-  unsigned char *flags = cli_array(M, 1, 1);
+  double *out = cli_array_for(src.grid ? "--grid" : "--at", "estimates", M, V, sizeof *out);
+  unsigned char *flags = cli_array_for(src.grid ? "--grid" : "--at", "flags", M, 1, 1);
   size_t nflag = 0;
   int st = GFI_OK;
   size_t sl_nblk = 0;

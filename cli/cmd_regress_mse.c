@@ -74,6 +74,7 @@ int cmd_regress_mse(int argc, char **argv) {
     x = cli_read_table("point file", at, D, &M, &mc);
   } else {
     if (!M) M = 400;
+    cli_budget("--points", (double)M, (double)D, "points x D");
     x = cli_array(M, D, sizeof *x);
     cli_check(gfi_nw_design_points(design, seed, M, x), "design points");
   }

@@ -330,20 +330,29 @@ static int resume(const char *out, const grid *g, const char *keyline, unsigned 
     char *end;
     errno = 0;
     unsigned long long idx = strtoull(fld[0], &end, 10);
-    if (*end || fld[0][0] == '-' || errno || idx >= g->total)
-      cli_die(EXIT_RUNTIME, "%s:%zu:1: '%s' is not a point index of this sweep (0..%zu)", out, lineno, fld[0],
-              g->total - 1);
-    char pf[6][64];
-    static const char *pname[6] = {"model", "dim", "l", "n", "R", "reps"};
-    point_fields(g, (size_t)idx, pf);
-    for (int i = 0; i < 6; i++)
-      if (strcmp(fld[1 + i], pf[i]) != 0)
-        cli_die(EXIT_RUNTIME, "%s:%zu:%zu: point %llu's %s is '%s' in this sweep, the row says '%s': not a row "
-                "of this sweep", out, lineno, col[1 + i], idx, pname[i], pf[i], fld[1 + i]);
     double v[4];
     int bad, why = 0;
     char text[1024] = "";
-    if (done[idx]) {
+    /* a key field (the index, or a point field that does not match the
+     * index's point) was edited: the sweep key guarantees the grid, so the
+     * row is damaged, not another sweep's; it is dropped and the point (if
+     * any) computed again, as the help says */
+    char keymsg[512] = "";
+    if (*end || fld[0][0] == '-' || errno || idx >= g->total) {
+      snprintf(keymsg, sizeof keymsg, "%s:%zu:1: '%.40s' is not a point index of this sweep (0..%zu)", out, lineno,
+               fld[0], g->total - 1);
+    } else {
+      char pf[6][64];
+      static const char *pname[6] = {"model", "dim", "l", "n", "R", "reps"};
+      point_fields(g, (size_t)idx, pf);
+      for (int i = 0; i < 6 && !keymsg[0]; i++)
+        if (strcmp(fld[1 + i], pf[i]) != 0)
+          snprintf(keymsg, sizeof keymsg, "%s:%zu:%zu: point %llu's %s is '%s' in this sweep, the row says '%.40s'",
+                   out, lineno, col[1 + i], idx, pname[i], pf[i], fld[1 + i]);
+    }
+    if (keymsg[0]) {
+      why = 4;
+    } else if (done[idx]) {
       why = 1; /* a second row of one point (two writers once shared FILE): the copy goes */
     } else if (parse_values(fld, v, &bad)) {
       why = 2;
@@ -357,7 +366,10 @@ static int resume(const char *out, const grid *g, const char *keyline, unsigned 
     }
     if (why) {
       static const char *vname[4] = {"mise", "se", "bias2", "var"};
-      if (why == 1)
+      if (why == 4)
+        fprintf(stderr, "gfi sweep: %s (a key field was changed); the row is dropped and its point computed again\n",
+                keymsg);
+      else if (why == 1)
         fprintf(stderr, "gfi sweep: %s:%zu:1: point %llu's row appears again; the copy is dropped\n", out, lineno,
                 idx);
       else if (why == 2)
@@ -632,12 +644,14 @@ int cmd_sweep(int argc, char **argv) {
     "same command again after an interruption computes only the missing points; a\n"
     "partial last line left by a kill is dropped first, a row whose numbers are\n"
     "corrupted or do not match the row's checksum (the last column) is dropped (with\n"
-    "a message) and its point computed again, a second copy of a row is dropped, a\n"
-    "header cut before its column-name line is written again. FILE's '# sweep-key'\n"
-    "line guards against resuming a different grid (threads and --progress may\n"
-    "change). A lock on FILE itself (its device and inode, whatever path names it)\n"
-    "and FILE.lock keep a second sweep from writing FILE at the same time: it exits 1\n"
-    "naming the holder (the locks go with the process, so a killed sweep leaves none).\n"
+    "a message) and its point computed again, so is a row whose index or point\n"
+    "fields (model, dim, l, n, R, reps) were edited; a second copy of a row is\n"
+    "dropped, a header cut before its column-name line is written again. FILE's\n"
+    "'# sweep-key' line guards against resuming a different grid (threads and\n"
+    "--progress may change). A lock on FILE itself (its device and inode, whatever\n"
+    "path names it) and FILE.lock keep a second sweep from writing FILE at the same\n"
+    "time: it exits 1 naming the holder (the locks go with the process, so a killed\n"
+    "sweep leaves none).\n"
     "FILE must be a regular file. Monte-Carlo points are held to N x reps <= 1e11\n"
     "and reps <= 1e9 (docs/robustness.md).\n\n"
     "Under MPI ('mpirun -np P gfi sweep ...', or srun) rank 0 reads and writes FILE\n"

@@ -70,6 +70,7 @@ static int run(const command *c, int argc, char **argv) {
 
 int main(int argc, char **argv) {
   cli_mpi_start(&argc, &argv);
+  cli_mpi_agree(argc, argv);
   cli_guard_stdout();
   cli_argc = argc;
   cli_argv = argv;

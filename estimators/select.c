@@ -524,6 +524,14 @@ static gfi_method crit_route(gfi_method m, int loo, int l, size_t N, size_t D, s
   return ok && cf < crit_direct_cost(loo, N, D) ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
 }
 
+/* The estimator's scale prod_j R_j / A beyond e^700: its products overflow
+ * (LSCV with R = 1e308 in 2-D gave NaN), as the density plans refuse. */
+static int radii_overflow(const gfi_kernel *k, size_t D, const double *R) {
+  double logC = 0;
+  for (size_t j = 0; j < D; j++) logC += log(R[j] / k->A);
+  return !(logC <= 700);
+}
+
 int gfi_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data, const double *R,
              const gfi_opts *opts, double *value, double *bound, gfi_method *route) {
   if (!value) return GFI_EINVAL;
@@ -534,6 +542,7 @@ int gfi_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data, const 
   if (!R) return GFI_EINVAL;
   st = gfi_check_radii(R, D, NULL);
   if (st) return st;
+  if (radii_overflow(k, D, R)) return GFI_ERANGE;
   double tol;
   gfi_method m;
   st = bl_check_opts(opts, &tol, &m);
@@ -847,6 +856,7 @@ int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x
   if (!R) return GFI_EINVAL;
   st = gfi_check_radii(R, D, NULL);
   if (st) return st;
+  if (radii_overflow(k, D, R)) return GFI_ERANGE;
   if (!(denom_tol >= 0 && denom_tol < 1)) return GFI_EINVAL;
   if (denom_tol == 0) denom_tol = GFI_NW_DENOM_TOL;
   double tol;

@@ -6,7 +6,7 @@ static const char *const messages[GFI_STATUS_COUNT] = {
   [GFI_OK] = "success",
   [GFI_EINVAL] = "invalid argument",
   [GFI_ENONFINITE] = "NaN or infinite value in input",
-  [GFI_EEMPTY] = "no data points (N = 0)",
+  [GFI_EEMPTY] = "too few data points (none, or fewer than the method needs)",
   [GFI_ERADIUS] = "radius R must be finite and > 0",
   [GFI_EORDER] = "kernel power l must be an integer in 1..8",
   [GFI_EDIM] = "dimension is zero, too large or mismatched",

@@ -429,4 +429,48 @@ c 2 "\-\-tol: must be in \[1e-15, 1)" mise --model normal --n 1000 --R 2 --mc 3 
 c 2 "\-\-tol: must be in \[1e-15, 1)" mise --model normal --n 1000 --R 2 --mc 3 --seed 1 --tol 1e-16
 c 1 "lower \-\-n (\-\-method direct sums every one of the N points" mise --model normal --n 1e8 --R 2 --mc 2 --seed 1 --method direct
 
+# messages that name the option and its limit (each once named the wrong
+# thing or nothing)
+c 2 "\-\-n-density: 1000000000000000 is above the budget of 2^32" reproduce --quick --n-density 1e15 --out rq
+c 2 "\-\-n-regress: 1000000000000000 is above the budget of 2^32" reproduce --quick --n-regress 1e15 --out rq
+c 2 "\-\-points: 1000000000000000 is above the budget of 2^32" reproduce --quick --points 1e15 --out rq
+awk 'BEGIN { srand(1); for (i = 0; i < 30; i++) { for (j = 0; j < 40; j++) printf "%s%.4f", j ? " " : "", rand(); print "" } }' >d40.txt
+c 2 "\-\-method: fast needs D <= 3 .* the data have D = 40" density --data d40.txt --dim 40 --method fast --R 1 --at d40.txt
+c 2 "\-\-method: fast needs D <= 3 .* the data have D = 4" density --model normal --dim 4 --n 50 --seed 1 --method fast --R 1 --grid 0:1:2
+awk '{ print $1, $2 }' d40.txt >r40.txt
+c 2 "\-\-method: fast needs D <= 3 .* D = 5" regress --model normal --truth sin --dim 5 --n 50 --seed 1 --method fast --R 1 --grid 0:1:2
+c 2 "\-\-nmax: N = 100..1000 at 1 per decade gives 2 sample size(s); the rate fit needs at least 3" rates --nmax 1e3
+c 2 "\-\-nmax: 1e+300 is above the largest sample size, 1e15" rates --nmax 1e300
+c 2 "\-\-fit-decades: 2 sample size(s) in the fitted last 1 decade(s)" rates --nmax 1e4 --fit-decades 1 --model normal
+c 2 "\-\-R: the product of the radii, 10^308.0, is above 1e300" mise --model normal --n 100 --R 1e308 --exact
+c 2 "\-\-R: the product of the radii, 10^320.0, is above 1e300" mise --model normal:cov=1,0.5,0.5,1 --dim 2 --n 100 --R 1e160 --exact
+c 2 "\-\-R: the product of the radii" mise --model normal --n 100 --R 1e301 --mc 2 --seed 1
+c 2 "\-\-trials: 1e+15 trials x r values x metrics = .* above the budget" flt-complexity --rpe gauss:s=1 --proposal gauss:tau=1 --L 2 --eps 0.1 --delta 0.1 --trials 1e15
+c 2 "\-\-trials: 1e+10 trials x r values x metrics = .* above the budget" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 2 --r 8 --trials 1e10
+c 2 "\-\-trials: 1000000000000000 trials x 8 features" flt-error --rpe gauss:s=1 --proposal gauss:tau=1 --L 2 --r 8 --trials 1e15
+c 2 "\-\-n: 1e+15 points x D = 1e+15 values, above the budget" density --model normal --n 1e15 --seed 1 --R 1 --at q.txt
+c 2 "\-\-n: 1e+10 points x (D + 1) columns = 2e+10 values" regress --model normal --truth sin --n 1e10 --seed 1 --R 1 --at q.txt
+c 2 "\-\-points: 1e+15 points x D = 1e+15 values, above the budget" regress-mse --model normal --truth sin --n 100 --reps 2 --R 1 --points 1e15
+mkdir -p adir bdir.npy
+c 1 "data file adir: is a directory, not a file" density --data adir --R 1 --at q.txt
+c 1 "data file bdir.npy: is a directory, not a file" density --data bdir.npy --R 1 --at q.txt
+c 1 "query file adir: is a directory, not a file" pdf --model normal --at adir
+c 1 "data file adir: is a directory, not a file" regress --data adir --R 1 --at q.txt
+c 2 "\-\-npy-table: goes with \-\-out FILE.npy, got \-\-out t.txt" pdf --model normal --at q.txt --npy-table --out t.txt
+c 2 "\-\-npy-table: goes with \-\-out FILE.npy, got no \-\-out" density --data d1.txt --R 1 --at q.txt --npy-table
+c 2 "\-\-npy-table: goes with \-\-out FILE.npy" regress --data r1.txt --R 1 --at q.txt --npy-table --out t.txt
+for co in "sample --model normal --n 3 --out" "pdf --model normal --at q.txt --out" "density --data d1.txt --R 1 --at q.txt --out" \
+          "regress --data r1.txt --R 1 --at q.txt --out" "regress-sample --model normal --truth sin --n 3 --out" \
+          "attention --q Q.txt --k Q.txt --v Q.txt --R 2 --out" "attention --q Q.txt --k Q.txt --v Q.txt --R 2 --grad" \
+          "sweep ${SWG[*]} --ns 10 --reps 0 --out" "rates --out" "reproduce --quick --out" "density --R 1 --at q.txt --data" \
+          "pdf --model normal --at"; do
+  # shellcheck disable=SC2086
+  c 2 "\-\-[a-z]*: the \(file\|folder\) name is empty" $co ''
+done
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  /usr/bin/python3 -c 'import numpy as np; np.save("Q4.npy", np.zeros((1, 1, 4, 2))); np.save("K0.npy", np.zeros((1, 1, 0, 2)))'
+  c 1 "\-\-k K0.npy: the axis Lk has length 0" attention --q Q4.npy --k K0.npy --v K0.npy --R 2 --out H4.npy
+  c 1 "\-\-q K0.npy: the axis Lq has length 0" attention --q K0.npy --k Q4.npy --v Q4.npy --R 2 --out H4.npy
+fi
+
 finish bad-input

@@ -83,6 +83,10 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
   if (!(nmax > nmin)) return gfi_exp_fail_param(e, GFI_EINVAL, "--nmax", "must exceed --nmin");
   if (!(slack >= 0)) return gfi_exp_fail_param(e, GFI_EINVAL, "--slack", "must be >= 0");
   if (!(nmin > 1)) return gfi_exp_fail_param(e, GFI_EINVAL, "--nmin", "must exceed 1");
+  /* the exact MISE and its optimal radius are computed up to N = 1e15 (as
+   * 'gfi ropt --n'); beyond, the quadrature of the variance term fails */
+  if (!(nmax <= 1e15))
+    return gfi_exp_fail_param(e, GFI_EINVAL, "--nmax", "%g is above the largest sample size, 1e15", nmax);
   if (!(perdec >= 1)) return gfi_exp_fail_param(e, GFI_EINVAL, "--per-decade", "must be at least 1");
   if (!(fitdec > 0)) return gfi_exp_fail_param(e, GFI_EINVAL, "--fit-decades", "must be > 0");
   gfi_exp_theorem_id th[3] = {GFI_EXP_THM_1, GFI_EXP_THM_3A, GFI_EXP_THM_3B};
@@ -158,6 +162,12 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
   /* N grid: 10^(k / perdec) */
   size_t nN = (size_t)floor(perdec * log10(nmax / nmin) + 1e-9) + 1;
   size_t nrow_max = nrt * nm + nm;
+  if (nN < 3) {
+    st = gfi_exp_fail_param(e, GFI_EINVAL, "--nmax",
+                            "N = %g..%g at %g per decade gives %zu sample size(s); the rate fit needs at least 3: "
+                            "raise --nmax (or lower --nmin, or raise --per-decade)", nmin, nmax, perdec, nN);
+    goto done;
+  }
   if (nN > 4096) {
     st = gfi_exp_fail_param(e, GFI_EINVAL, "--per-decade", "%zu sample sizes: at most 4096", nN);
     goto done;
@@ -250,7 +260,10 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
         double lim = Ns[nN - 1] / pow(10.0, fitdec) * (1 - 1e-12);
         while (first < nN && Ns[first] < lim) first++;
         if (nN - first < 3) {
-          st = gfi_exp_fail(e, GFI_EEMPTY, "need at least 3 sample sizes in the fitted decades");
+          st = gfi_exp_fail_param(e, GFI_EEMPTY, "--fit-decades",
+                                  "%zu sample size(s) in the fitted last %g decade(s) of N = %g..%g; the Gaussian "
+                                  "baseline's fit needs at least 3: raise --fit-decades or --per-decade",
+                                  nN - first, fitdec, nmin, nmax);
           goto done;
         }
         double *lx = malloc(3 * nN * sizeof *lx);

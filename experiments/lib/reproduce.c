@@ -1515,8 +1515,18 @@ static int resolve(const gfi_exp_repro_params *p, gfi_exp_repro_params *S, gfi_e
       if (!(lists[i].v[j] > 0) || !isfinite(lists[i].v[j]))
         return gfi_exp_fail_param(e, GFI_ERADIUS, lists[i].opt, "values must be > 0, got %g", lists[i].v[j]);
   }
-  if (S->points > ((size_t)1 << 32) || S->n_density > ((size_t)1 << 40) || S->n_regress > ((size_t)1 << 40))
-    return gfi_exp_fail_param(e, GFI_EINVAL, "--points", "sizes too large");
+  /* each experiment keeps its N points in D = 2 dimensions (and the regression
+   * its responses): at most 2^32 of them, the CLI's budget of 2^33 values
+   * (docs/robustness.md) */
+  const struct {
+    const char *opt;
+    size_t v;
+  } sizes[3] = {{"--n-density", S->n_density}, {"--n-regress", S->n_regress}, {"--points", S->points}};
+  for (int i = 0; i < 3; i++)
+    if (sizes[i].v > ((size_t)1 << 32))
+      return gfi_exp_fail_param(e, GFI_EINVAL, sizes[i].opt,
+                                "%zu is above the budget of 2^32 = 4294967296 (points of 2 dimensions; "
+                                "docs/robustness.md)", sizes[i].v);
   return GFI_OK;
 }
 

@@ -396,9 +396,30 @@ def check(status, what, params=None, arrays=None):
                 param = n
                 detail = ": %s%s = %r" % (n, [int(i) for i in idx], float(a[idx]))  # ints: numpy 2 reprs np.int64(17)
                 break
+    msg = strerror(status)
+    if status in (errors.GFI_ENONFINITE, errors.GFI_EDENOM) and arrays and param is None \
+            and not (params and status in params):
+        # every input is finite: the computation itself overflowed
+        names = [n for n, a in arrays.items() if a is not None]
+        if status == errors.GFI_ENONFINITE:
+            msg = "a value overflowed a double although every input is finite"
+            detail = " (rescale %s or change the options)" % ", ".join(names)
+        else:
+            detail = " (every input is finite: a value overflowed; rescale %s or change the options)" % (
+                ", ".join(names))
+        param = names[0] if names else None
+    if status == errors.GFI_EEMPTY and arrays:
+        arrs = [(n, a) for n, a in arrays.items() if a is not None and getattr(a, "ndim", 0) >= 1]
+        # the array with an axis of length 0, else the first (too few rows)
+        hit = [(n, a) for n, a in arrs if 0 in a.shape] or arrs[:1]
+        if hit:
+            n, a = hit[0]
+            param = n
+            detail = (" (%s has shape %s)" % (n, tuple(a.shape)) if 0 in a.shape
+                      else " (%s has %d row%s)" % (n, a.shape[0], "" if a.shape[0] == 1 else "s"))
     if param is None and params:
         param = params.get(status)
-    raise errors.from_status(status, "%s: %s%s" % (what, strerror(status), detail), param)
+    raise errors.from_status(status, "%s: %s%s" % (what, msg, detail), param)
 
 
 def fast_info_dict(info):

@@ -152,7 +152,7 @@ def lscv(data: Any, R: Union[float, Sequence[float]], phi: Any = 4, method: str 
     o = make_opts(threads, method, tol)
     v, b = ctypes.c_double(), ctypes.c_double()
     st = lib.gfi_lscv(ref(k), N, D, addr(x), addr(Rv), ref(o), ref(v), ref(b), None)
-    check(st, "LSCV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R", errors.GFI_EINVAL: "R"}, {"data": x, "R": Rv})
+    check(st, "LSCV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R", errors.GFI_EINVAL: "R", errors.GFI_ERANGE: "R"}, {"data": x, "R": Rv})
     return v.value, b.value
 
 
@@ -173,7 +173,7 @@ def loocv(x: Any, y: Any, R: Union[float, Sequence[float]], phi: Any = 4, denom_
                        ref(nf),
                        ref(b), None)
     check(st, "leave-one-out CV", {**_SEL_PARAMS, errors.GFI_ERADIUS: "R", errors.GFI_EDENOM: "R",
-                                   errors.GFI_EINVAL: "R"},
+                                   errors.GFI_EINVAL: "R", errors.GFI_ERANGE: "R"},
           {"x": X, "y": Y, "R": Rv})
     return v.value, int(nf.value), b.value
 
