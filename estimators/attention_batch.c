@@ -159,6 +159,157 @@ static int load_inputs32(const gfi_attn_batch_spec *s, attn_fjob *J, const void 
   return GFI_OK;
 }
 
+
+/* ---- float32 rows recomputed in float64 ----
+ * A float32 factor |sinc| < 2^-20 is flushed to 0 (attention_fourier32.c),
+ * so a row whose every visible weight holds such a factor sums to 0 in
+ * float32 although its float64 sum is positive (one key at u = pi: sinc =
+ * -2.8e-8). Such rows (and rows the float32 engine flags) are not given up:
+ * their head is computed again by the float64 engine on the same float
+ * inputs, and H, the statistics and, in the backward, the gradients of that
+ * head come from it. A recomputed head is marked in the saved statistics by
+ * E_i + 1/4 on its rows that see keys (E_i is otherwise an integer), so the
+ * backward takes the same route. */
+#define REDO_MARK 0.25
+static int row_needs64(const double *st) {
+  return st[0] != -INFINITY && (isnan(st[1]) || st[0] <= -1.0e5); /* flagged, or every weight 0 */
+}
+static int head_marked64(const double *stat, size_t Lq) {
+  for (size_t i = 0; i < Lq; i++)
+    if (isfinite(stat[2 * i]) && stat[2 * i] != floor(stat[2 * i])) return 1;
+  return 0;
+}
+/* Head bh of J as a float64 job of one head on copies (q, k, v: Lq D,
+ * Lk D, Lk Dv doubles, filled here from J's float arrays). */
+static void head_job64(const attn_fjob *J, size_t bh, double *q, double *k, double *v, attn_fjob *J1) {
+  const size_t D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk, b = bh / J->H;
+  for (size_t a = 0; a < Lq * D; a++) q[a] = J->Qf[bh * Lq * D + a];
+  for (size_t a = 0; a < Lk * D; a++) k[a] = J->Kf[bh * Lk * D + a];
+  for (size_t a = 0; a < Lk * Dv; a++) v[a] = J->Vf[bh * Lk * Dv + a];
+  *J1 = *J;
+  J1->B = J1->H = 1;
+  J1->Q = q;
+  J1->K = k;
+  J1->V = v;
+  J1->Rd = J->Rd + (bh % J->H) * D;
+  J1->Qf = J1->Kf = J1->Vf = J1->Rf = J1->dHf = NULL;
+  J1->kpad = J->kpad ? J->kpad + b * Lk : NULL;
+  J1->mask = J->mask ? J->mask + (J->mask_B == 1 ? 0 : b) * Lq * Lk : NULL;
+  J1->mask_B = 1;
+}
+
+static int redo_forward64(const attn_fjob *J, float *Hout, double *stat, double *ratio) {
+  const size_t BH = J->B * J->H, D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk;
+  double *buf = NULL;
+  int st = GFI_OK;
+  for (size_t bh = 0; bh < BH && !st; bh++) {
+    int need = 0;
+    for (size_t i = 0; i < Lq && !need; i++) need = row_needs64(stat + 2 * (bh * Lq + i));
+    if (!need) continue;
+    if (!buf) {
+      buf = gfi_malloc2(Lq * D + Lk * D + Lk * Dv + Lq * Dv + 3 * Lq, sizeof *buf);
+      if (!buf) return GFI_ENOMEM;
+    }
+    double *q = buf, *k = q + Lq * D, *v = k + Lk * D, *h = v + Lk * Dv, *s2 = h + Lq * Dv, *rt = s2 + 2 * Lq;
+    attn_fjob J1;
+    head_job64(J, bh, q, k, v, &J1);
+    st = attn_fjob_forward(&J1, h, s2, rt);
+    if (st) break;
+    for (size_t a = 0; a < Lq * Dv; a++) Hout[bh * Lq * Dv + a] = (float)h[a];
+    for (size_t i = 0; i < Lq; i++) {
+      double *o = stat + 2 * (bh * Lq + i);
+      o[0] = isfinite(s2[2 * i]) ? s2[2 * i] + REDO_MARK : s2[2 * i];
+      o[1] = s2[2 * i + 1];
+      ratio[bh * Lq + i] = rt[i];
+    }
+  }
+  free(buf);
+  return st;
+}
+
+/* The backward of the marked heads in float64 (dQ, dK, dV of the head and
+ * its rows of dRrow overwritten); J's V and H divided by vs. */
+static int redo_backward64(const attn_fjob *J, const float *H, const double *stat, float *dQ,
+                           float *dK, float *dV, double *dRrow) {
+  const size_t BH = J->B * J->H, D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk, np = J->per_axis ? D : 1;
+  double *buf = NULL;
+  int st = GFI_OK;
+  for (size_t bh = 0; bh < BH && !st; bh++) {
+    if (!head_marked64(stat + 2 * bh * Lq, Lq)) continue;
+    if (!buf) {
+      buf = gfi_malloc2(3 * (Lq * D + Lk * D + Lk * Dv) + 2 * Lq * Dv + 2 * Lq, sizeof *buf);
+      if (!buf) return GFI_ENOMEM;
+    }
+    double *q = buf, *k = q + Lq * D, *v = k + Lk * D, *h = v + Lk * Dv, *dh = h + Lq * Dv, *s2 = dh + Lq * Dv;
+    double *gq = s2 + 2 * Lq, *gk = gq + Lq * D, *gv = gk + Lk * D;
+    attn_fjob J1;
+    head_job64(J, bh, q, k, v, &J1);
+    for (size_t a = 0; a < Lq * Dv; a++) {
+      h[a] = H[bh * Lq * Dv + a];
+      dh[a] = J->dHf[bh * Lq * Dv + a];
+    }
+    for (size_t i = 0; i < Lq; i++) {
+      const double *o = stat + 2 * (bh * Lq + i);
+      s2[2 * i] = isfinite(o[0]) ? floor(o[0]) : o[0];
+      s2[2 * i + 1] = o[1];
+    }
+    st = attn_fjob_backward(&J1, h, s2, dh, gq, gk, gv, dRrow + bh * Lq * np);
+    if (st) break;
+    for (size_t a = 0; a < Lq * D; a++) dQ[bh * Lq * D + a] = (float)gq[a];
+    for (size_t a = 0; a < Lk * D; a++) dK[bh * Lk * D + a] = (float)gk[a];
+    for (size_t a = 0; a < Lk * Dv; a++) dV[bh * Lk * Dv + a] = (float)gv[a];
+  }
+  free(buf);
+  return st;
+}
+
+/* ---- values beyond the range of the sums ----
+ * V is divided by a power of two vs (exact) when max|V| > VBIG (float64:
+ * 2^500, as the text layout of the command; float32: 2^64, so that the
+ * float backward's pair coefficients dH.v stay far inside float's range);
+ * H, dQ, dK and dR are linear in V and are multiplied back, dV does not
+ * depend on V. A row whose H still does not fit the dtype is flagged (NaN). */
+static double v_scale(const void *V, size_t n, int f32) {
+  double vmax = 0;
+  if (f32) {
+    const float *v = V;
+    for (size_t a = 0; a < n; a++) vmax = fmax(vmax, fabs((double)v[a]));
+  } else {
+    const double *v = V;
+    for (size_t a = 0; a < n; a++) vmax = fmax(vmax, fabs(v[a]));
+  }
+  if (!(vmax > (f32 ? 0x1p64 : 0x1p500))) return 1.0;
+  int e;
+  frexp(vmax, &e);
+  return ldexp(1.0, e - 1);
+}
+
+/* H *= vs; rows with a non-finite entry (not already flagged) become
+ * flagged rows. */
+static void unscale_rows(size_t rows, size_t Dv, double vs, int f32, void *Hout, double *stat) {
+  for (size_t r = 0; r < rows; r++) {
+    int bad = 0;
+    if (f32) {
+      float *h = (float *)Hout + r * Dv;
+      for (size_t c = 0; c < Dv; c++) {
+        h[c] = (float)((double)h[c] * vs);
+        bad |= isinf(h[c]);
+      }
+      if (bad)
+        for (size_t c = 0; c < Dv; c++) h[c] = NAN;
+    } else {
+      double *h = (double *)Hout + r * Dv;
+      for (size_t c = 0; c < Dv; c++) {
+        h[c] *= vs;
+        bad |= isinf(h[c]);
+      }
+      if (bad)
+        for (size_t c = 0; c < Dv; c++) h[c] = NAN;
+    }
+    if (bad) stat[2 * r + 1] = NAN;
+  }
+}
+
 int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t Lk,
                            size_t D, size_t Dv, const void *Q, const void *K, const void *V,
                            const void *R, const unsigned char *key_pad, const unsigned char *mask,
@@ -173,20 +324,40 @@ int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, size_t H, siz
   const size_t rows = B * H * Lq;
   double *Rd = gfi_malloc2(H * D + (saved ? 1 : 3) * rows, sizeof *Rd);
   if (!Rd) return GFI_ENOMEM;
+  const size_t nv = B * H * Lk * Dv;
   if (s->dtype == GFI_ATTN_F32) {
-    float *Rf = gfi_malloc2(H * D, sizeof *Rf);
+    float *Rf = gfi_malloc2(H * D, sizeof *Rf), *Vs = NULL;
     st = Rf ? load_inputs32(s, &J, Q, K, V, R, Rf, Rd) : GFI_ENOMEM;
     double *ratio = Rd + H * D, *stat = saved ? saved : ratio + rows;
+    const double vs = st ? 1.0 : v_scale(V, nv, 1);
+    if (vs != 1.0) {
+      Vs = gfi_malloc2(nv, sizeof *Vs);
+      if (!Vs) st = GFI_ENOMEM;
+      for (size_t a = 0; !st && a < nv; a++) Vs[a] = (float)((const float *)V)[a] / (float)vs;
+      J.Vf = Vs;
+    }
     if (!st) st = attn_fjob_forward32(&J, Hout, stat, ratio);
+    if (!st) st = redo_forward64(&J, Hout, stat, ratio);
+    if (!st && vs != 1.0) unscale_rows(rows, Dv, vs, 1, Hout, stat);
     if (!st) st = report(stat, ratio, rows, info);
+    free(Vs);
     free(Rf);
     free(Rd);
     return st;
   }
   st = load_inputs(s, &J, Q, K, V, R, Rd);
-  double *ratio = Rd + H * D, *stat = saved ? saved : ratio + rows;
+  double *ratio = Rd + H * D, *stat = saved ? saved : ratio + rows, *Vs = NULL;
+  const double vs = st ? 1.0 : v_scale(V, nv, 0);
+  if (vs != 1.0) {
+    Vs = gfi_malloc2(nv, sizeof *Vs);
+    if (!Vs) st = GFI_ENOMEM;
+    for (size_t a = 0; !st && a < nv; a++) Vs[a] = ((const double *)V)[a] / vs;
+    J.V = Vs;
+  }
   if (!st) st = attn_fjob_forward(&J, Hout, stat, ratio);
+  if (!st && vs != 1.0) unscale_rows(rows, Dv, vs, 0, Hout, stat);
   if (!st) st = report(stat, ratio, rows, info);
+  free(Vs);
   free(Rd);
   return st;
 }
@@ -207,6 +378,19 @@ static void reduce_dR(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t L
       }
 }
 
+/* Gradients outside flagged rows (dQ rows whose statistics are NaN, when
+ * stat is given) must be finite: an overflow is GFI_ERANGE, never an inf. */
+static int grads_finite64(const double *x, size_t n, const double *stat, size_t D) {
+  for (size_t a = 0; a < n; a++)
+    if (!isfinite(x[a]) && !(stat && isnan(stat[2 * (a / D) + 1]))) return 0;
+  return 1;
+}
+static int grads_finite32(const float *x, size_t n, const double *stat, size_t D) {
+  for (size_t a = 0; a < n; a++)
+    if (!isfinite(x[a]) && !(stat && isnan(stat[2 * (a / D) + 1]))) return 0;
+  return 1;
+}
+
 int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t Lk,
                             size_t D, size_t Dv, const void *Q, const void *K, const void *V,
                             const void *R, const unsigned char *key_pad, const unsigned char *mask,
@@ -225,38 +409,79 @@ int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, si
   double *Rd = gfi_malloc2(H * D + rows * np + nR, sizeof *Rd);
   if (!Rd) return GFI_ENOMEM;
   double *dRrow = Rd + H * D, *dr = dRrow + rows * np;
+  const size_t nv = BH * Lk * Dv, nq = rows * D, nk = BH * Lk * D, nh = rows * Dv;
   if (s->dtype == GFI_ATTN_F32) {
-    float *Rf = gfi_malloc2(H * D, sizeof *Rf);
+    float *Rf = gfi_malloc2(H * D, sizeof *Rf), *Vs = NULL, *Hs = NULL;
     st = Rf ? load_inputs32(s, &J, Q, K, V, R, Rf, Rd) : GFI_ENOMEM;
     if (!st) st = finite_f(dH, rows * Dv);
     J.dHf = dH;
-    if (!st) st = attn_fjob_backward32(&J, Hout, saved, dQ, dK, dV, dRrow);
+    const double vs = st ? 1.0 : v_scale(V, nv, 1);
+    const float *Hin = Hout;
+    if (vs != 1.0) {
+      Vs = gfi_malloc2(nv + nh, sizeof *Vs);
+      if (!Vs) st = GFI_ENOMEM;
+      Hs = Vs + nv;
+      for (size_t a = 0; !st && a < nv; a++) Vs[a] = ((const float *)V)[a] / (float)vs;
+      for (size_t a = 0; !st && a < nh; a++) Hs[a] = ((const float *)Hout)[a] / (float)vs;
+      J.Vf = Vs;
+      Hin = Hs;
+    }
+    if (!st) st = attn_fjob_backward32(&J, Hin, saved, dQ, dK, dV, dRrow);
+    if (!st) st = redo_backward64(&J, Hin, saved, dQ, dK, dV, dRrow);
     if (!st) {
       reduce_dR(s, B, H, Lq, D, np, nR, dRrow, dr);
-      float *dq = dQ, *drf = dR;
+      float *dq = dQ, *dk = dK, *drf = dR;
       for (size_t r = 0; r < rows; r++)
         if (saved[2 * r] == -INFINITY)
           for (size_t d = 0; d < D; d++) dq[r * D + d] = isnan(saved[2 * r + 1]) ? NAN : 0.0f;
-      for (size_t k = 0; k < nR; k++) drf[k] = (float)dr[k];
+      for (size_t k = 0; k < nR; k++) drf[k] = (float)(dr[k] * vs);
+      if (vs != 1.0) {
+        for (size_t a = 0; a < nq; a++) dq[a] = (float)((double)dq[a] * vs);
+        for (size_t a = 0; a < nk; a++) dk[a] = (float)((double)dk[a] * vs);
+      }
       st = report(saved, NULL, rows, info);
+      if (!grads_finite32(dq, nq, saved, D) || !grads_finite32(dk, nk, NULL, 0) ||
+          !grads_finite32(dV, nv, NULL, 0) || !grads_finite32(drf, nR, NULL, 0))
+        st = GFI_ERANGE;
     }
+    free(Vs);
     free(Rf);
     free(Rd);
     return st;
   }
   st = load_inputs(s, &J, Q, K, V, R, Rd);
   if (!st) st = gfi_check_finite(dH, rows * Dv, NULL);
-  if (!st) st = attn_fjob_backward(&J, Hout, saved, dH, dQ, dK, dV, dRrow);
+  const double vs = st ? 1.0 : v_scale(V, nv, 0);
+  const double *Hin = Hout;
+  double *Vs = NULL;
+  if (vs != 1.0) {
+    Vs = gfi_malloc2(nv + nh, sizeof *Vs);
+    if (!Vs) st = GFI_ENOMEM;
+    for (size_t a = 0; !st && a < nv; a++) Vs[a] = ((const double *)V)[a] / vs;
+    for (size_t a = 0; !st && a < nh; a++) Vs[nv + a] = ((const double *)Hout)[a] / vs;
+    J.V = Vs;
+    Hin = Vs + nv;
+  }
+  if (!st) st = attn_fjob_backward(&J, Hin, saved, dH, dQ, dK, dV, dRrow);
   if (!st) {
     reduce_dR(s, B, H, Lq, D, np, nR, dRrow, dr);
     /* empty rows: zero dQ rows when written as zeros, NaN otherwise */
-    double *dq = dQ;
+    double *dq = dQ, *dk = dK;
     for (size_t r = 0; r < rows; r++)
       if (saved[2 * r] == -INFINITY)
         for (size_t d = 0; d < D; d++) dq[r * D + d] = isnan(saved[2 * r + 1]) ? NAN : 0.0;
+    for (size_t k = 0; k < nR; k++) dr[k] *= vs;
+    if (vs != 1.0) {
+      for (size_t a = 0; a < nq; a++) dq[a] *= vs;
+      for (size_t a = 0; a < nk; a++) dk[a] *= vs;
+    }
     memcpy(dR, dr, nR * sizeof *dr);
     st = report(saved, NULL, rows, info);
+    if (!grads_finite64(dq, nq, saved, D) || !grads_finite64(dk, nk, NULL, 0) ||
+        !grads_finite64(dV, nv, NULL, 0) || !grads_finite64(dr, nR, NULL, 0))
+      st = GFI_ERANGE;
   }
+  free(Vs);
   free(Rd);
   return st;
 }

@@ -104,12 +104,15 @@ static inline int attn_fjob_row_stats(const attn_fjob *J, size_t nvis, double E,
   }
   *ratio = A > 0 ? S / A : 0.0;
   st[0] = E;
-  if (!(S > J->denom_tol * A) || !(A > 0)) {
+  /* eps in the row's scale 2^(l E): eps 2^(-l E) (inf past the range: H -> 0) */
+  double T = S + (J->eps > 0 ? ldexp(J->eps, (int)(-(double)J->l * E)) : 0.0);
+  /* eps = 0: flagged when S lost its digits (S <= tol A) or every weight
+   * is 0. eps > 0: N / (S + eps) is defined whenever S + eps > tol A, also
+   * for A = 0 (then H = 0): flagged only when S + eps cancels. */
+  if (J->eps > 0 ? !(T > J->denom_tol * A) : (!(S > J->denom_tol * A) || !(A > 0))) {
     st[1] = NAN;
     return 1;
   }
-  /* eps in the row's scale 2^(l E): eps 2^(-l E) (inf past the range: H -> 0) */
-  double T = S + (J->eps > 0 ? ldexp(J->eps, (int)(-(double)J->l * E)) : 0.0);
   *inv = 1.0 / T;
   st[1] = T;
   return 2;

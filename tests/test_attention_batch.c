@@ -494,7 +494,79 @@ static void test_errors(void) {
   CHECK(gfi_attn_batch_nparam(&s, 3, 4) == 12, "nparam head-axis");
 }
 
+/* One key at u = pi on one of 16 axes: sinc = -2.8e-8 is below float32's
+ * flush (2^-20), so the float32 pair loop sums the row to 0; the row is
+ * recomputed in float64 and matches the float64 engine (and the formula:
+ * w = sinc(pi)^4, H = w / (w + eps)), in both dtypes, with and without eps;
+ * its gradients match the float64 engine too. */
+static void test_tiny_factor_row(void) {
+  const double w = pow(sin((double)(float)M_PI) / (double)(float)M_PI, 4);
+  for (int f32 = 0; f32 < 2; f32++)
+    for (int ke = 0; ke < 2; ke++) {
+      gfi_attn_batch_spec s;
+      gfi_attn_batch_default_spec(&s);
+      s.eps = ke ? 1e-6 : 0;
+      s.dtype = f32 ? GFI_ATTN_F32 : GFI_ATTN_F64;
+      double q[16] = {(float)M_PI}, k[16] = {0}, v[1] = {1}, r[1] = {1}, h[1], sv[2], dh[1] = {1};
+      double gq[16], gk[16], gv[1], gr[1];
+      float qf[16] = {(float)M_PI}, kf[16] = {0}, vf[1] = {1}, rf[1] = {1}, hf[1], dhf[1] = {1};
+      float gqf[16], gkf[16], gvf[1], grf[1];
+      gfi_attn_info info;
+      int st = f32 ? gfi_attn_batch_forward(&s, 1, 1, 1, 1, 16, 1, qf, kf, vf, rf, NULL, NULL, NULL, hf, sv, &info)
+                   : gfi_attn_batch_forward(&s, 1, 1, 1, 1, 16, 1, q, k, v, r, NULL, NULL, NULL, h, sv, &info);
+      double H = f32 ? hf[0] : h[0], want = ke ? w / (w + 1e-6) : 1.0;
+      CHECK(st == GFI_OK && info.nflagged == 0, "tiny factor (f32 %d, eps %d): status %d, %zu flagged", f32, ke, st,
+            info.nflagged);
+      CHECK(fabs(H - want) <= 1e-6 * want, "tiny factor (f32 %d, eps %d): H %.17g, want %.17g", f32, ke, H, want);
+      st = f32 ? gfi_attn_batch_backward(&s, 1, 1, 1, 1, 16, 1, qf, kf, vf, rf, NULL, NULL, NULL, hf, sv, dhf, gqf, gkf,
+                                         gvf, grf, NULL)
+               : gfi_attn_batch_backward(&s, 1, 1, 1, 1, 16, 1, q, k, v, r, NULL, NULL, NULL, h, sv, dh, gq, gk, gv, gr,
+                                         NULL);
+      CHECK(st == GFI_OK, "tiny factor backward (f32 %d, eps %d): status %d", f32, ke, st);
+      double dv = f32 ? gvf[0] : gv[0];
+      CHECK(fabs(dv - want) <= 1e-6 * want, "tiny factor (f32 %d, eps %d): dV %.17g, want %.17g", f32, ke, dv, want);
+      if (ke) { /* dH/dq_0 = H (1 - H) l sinc'(u)/sinc(u) R, sinc'/sinc = 1/tan(u) - 1/u */
+        const double u = (float)M_PI, dq = want * (1 - want) * 4 * (cos(u) / sin(u) - 1 / u);
+        double g = f32 ? gqf[0] : gq[0];
+        CHECK(fabs(g - dq) <= 1e-5 * fabs(dq), "tiny factor (f32 %d): dq %.17g, want %.17g", f32, g, dq);
+      }
+    }
+}
+
+/* Values near the top of the range: the sums would overflow; V is scaled
+ * by a power of two inside the call, so H and every gradient are finite
+ * (the text layout of the command does the same). */
+static void test_huge_values(void) {
+  for (int f32 = 0; f32 < 2; f32++) {
+    gfi_attn_batch_spec s;
+    gfi_attn_batch_default_spec(&s);
+    s.dtype = f32 ? GFI_ATTN_F32 : GFI_ATTN_F64;
+    const double big = f32 ? 3e38 : 1e308;
+    double z[8] = {0}, v[8], r[1] = {2}, h[8], sv[8], dh[8], gq[8], gk[8], gv[8], gr[1];
+    float zf[8] = {0}, vf[8], rf[1] = {2}, hf[8], dhf[8], gqf[8], gkf[8], gvf[8], grf[1];
+    for (int a = 0; a < 8; a++) v[a] = big, vf[a] = (float)big, dh[a] = dhf[a] = 1;
+    z[1] = zf[1] = 0.5; /* query 0 off the keys: dQ != 0 */
+    int st = f32 ? gfi_attn_batch_forward(&s, 1, 1, 4, 4, 2, 2, zf, zf, vf, rf, NULL, NULL, NULL, hf, sv, NULL)
+                 : gfi_attn_batch_forward(&s, 1, 1, 4, 4, 2, 2, z, z, v, r, NULL, NULL, NULL, h, sv, NULL);
+    CHECK(st == GFI_OK, "huge V (f32 %d): status %d", f32, st);
+    for (int a = 0; a < 8; a++) {
+      double x = f32 ? hf[a] : h[a];
+      CHECK(fabs(x - big) <= 1e-6 * big, "huge V (f32 %d): H[%d] = %g", f32, a, x);
+    }
+    st = f32 ? gfi_attn_batch_backward(&s, 1, 1, 4, 4, 2, 2, zf, zf, vf, rf, NULL, NULL, NULL, hf, sv, dhf, gqf, gkf,
+                                       gvf, grf, NULL)
+             : gfi_attn_batch_backward(&s, 1, 1, 4, 4, 2, 2, z, z, v, r, NULL, NULL, NULL, h, sv, dh, gq, gk, gv, gr, NULL);
+    CHECK(st == GFI_OK, "huge V backward (f32 %d): status %d", f32, st);
+    for (int a = 0; a < 8; a++) {
+      double x = f32 ? gqf[a] : gq[a], y = f32 ? gvf[a] : gv[a];
+      CHECK(isfinite(x) && isfinite(y), "huge V (f32 %d): dQ[%d] = %g, dV[%d] = %g", f32, a, x, a, y);
+    }
+  }
+}
+
 int main(void) {
+  test_tiny_factor_row();
+  test_huge_values();
   test_against_brute();
   test_float32();
   test_threads();

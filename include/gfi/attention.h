@@ -189,7 +189,15 @@ GFI_EXPORT void gfi_attn_destroy(gfi_attn_plan *plan);
  * ratio; eps = 1e-6 reproduces FourierFormer's published code (its `+ 1e-6`
  * in the denominator), which shifts every output by a relative -eps/S_i.
  * The eps enters in the row's scale (eps 2^(-l E_i)), the gradients are
- * exact for it too; rows are flagged by S_i and A_i as above, without eps.
+ * exact for it too. With eps = 0 rows are flagged by S_i and A_i as above;
+ * with eps > 0 a row is flagged only when S_i + eps <= denom_tol A_i (S_i
+ * cancelling eps, odd l): a row whose weights all vanish (A_i = 0) is H = 0.
+ *
+ * Large values: V is divided by a power of two (exact) when max|V| exceeds
+ * 2^500 (float64) or 2^64 (float32), and H, dQ, dK and dR are multiplied
+ * back, so no sum overflows; a row of H that does not fit the dtype is
+ * flagged (NaN, GFI_EDENOM), a gradient that does not is GFI_ERANGE (never
+ * an infinity with GFI_OK).
  *
  * float32 (dtype GFI_ATTN_F32): Q, K, V, R, H, dH, dQ, dK, dV and dR are
  * float arrays (the saved statistics stay double), read and written in
@@ -211,7 +219,11 @@ GFI_EXPORT void gfi_attn_destroy(gfi_attn_plan *plan);
  * 2^-24 (|R q| + |R k|)). Error of one float factor: below about 2^-21
  * absolute for every u, a few ulp relative for |u| < pi/4; |sinc| < 2^-20
  * (and |u| > 2^20) is flushed to 0, and weights 2^-120 below the row's
- * largest are dropped. The float32 outputs then agree with the float64
+ * largest are dropped. A row that sees keys but sums to 0 in float32 (every
+ * weight holds a flushed factor: one key at u = pi gives sinc = -2.8e-8) or
+ * is flagged there is never given up: its head is computed again by the
+ * float64 engine on the same float inputs (forward and backward), so its H
+ * is the float64 value rounded to float. The float32 outputs then agree with the float64
  * path on the same (float-rounded) inputs to within about l D 2^-21 of the
  * row scale max|v_j| for H, times the ratio's condition A_i / S_i for odd l
  * (tests/test_attention_batch.c holds H to l D 2^-20 and the gradients to
@@ -275,7 +287,8 @@ GFI_EXPORT int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, si
  * Flagged rows: NaN dQ rows, no contribution elsewhere; empty rows: no
  * contribution (dQ rows 0 with empty_zero, NaN otherwise). Returns as the
  * forward (GFI_ENONFINITE also for dH; GFI_EINVAL for saved not written by a
- * forward). */
+ * forward; GFI_ERANGE when a gradient outside the flagged rows overflows the
+ * dtype, the arrays then written). */
 GFI_EXPORT int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t Lk,
                                        size_t D, size_t Dv, const void *Q, const void *K, const void *V,
                                        const void *R, const unsigned char *key_pad, const unsigned char *mask,
