@@ -21,6 +21,9 @@ void gfi_attn_batch_default_spec(gfi_attn_batch_spec *s) {
   s->empty_zero = 0;
   s->dtype = GFI_ATTN_F64;
   s->mask_batch = 1;
+  s->layout = GFI_ATTN_LAYOUT_BHLD;
+  s->dropout = 0;
+  s->seed = 0;
 }
 
 size_t gfi_attn_batch_nparam(const gfi_attn_batch_spec *s, size_t H, size_t D) {
@@ -48,6 +51,8 @@ static int check_spec(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t L
   if (!(s->denom_tol >= 0 && s->denom_tol < 1)) return GFI_EINVAL;
   if (!(s->eps >= 0 && isfinite(s->eps))) return GFI_EINVAL;
   if (mask && s->mask_batch != 1 && s->mask_batch != B) return GFI_EINVAL;
+  if (s->layout != GFI_ATTN_LAYOUT_BHLD && s->layout != GFI_ATTN_LAYOUT_LBHD) return GFI_EINVAL;
+  if (!(s->dropout >= 0 && s->dropout < 1)) return GFI_EINVAL;
   if (s->kernel.kind != GFI_PHI_POW) return GFI_EUNSUPPORTED;
   int st = gfi_check_order(s->kernel.l);
   if (st) return st;
@@ -74,6 +79,14 @@ static int check_spec(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t L
   J->eps = s->eps;
   J->denom_tol = s->denom_tol;
   J->mask_B = s->mask_batch;
+  J->lbhd = s->layout == GFI_ATTN_LAYOUT_LBHD;
+  if (s->dropout > 0) {
+    double t = ceil(s->dropout * 4294967296.0);
+    J->drop_thr = t >= 4294967295.0 ? 0xffffffffu : (uint32_t)(t < 1 ? 1 : t);
+    J->keep_scale = 1.0 / (1.0 - s->dropout);
+    J->drop_key[0] = (uint32_t)s->seed;
+    J->drop_key[1] = (uint32_t)(s->seed >> 32);
+  }
   return GFI_OK;
 }
 
@@ -183,9 +196,13 @@ static int head_marked64(const double *stat, size_t Lq) {
  * Lk D, Lk Dv doubles, filled here from J's float arrays). */
 static void head_job64(const attn_fjob *J, size_t bh, double *q, double *k, double *v, attn_fjob *J1) {
   const size_t D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk, b = bh / J->H;
-  for (size_t a = 0; a < Lq * D; a++) q[a] = J->Qf[bh * Lq * D + a];
-  for (size_t a = 0; a < Lk * D; a++) k[a] = J->Kf[bh * Lk * D + a];
-  for (size_t a = 0; a < Lk * Dv; a++) v[a] = J->Vf[bh * Lk * Dv + a];
+  const size_t rs = attn_fjob_rs(J), qo = attn_fjob_hoff(J, bh, Lq), ko = attn_fjob_hoff(J, bh, Lk);
+  for (size_t i = 0; i < Lq; i++)
+    for (size_t d = 0; d < D; d++) q[i * D + d] = J->Qf[(qo + i * rs) * D + d];
+  for (size_t j = 0; j < Lk; j++) {
+    for (size_t d = 0; d < D; d++) k[j * D + d] = J->Kf[(ko + j * rs) * D + d];
+    for (size_t c = 0; c < Dv; c++) v[j * Dv + c] = J->Vf[(ko + j * rs) * Dv + c];
+  }
   *J1 = *J;
   J1->B = J1->H = 1;
   J1->Q = q;
@@ -196,6 +213,8 @@ static void head_job64(const attn_fjob *J, size_t bh, double *q, double *k, doub
   J1->kpad = J->kpad ? J->kpad + b * Lk : NULL;
   J1->mask = J->mask ? J->mask + (J->mask_B == 1 ? 0 : b) * Lq * Lk : NULL;
   J1->mask_B = 1;
+  J1->lbhd = 0;
+  J1->bh0 = bh;
 }
 
 static int redo_forward64(const attn_fjob *J, float *Hout, double *stat, double *ratio) {
@@ -215,7 +234,9 @@ static int redo_forward64(const attn_fjob *J, float *Hout, double *stat, double 
     head_job64(J, bh, q, k, v, &J1);
     st = attn_fjob_forward(&J1, h, s2, rt);
     if (st) break;
-    for (size_t a = 0; a < Lq * Dv; a++) Hout[bh * Lq * Dv + a] = (float)h[a];
+    const size_t rs = attn_fjob_rs(J), qo = attn_fjob_hoff(J, bh, Lq);
+    for (size_t i = 0; i < Lq; i++)
+      for (size_t c = 0; c < Dv; c++) Hout[(qo + i * rs) * Dv + c] = (float)h[i * Dv + c];
     for (size_t i = 0; i < Lq; i++) {
       double *o = stat + 2 * (bh * Lq + i);
       o[0] = isfinite(s2[2 * i]) ? s2[2 * i] + REDO_MARK : s2[2 * i];
@@ -244,10 +265,12 @@ static int redo_backward64(const attn_fjob *J, const float *H, const double *sta
     double *gq = s2 + 2 * Lq, *gk = gq + Lq * D, *gv = gk + Lk * D;
     attn_fjob J1;
     head_job64(J, bh, q, k, v, &J1);
-    for (size_t a = 0; a < Lq * Dv; a++) {
-      h[a] = H[bh * Lq * Dv + a];
-      dh[a] = J->dHf[bh * Lq * Dv + a];
-    }
+    const size_t rs = attn_fjob_rs(J), qo = attn_fjob_hoff(J, bh, Lq), ko = attn_fjob_hoff(J, bh, Lk);
+    for (size_t i = 0; i < Lq; i++)
+      for (size_t c = 0; c < Dv; c++) {
+        h[i * Dv + c] = H[(qo + i * rs) * Dv + c];
+        dh[i * Dv + c] = J->dHf[(qo + i * rs) * Dv + c];
+      }
     for (size_t i = 0; i < Lq; i++) {
       const double *o = stat + 2 * (bh * Lq + i);
       s2[2 * i] = isfinite(o[0]) ? floor(o[0]) : o[0];
@@ -255,9 +278,12 @@ static int redo_backward64(const attn_fjob *J, const float *H, const double *sta
     }
     st = attn_fjob_backward(&J1, h, s2, dh, gq, gk, gv, dRrow + bh * Lq * np);
     if (st) break;
-    for (size_t a = 0; a < Lq * D; a++) dQ[bh * Lq * D + a] = (float)gq[a];
-    for (size_t a = 0; a < Lk * D; a++) dK[bh * Lk * D + a] = (float)gk[a];
-    for (size_t a = 0; a < Lk * Dv; a++) dV[bh * Lk * Dv + a] = (float)gv[a];
+    for (size_t i = 0; i < Lq; i++)
+      for (size_t d = 0; d < D; d++) dQ[(qo + i * rs) * D + d] = (float)gq[i * D + d];
+    for (size_t j = 0; j < Lk; j++) {
+      for (size_t d = 0; d < D; d++) dK[(ko + j * rs) * D + d] = (float)gk[j * D + d];
+      for (size_t c = 0; c < Dv; c++) dV[(ko + j * rs) * Dv + c] = (float)gv[j * Dv + c];
+    }
   }
   free(buf);
   return st;
@@ -286,11 +312,13 @@ static double v_scale(const void *V, size_t n, int f32) {
 
 /* H *= vs; rows with a non-finite entry (not already flagged) become
  * flagged rows. */
-static void unscale_rows(size_t rows, size_t Dv, double vs, int f32, void *Hout, double *stat) {
+static void unscale_rows(const attn_fjob *J, size_t rows, size_t Dv, double vs, int f32, void *Hout,
+                         double *stat) {
   for (size_t r = 0; r < rows; r++) {
     int bad = 0;
+    const size_t m = attn_fjob_qrow(J, r);
     if (f32) {
-      float *h = (float *)Hout + r * Dv;
+      float *h = (float *)Hout + m * Dv;
       for (size_t c = 0; c < Dv; c++) {
         h[c] = (float)((double)h[c] * vs);
         bad |= isinf(h[c]);
@@ -298,7 +326,7 @@ static void unscale_rows(size_t rows, size_t Dv, double vs, int f32, void *Hout,
       if (bad)
         for (size_t c = 0; c < Dv; c++) h[c] = NAN;
     } else {
-      double *h = (double *)Hout + r * Dv;
+      double *h = (double *)Hout + m * Dv;
       for (size_t c = 0; c < Dv; c++) {
         h[c] *= vs;
         bad |= isinf(h[c]);
@@ -338,7 +366,7 @@ int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, size_t H, siz
     }
     if (!st) st = attn_fjob_forward32(&J, Hout, stat, ratio);
     if (!st) st = redo_forward64(&J, Hout, stat, ratio);
-    if (!st && vs != 1.0) unscale_rows(rows, Dv, vs, 1, Hout, stat);
+    if (!st && vs != 1.0) unscale_rows(&J, rows, Dv, vs, 1, Hout, stat);
     if (!st) st = report(stat, ratio, rows, info);
     free(Vs);
     free(Rf);
@@ -355,7 +383,7 @@ int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, size_t H, siz
     J.V = Vs;
   }
   if (!st) st = attn_fjob_forward(&J, Hout, stat, ratio);
-  if (!st && vs != 1.0) unscale_rows(rows, Dv, vs, 0, Hout, stat);
+  if (!st && vs != 1.0) unscale_rows(&J, rows, Dv, vs, 0, Hout, stat);
   if (!st) st = report(stat, ratio, rows, info);
   free(Vs);
   free(Rd);
@@ -378,16 +406,22 @@ static void reduce_dR(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t L
       }
 }
 
+/* The statistics row of memory row m of a Q-side array. */
+static size_t qrow_inv(const attn_fjob *J, size_t m) {
+  const size_t BH = J->B * J->H;
+  return J->lbhd ? (m % BH) * J->Lq + m / BH : m;
+}
+
 /* Gradients outside flagged rows (dQ rows whose statistics are NaN, when
  * stat is given) must be finite: an overflow is GFI_ERANGE, never an inf. */
-static int grads_finite64(const double *x, size_t n, const double *stat, size_t D) {
+static int grads_finite64(const attn_fjob *J, const double *x, size_t n, const double *stat, size_t D) {
   for (size_t a = 0; a < n; a++)
-    if (!isfinite(x[a]) && !(stat && isnan(stat[2 * (a / D) + 1]))) return 0;
+    if (!isfinite(x[a]) && !(stat && isnan(stat[2 * qrow_inv(J, a / D) + 1]))) return 0;
   return 1;
 }
-static int grads_finite32(const float *x, size_t n, const double *stat, size_t D) {
+static int grads_finite32(const attn_fjob *J, const float *x, size_t n, const double *stat, size_t D) {
   for (size_t a = 0; a < n; a++)
-    if (!isfinite(x[a]) && !(stat && isnan(stat[2 * (a / D) + 1]))) return 0;
+    if (!isfinite(x[a]) && !(stat && isnan(stat[2 * qrow_inv(J, a / D) + 1]))) return 0;
   return 1;
 }
 
@@ -433,15 +467,15 @@ int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, si
       float *dq = dQ, *dk = dK, *drf = dR;
       for (size_t r = 0; r < rows; r++)
         if (saved[2 * r] == -INFINITY)
-          for (size_t d = 0; d < D; d++) dq[r * D + d] = isnan(saved[2 * r + 1]) ? NAN : 0.0f;
+          for (size_t d = 0; d < D; d++) dq[attn_fjob_qrow(&J, r) * D + d] = isnan(saved[2 * r + 1]) ? NAN : 0.0f;
       for (size_t k = 0; k < nR; k++) drf[k] = (float)(dr[k] * vs);
       if (vs != 1.0) {
         for (size_t a = 0; a < nq; a++) dq[a] = (float)((double)dq[a] * vs);
         for (size_t a = 0; a < nk; a++) dk[a] = (float)((double)dk[a] * vs);
       }
       st = report(saved, NULL, rows, info);
-      if (!grads_finite32(dq, nq, saved, D) || !grads_finite32(dk, nk, NULL, 0) ||
-          !grads_finite32(dV, nv, NULL, 0) || !grads_finite32(drf, nR, NULL, 0))
+      if (!grads_finite32(&J, dq, nq, saved, D) || !grads_finite32(&J, dk, nk, NULL, 0) ||
+          !grads_finite32(&J, dV, nv, NULL, 0) || !grads_finite32(&J, drf, nR, NULL, 0))
         st = GFI_ERANGE;
     }
     free(Vs);
@@ -469,7 +503,7 @@ int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, si
     double *dq = dQ, *dk = dK;
     for (size_t r = 0; r < rows; r++)
       if (saved[2 * r] == -INFINITY)
-        for (size_t d = 0; d < D; d++) dq[r * D + d] = isnan(saved[2 * r + 1]) ? NAN : 0.0;
+        for (size_t d = 0; d < D; d++) dq[attn_fjob_qrow(&J, r) * D + d] = isnan(saved[2 * r + 1]) ? NAN : 0.0;
     for (size_t k = 0; k < nR; k++) dr[k] *= vs;
     if (vs != 1.0) {
       for (size_t a = 0; a < nq; a++) dq[a] *= vs;
@@ -477,8 +511,8 @@ int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, si
     }
     memcpy(dR, dr, nR * sizeof *dr);
     st = report(saved, NULL, rows, info);
-    if (!grads_finite64(dq, nq, saved, D) || !grads_finite64(dk, nk, NULL, 0) ||
-        !grads_finite64(dV, nv, NULL, 0) || !grads_finite64(dr, nR, NULL, 0))
+    if (!grads_finite64(&J, dq, nq, saved, D) || !grads_finite64(&J, dk, nk, NULL, 0) ||
+        !grads_finite64(&J, dV, nv, NULL, 0) || !grads_finite64(&J, dr, nR, NULL, 0))
       st = GFI_ERANGE;
   }
   free(Vs);

@@ -147,6 +147,7 @@ static inline void sinc32_both(float u, float *s, float *ds) {
 }
 
 ATTN_DEFINE_MASK_LANES(mask_lanes, float)
+ATTN_DEFINE_DROP_LANES(drop_lanes, float)
 
 typedef struct {
   const attn_fjob *J;
@@ -166,10 +167,11 @@ static int fill_task(void *vc, size_t t, void *ws) {
   const size_t BH = J->B * J->H, D = J->D;
   int keys = t < BH;
   size_t bh = keys ? t : t - BH, L = keys ? J->Lk : J->Lq, Lp = keys ? f->Lkp : f->Lqp;
-  const float *X = (keys ? J->Kf : J->Qf) + bh * L * D;
+  const size_t rs = attn_fjob_rs(J);
+  const float *X = (keys ? J->Kf : J->Qf) + attn_fjob_hoff(J, bh, L) * D;
   float *x = (keys ? f->kt : f->qt) + bh * D * Lp;
   for (size_t d = 0; d < D; d++) {
-    for (size_t i = 0; i < L; i++) x[d * Lp + i] = X[i * D + d];
+    for (size_t i = 0; i < L; i++) x[d * Lp + i] = X[i * rs * D + d];
     for (size_t i = L; i < Lp; i++) x[d * Lp + i] = 0;
   }
   return GFI_OK;
@@ -192,12 +194,13 @@ GFI_CLONES static int fwd_task(void *vc, size_t t, void *vws) {
   const float wcut = WCUT / (float)l;
   size_t bh = t / f->ntq, i0 = (t % f->ntq) * ROW_TILE;
   size_t i1 = i0 + ROW_TILE < Lq ? i0 + ROW_TILE : Lq;
-  const float *V = J->Vf + bh * Lk * Dv, *Rd = J->Rf + (bh % J->H) * D, *kt = f->kt + bh * D * Lp;
+  const size_t rs = attn_fjob_rs(J);
+  const float *V = J->Vf + attn_fjob_hoff(J, bh, Lk) * Dv, *Rd = J->Rf + (bh % J->H) * D, *kt = f->kt + bh * D * Lp;
   const unsigned char *kp = attn_fjob_kpad_row(J, bh);
   double *N = vws;
   float *m = (float *)(N + Dv), *e = m + FB, *w = e + FB, *mk = w + FB;
   for (size_t i = i0; i < i1; i++) {
-    const float *Q = J->Qf + (bh * Lq + i) * D;
+    const float *Q = J->Qf + (attn_fjob_hoff(J, bh, Lq) + i * rs) * D;
     const unsigned char *mr = attn_fjob_mask_row(J, bh, i);
     for (size_t c = 0; c < Dv; c++) N[c] = 0;
     double E = -INFINITY, S = 0, A = 0;
@@ -255,16 +258,20 @@ GFI_CLONES static int fwd_task(void *vc, size_t t, void *vws) {
       }
       S += bs;
       A += ba;
+      if (J->drop_thr) { /* dropout: the numerator only */
+        drop_lanes(J, bh, i, j0, nb, mk);
+        for (size_t b = 0; b < nb; b++) w[b] *= mk[b];
+      }
       for (size_t b = 0; b < nb; b++) {
         const double wb = w[b];
-        const float *restrict v = V + (j0 + b) * Dv;
+        const float *restrict v = V + (j0 + b) * rs * Dv;
         if (wb == 0) continue;
 #pragma omp simd
         for (size_t c = 0; c < Dv; c++) N[c] += wb * (double)v[c];
       }
     }
     const size_t row = bh * Lq + i;
-    finish_row(J, nvis, E, S, A, N, f->Hout + row * Dv, f->statout + 2 * row, f->ratio + row);
+    finish_row(J, nvis, E, S, A, N, f->Hout + attn_fjob_qrow(J, row) * Dv, f->statout + 2 * row, f->ratio + row);
   }
   return GFI_OK;
 }
@@ -374,10 +381,11 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
   double *part = f->part + (c * BH + bh) * Lq * PW;
   memset(part, 0, Lq * PW * sizeof *part);
   if (k0 >= k1) return GFI_OK;
-  const float *V = J->Vf + bh * Lk * Dv, *Rf = J->Rf + (bh % J->H) * D;
+  const size_t rs = attn_fjob_rs(J);
+  const float *V = J->Vf + attn_fjob_hoff(J, bh, Lk) * Dv, *Rf = J->Rf + (bh % J->H) * D;
   const double *Rd = J->Rd + (bh % J->H) * D;
   const float *qt = f->qt + bh * D * Lqp, *kt = f->kt + bh * D * Lkp;
-  const float *dH = J->dHf + bh * Lq * Dv;
+  const float *dH = J->dHf + attn_fjob_hoff(J, bh, Lq) * Dv;
   const double *stat = f->stat + 2 * bh * Lq, *P = f->P + bh * Lq, *invS = f->invS + bh * Lq;
   const unsigned char *kp = attn_fjob_kpad_row(J, bh);
   gblock g;
@@ -387,8 +395,8 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
   g.u = g.ds + D * BB;
   g.G = g.u + D * BB;
   g.pe = g.G + D * BB;
-  float *coef = fw + gblock_floats(D), *wt = coef + BB, *mk = wt + BB;
-  double *dq = (double *)(mk + BB), *dr = dq + D, *dkT = dr + D, *dv = dkT + D * CL;
+  float *coef = fw + gblock_floats(D), *wt = coef + BB, *mk = wt + BB, *z = mk + BB;
+  double *dq = (double *)(z + BB), *dr = dq + D, *dkT = dr + D, *dv = dkT + D * CL;
   memset(dkT, 0, D * CL * sizeof *dkT);
   memset(dv, 0, CL * Dv * sizeof *dv);
   for (size_t i = attn_fjob_query_begin(J, k0); i < Lq; i++) {
@@ -396,7 +404,7 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
     const size_t je = attn_fjob_key_end(J, i), jend = je < k1 ? je : k1;
     if (jend <= k0) continue;
     const unsigned char *mr = attn_fjob_mask_row(J, bh, i);
-    const float *dh = dH + i * Dv;
+    const float *dh = dH + i * rs * Dv;
     const double Pi = P[i], iS = invS[i];
     const float Eb = (float)stat[2 * i];
     for (size_t d = 0; d < D; d++) dq[d] = dr[d] = 0;
@@ -407,12 +415,16 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
         nv = mask_lanes(kp, mr, j0, nb, mk);
         if (nv == 0) continue;
       }
+      if (J->drop_thr)
+        drop_lanes(J, bh, i, j0, nb, z);
+      else
+        for (size_t b = 0; b < nb; b++) z[b] = 1.0f;
       for (size_t b = 0; b < nb; b++) {
-        const float *v = V + (j0 + b) * Dv;
+        const float *v = V + (j0 + b) * rs * Dv;
         double a = 0;
 #pragma omp simd reduction(+ : a)
         for (size_t cc = 0; cc < Dv; cc++) a += (double)dh[cc] * (double)v[cc];
-        coef[b] = (float)((a - Pi) * iS);
+        coef[b] = (float)(((double)z[b] * a - Pi) * iS);
       }
       for (size_t d = 0; d < D; d++) {
         const float *restrict k = kt + d * Lkp + j0;
@@ -449,7 +461,7 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
         dr[d] += accr;
       }
       for (size_t b = 0; b < nb; b++) {
-        const double a = (double)wt[b] * iS;
+        const double a = (double)wt[b] * iS * (double)z[b];
         if (a == 0) continue;
         double *restrict dvj = dv + (j0 + b - k0) * Dv;
 #pragma omp simd
@@ -466,10 +478,10 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
     }
     if (!J->per_axis) part[i * PW + D] = rs;
   }
-  float *dK = f->dK + bh * Lk * D, *dV = f->dV + bh * Lk * Dv;
+  float *dK = f->dK + attn_fjob_hoff(J, bh, Lk) * D, *dV = f->dV + attn_fjob_hoff(J, bh, Lk) * Dv;
   for (size_t j = k0; j < k1; j++) {
-    for (size_t d = 0; d < D; d++) dK[j * D + d] = (float)(Rd[d] * dkT[d * CL + (j - k0)]);
-    for (size_t cc = 0; cc < Dv; cc++) dV[j * Dv + cc] = (float)dv[(j - k0) * Dv + cc];
+    for (size_t d = 0; d < D; d++) dK[j * rs * D + d] = (float)(Rd[d] * dkT[d * CL + (j - k0)]);
+    for (size_t cc = 0; cc < Dv; cc++) dV[j * rs * Dv + cc] = (float)dv[(j - k0) * Dv + cc];
   }
   return GFI_OK;
 }
@@ -484,7 +496,7 @@ static int bwd_reduce(void *vc, size_t t, void *ws) {
   const double *Rd = J->Rd + (bh % J->H) * D;
   for (size_t i = i0; i < i1; i++) {
     const size_t row = bh * Lq + i;
-    float *dq = f->dQ + row * D;
+    float *dq = f->dQ + attn_fjob_qrow(J, row) * D;
     double *drow = f->dRrow + row * np;
     for (size_t k = 0; k < np; k++) drow[k] = 0;
     if (isnan(f->stat[2 * row + 1])) {
@@ -529,7 +541,10 @@ int attn_fjob_backward32(const attn_fjob *J, const float *H, const double *stat,
     int ok = isfinite(T);
     double p = 0;
     if (ok)
-      for (size_t c = 0; c < Dv; c++) p += (double)J->dHf[r * Dv + c] * (double)H[r * Dv + c];
+      for (size_t c = 0; c < Dv; c++) {
+        const size_t m = attn_fjob_qrow(J, r) * Dv + c;
+        p += (double)J->dHf[m] * (double)H[m];
+      }
     P[r] = p;
     invS[r] = ok ? 1.0 / T : 0.0;
   }
@@ -538,7 +553,7 @@ int attn_fjob_backward32(const attn_fjob *J, const float *H, const double *stat,
             .invS = invS, .part = part, .dRrow = dRrow, .dQ = dQ, .dK = dK, .dV = dV};
   par_spec sp0 = {2 * BH, J->nthreads, 0, 1, NULL, NULL};
   int st = par_run(&sp0, fill_task, &f);
-  size_t ws = (gblock_floats(D) + 3 * BB) * sizeof(float) + (2 * D + D * chunklen + chunklen * Dv) * sizeof(double);
+  size_t ws = (gblock_floats(D) + 4 * BB) * sizeof(float) + (2 * D + D * chunklen + chunklen * Dv) * sizeof(double);
   par_spec sp1 = {BH * nchunk, J->nthreads, ws, 1, NULL, NULL};
   if (!st) st = par_run(&sp1, bwd_task, &f);
   par_spec sp2 = {BH * f.ntq, J->nthreads, 0, 4, NULL, NULL};

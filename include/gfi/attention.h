@@ -90,6 +90,7 @@
 
 #include "export.h"
 #include <stddef.h>
+#include <stdint.h>
 #include <gsl/gsl_rng.h>
 #include "status.h"
 #include "opts.h"
@@ -193,6 +194,15 @@ GFI_EXPORT void gfi_attn_destroy(gfi_attn_plan *plan);
  * with eps > 0 a row is flagged only when S_i + eps <= denom_tol A_i (S_i
  * cancelling eps, odd l): a row whose weights all vanish (A_i = 0) is H = 0.
  *
+ * Attention dropout (dropout = p > 0), as FourierFormer's dropatt and
+ * nn.MultiheadAttention's dropout act on the normalised weights: H_i =
+ * sum_j (w_ij / (S_i + eps)) z_ij v_j, z_ij = 0 with probability p, else
+ * 1 / (1 - p). The mask is counter based, never stored: z_ij is a function
+ * of (seed, b H + h, i, j) alone (Philox4x32-10, gfi/rng.h: key = seed,
+ * counter (j / 4, i, b H + h), word j mod 4 kept when >= p 2^32), so the
+ * backward, given the same spec, regenerates it, and a call gives the same
+ * bits for any thread count. The gradients are exact for the masked sum.
+ *
  * Large values: V is divided by a power of two (exact) when max|V| exceeds
  * 2^500 (float64) or 2^64 (float32), and H, dQ, dK and dR are multiplied
  * back, so no sum overflows; a row of H that does not fit the dtype is
@@ -251,6 +261,12 @@ GFI_EXPORT void gfi_attn_destroy(gfi_attn_plan *plan);
  * same pass). */
 typedef enum { GFI_ATTN_F64 = 0, GFI_ATTN_F32 = 1 } gfi_attn_dtype;
 typedef enum { GFI_ATTN_R_SCALAR = 0, GFI_ATTN_R_HEAD = 1, GFI_ATTN_R_HEAD_AXIS = 2 } gfi_attn_rmode;
+/* Memory layout of Q, K, V, H, dH and the gradients: (B, H, L, W) (default)
+ * or (L, B, H, W) (FourierFormer's and Transformer-XL's [len, batch, head,
+ * dim]), each contiguous in its own order; read and written in place, no
+ * copies. Row numbers of info and the saved statistics are (b H + h) Lq + i
+ * in both. */
+typedef enum { GFI_ATTN_LAYOUT_BHLD = 0, GFI_ATTN_LAYOUT_LBHD = 1 } gfi_attn_layout;
 
 /* Initialise with gfi_attn_batch_default_spec; fields are only ever appended. */
 typedef struct gfi_attn_batch_spec {
@@ -262,6 +278,9 @@ typedef struct gfi_attn_batch_spec {
   int empty_zero;        /* rows that see no key: 0 = NaN + GFI_EDENOM (default), 1 = zeros */
   gfi_attn_dtype dtype;  /* GFI_ATTN_F64 (default) or GFI_ATTN_F32 */
   size_t mask_batch;     /* leading extent of `mask`: 1 (shared) or B (default 1) */
+  gfi_attn_layout layout; /* GFI_ATTN_LAYOUT_BHLD (default) or GFI_ATTN_LAYOUT_LBHD */
+  double dropout;        /* attention dropout p, 0 <= p < 1 (default 0), see below */
+  uint64_t seed;         /* the dropout mask's seed (default 0) */
 } gfi_attn_batch_spec;
 
 GFI_EXPORT void gfi_attn_batch_default_spec(gfi_attn_batch_spec *s);

@@ -252,8 +252,12 @@ def _batch_radii(R, H, D, dt):
                                 "(H, D) = (%d, %d); got shape %s" % (H, H, D, r.shape), "R")
 
 
+_LAYOUTS = {"BHLD": 0, "LBHD": 1}
+
+
 def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=None, mask=None, eps=0.0,
-                            empty="nan", denom_tol=None, dtype=None, threads=None, return_context=False):
+                            empty="nan", denom_tol=None, dtype=None, threads=None, return_context=False,
+                            layout="BHLD"):
     """Batched Fourier attention (FourierFormer eq. 15) as its models run it.
 
     Q: (B, H, Lq, D); K: (B, H, Lk, D); V: (B, H, Lk, Dv); returns H
@@ -269,8 +273,13 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
     excluded. eps: H = N / (S + eps) (FourierFormer's code uses 1e-6; 0, the
     default, is the exact ratio). empty: rows that see no key are "nan"
     (default) or "zero" (zeros, with zero gradients); either way they are
-    counted in the context (nempty). Returns H, or (H, ctx) for
-    fourier_attention_batch_backward."""
+    counted in the context (nempty). layout: "BHLD" (default) or "LBHD":
+    Q, K, V and H as (L, B, H, D) arrays (FourierFormer's and
+    Transformer-XL's [len, batch, head, dim]), read and written in that order
+    without copies; masks keep their shapes (a (Lq, Lk, 1) mask, their
+    broadcast form, is taken as (Lq, Lk)). V beyond 2^500 (float32: 2^64) is
+    scaled by a power of two inside the call, so H stays finite. Returns H,
+    or (H, ctx) for fourier_attention_batch_backward."""
     if dtype is None:
         dt = np.float32 if all(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in (Q, K, V)) \
             else np.float64
@@ -279,21 +288,30 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
         if dt not in (np.float32, np.float64):
             raise errors.InvalidArgument(errors.GFI_EINVAL, "dtype must be float32 or float64, got %r"
                                          % (dtype,), "dtype")
+    if layout not in _LAYOUTS:
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "layout must be 'BHLD' or 'LBHD', got %r" % (layout,),
+                                     "layout")
+    lb = layout == "LBHD"
     q = _as_dtype(Q, "Q", dt, 4)
     k = _as_dtype(K, "K", dt, 4)
     v = _as_dtype(V, "V", dt, 4)
-    B, H, Lq, D = q.shape
-    if k.shape[:2] != (B, H) or k.shape[3] != D:
-        raise errors.DimensionError(errors.GFI_EDIM, "K has shape %s; Q has %s: K must be (B, H, Lk, D)"
-                                    % (k.shape, q.shape), "K")
-    Lk = k.shape[2]
-    if v.shape[:3] != (B, H, Lk):
-        raise errors.DimensionError(errors.GFI_EDIM, "V has shape %s; it must be (B, H, Lk, Dv) = (%d, %d, %d, Dv)"
-                                    % (v.shape, B, H, Lk), "V")
-    Dv = v.shape[3]
+    # the shapes in (B, H, L, D) terms: views, never copies
+    qs, ks, vs = ((a.shape[1], a.shape[2], a.shape[0], a.shape[3]) if lb else a.shape for a in (q, k, v))
+    lay = "(Lk, B, H, %s)" if lb else "(B, H, Lk, %s)"
+    B, H, Lq, D = qs
+    if ks[:2] != (B, H) or ks[3] != D:
+        raise errors.DimensionError(errors.GFI_EDIM, "K has shape %s; Q has %s: K must be %s"
+                                    % (k.shape, q.shape, lay % "D"), "K")
+    Lk = ks[2]
+    if vs[:3] != (B, H, Lk):
+        raise errors.DimensionError(errors.GFI_EDIM, "V has shape %s; it must be %s with B, H, Lk = %d, %d, %d"
+                                    % (v.shape, lay % "Dv", B, H, Lk), "V")
+    Dv = vs[3]
     r, rmode = _batch_radii(R, H, D, dt)
     kp = _bool_mask(key_padding_mask, "key_padding_mask", [(B, Lk)])
-    mk = _bool_mask(mask, "mask", [(Lq, Lk), (1, Lq, Lk), (B, Lq, Lk)])
+    if mask is not None and np.shape(mask) == (Lq, Lk, 1):
+        mask = np.reshape(mask, (Lq, Lk))  # FourierFormer's [qlen, klen, 1]: a view
+    mk = _bool_mask(mask, "mask", [(Lq, Lk), (1, Lq, Lk), (B, Lq, Lk), (Lq, Lk, 1)])
     if empty not in ("nan", "zero"):
         raise errors.InvalidArgument(errors.GFI_EINVAL, "empty must be 'nan' or 'zero', got %r" % (empty,), "empty")
     s = AttnBatchSpec()
@@ -308,8 +326,9 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
     s.empty_zero = 1 if empty == "zero" else 0
     s.dtype = 1 if dt == np.float32 else 0
     s.mask_batch = 1 if mk is None or mk.ndim == 2 or mk.shape[0] == 1 else B
+    s.layout = _LAYOUTS[layout]
     o = make_opts(threads)
-    out = np.empty((B, H, Lq, Dv), dtype=dt)
+    out = np.empty((Lq, B, H, Dv) if lb else (B, H, Lq, Dv), dtype=dt)
     saved = np.empty(max(lib.gfi_attn_batch_saved_size(B, H, Lq), 1))
     info = AttnInfo()
     st = lib.gfi_attn_batch_forward(ref(s), B, H, Lq, Lk, D, Dv, addr(q), addr(k), addr(v), addr(r), addr(kp),
@@ -323,7 +342,8 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
     ctx = BatchAttentionContext(q=q, k=k, v=v, R=r, R_shape=np.shape(R), rmode=rmode, spec=s, kp=kp, mk=mk,
                                 threads=threads, H=out, saved=saved, dtype=dt, nflagged=int(info.nflagged),
                                 first_flagged=int(info.first_flagged), nempty=int(info.nempty),
-                                first_empty=int(info.first_empty), min_ratio=float(info.min_ratio))
+                                first_empty=int(info.first_empty), min_ratio=float(info.min_ratio),
+                                dims=(B, H, Lq, Lk, D, Dv), layout=layout)
     return out, ctx
 
 
@@ -332,10 +352,9 @@ def fourier_attention_batch_backward(ctx, dH):
     through the forward that made ctx, in its dtype. dR has the shape of the
     R given (a radius shared by heads, rows or axes gets the sum)."""
     q, k, v = ctx.q, ctx.k, ctx.v
-    B, H, Lq, D = q.shape
-    Lk, Dv = k.shape[2], v.shape[3]
+    B, H, Lq, Lk, D, Dv = ctx.dims
     g = _as_dtype(dH, "dH", ctx.dtype, 4)
-    if g.shape != (B, H, Lq, Dv):
+    if g.shape != ctx.H.shape:
         raise errors.DimensionError(errors.GFI_EDIM, "dH has shape %s, H has %s" % (g.shape, ctx.H.shape), "dH")
     dQ = np.empty(q.shape, dtype=ctx.dtype)
     dK = np.empty(k.shape, dtype=ctx.dtype)
