@@ -240,16 +240,27 @@ class BatchAttentionContext:
         self.__dict__.update(kw)
 
 
-def _batch_radii(R, H, D, dt):
+def _batch_radii(R, H, D, dt, per_axis=False):
+    """R's layout from its shape and the explicit per_axis, never guessed
+    from the sizes: per_axis=False: a scalar (or one value) or (H,) one per
+    head; per_axis=True: (D,) one per axis shared by the heads (expanded
+    here; the backward sums dR back) or (H, D). An (H, D) array is per head
+    and axis either way. Returns (r, rmode, shared_axes)."""
     r = np.asarray(R)
-    if r.ndim == 0 or (r.ndim == 1 and r.size == 1 and H != 1):
-        return _as_dtype(r.reshape(1), "R", dt, 1), "scalar"
-    if r.ndim == 1 and r.shape == (H,):
-        return _as_dtype(r, "R", dt, 1), "head"
     if r.ndim == 2 and r.shape == (H, D):
-        return _as_dtype(r, "R", dt, 2), "head_axis"
+        return _as_dtype(r, "R", dt, 2), "head_axis", False
+    if per_axis:
+        if r.ndim == 1 and r.shape == (D,):
+            return _as_dtype(np.broadcast_to(r, (H, D)), "R", dt, 2), "head_axis", True
+        raise errors.DimensionError(errors.GFI_EDIM, "R with per_axis=True: one per axis (D,) = (%d,) or one per "
+                                    "head and axis (H, D) = (%d, %d); got shape %s" % (D, H, D, r.shape), "R")
+    if r.ndim == 0 or (r.ndim == 1 and r.size == 1 and H != 1):
+        return _as_dtype(r.reshape(1), "R", dt, 1), "scalar", False
+    if r.ndim == 1 and r.shape == (H,):
+        return _as_dtype(r, "R", dt, 1), "head", False
     raise errors.DimensionError(errors.GFI_EDIM, "R: a scalar, one per head (H,) = (%d,) or one per head and axis "
-                                "(H, D) = (%d, %d); got shape %s" % (H, H, D, r.shape), "R")
+                                "(H, D) = (%d, %d); got shape %s (one per axis (D,): per_axis=True)"
+                                % (H, H, D, r.shape), "R")
 
 
 _LAYOUTS = {"BHLD": 0, "LBHD": 1}
@@ -257,7 +268,7 @@ _LAYOUTS = {"BHLD": 0, "LBHD": 1}
 
 def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=None, mask=None, eps=0.0,
                             empty="nan", denom_tol=None, dtype=None, threads=None, return_context=False,
-                            layout="BHLD"):
+                            layout="BHLD", per_axis=False, dropout=0.0, seed=0):
     """Batched Fourier attention (FourierFormer eq. 15) as its models run it.
 
     Q: (B, H, Lq, D); K: (B, H, Lk, D); V: (B, H, Lk, Dv); returns H
@@ -266,7 +277,9 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
     dtype are used without a copy. float32 computes the pair loop in float32
     with float64 row sums (docs/attention.md states the error).
 
-    R: a scalar, one radius per head (H,), or one per head and axis (H, D).
+    R: a scalar, one radius per head (H,), or one per head and axis (H, D);
+    with per_axis=True, (D,) is one radius per axis shared by the heads (a
+    1-D R is read by per_axis, never by comparing H and D).
     causal: query i sees keys j <= i + Lk - Lq (Transformer-XL memory keys
     first). key_padding_mask: (B, Lk) bool, True = a padded key (PyTorch's
     convention). mask: (Lq, Lk), (1, Lq, Lk) or (B, Lq, Lk) bool, True =
@@ -279,7 +292,10 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
     without copies; masks keep their shapes (a (Lq, Lk, 1) mask, their
     broadcast form, is taken as (Lq, Lk)). V beyond 2^500 (float32: 2^64) is
     scaled by a power of two inside the call, so H stays finite. Returns H,
-    or (H, ctx) for fourier_attention_batch_backward."""
+    or (H, ctx) for fourier_attention_batch_backward. dropout: attention
+    dropout p on the normalised weights (0 <= p < 1; kept weights scaled by
+    1/(1-p)), its mask a function of (seed, b H + h, i, j) only: the same seed
+    gives the same mask, and the backward regenerates it."""
     if dtype is None:
         dt = np.float32 if all(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in (Q, K, V)) \
             else np.float64
@@ -307,7 +323,12 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
         raise errors.DimensionError(errors.GFI_EDIM, "V has shape %s; it must be %s with B, H, Lk = %d, %d, %d"
                                     % (v.shape, lay % "Dv", B, H, Lk), "V")
     Dv = vs[3]
-    r, rmode = _batch_radii(R, H, D, dt)
+    r, rmode, shared_axes = _batch_radii(R, H, D, dt, per_axis)
+    if not (0.0 <= float(dropout) < 1.0):
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "dropout must be in [0, 1), got %r" % (dropout,), "dropout")
+    seed = int(seed)
+    if not 0 <= seed < 2 ** 64:
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "seed must be in [0, 2^64), got %r" % (seed,), "seed")
     kp = _bool_mask(key_padding_mask, "key_padding_mask", [(B, Lk)])
     if mask is not None and np.shape(mask) == (Lq, Lk, 1):
         mask = np.reshape(mask, (Lq, Lk))  # FourierFormer's [qlen, klen, 1]: a view
@@ -327,6 +348,8 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
     s.dtype = 1 if dt == np.float32 else 0
     s.mask_batch = 1 if mk is None or mk.ndim == 2 or mk.shape[0] == 1 else B
     s.layout = _LAYOUTS[layout]
+    s.dropout = float(dropout)
+    s.seed = seed
     o = make_opts(threads)
     out = np.empty((Lq, B, H, Dv) if lb else (B, H, Lq, Dv), dtype=dt)
     saved = np.empty(max(lib.gfi_attn_batch_saved_size(B, H, Lq), 1))
@@ -343,7 +366,7 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
                                 threads=threads, H=out, saved=saved, dtype=dt, nflagged=int(info.nflagged),
                                 first_flagged=int(info.first_flagged), nempty=int(info.nempty),
                                 first_empty=int(info.first_empty), min_ratio=float(info.min_ratio),
-                                dims=(B, H, Lq, Lk, D, Dv), layout=layout)
+                                dims=(B, H, Lq, Lk, D, Dv), layout=layout, shared_axes=shared_axes)
     return out, ctx
 
 
@@ -365,5 +388,7 @@ def fourier_attention_batch_backward(ctx, dH):
                                      addr(ctx.kp), addr(ctx.mk), ref(o), addr(ctx.H), addr(ctx.saved), addr(g),
                                      addr(dQ), addr(dK), addr(dV), addr(dR), None)
     if st != errors.GFI_EDENOM:
-        check(st, "batched Fourier attention backward", None, {"dH": g})
+        check(st, "batched Fourier attention backward", {errors.GFI_ERANGE: "dH"}, {"dH": g})
+    if ctx.shared_axes:
+        dR = dR.sum(axis=0)
     return dQ, dK, dV, dR.reshape(ctx.R_shape)
