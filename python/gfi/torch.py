@@ -2,21 +2,30 @@
 
   FourierAttentionFunction  a torch.autograd.Function over gfi's forward and
                             exact backward (include/gfi/attention.h)
-  FourierAttention          an nn.Module with a learnable radius (one, or one
-                            per axis), parametrised by log R so that R > 0
+  FourierAttentionBatchFunction  the batched op: (B, H, L, D) or (L, B, H, D)
+                            tensors, float32/float64 (float16/bfloat16
+                            computed in float32), masks, memory keys, +eps,
+                            raw radii of any sign, attention dropout
+                            (gfi.fourier_attention_batch)
+  FourierAttention          an nn.Module with a learnable radius (one, per
+                            head, or per axis), parametrised by log R (or
+                            FourierFormer's raw R), eps = 1e-6 by default
+  FourierMultiheadAttention torch.nn.MultiheadAttention's signature with
+                            Fourier attention: a one-line swap
+  FlaggedRowsWarning        NaN rows of H with on_flagged="warn" (the
+                            default "raises gfi.DenominatorError": never a
+                            silent NaN)
   fourier_attention_reference  FourierFormer's formula in plain PyTorch (the
                             O(L^2 D) reference of the tests)
-
-  FourierAttentionBatchFunction  the batched op: (B, H, L, D) tensors in
-                            float32 or float64, masks, memory keys, +eps
-                            (gfi.fourier_attention_batch)
 
 Import it explicitly (`import gfi.torch`); it needs PyTorch, gfi does not.
 (L, D) and (heads, L, D) tensors are computed in float64 (float64 CPU
 tensors that are contiguous go to gfi without a copy; others are converted,
 and the results converted back to the input's dtype). (B, H, L, D) tensors
 go to the batched engine in their own dtype when it is float32 or float64
-(contiguous CPU tensors without a copy), other dtypes in float64.
+(contiguous CPU tensors without a copy), float16/bfloat16 in float32, other
+dtypes in float64. docs/attention.md ("using gfi in FourierFormer's code")
+shows the adapter for FourierFormer's training code.
 """
 import warnings
 
@@ -29,7 +38,7 @@ from .attention import (fourier_attention, fourier_attention_backward, fourier_a
                         fourier_attention_batch_backward)
 
 __all__ = ["FourierAttentionFunction", "FourierAttentionBatchFunction", "FourierAttention",
-           "FlaggedRowsWarning", "fourier_attention_reference"]
+           "FourierMultiheadAttention", "FlaggedRowsWarning", "fourier_attention_reference"]
 
 
 def _np(t):
@@ -285,6 +294,165 @@ class FourierAttention(torch.nn.Module):
         return "R shape=%s (%s), phi=z^%s, causal=%s, eps=%g, dropout=%g, layout=%s" % (
             tuple(self._param().shape), "raw" if self.raw_R else "log", self.phi, self.causal, self.eps,
             self.dropout, self.layout)
+
+
+def _bool_mask(m, name):
+    """A torch mask as bool (True = excluded): bool as it is; a float mask
+    (torch's additive form) only of 0 and -inf, -inf = excluded."""
+    if m is None:
+        return None
+    if m.dtype == torch.bool:
+        return m
+    if m.is_floating_point():
+        ok = (m == 0) | (m == float("-inf"))
+        if not bool(ok.all()):
+            raise ValueError("gfi.torch.FourierMultiheadAttention: %s: a float mask must hold only 0 and -inf "
+                             "(Fourier weights are not logits: an additive mask has no meaning); use a bool mask"
+                             % name)
+        return m == float("-inf")
+    return m != 0
+
+
+class FourierMultiheadAttention(torch.nn.Module):
+    """torch.nn.MultiheadAttention with Fourier attention (FourierFormer eq.
+    15) in place of softmax: the same constructor, forward signature, shapes,
+    masks and parameter names (in_proj_weight / q_proj_weight, ...,
+    in_proj_bias, out_proj), so a transformer's attention swaps with one
+    line, e.g. layer.self_attn = FourierMultiheadAttention(d_model, nhead,
+    dropout=..., batch_first=...) in nn.TransformerEncoderLayer.
+
+    FourierMultiheadAttention(embed_dim, num_heads, dropout=0.0, bias=True,
+    add_bias_kv=False, add_zero_attn=False, kdim=None, vdim=None,
+    batch_first=False, device=None, dtype=None, *, R=1.0, per_axis=False,
+    per_head=False, eps=1e-6, phi=4, on_flagged="raise", empty="zero")
+
+    forward(query, key, value, key_padding_mask=None, need_weights=True,
+    attn_mask=None, average_attn_weights=True, is_causal=False) -> (output,
+    weights or None), as nn.MultiheadAttention: (L, N, E) inputs ((N, L, E)
+    with batch_first, (L, E) unbatched); key_padding_mask (N, S) and
+    attn_mask (L, S) or (N num_heads, L, S) (equal across the heads of a
+    batch row: Fourier attention's masks are per batch row), bool (True =
+    excluded) or float with only 0 and -inf. The weights returned with
+    need_weights are the normalised w_ij / (sum_j w_ij + eps) after dropout,
+    (N, L, S) averaged over heads or (N, num_heads, L, S) (an (L, S) matrix
+    per head: for short sequences; the output itself never forms one).
+
+    What differs from softmax attention: the radius R (learnt as log R; one,
+    one per head with per_head, or per head and axis with per_axis) sets the
+    kernel's scale instead of 1/sqrt(head_dim) (q is not scaled); eps = 1e-6
+    as FourierFormer's code; dropout acts inside the op on the normalised
+    weights (a counter-based mask, regenerated by the backward); rows that
+    see no key are zeros (empty="zero", as softmax gives NaN there, this is
+    the choice of FourierFormer's 0 / (0 + eps)); add_bias_kv and
+    add_zero_attn are not supported (ValueError). _qkv_same_embed_dim is
+    reported False so that torch's fused encoder fast path (which would run
+    softmax attention on these weights in inference) is never taken. The
+    float32/float64 dtype of the inputs is kept; float16/bfloat16 computed in
+    float32. (L, N, E) inputs reach gfi without a permute (the (L, N, H,
+    head_dim) layout); batch_first inputs are permuted once."""
+
+    _qkv_same_embed_dim = False  # not torch's fused path: see the docstring
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
+                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None, *, R=1.0, per_axis=False,
+                 per_head=False, eps=1e-6, phi=4, on_flagged="raise", empty="zero"):
+        super().__init__()
+        if add_bias_kv or add_zero_attn:
+            raise ValueError("gfi.torch.FourierMultiheadAttention: add_bias_kv and add_zero_attn are not supported")
+        if embed_dim % num_heads:
+            raise ValueError("gfi.torch.FourierMultiheadAttention: embed_dim (%d) must be divisible by num_heads (%d)"
+                             % (embed_dim, num_heads))
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError("gfi.torch.FourierMultiheadAttention: dropout must be in [0, 1), got %r" % (dropout,))
+        fk = {"device": device, "dtype": dtype}
+        self.embed_dim, self.num_heads, self.dropout, self.batch_first = embed_dim, num_heads, float(dropout), \
+            batch_first
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self.head_dim = embed_dim // num_heads
+        self.same_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        if self.same_dim:
+            self.in_proj_weight = torch.nn.Parameter(torch.empty(3 * embed_dim, embed_dim, **fk))
+        else:
+            self.q_proj_weight = torch.nn.Parameter(torch.empty(embed_dim, embed_dim, **fk))
+            self.k_proj_weight = torch.nn.Parameter(torch.empty(embed_dim, self.kdim, **fk))
+            self.v_proj_weight = torch.nn.Parameter(torch.empty(embed_dim, self.vdim, **fk))
+        self.in_proj_bias = torch.nn.Parameter(torch.empty(3 * embed_dim, **fk)) if bias else None
+        self.out_proj = torch.nn.Linear(embed_dim, embed_dim, bias=bias, **fk)
+        self.bias_k = self.bias_v = None
+        self.add_zero_attn = False
+        self.attn = FourierAttention(self.head_dim, R=R, per_axis=per_axis, heads=num_heads if (per_axis or per_head)
+                                     else None, per_head=per_head, phi=phi, eps=eps, layout="LBHD", dropout=dropout,
+                                     on_flagged=on_flagged, empty=empty)
+        self._reset_parameters()
+
+    def _reset_parameters(self):  # as nn.MultiheadAttention
+        if self.same_dim:
+            torch.nn.init.xavier_uniform_(self.in_proj_weight)
+        else:
+            for w in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+                torch.nn.init.xavier_uniform_(w)
+        if self.in_proj_bias is not None:
+            torch.nn.init.constant_(self.in_proj_bias, 0.0)
+            torch.nn.init.constant_(self.out_proj.bias, 0.0)
+
+    def _proj(self, x, k):
+        E = self.embed_dim
+        if self.same_dim:
+            w = self.in_proj_weight[k * E:(k + 1) * E]
+        else:
+            w = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)[k]
+        b = None if self.in_proj_bias is None else self.in_proj_bias[k * E:(k + 1) * E]
+        return torch.nn.functional.linear(x, w, b)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False):
+        unbatched = query.dim() == 2
+        if unbatched:
+            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+        elif self.batch_first:
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        L, N, _ = query.shape
+        S = key.shape[0]
+        Hh, hd = self.num_heads, self.head_dim
+        q = self._proj(query, 0).reshape(L, N, Hh, hd)
+        k = self._proj(key, 1).reshape(S, N, Hh, hd)
+        v = self._proj(value, 2).reshape(S, N, Hh, hd)
+        kp = _bool_mask(key_padding_mask, "key_padding_mask")
+        am = _bool_mask(attn_mask, "attn_mask")
+        if is_causal and am is None:
+            am = torch.triu(torch.ones(L, S, dtype=torch.bool), diagonal=1 + S - L)
+        if am is not None and am.dim() == 3:
+            if am.shape != (N * Hh, L, S):
+                raise ValueError("gfi.torch.FourierMultiheadAttention: attn_mask has shape %s, expected (%d, %d) or "
+                                 "(%d, %d, %d)" % (tuple(am.shape), L, S, N * Hh, L, S))
+            am4 = am.reshape(N, Hh, L, S)
+            if not bool((am4 == am4[:, :1]).all()):
+                raise ValueError("gfi.torch.FourierMultiheadAttention: a 3-D attn_mask must be equal across the "
+                                 "heads of a batch row (masks are per batch row)")
+            am = am4[:, 0]
+        seed = None
+        if self.training and self.dropout > 0:
+            seed = int(torch.randint(0, 2 ** 62, (1,)).item())
+        out = self.attn(q, k, v, key_padding_mask=kp, mask=am, seed=seed)  # (L, N, H, hd)
+        out = self.out_proj(out.reshape(L, N, self.embed_dim))
+        weights = None
+        if need_weights:
+            # the normalised weights: the same op on V = identity (one column per key)
+            eye = torch.eye(S, dtype=q.dtype).reshape(S, 1, 1, S).expand(S, N, Hh, S).contiguous()
+            w = self.attn(q, k, eye, key_padding_mask=kp, mask=am, seed=seed)  # (L, N, H, S)
+            weights = w.permute(1, 2, 0, 3)
+            if average_attn_weights:
+                weights = weights.mean(1)
+            if unbatched:
+                weights = weights[0]
+        if unbatched:
+            out = out[:, 0]
+        elif self.batch_first:
+            out = out.transpose(0, 1)
+        return out, weights
 
 
 def fourier_attention_reference(Q, K, V, R, l=4, causal=False):

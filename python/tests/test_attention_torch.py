@@ -334,3 +334,96 @@ def test_docs_fourierformer_section_runs():
     ns = {}
     for b in blocks:
         exec(compile(b, "docs/attention.md", "exec"), ns)
+
+
+# ---- FourierMultiheadAttention: nn.MultiheadAttention's signature ----
+
+def _mha_reference(m, query, key, value, kp=None, am=None):
+    """The module's formula in plain float64 torch on (L, N, E) inputs: the
+    projections, FourierFormer's weights with eps, the output projection."""
+    E, Hh, hd = m.embed_dim, m.num_heads, m.head_dim
+    W, b = m.in_proj_weight.double(), m.in_proj_bias.double()
+    proj = lambda x, k: torch.nn.functional.linear(x.double(), W[k * E:(k + 1) * E], b[k * E:(k + 1) * E])
+    L, N, S = query.shape[0], query.shape[1], key.shape[0]
+    q, k, v = (proj(x, i).reshape(x.shape[0], N, Hh, hd).permute(1, 2, 0, 3) for i, x in enumerate((query, key, value)))
+    R = m.attn.R.detach().double()
+    u = (q.unsqueeze(-2) - k.unsqueeze(-3)) * R
+    w = (torch.sinc(u / math.pi) ** 4).prod(-1)  # (N, H, L, S)
+    if kp is not None:
+        w = w.masked_fill(kp[:, None, None, :], 0.0)
+    if am is not None:
+        w = w.masked_fill(am, 0.0)
+    p = w / (w.sum(-1, keepdim=True) + m.attn.eps)
+    o = (p @ v).permute(2, 0, 1, 3).reshape(L, N, E)
+    return torch.nn.functional.linear(o, m.out_proj.weight.double(), m.out_proj.bias.double()), p
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_fourier_mha_matches_formula_and_masks(batch_first):
+    torch.manual_seed(3)
+    E, Hh, L, S, N = 16, 4, 5, 7, 3
+    m = gt.FourierMultiheadAttention(E, Hh, batch_first=batch_first, R=0.7).double()
+    with torch.no_grad():
+        m.in_proj_bias.normal_(0, 0.1)
+    query, key, value = rand(L, N, E, seed=30), rand(S, N, E, seed=31), rand(S, N, E, seed=32)
+    kp = torch.zeros(N, S, dtype=torch.bool)
+    kp[2, 5:] = True
+    am = torch.triu(torch.ones(L, S, dtype=torch.bool), diagonal=1 + S - L)
+    t = (lambda x: x.transpose(0, 1)) if batch_first else (lambda x: x)
+    out, w = m(t(query), t(key), t(value), key_padding_mask=kp, attn_mask=am, average_attn_weights=False)
+    ref, p = _mha_reference(m, query, key, value, kp, am)
+    assert (t(out) - ref).abs().max() < 1e-12 and (w - p).abs().max() < 1e-12
+    # float masks of 0 / -inf and a per-(batch x head) 3-D mask equal across heads give the same
+    fm = torch.zeros(L, S, dtype=torch.float64).masked_fill(am, float("-inf"))
+    out2, w2 = m(t(query), t(key), t(value), key_padding_mask=kp, attn_mask=fm.expand(N * Hh, L, S))
+    assert torch.equal(out2, out) and torch.allclose(w2, w.mean(1), atol=1e-15)
+    out3, _ = m(t(query), t(key), t(value), key_padding_mask=kp, need_weights=False, is_causal=True)
+    assert torch.equal(out3, out)
+    with pytest.raises(ValueError):
+        m(t(query), t(key), t(value), attn_mask=fm + 1.0)
+    # unbatched (L, E)
+    ou, wu = m(query[:, 0], key[:, 0], value[:, 0])
+    o1, w1 = m(t(query[:, :1]), t(key[:, :1]), t(value[:, :1]))
+    assert torch.allclose(ou, t(o1)[:, 0], atol=1e-15) and torch.allclose(wu, w1[0], atol=1e-15)
+    # gradients reach every parameter
+    out.square().sum().backward()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in m.parameters())
+    with pytest.raises(ValueError):
+        gt.FourierMultiheadAttention(E, Hh, add_bias_kv=True)
+
+
+def test_fourier_mha_swapped_into_transformer_encoder_layer_trains():
+    """One line swaps it into torch's own nn.TransformerEncoderLayer: a small
+    float32 sequence classifier trains (finite, falling loss), also through
+    eval (torch's fused fast path is never taken)."""
+    torch.manual_seed(4)
+    d, nhead, ntok, L, N = 32, 4, 12, 10, 16
+    layer = torch.nn.TransformerEncoderLayer(d, nhead, dim_feedforward=64, dropout=0.1, batch_first=True)
+    layer.self_attn = gt.FourierMultiheadAttention(d, nhead, dropout=0.1, batch_first=True)  # the swap
+    emb, head = torch.nn.Embedding(ntok, d), torch.nn.Linear(d, 2)
+    model = torch.nn.ModuleList([emb, layer, head])
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randint(0, ntok, (64, L), generator=gen)
+    y = (x == 3).any(1).long()  # does the sequence hold token 3
+    pad = torch.zeros(64, L, dtype=torch.bool)
+    pad[::3, -2:] = True
+    losses = []
+    for step in range(30):
+        i = torch.arange(step * N, (step + 1) * N) % 64
+        h = layer(emb(x[i]), src_key_padding_mask=pad[i])
+        logits = head(h.masked_fill(pad[i][..., None], 0).sum(1) / (~pad[i]).sum(1, keepdim=True))
+        loss = torch.nn.functional.cross_entropy(logits, y[i])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert all(math.isfinite(v) for v in losses)
+    assert np.mean(losses[-5:]) < np.mean(losses[:5]), losses
+    layer.eval()
+    with torch.no_grad():
+        h1 = layer(emb(x[:4]))
+        q = emb(x[:4])
+        a = layer.self_attn(q, q, q, need_weights=False)[0]
+        h2 = layer.norm2(layer.norm1(q + a) + layer.linear2(layer.activation(layer.linear1(layer.norm1(q + a)))))
+    assert torch.allclose(h1, h2, atol=1e-5)
