@@ -564,6 +564,108 @@ static void test_huge_values(void) {
   }
 }
 
+/* The (L, B, H, W) layout gives the same bits as (B, H, L, W) on the
+ * transposed arrays (forward and every gradient, float64 and float32, with
+ * masks, memory keys, a head recomputed in float64 and dropout), and
+ * dropout's mask depends on the seed only (1 and 3 threads, two seeds). */
+static void to_lbhd(const double *x, size_t B, size_t H, size_t L, size_t W, double *y) {
+  for (size_t bh = 0; bh < B * H; bh++)
+    for (size_t i = 0; i < L; i++) memcpy(y + (i * B * H + bh) * W, x + (bh * L + i) * W, W * sizeof *x);
+}
+static void test_layout_dropout(void) {
+  const size_t B = 2, H = 3, Lq = 9, Lk = 70, D = 5, Dv = 3, BH = B * H;
+  const size_t nq = BH * Lq * D, nk = BH * Lk * D, nv = BH * Lk * Dv, nh = BH * Lq * Dv;
+  const size_t ntot = nh + nq + nk + nv + 1, nin = nq + nk + nv + nh;
+  double *in = malloc(nin * 8), *tin = malloc(nin * 8), R[1] = {1.0};
+  double *Q = in, *K = Q + nq, *V = K + nk, *C = V + nv;
+  fill(in, nin, 1.5);
+  /* head (1, 2): every weight holds a factor sinc(pi) (flushed in float32) */
+  for (size_t a = 0; a < Lq * D; a++) Q[5 * Lq * D + a] = a % D == 0 ? (float)M_PI : 0.0;
+  for (size_t a = 0; a < Lk * D; a++) K[5 * Lk * D + a] = 0.0;
+  to_lbhd(Q, B, H, Lq, D, tin);
+  to_lbhd(K, B, H, Lk, D, tin + nq);
+  to_lbhd(V, B, H, Lk, Dv, tin + nq + nk);
+  to_lbhd(C, B, H, Lq, Dv, tin + nq + nk + nv);
+  unsigned char kp[2 * 70] = {0}, mk[9 * 70] = {0};
+  kp[70 + 3] = kp[70 + 69] = 1;
+  mk[4 * 70 + 2] = 1;
+  double *sv = malloc(gfi_attn_batch_saved_size(B, H, Lq) * 8);
+  double *o[3], *tmp = malloc(ntot * 8);
+  float *inf = malloc(nin * 4 * 2), *of[3];
+  for (int f32 = 0; f32 < 2; f32++)
+    for (int dr = 0; dr < 2; dr++) {
+      gfi_attn_batch_spec s;
+      gfi_attn_batch_default_spec(&s);
+      s.causal = 1;
+      s.eps = 1e-6;
+      s.dtype = f32 ? GFI_ATTN_F32 : GFI_ATTN_F64;
+      s.dropout = dr ? 0.3 : 0.0;
+      for (int run = 0; run < 3; run++) { /* 0: BHLD, 1 thread; 1: LBHD, 3 threads; 2: BHLD, another seed */
+        gfi_opts op;
+        gfi_default_opts(&op);
+        op.nthreads = run == 1 ? 3 : 1;
+        s.layout = run == 1 ? GFI_ATTN_LAYOUT_LBHD : GFI_ATTN_LAYOUT_BHLD;
+        s.seed = run == 2 ? 78 : 77;
+        const double *x = run == 1 ? tin : in;
+        o[run] = malloc(ntot * 8);
+        of[run] = malloc(ntot * 4);
+        int st, st2;
+        if (f32) {
+          float *xf = inf, *y = of[run];
+          for (size_t a = 0; a < nin; a++) xf[a] = (float)x[a];
+          float Rf[1] = {1.0f};
+          st = gfi_attn_batch_forward(&s, B, H, Lq, Lk, D, Dv, xf, xf + nq, xf + nq + nk, Rf, kp, mk, &op, y, sv, NULL);
+          st2 = gfi_attn_batch_backward(&s, B, H, Lq, Lk, D, Dv, xf, xf + nq, xf + nq + nk, Rf, kp, mk, &op, y, sv,
+                                        xf + nq + nk + nv, y + nh, y + nh + nq, y + nh + nq + nk,
+                                        y + nh + nq + nk + nv, NULL);
+          for (size_t a = 0; a < ntot; a++) o[run][a] = y[a];
+        } else {
+          double *y = o[run];
+          st = gfi_attn_batch_forward(&s, B, H, Lq, Lk, D, Dv, x, x + nq, x + nq + nk, R, kp, mk, &op, y, sv, NULL);
+          st2 = gfi_attn_batch_backward(&s, B, H, Lq, Lk, D, Dv, x, x + nq, x + nq + nk, R, kp, mk, &op, y, sv,
+                                        x + nq + nk + nv, y + nh, y + nh + nq, y + nh + nq + nk,
+                                        y + nh + nq + nk + nv, NULL);
+        }
+        CHECK(st == GFI_OK && st2 == GFI_OK, "layout/dropout (f32 %d, p %d, run %d): status %d %d", f32, dr, run, st,
+              st2);
+        if (run == 1) { /* back to (B, H, L, W) */
+          memcpy(tmp, o[1], ntot * 8);
+          const double *y = tmp;
+          for (size_t bh = 0; bh < BH; bh++) {
+            for (size_t i = 0; i < Lq; i++) {
+              memcpy(o[1] + (bh * Lq + i) * Dv, y + (i * BH + bh) * Dv, Dv * 8);
+              memcpy(o[1] + nh + (bh * Lq + i) * D, y + nh + (i * BH + bh) * D, D * 8);
+            }
+            for (size_t j = 0; j < Lk; j++) {
+              memcpy(o[1] + nh + nq + (bh * Lk + j) * D, y + nh + nq + (j * BH + bh) * D, D * 8);
+              memcpy(o[1] + nh + nq + nk + (bh * Lk + j) * Dv, y + nh + nq + nk + (j * BH + bh) * Dv, Dv * 8);
+            }
+          }
+        }
+      }
+      size_t bad = 0, nonfinite = 0;
+      for (size_t a = 0; a < ntot; a++) {
+        bad += memcmp(&o[0][a], &o[1][a], 8) != 0;
+        nonfinite += !isfinite(o[0][a]);
+      }
+      CHECK(bad == 0, "layout LBHD (f32 %d, dropout %d): %zu values differ from BHLD", f32, dr, bad);
+      CHECK(nonfinite == 0, "layout/dropout (f32 %d, dropout %d): %zu values not finite", f32, dr, nonfinite);
+      int same = memcmp(o[0], o[2], nh * 8) == 0;
+      CHECK(dr ? !same : same, "dropout %d (f32 %d): another seed gives %s output", dr, f32,
+            same ? "the same" : "another");
+      for (int run = 0; run < 3; run++) free(o[run]), free(of[run]);
+    }
+  gfi_attn_batch_spec s;
+  gfi_attn_batch_default_spec(&s);
+  s.dropout = 1.0;
+  double h[4];
+  CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 1, 1, 2, 2, in, in, in, R, NULL, NULL, NULL, h, sv, NULL), GFI_EINVAL);
+  s.dropout = 0;
+  s.layout = 2;
+  CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 1, 1, 2, 2, in, in, in, R, NULL, NULL, NULL, h, sv, NULL), GFI_EINVAL);
+  free(in), free(tin), free(sv), free(tmp), free(inf);
+}
+
 int main(void) {
   test_tiny_factor_row();
   test_huge_values();
@@ -571,5 +673,6 @@ int main(void) {
   test_float32();
   test_threads();
   test_errors();
+  test_layout_dropout();
   return check_summary("attention-batch");
 }
