@@ -29,10 +29,17 @@
  * roundings |n| 2^-24 pi/2 ~ |u| 2^-24 divided by |u| add 2^-24, the
  * polynomials and the division a few ulp: an absolute error below about
  * 2^-21 (5e-7) for every u, and a relative error of a few ulp for |u| < pi/4
- * (where |u sinc'/sinc| < 0.22). |sinc| < 2^-20 (and |u| > 2^20, where
- * |sinc| < 2^-20 too) is set to 0: such a value is within a few ulp of 1 of
- * a zero of sinc, and the flush keeps a mantissa times six factors (a prefix
- * times a suffix between renormalisations every CHUNK axes) above 2^-126.
+ * (where |u sinc'/sinc| < 0.22). A factor |sinc| < 2^-20 is kept as
+ * sinc 2^40 with -40 added to the pair's exponent (forward: the running
+ * exponent; backward: a shift per axis, so each y_d gets the shifts of the
+ * other factors), never flushed: one key at u = pi has sinc = -2.8e-8, and
+ * a row whose every weight holds such a factor would otherwise sum to 0
+ * (NaN, or 0 with eps) where its value is defined. The kept factors lie in
+ * [2^-20, 2^20), so a mantissa times six of them (a prefix times a suffix
+ * between renormalisations every CHUNK axes) stays inside float's range
+ * (2^-120 .. 2^123). Only |sinc| < 2^-60 and |u| > 2^20 (beyond the
+ * reduction's reach) are set to 0; a row that then sums to 0 has its head
+ * computed again in float64 (attention_batch.c).
  * sinc'(u) = (cos u - sinc u)/u for n != 0, its Taylor series (truncation
  * below 1e-10) for n = 0: absolute error below 2^-22 / max(|u|, pi/4).
  *
@@ -58,7 +65,10 @@
 #define FB 64      /* keys per block in the forward */
 #define BB 32      /* lanes (keys) per block in the backward */
 #define CHUNK 4    /* axes between renormalisations of a running product */
-#define FLUSHF 0x1p-20f
+#define FLUSHF 0x1p-60f /* |sinc| below this is 0 (see the top) */
+#define TINYF 0x1p-20f  /* |sinc| below this is kept as sinc 2^TSHIFT, its exponent apart */
+#define TSHIFT 40.0f
+#define TSCALE 0x1p40f
 #define BIGU 0x1p20f
 #define ZEXP (-1.0e6f) /* exponent of an exact zero product */
 #define WCUT (-120.0f) /* l (e - E) below this: weight 0 */
@@ -222,7 +232,12 @@ GFI_CLONES static int fwd_task(void *vc, size_t t, void *vws) {
         const float *restrict k = kt + d * Lp + j0;
         const float qd = Q[d], rd = Rd[d];
 #pragma omp simd
-        for (size_t b = 0; b < nb; b++) m[b] *= sinc32(rd * (qd - k[b]));
+        for (size_t b = 0; b < nb; b++) {
+          float sv = sinc32(rd * (qd - k[b]));
+          int tiny = fabsf(sv) < TINYF;
+          m[b] *= tiny ? sv * TSCALE : sv;
+          e[b] -= tiny ? TSHIFT : 0.0f;
+        }
         if ((d + 1) % CHUNK == 0 || d + 1 == D) {
 #pragma omp simd
           for (size_t b = 0; b < nb; b++) {
@@ -293,8 +308,8 @@ int attn_fjob_forward32(const attn_fjob *J, float *Hout, double *stat, double *r
 /* --------------------------------------------------------------- backward */
 
 typedef struct {
-  float *s, *ds, *u, *G, *pe; /* D x BB each (pe: one row per chunk of axes) */
-  float run[BB], rexp[BB], lp[BB], sc[BB];
+  float *s, *ds, *u, *G, *t, *pe; /* D x BB each (pe: one row per chunk of axes); t: factor d's shift */
+  float run[BB], rexp[BB], lp[BB], sc[BB], sc2[BB], tsum[BB];
 } gblock;
 
 /* As the float64 engine's grad_block: G[d][b] = dw~_b/du_d in the row's
@@ -302,12 +317,14 @@ typedef struct {
 static inline void grad_block(size_t D, int l, size_t nb, float Eb, gblock *g, float *wt) {
   float *restrict run = g->run, *restrict rexp = g->rexp;
   const float wcut = WCUT / (float)l;
+  float *restrict tsum = g->tsum;
   for (size_t b = 0; b < BB; b++) {
     run[b] = 1.0f;
     rexp[b] = 0.0f;
+    tsum[b] = 0.0f;
   }
   for (size_t d = 0; d < D; d++) {
-    const float *restrict s = g->s + d * BB;
+    const float *restrict s = g->s + d * BB, *restrict t = g->t + d * BB;
     float *restrict pm = g->G + d * BB;
     if (d % CHUNK == 0) {
       float *restrict pe = g->pe + (d / CHUNK) * BB;
@@ -322,12 +339,13 @@ static inline void grad_block(size_t D, int l, size_t nb, float Eb, gblock *g, f
     for (size_t b = 0; b < nb; b++) {
       pm[b] = run[b];
       run[b] *= s[b];
+      tsum[b] += t[b];
     }
   }
   float *restrict lp = g->lp, *restrict sc = g->sc;
 #pragma omp simd
   for (size_t b = 0; b < nb; b++) {
-    float k = rexp[b] + expof(run[b]) - Eb, m = mantf(run[b]);
+    float k = rexp[b] + expof(run[b]) - Eb - tsum[b], m = mantf(run[b]);
     float x = k < wcut ? 0.0f : m * pow2f(k);
     wt[b] = ipowf(x, l);
     lp[b] = (float)l * ipowf(x, l - 1);
@@ -338,7 +356,7 @@ static inline void grad_block(size_t D, int l, size_t nb, float Eb, gblock *g, f
   }
   for (size_t dd = D; dd-- > 0;) {
     const float *restrict s = g->s + dd * BB, *restrict ds = g->ds + dd * BB;
-    const float *restrict pe = g->pe + (dd / CHUNK) * BB;
+    const float *restrict pe = g->pe + (dd / CHUNK) * BB, *restrict t = g->t + dd * BB;
     float *restrict G = g->G + dd * BB;
     const int new_suffix = (D - 1 - dd) % CHUNK == 0;
     if (new_suffix) {
@@ -348,23 +366,28 @@ static inline void grad_block(size_t D, int l, size_t nb, float Eb, gblock *g, f
         run[b] = mantf(run[b]);
       }
     }
+    /* y_dd's scale: the prefix's and suffix's exponents less the shifts of
+     * the factors other than dd: sc when factor dd is not shifted, sc2 when
+     * it is (both renewed with the exponents) */
     if (new_suffix || dd % CHUNK == CHUNK - 1 || dd + 1 == D) {
 #pragma omp simd
       for (size_t b = 0; b < nb; b++) {
-        float k = pe[b] + rexp[b] - Eb;
+        float k = pe[b] + rexp[b] - Eb - tsum[b], k2 = k + TSHIFT;
         sc[b] = k < WCUT ? 0.0f : pow2f(k);
+        g->sc2[b] = k2 < WCUT ? 0.0f : pow2f(k2);
       }
     }
+    const float *restrict sc2 = g->sc2;
 #pragma omp simd
     for (size_t b = 0; b < nb; b++) {
-      float y = (G[b] * run[b]) * sc[b];
+      float y = (G[b] * run[b]) * (t[b] != 0.0f ? sc2[b] : sc[b]);
       G[b] = lp[b] * (ds[b] * y);
       run[b] *= s[b];
     }
   }
 }
 
-static size_t gblock_floats(size_t D) { return (4 * D + (D + CHUNK - 1) / CHUNK) * BB; }
+static size_t gblock_floats(size_t D) { return (5 * D + (D + CHUNK - 1) / CHUNK) * BB; }
 
 /* Backward, one task: head bh, key chunk c (see attention_fourier.c). ws:
  * gblock floats, 3 BB floats, then doubles: 2 D (dq, dR of a row), D CL
@@ -394,7 +417,8 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
   g.ds = g.s + D * BB;
   g.u = g.ds + D * BB;
   g.G = g.u + D * BB;
-  g.pe = g.G + D * BB;
+  g.t = g.G + D * BB;
+  g.pe = g.t + D * BB;
   float *coef = fw + gblock_floats(D), *wt = coef + BB, *mk = wt + BB, *z = mk + BB;
   double *dq = (double *)(z + BB), *dr = dq + D, *dkT = dr + D, *dv = dkT + D * CL;
   memset(dkT, 0, D * CL * sizeof *dkT);
@@ -430,10 +454,14 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
         const float *restrict k = kt + d * Lkp + j0;
         const float qd = qt[d * Lqp + i], rd = Rf[d];
         float *restrict s = g.s + d * BB, *restrict ds = g.ds + d * BB, *restrict u = g.u + d * BB;
+        float *restrict tt = g.t + d * BB;
 #pragma omp simd
         for (size_t b = 0; b < nb; b++) {
-          float uu = rd * (qd - k[b]);
-          sinc32_both(uu, &s[b], &ds[b]);
+          float uu = rd * (qd - k[b]), sv;
+          sinc32_both(uu, &sv, &ds[b]);
+          int tiny = fabsf(sv) < TINYF; /* as the forward: kept scaled, its exponent in t */
+          s[b] = tiny ? sv * TSCALE : sv;
+          tt[b] = tiny ? TSHIFT : 0.0f;
           u[b] = uu;
         }
         if (nv < nb)

@@ -494,11 +494,46 @@ static void test_errors(void) {
   CHECK(gfi_attn_batch_nparam(&s, 3, 4) == 12, "nparam head-axis");
 }
 
-/* One key at u = pi on one of 16 axes: sinc = -2.8e-8 is below float32's
- * flush (2^-20), so the float32 pair loop sums the row to 0; the row is
- * recomputed in float64 and matches the float64 engine (and the formula:
- * w = sinc(pi)^4, H = w / (w + eps)), in both dtypes, with and without eps;
- * its gradients match the float64 engine too. */
+/* One key at u = pi on one of 16 axes: sinc = -2.8e-8, below 2^-20, is
+ * kept by the float32 engine scaled by 2^40 (its exponent apart), so the row
+ * is w = sinc(pi)^4 and H = w / (w + eps) in both dtypes, with and without
+ * eps, never 0 or NaN; dV and dq follow the formula. Then one key at u = 2e6
+ * (beyond the float32 phase's 2^20, flushed there): the row sums to 0 in
+ * float32 and its head is computed again in float64: H and the gradients
+ * equal the float64 engine's, rounded to float. */
+static void test_far_factor_row(void) {
+  for (int ke = 0; ke < 2; ke++) {
+    gfi_attn_batch_spec s;
+    gfi_attn_batch_default_spec(&s);
+    s.eps = ke ? 1e-6 : 0;
+    double q[2 * 4] = {2.0e6, 0.125, 2.0e6, -0.375}, k[2 * 3] = {0, 0.25, 0.5, 0, 1, 1}, v[3] = {1, 2, 3}, r[1] = {1};
+    double h[2], sv[4], dh[2] = {1, -1}, gq[4], gk[6], gv[3], gr[1];
+    float qf[4], kf[6], vf[3], rf[1] = {1}, hf[2], dhf[2] = {1, -1}, gqf[4], gkf[6], gvf[3], grf[1];
+    double svf[4];
+    for (int a = 0; a < 4; a++) qf[a] = (float)q[a];
+    for (int a = 0; a < 6; a++) kf[a] = (float)k[a];
+    for (int a = 0; a < 3; a++) vf[a] = (float)v[a];
+    CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 2, 3, 2, 1, q, k, v, r, NULL, NULL, NULL, h, sv, NULL), GFI_OK);
+    CHECK_STATUS(gfi_attn_batch_backward(&s, 1, 1, 2, 3, 2, 1, q, k, v, r, NULL, NULL, NULL, h, sv, dh, gq, gk, gv, gr,
+                                         NULL), GFI_OK);
+    s.dtype = GFI_ATTN_F32;
+    CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 2, 3, 2, 1, qf, kf, vf, rf, NULL, NULL, NULL, hf, svf, NULL), GFI_OK);
+    CHECK_STATUS(gfi_attn_batch_backward(&s, 1, 1, 2, 3, 2, 1, qf, kf, vf, rf, NULL, NULL, NULL, hf, svf, dhf, gqf, gkf,
+                                         gvf, grf, NULL), GFI_OK);
+    for (int a = 0; a < 2; a++)
+      CHECK(hf[a] == (float)h[a] && isfinite(h[a]), "far factor (eps %d): H[%d] %.9g, float64 %.17g", ke, a, hf[a], h[a]);
+    /* the backward reads H and dH as float: within float rounding of the array's largest */
+    double mq = 0, mv = 0;
+    for (int a = 0; a < 4; a++) mq = fmax(mq, fabs(gq[a]));
+    for (int a = 0; a < 3; a++) mv = fmax(mv, fabs(gv[a]));
+    for (int a = 0; a < 4; a++)
+      CHECK(fabs(gqf[a] - gq[a]) <= 1e-6 * mq, "far factor (eps %d): dQ[%d] %.9g, float64 %.17g", ke, a, gqf[a], gq[a]);
+    for (int a = 0; a < 3; a++)
+      CHECK(fabs(gvf[a] - gv[a]) <= 1e-6 * mv, "far factor (eps %d): dV[%d] %.9g, float64 %.17g", ke, a, gvf[a], gv[a]);
+    CHECK(fabs(grf[0] - gr[0]) <= 1e-5 * fabs(gr[0]), "far factor (eps %d): dR %.9g, float64 %.17g", ke, grf[0], gr[0]);
+  }
+}
+
 static void test_tiny_factor_row(void) {
   const double w = pow(sin((double)(float)M_PI) / (double)(float)M_PI, 4);
   for (int f32 = 0; f32 < 2; f32++)
@@ -579,8 +614,9 @@ static void test_layout_dropout(void) {
   double *in = malloc(nin * 8), *tin = malloc(nin * 8), R[1] = {1.0};
   double *Q = in, *K = Q + nq, *V = K + nk, *C = V + nv;
   fill(in, nin, 1.5);
-  /* head (1, 2): every weight holds a factor sinc(pi) (flushed in float32) */
-  for (size_t a = 0; a < Lq * D; a++) Q[5 * Lq * D + a] = a % D == 0 ? (float)M_PI : 0.0;
+  /* head (1, 2): every weight holds a factor at u = 2e6 > 2^20, beyond the
+   * float32 phase's reach (flushed there): the head is computed in float64 */
+  for (size_t a = 0; a < Lq * D; a++) Q[5 * Lq * D + a] = a % D == 0 ? 2.0e6 : 0.0;
   for (size_t a = 0; a < Lk * D; a++) K[5 * Lk * D + a] = 0.0;
   to_lbhd(Q, B, H, Lq, D, tin);
   to_lbhd(K, B, H, Lk, D, tin + nq);
@@ -628,6 +664,15 @@ static void test_layout_dropout(void) {
         }
         CHECK(st == GFI_OK && st2 == GFI_OK, "layout/dropout (f32 %d, p %d, run %d): status %d %d", f32, dr, run, st,
               st2);
+        if (f32) { /* head 5's rows carry the float64 engine's mark (E + 1/4), the others not */
+          size_t marked = 0, other = 0;
+          for (size_t r = 0; r < BH * Lq; r++) {
+            int m = isfinite(sv[2 * r]) && sv[2 * r] != floor(sv[2 * r]);
+            marked += m && r / Lq == 5;
+            other += m && r / Lq != 5;
+          }
+          CHECK(marked == Lq && other == 0, "float32: %zu rows of head 5 (and %zu others) from float64", marked, other);
+        }
         if (run == 1) { /* back to (B, H, L, W) */
           memcpy(tmp, o[1], ntot * 8);
           const double *y = tmp;
@@ -668,6 +713,7 @@ static void test_layout_dropout(void) {
 
 int main(void) {
   test_tiny_factor_row();
+  test_far_factor_row();
   test_huge_values();
   test_against_brute();
   test_float32();

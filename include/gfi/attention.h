@@ -227,13 +227,15 @@ GFI_EXPORT void gfi_attn_destroy(gfi_attn_plan *plan);
  * large phases R q and R k lose nothing to their own rounding (forming
  * sin(R q - R k) from float sin/cos tables would move sinc by up to
  * 2^-24 (|R q| + |R k|)). Error of one float factor: below about 2^-21
- * absolute for every u, a few ulp relative for |u| < pi/4; |sinc| < 2^-20
- * (and |u| > 2^20) is flushed to 0, and weights 2^-120 below the row's
- * largest are dropped. A row that sees keys but sums to 0 in float32 (every
- * weight holds a flushed factor: one key at u = pi gives sinc = -2.8e-8) or
- * is flagged there is never given up: its head is computed again by the
- * float64 engine on the same float inputs (forward and backward), so its H
- * is the float64 value rounded to float. The float32 outputs then agree with the float64
+ * absolute for every u, a few ulp relative for |u| < pi/4; a factor
+ * |sinc| < 2^-20 is kept scaled by 2^40 with its exponent apart (one key
+ * at u = pi gives sinc = -2.8e-8: its row's weight is 6e-31, not 0), only
+ * |sinc| < 2^-60 and |u| > 2^20 are set to 0, and weights 2^-120 below the
+ * row's largest are dropped. A row that sees keys but sums to 0 in float32
+ * (every weight holds a factor set to 0) or is flagged there is never given
+ * up: its head is computed again by the float64 engine on the same float
+ * inputs (forward and backward), so its H is the float64 value rounded to
+ * float. The float32 outputs then agree with the float64
  * path on the same (float-rounded) inputs to within about l D 2^-21 of the
  * row scale max|v_j| for H, times the ratio's condition A_i / S_i for odd l
  * (tests/test_attention_batch.c holds H to l D 2^-20 and the gradients to
