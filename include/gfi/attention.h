@@ -145,7 +145,10 @@ GFI_EXPORT size_t gfi_attn_saved_size(const gfi_attn_plan *plan);
  * backward, or NULL. info may be NULL. Returns GFI_OK, GFI_EDENOM when some
  * rows are flagged (see above; the others are valid), or an error before
  * anything is written: GFI_EINVAL, GFI_ENONFINITE, GFI_ERADIUS
- * (GFI_EBANDWIDTH for sigma), GFI_ENOMEM. */
+ * (GFI_EBANDWIDTH for sigma), GFI_ENOMEM. V beyond 2^500 is divided by a
+ * power of two inside the call (exact) and H (in the backward dQ, dK, dR)
+ * multiplied back, so no sum overflows; a row of H that does not fit a
+ * double is flagged (NaN), an overflowing gradient is GFI_ERANGE. */
 GFI_EXPORT int gfi_attn_forward(const gfi_attn_plan *plan, const double *Q, const double *K, const double *V,
                      const double *R, double *H, double *saved, gfi_attn_info *info);
 
