@@ -248,6 +248,16 @@ def test_dropout_mean_is_the_no_dropout_output():
                       for s in range(n)])
     mean, se = hs.mean(0), hs.std(0) / math.sqrt(n)
     assert ((mean - h0).abs() <= 5 * se + 1e-12).all()
+    # dV is linear in the mask too: its mean over seeds is the gradient without dropout
+    g = rand(1, 2, 6, 2, seed=27)
+
+    def dV(p, s):
+        v = V.clone().requires_grad_()
+        (F(Q, K, v, R, 4, False, None, None, 1e-6, None, None, None, None, None, p, s) * g).sum().backward()
+        return v.grad
+
+    gs = torch.stack([dV(p, s) for s in range(n)])
+    assert ((gs.mean(0) - dV(0.0, 0)).abs() <= 5 * gs.std(0) / math.sqrt(n) + 1e-12).all()
     # the kept fraction: V = identity columns per key, a row of weights w/S
     Lk = 6
     E = torch.eye(Lk, dtype=torch.float64).expand(1, 2, Lk, Lk).contiguous()
