@@ -90,6 +90,7 @@ static void attn_plan_job(const gfi_attn_plan *p, const double *Q, const double 
   J->Lq = J->Lk = p->L;
   J->D = p->D;
   J->Dv = p->Dv;
+  attn_fjob_default_strides(J);
   J->l = p->l;
   J->causal = p->spec.causal;
   J->per_axis = p->spec.per_axis_R;

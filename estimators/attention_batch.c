@@ -24,6 +24,7 @@ void gfi_attn_batch_default_spec(gfi_attn_batch_spec *s) {
   s->layout = GFI_ATTN_LAYOUT_BHLD;
   s->dropout = 0;
   s->seed = 0;
+  memset(s->strides, 0, sizeof s->strides);
 }
 
 size_t gfi_attn_batch_nparam(const gfi_attn_batch_spec *s, size_t H, size_t D) {
@@ -80,13 +81,39 @@ static int check_spec(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t L
   J->denom_tol = s->denom_tol;
   J->mask_B = s->mask_batch;
   J->lbhd = s->layout == GFI_ATTN_LAYOUT_LBHD;
-  if (s->dropout > 0) {
+  attn_fjob_default_strides(J);
+  /* strides of the inputs given by the caller (0, 0, 0: the layout's): every
+   * element offset must fit a size_t */
+  size_t *js[3] = {J->qs, J->ks, J->vs};
+  const size_t Ls[3] = {Lq, Lk, Lk}, Ws[3] = {D, D, Dv};
+  for (int a = 0; a < 3; a++) {
+    const size_t *g = s->strides + 3 * a;
+    if (!g[0] && !g[1] && !g[2]) continue;
+    const size_t ext[3] = {B - 1, H - 1, Ls[a] - 1};
+    size_t top = Ws[a];
+    for (int k = 0; k < 3; k++) {
+      if (ext[k] && g[k] > (SIZE_MAX - top) / ext[k]) return GFI_EDIM;
+      top += ext[k] * g[k];
+    }
+    memcpy(js[a], g, 3 * sizeof *g);
+  }  if (s->dropout > 0) {
     double t = ceil(s->dropout * 4294967296.0);
     J->drop_thr = t >= 4294967295.0 ? 0xffffffffu : (uint32_t)(t < 1 ? 1 : t);
     J->keep_scale = 1.0 / (1.0 - s->dropout);
     J->drop_key[0] = (uint32_t)s->seed;
     J->drop_key[1] = (uint32_t)(s->seed >> 32);
   }
+  return GFI_OK;
+}
+
+/* Every element of an input of strides xs (L rows of W per head) finite. */
+static int finite_in(const attn_fjob *J, const void *X, const size_t *xs, size_t L, size_t W, int f32) {
+  for (size_t bh = 0; bh < J->B * J->H; bh++)
+    for (size_t i = 0; i < L; i++) {
+      const size_t o = attn_fjob_xoff(J, xs, bh) + i * xs[2];
+      for (size_t c = 0; c < W; c++)
+        if (!isfinite(f32 ? (double)((const float *)X)[o + c] : ((const double *)X)[o + c])) return GFI_ENONFINITE;
+    }
   return GFI_OK;
 }
 
@@ -97,9 +124,10 @@ static int load_inputs(const gfi_attn_batch_spec *s, attn_fjob *J, const void *Q
   const size_t BH = J->B * J->H, D = J->D, H = J->H;
   const size_t nR = gfi_attn_batch_nparam(s, H, D);
   const double *q = Q, *k = K, *v = V, *r = R;
-  int st = gfi_check_finite(q, BH * J->Lq * D, NULL);
-  if (!st) st = gfi_check_finite(k, BH * J->Lk * D, NULL);
-  if (!st) st = gfi_check_finite(v, BH * J->Lk * J->Dv, NULL);
+  (void)BH;
+  int st = finite_in(J, q, J->qs, J->Lq, D, 0);
+  if (!st) st = finite_in(J, k, J->ks, J->Lk, D, 0);
+  if (!st) st = finite_in(J, v, J->vs, J->Lk, J->Dv, 0);
   if (st) return st;
   st = gfi_check_radii(r, nR, NULL);
   if (st) return st;
@@ -152,9 +180,10 @@ static int load_inputs32(const gfi_attn_batch_spec *s, attn_fjob *J, const void 
   const size_t BH = J->B * J->H, D = J->D, H = J->H;
   const size_t nR = gfi_attn_batch_nparam(s, H, D);
   const float *r = R;
-  int st = finite_f(Q, BH * J->Lq * D);
-  if (!st) st = finite_f(K, BH * J->Lk * D);
-  if (!st) st = finite_f(V, BH * J->Lk * J->Dv);
+  (void)BH;
+  int st = finite_in(J, Q, J->qs, J->Lq, D, 1);
+  if (!st) st = finite_in(J, K, J->ks, J->Lk, D, 1);
+  if (!st) st = finite_in(J, V, J->vs, J->Lk, J->Dv, 1);
   if (st) return st;
   for (size_t k = 0; k < nR; k++)
     if (!(isfinite(r[k]) && r[k] > 0)) return GFI_ERADIUS;
@@ -196,12 +225,12 @@ static int head_marked64(const double *stat, size_t Lq) {
  * Lk D, Lk Dv doubles, filled here from J's float arrays). */
 static void head_job64(const attn_fjob *J, size_t bh, double *q, double *k, double *v, attn_fjob *J1) {
   const size_t D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk, b = bh / J->H;
-  const size_t rs = attn_fjob_rs(J), qo = attn_fjob_hoff(J, bh, Lq), ko = attn_fjob_hoff(J, bh, Lk);
+  const size_t qo = attn_fjob_xoff(J, J->qs, bh), ko = attn_fjob_xoff(J, J->ks, bh), vo = attn_fjob_xoff(J, J->vs, bh);
   for (size_t i = 0; i < Lq; i++)
-    for (size_t d = 0; d < D; d++) q[i * D + d] = J->Qf[(qo + i * rs) * D + d];
+    for (size_t d = 0; d < D; d++) q[i * D + d] = J->Qf[qo + i * J->qs[2] + d];
   for (size_t j = 0; j < Lk; j++) {
-    for (size_t d = 0; d < D; d++) k[j * D + d] = J->Kf[(ko + j * rs) * D + d];
-    for (size_t c = 0; c < Dv; c++) v[j * Dv + c] = J->Vf[(ko + j * rs) * Dv + c];
+    for (size_t d = 0; d < D; d++) k[j * D + d] = J->Kf[ko + j * J->ks[2] + d];
+    for (size_t c = 0; c < Dv; c++) v[j * Dv + c] = J->Vf[vo + j * J->vs[2] + c];
   }
   *J1 = *J;
   J1->B = J1->H = 1;
@@ -215,6 +244,7 @@ static void head_job64(const attn_fjob *J, size_t bh, double *q, double *k, doub
   J1->mask_B = 1;
   J1->lbhd = 0;
   J1->bh0 = bh;
+  attn_fjob_default_strides(J1);
 }
 
 static int redo_forward64(const attn_fjob *J, float *Hout, double *stat, double *ratio) {
@@ -295,19 +325,39 @@ static int redo_backward64(const attn_fjob *J, const float *H, const double *sta
  * float backward's pair coefficients dH.v stay far inside float's range);
  * H, dQ, dK and dR are linear in V and are multiplied back, dV does not
  * depend on V. A row whose H still does not fit the dtype is flagged (NaN). */
-static double v_scale(const void *V, size_t n, int f32) {
+static double v_scale(const attn_fjob *J, const void *V, int f32) {
   double vmax = 0;
-  if (f32) {
-    const float *v = V;
-    for (size_t a = 0; a < n; a++) vmax = fmax(vmax, fabs((double)v[a]));
-  } else {
-    const double *v = V;
-    for (size_t a = 0; a < n; a++) vmax = fmax(vmax, fabs(v[a]));
-  }
+  for (size_t bh = 0; bh < J->B * J->H; bh++)
+    for (size_t j = 0; j < J->Lk; j++) {
+      const size_t o = attn_fjob_xoff(J, J->vs, bh) + j * J->vs[2];
+      for (size_t c = 0; c < J->Dv; c++)
+        vmax = fmax(vmax, fabs(f32 ? (double)((const float *)V)[o + c] : ((const double *)V)[o + c]));
+    }
   if (!(vmax > (f32 ? 0x1p64 : 0x1p500))) return 1.0;
   int e;
   frexp(vmax, &e);
   return ldexp(1.0, e - 1);
+}
+/* V / vs into a new array in the layout's own strides, which J then reads
+ * (J->vs reset); NULL when out of memory. */
+static void *v_scaled(attn_fjob *J, const void *V, double vs, int f32) {
+  attn_fjob Jd = *J;
+  attn_fjob_default_strides(&Jd);
+  const size_t n = J->B * J->H * J->Lk * J->Dv;
+  void *y = gfi_malloc2(n, f32 ? sizeof(float) : sizeof(double));
+  if (!y) return NULL;
+  for (size_t bh = 0; bh < J->B * J->H; bh++)
+    for (size_t j = 0; j < J->Lk; j++) {
+      const size_t o = attn_fjob_xoff(J, J->vs, bh) + j * J->vs[2], od = attn_fjob_xoff(&Jd, Jd.vs, bh) + j * Jd.vs[2];
+      for (size_t c = 0; c < J->Dv; c++) {
+        if (f32)
+          ((float *)y)[od + c] = ((const float *)V)[o + c] / (float)vs;
+        else
+          ((double *)y)[od + c] = ((const double *)V)[o + c] / vs;
+      }
+    }
+  memcpy(J->vs, Jd.vs, sizeof J->vs);
+  return y;
 }
 
 /* H *= vs; rows with a non-finite entry (not already flagged) become
@@ -352,16 +402,14 @@ int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, size_t H, siz
   const size_t rows = B * H * Lq;
   double *Rd = gfi_malloc2(H * D + (saved ? 1 : 3) * rows, sizeof *Rd);
   if (!Rd) return GFI_ENOMEM;
-  const size_t nv = B * H * Lk * Dv;
   if (s->dtype == GFI_ATTN_F32) {
     float *Rf = gfi_malloc2(H * D, sizeof *Rf), *Vs = NULL;
     st = Rf ? load_inputs32(s, &J, Q, K, V, R, Rf, Rd) : GFI_ENOMEM;
     double *ratio = Rd + H * D, *stat = saved ? saved : ratio + rows;
-    const double vs = st ? 1.0 : v_scale(V, nv, 1);
+    const double vs = st ? 1.0 : v_scale(&J, V, 1);
     if (vs != 1.0) {
-      Vs = gfi_malloc2(nv, sizeof *Vs);
+      Vs = v_scaled(&J, V, vs, 1);
       if (!Vs) st = GFI_ENOMEM;
-      for (size_t a = 0; !st && a < nv; a++) Vs[a] = (float)((const float *)V)[a] / (float)vs;
       J.Vf = Vs;
     }
     if (!st) st = attn_fjob_forward32(&J, Hout, stat, ratio);
@@ -375,11 +423,10 @@ int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, size_t H, siz
   }
   st = load_inputs(s, &J, Q, K, V, R, Rd);
   double *ratio = Rd + H * D, *stat = saved ? saved : ratio + rows, *Vs = NULL;
-  const double vs = st ? 1.0 : v_scale(V, nv, 0);
+  const double vs = st ? 1.0 : v_scale(&J, V, 0);
   if (vs != 1.0) {
-    Vs = gfi_malloc2(nv, sizeof *Vs);
+    Vs = v_scaled(&J, V, vs, 0);
     if (!Vs) st = GFI_ENOMEM;
-    for (size_t a = 0; !st && a < nv; a++) Vs[a] = ((const double *)V)[a] / vs;
     J.V = Vs;
   }
   if (!st) st = attn_fjob_forward(&J, Hout, stat, ratio);
@@ -449,13 +496,12 @@ int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, si
     st = Rf ? load_inputs32(s, &J, Q, K, V, R, Rf, Rd) : GFI_ENOMEM;
     if (!st) st = finite_f(dH, rows * Dv);
     J.dHf = dH;
-    const double vs = st ? 1.0 : v_scale(V, nv, 1);
+    const double vs = st ? 1.0 : v_scale(&J, V, 1);
     const float *Hin = Hout;
     if (vs != 1.0) {
-      Vs = gfi_malloc2(nv + nh, sizeof *Vs);
-      if (!Vs) st = GFI_ENOMEM;
-      Hs = Vs + nv;
-      for (size_t a = 0; !st && a < nv; a++) Vs[a] = ((const float *)V)[a] / (float)vs;
+      Vs = v_scaled(&J, V, vs, 1);
+      Hs = gfi_malloc2(nh, sizeof *Hs);
+      if (!Vs || !Hs) st = GFI_ENOMEM;
       for (size_t a = 0; !st && a < nh; a++) Hs[a] = ((const float *)Hout)[a] / (float)vs;
       J.Vf = Vs;
       Hin = Hs;
@@ -479,22 +525,23 @@ int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, si
         st = GFI_ERANGE;
     }
     free(Vs);
+    free(Hs);
     free(Rf);
     free(Rd);
     return st;
   }
   st = load_inputs(s, &J, Q, K, V, R, Rd);
   if (!st) st = gfi_check_finite(dH, rows * Dv, NULL);
-  const double vs = st ? 1.0 : v_scale(V, nv, 0);
+  const double vs = st ? 1.0 : v_scale(&J, V, 0);
   const double *Hin = Hout;
-  double *Vs = NULL;
+  double *Vs = NULL, *Hs = NULL;
   if (vs != 1.0) {
-    Vs = gfi_malloc2(nv + nh, sizeof *Vs);
-    if (!Vs) st = GFI_ENOMEM;
-    for (size_t a = 0; !st && a < nv; a++) Vs[a] = ((const double *)V)[a] / vs;
-    for (size_t a = 0; !st && a < nh; a++) Vs[nv + a] = ((const double *)Hout)[a] / vs;
+    Vs = v_scaled(&J, V, vs, 0);
+    Hs = gfi_malloc2(nh, sizeof *Hs);
+    if (!Vs || !Hs) st = GFI_ENOMEM;
+    for (size_t a = 0; !st && a < nh; a++) Hs[a] = ((const double *)Hout)[a] / vs;
     J.V = Vs;
-    Hin = Vs + nv;
+    Hin = Hs;
   }
   if (!st) st = attn_fjob_backward(&J, Hin, saved, dH, dQ, dK, dV, dRrow);
   if (!st) {
@@ -516,6 +563,7 @@ int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, si
       st = GFI_ERANGE;
   }
   free(Vs);
+  free(Hs);
   free(Rd);
   return st;
 }

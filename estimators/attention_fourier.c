@@ -122,7 +122,7 @@ static void fill_tables(size_t L, size_t Lp, size_t D, size_t rs, const double *
                         double *rl, double *s, double *c) {
   for (size_t d = 0; d < D; d++) {
     for (size_t i = 0; i < L; i++)
-      engine_phase(Rd[d], X[i * rs * D + d], r + d * Lp + i, rl + d * Lp + i, s + d * Lp + i, c + d * Lp + i);
+      engine_phase(Rd[d], X[i * rs + d], r + d * Lp + i, rl + d * Lp + i, s + d * Lp + i, c + d * Lp + i);
     for (size_t i = L; i < Lp; i++) r[d * Lp + i] = rl[d * Lp + i] = s[d * Lp + i] = c[d * Lp + i] = 0;
   }
 }
@@ -148,8 +148,8 @@ static int fill_task(void *vc, size_t t, void *ws) {
   const size_t BH = J->B * J->H, D = J->D;
   int keys = t < BH;
   size_t bh = keys ? t : t - BH, L = keys ? J->Lk : J->Lq, Lp = keys ? f->Lkp : f->Lqp;
-  const size_t rs = attn_fjob_rs(J);
-  const double *X = (keys ? J->K : J->Q) + attn_fjob_hoff(J, bh, L) * D;
+  const size_t *xs = keys ? J->ks : J->qs, rs = xs[2]; /* rs: the row step in elements */
+  const double *X = (keys ? J->K : J->Q) + attn_fjob_xoff(J, xs, bh);
   double *r = (keys ? f->rk : f->rq) + bh * D * Lp, *rl = (keys ? f->lk : f->lq) + bh * D * Lp,
          *s = (keys ? f->sk : f->sq) + bh * D * Lp, *c = (keys ? f->ck : f->cq) + bh * D * Lp;
   fill_tables(L, Lp, D, rs, X, J->Rd + (bh % J->H) * D, r, rl, s, c);
@@ -168,10 +168,9 @@ static void finish_row(const attn_fjob *J, size_t nvis, double E, double S, doub
 /* Forward, query row i of head bh; ws: 4 D (query row) + 4 FWD_BLOCK + Dv. */
 static void fwd_row(const fctx *f, size_t bh, size_t i, double *ws) {
   const attn_fjob *J = f->J;
-  const size_t D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk, Lp = f->Lkp;
+  const size_t D = J->D, Dv = J->Dv, Lq = J->Lq, Lp = f->Lkp;
   const int l = J->l;
-  const size_t rs = attn_fjob_rs(J);
-  const double *Q = J->Q + (attn_fjob_hoff(J, bh, Lq) + i * rs) * D, *V = J->V + attn_fjob_hoff(J, bh, Lk) * Dv,
+  const double *Q = J->Q + attn_fjob_xoff(J, J->qs, bh) + i * J->qs[2], *V = J->V + attn_fjob_xoff(J, J->vs, bh),
                *Rd = J->Rd + (bh % J->H) * D;
   const double *rk = f->rk + bh * D * Lp, *lk = f->lk + bh * D * Lp, *sk = f->sk + bh * D * Lp,
                *ck = f->ck + bh * D * Lp;
@@ -238,7 +237,7 @@ static void fwd_row(const fctx *f, size_t bh, size_t i, double *ws) {
       for (size_t b = 0; b < nb; b++) w[b] *= mk[b];
     }
     for (size_t b = 0; b < nb; b++) {
-      const double wb = w[b], *restrict v = V + (j0 + b) * rs * Dv;
+      const double wb = w[b], *restrict v = V + (j0 + b) * J->vs[2];
       if (wb == 0) continue;
 #pragma omp simd
       for (size_t c = 0; c < Dv; c++) N[c] += wb * v[c];
@@ -389,7 +388,7 @@ static int bwd_task(void *vc, size_t t, void *vws) {
   memset(part, 0, Lq * PW * sizeof *part);
   if (k0 >= k1) return GFI_OK;
   const size_t rs = attn_fjob_rs(J);
-  const double *V = J->V + attn_fjob_hoff(J, bh, Lk) * Dv, *Rd = J->Rd + (bh % J->H) * D;
+  const double *V = J->V + attn_fjob_xoff(J, J->vs, bh), *Rd = J->Rd + (bh % J->H) * D;
   const double *rq = f->rq + bh * D * Lqp, *lq = f->lq + bh * D * Lqp, *sq = f->sq + bh * D * Lqp,
                *cq = f->cq + bh * D * Lqp;
   const double *rk = f->rk + bh * D * Lkp, *lk = f->lk + bh * D * Lkp, *sk = f->sk + bh * D * Lkp,
@@ -425,7 +424,7 @@ static int bwd_task(void *vc, size_t t, void *vws) {
         drop_lanes(J, bh, i, j0, nb, z);
       else
         for (size_t b = 0; b < nb; b++) z[b] = 1.0;
-      for (size_t b = 0; b < nb; b++) coef[b] = (z[b] * attn_dot(dh, V + (j0 + b) * rs * Dv, Dv) - Pi) * iS;
+      for (size_t b = 0; b < nb; b++) coef[b] = (z[b] * attn_dot(dh, V + (j0 + b) * J->vs[2], Dv) - Pi) * iS;
       for (size_t d = 0; d < D; d++) {
         const double *restrict kr = rk + d * Lkp + j0, *restrict kl = lk + d * Lkp + j0,
                                *restrict ks = sk + d * Lkp + j0, *restrict kc = ck + d * Lkp + j0;

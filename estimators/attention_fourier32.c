@@ -177,11 +177,11 @@ static int fill_task(void *vc, size_t t, void *ws) {
   const size_t BH = J->B * J->H, D = J->D;
   int keys = t < BH;
   size_t bh = keys ? t : t - BH, L = keys ? J->Lk : J->Lq, Lp = keys ? f->Lkp : f->Lqp;
-  const size_t rs = attn_fjob_rs(J);
-  const float *X = (keys ? J->Kf : J->Qf) + attn_fjob_hoff(J, bh, L) * D;
+  const size_t *xs = keys ? J->ks : J->qs, rs = xs[2]; /* rs: the row step in elements */
+  const float *X = (keys ? J->Kf : J->Qf) + attn_fjob_xoff(J, xs, bh);
   float *x = (keys ? f->kt : f->qt) + bh * D * Lp;
   for (size_t d = 0; d < D; d++) {
-    for (size_t i = 0; i < L; i++) x[d * Lp + i] = X[i * rs * D + d];
+    for (size_t i = 0; i < L; i++) x[d * Lp + i] = X[i * rs + d];
     for (size_t i = L; i < Lp; i++) x[d * Lp + i] = 0;
   }
   return GFI_OK;
@@ -199,18 +199,17 @@ static void finish_row(const attn_fjob *J, size_t nvis, double E, double S, doub
 GFI_CLONES static int fwd_task(void *vc, size_t t, void *vws) {
   const gctx *f = vc;
   const attn_fjob *J = f->J;
-  const size_t D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk, Lp = f->Lkp;
+  const size_t D = J->D, Dv = J->Dv, Lq = J->Lq, Lp = f->Lkp;
   const int l = J->l;
   const float wcut = WCUT / (float)l;
   size_t bh = t / f->ntq, i0 = (t % f->ntq) * ROW_TILE;
   size_t i1 = i0 + ROW_TILE < Lq ? i0 + ROW_TILE : Lq;
-  const size_t rs = attn_fjob_rs(J);
-  const float *V = J->Vf + attn_fjob_hoff(J, bh, Lk) * Dv, *Rd = J->Rf + (bh % J->H) * D, *kt = f->kt + bh * D * Lp;
+  const float *V = J->Vf + attn_fjob_xoff(J, J->vs, bh), *Rd = J->Rf + (bh % J->H) * D, *kt = f->kt + bh * D * Lp;
   const unsigned char *kp = attn_fjob_kpad_row(J, bh);
   double *N = vws;
   float *m = (float *)(N + Dv), *e = m + FB, *w = e + FB, *mk = w + FB;
   for (size_t i = i0; i < i1; i++) {
-    const float *Q = J->Qf + (attn_fjob_hoff(J, bh, Lq) + i * rs) * D;
+    const float *Q = J->Qf + attn_fjob_xoff(J, J->qs, bh) + i * J->qs[2];
     const unsigned char *mr = attn_fjob_mask_row(J, bh, i);
     for (size_t c = 0; c < Dv; c++) N[c] = 0;
     double E = -INFINITY, S = 0, A = 0;
@@ -279,7 +278,7 @@ GFI_CLONES static int fwd_task(void *vc, size_t t, void *vws) {
       }
       for (size_t b = 0; b < nb; b++) {
         const double wb = w[b];
-        const float *restrict v = V + (j0 + b) * rs * Dv;
+        const float *restrict v = V + (j0 + b) * J->vs[2];
         if (wb == 0) continue;
 #pragma omp simd
         for (size_t c = 0; c < Dv; c++) N[c] += wb * (double)v[c];
@@ -405,7 +404,7 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
   memset(part, 0, Lq * PW * sizeof *part);
   if (k0 >= k1) return GFI_OK;
   const size_t rs = attn_fjob_rs(J);
-  const float *V = J->Vf + attn_fjob_hoff(J, bh, Lk) * Dv, *Rf = J->Rf + (bh % J->H) * D;
+  const float *V = J->Vf + attn_fjob_xoff(J, J->vs, bh), *Rf = J->Rf + (bh % J->H) * D;
   const double *Rd = J->Rd + (bh % J->H) * D;
   const float *qt = f->qt + bh * D * Lqp, *kt = f->kt + bh * D * Lkp;
   const float *dH = J->dHf + attn_fjob_hoff(J, bh, Lq) * Dv;
@@ -444,7 +443,7 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
       else
         for (size_t b = 0; b < nb; b++) z[b] = 1.0f;
       for (size_t b = 0; b < nb; b++) {
-        const float *v = V + (j0 + b) * rs * Dv;
+        const float *v = V + (j0 + b) * J->vs[2];
         double a = 0;
 #pragma omp simd reduction(+ : a)
         for (size_t cc = 0; cc < Dv; cc++) a += (double)dh[cc] * (double)v[cc];

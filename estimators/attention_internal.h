@@ -48,7 +48,26 @@ typedef struct attn_fjob {
   uint32_t drop_thr, drop_key[2];
   double keep_scale;
   size_t bh0;
+  /* Element strides of the inputs Q, K, V along (b, h, row); the last axis
+   * is contiguous. attn_fjob_default_strides sets those of the layout. */
+  size_t qs[3], ks[3], vs[3];
 } attn_fjob;
+
+/* The input strides of Q, K, V as the layout (lbhd) lays them out. */
+static inline void attn_fjob_default_strides(attn_fjob *J) {
+  const size_t H = J->H, BH = J->B * J->H;
+  const size_t L[3] = {J->Lq, J->Lk, J->Lk}, W[3] = {J->D, J->D, J->Dv};
+  size_t *s[3] = {J->qs, J->ks, J->vs};
+  for (int a = 0; a < 3; a++) {
+    s[a][0] = J->lbhd ? H * W[a] : H * L[a] * W[a];
+    s[a][1] = J->lbhd ? W[a] : L[a] * W[a];
+    s[a][2] = J->lbhd ? BH * W[a] : W[a];
+  }
+}
+/* Element offset of head bh's first row in an input of strides s. */
+static inline size_t attn_fjob_xoff(const attn_fjob *J, const size_t *s, size_t bh) {
+  return (bh / J->H) * s[0] + (bh % J->H) * s[1];
+}
 
 /* z[b] = keep_scale or 0 for keys j0 + b, b < nb, of row i of head bh. */
 #define ATTN_DEFINE_DROP_LANES(name, T)                                                             \

@@ -270,7 +270,10 @@ typedef enum { GFI_ATTN_R_SCALAR = 0, GFI_ATTN_R_HEAD = 1, GFI_ATTN_R_HEAD_AXIS 
  * or (L, B, H, W) (FourierFormer's and Transformer-XL's [len, batch, head,
  * dim]), each contiguous in its own order; read and written in place, no
  * copies. Row numbers of info and the saved statistics are (b H + h) Lq + i
- * in both. */
+ * in both. The inputs Q, K and V may also be strided views (spec strides:
+ * element b, h, row at b s0 + h s1 + row s2, the last axis contiguous), as
+ * the chunks of a fused q/k/v projection [len, batch, 3 heads dim]: read in
+ * place; the outputs and dH follow the layout. */
 typedef enum { GFI_ATTN_LAYOUT_BHLD = 0, GFI_ATTN_LAYOUT_LBHD = 1 } gfi_attn_layout;
 
 /* Initialise with gfi_attn_batch_default_spec; fields are only ever appended. */
@@ -286,6 +289,7 @@ typedef struct gfi_attn_batch_spec {
   gfi_attn_layout layout; /* GFI_ATTN_LAYOUT_BHLD (default) or GFI_ATTN_LAYOUT_LBHD */
   double dropout;        /* attention dropout p, 0 <= p < 1 (default 0), see below */
   uint64_t seed;         /* the dropout mask's seed (default 0) */
+  size_t strides[9];     /* element strides of Q, K, V (3 each) along (b, h, row); all 0 = the layout's */
 } gfi_attn_batch_spec;
 
 GFI_EXPORT void gfi_attn_batch_default_spec(gfi_attn_batch_spec *s);

@@ -212,6 +212,16 @@ def _as_dtype(x, name, dt, ndim):
     return a
 
 
+def _as_rows(x, name, dt, ndim):
+    """x as an array of dtype dt whose last axis is contiguous: a strided
+    view (a chunk of a fused projection) is kept as it is, read by gfi
+    through its strides; anything else as _as_dtype."""
+    if isinstance(x, np.ndarray) and x.dtype == dt and x.ndim == ndim and x.size and \
+            x.strides[-1] == x.itemsize and all(st >= 0 and st % x.itemsize == 0 for st in x.strides):
+        return x
+    return _as_dtype(x, name, dt, ndim)
+
+
 def _bool_mask(m, name, shapes):
     """A mask as C-contiguous bytes (nonzero = excluded): a bool array is
     passed as it is (numpy's bool is one byte)."""
@@ -291,7 +301,9 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
     Transformer-XL's [len, batch, head, dim]), read and written in that order
     without copies; masks keep their shapes (a (Lq, Lk, 1) mask, their
     broadcast form, is taken as (Lq, Lk)). V beyond 2^500 (float32: 2^64) is
-    scaled by a power of two inside the call, so H stays finite. Returns H,
+    scaled by a power of two inside the call, so H stays finite. Q, K and V
+    may be strided views whose last axis is contiguous (the chunks of a fused
+    q/k/v projection): read through their strides, not copied. Returns H,
     or (H, ctx) for fourier_attention_batch_backward. dropout: attention
     dropout p on the normalised weights (0 <= p < 1; kept weights scaled by
     1/(1-p)), its mask a function of (seed, b H + h, i, j) only: the same seed
@@ -308,9 +320,9 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
         raise errors.InvalidArgument(errors.GFI_EINVAL, "layout must be 'BHLD' or 'LBHD', got %r" % (layout,),
                                      "layout")
     lb = layout == "LBHD"
-    q = _as_dtype(Q, "Q", dt, 4)
-    k = _as_dtype(K, "K", dt, 4)
-    v = _as_dtype(V, "V", dt, 4)
+    q = _as_rows(Q, "Q", dt, 4)
+    k = _as_rows(K, "K", dt, 4)
+    v = _as_rows(V, "V", dt, 4)
     # the shapes in (B, H, L, D) terms: views, never copies
     qs, ks, vs = ((a.shape[1], a.shape[2], a.shape[0], a.shape[3]) if lb else a.shape for a in (q, k, v))
     lay = "(Lk, B, H, %s)" if lb else "(B, H, Lk, %s)"
@@ -350,6 +362,12 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
     s.layout = _LAYOUTS[layout]
     s.dropout = float(dropout)
     s.seed = seed
+    for a, arr in enumerate((q, k, v)):  # element strides along (b, h, row): no copy of a strided view
+        if not arr.flags.c_contiguous:
+            st = [x // arr.itemsize for x in arr.strides]
+            st = (st[1], st[2], st[0]) if lb else (st[0], st[1], st[2])
+            for c in range(3):
+                s.strides[3 * a + c] = st[c]
     o = make_opts(threads)
     out = np.empty((Lq, B, H, Dv) if lb else (B, H, Lq, Dv), dtype=dt)
     saved = np.empty(max(lib.gfi_attn_batch_saved_size(B, H, Lq), 1))

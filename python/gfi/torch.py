@@ -77,6 +77,18 @@ def _np_as(t, dt):
     return t.detach().to(dt).contiguous().numpy()
 
 
+def _np_rows(t, dt):
+    """A tensor as numpy without a copy when it is of the dtype with a
+    contiguous last axis (a view such as a chunk of a fused q/k/v projection
+    is read by gfi through its strides); else a contiguous copy."""
+    if t.device.type != "cpu":
+        raise ValueError("gfi.torch: tensors must be on the CPU, got %s" % t.device)
+    t = t.detach().to(dt)
+    if t.dim() and t.stride(-1) == 1 and all(x >= 0 for x in t.stride()) and t.numel():
+        return t.numpy()
+    return t.contiguous().numpy()
+
+
 def _mask_np(m):
     return None if m is None else _np_as(m, torch.bool)
 
@@ -161,7 +173,7 @@ class FourierAttentionBatchFunction(torch.autograd.Function):
         if bool((Rt == 0).any()):
             raise errors.RadiusError(errors.GFI_ERADIUS, "gfi.torch: R = 0 makes every weight 1 (no attention "
                                      "kernel); the radius must be nonzero (any sign: |R| is used)", "R")
-        H, c = fourier_attention_batch(_np_as(Q, tdt), _np_as(K, tdt), _np_as(V, tdt), _np_as(Rt.abs(), tdt),
+        H, c = fourier_attention_batch(_np_rows(Q, tdt), _np_rows(K, tdt), _np_rows(V, tdt), _np_as(Rt.abs(), tdt),
                                        phi=4 if phi is None else phi, causal=bool(causal),
                                        key_padding_mask=_mask_np(key_padding_mask), mask=_mask_np(mask),
                                        eps=0.0 if eps is None else eps, empty=empty or "nan", threads=threads,

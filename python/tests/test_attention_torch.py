@@ -437,3 +437,40 @@ def test_fourier_mha_swapped_into_transformer_encoder_layer_trains():
         a = layer.self_attn(q, q, q, need_weights=False)[0]
         h2 = layer.norm2(layer.norm1(q + a) + layer.linear2(layer.activation(layer.linear1(layer.norm1(q + a)))))
     assert torch.allclose(h1, h2, atol=1e-5)
+
+
+@pytest.mark.parametrize("dt", [torch.float64, torch.float32])
+def test_strided_chunk_views_read_in_place(dt):
+    """q, k, v as chunks of a fused projection [len, batch, 3 heads dim]
+    (strided views, FourierFormer's w_heads.chunk(3, -1)) give the same bits
+    as their contiguous copies, forward and backward, and the numpy call
+    reads them without a copy (the context holds the views themselves)."""
+    L, B, Hh, hd = 7, 2, 3, 4
+    w = rand(L, B, 3 * Hh * hd, seed=40, dtype=dt).requires_grad_()
+    g = rand(L, B, Hh, hd, seed=41, dtype=dt)
+    kp = torch.zeros(B, L, dtype=torch.bool)
+    kp[1, 3] = True
+    R = torch.tensor(0.9, dtype=dt)
+
+    def run(copy):
+        q, k, v = (t.reshape(L, B, Hh, hd) for t in w.chunk(3, dim=-1))
+        if copy:
+            q, k, v = (t.contiguous() for t in (q, k, v))
+        else:
+            assert not q.is_contiguous()
+        h = F(q, k, v, R, 4, True, kp, None, 1e-6, None, None, "LBHD", None, None, 0.2, 3)
+        w.grad = None
+        (h * g).sum().backward()
+        return h.detach(), w.grad.clone()
+
+    a, b = run(False), run(True)
+    assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+    # BHLD views (a permuted (L, B, H, D) tensor) too
+    q, k, v = (t.reshape(L, B, Hh, hd).permute(1, 2, 0, 3) for t in w.detach().chunk(3, dim=-1))
+    h1 = F(q, k, v, R, 4, True, kp, None, 1e-6)
+    h2 = F(q.contiguous(), k.contiguous(), v.contiguous(), R, 4, True, kp, None, 1e-6)
+    assert torch.equal(h1, h2)
+    qn = q.numpy()
+    _, ctx = gfi.fourier_attention_batch(qn, k.numpy(), v.numpy(), 0.9, return_context=True,
+                                         dtype=qn.dtype)
+    assert np.shares_memory(ctx.q, qn) and not qn.flags.c_contiguous
