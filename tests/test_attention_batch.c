@@ -700,10 +700,76 @@ static void test_layout_dropout(void) {
             same ? "the same" : "another");
       for (int run = 0; run < 3; run++) free(o[run]), free(of[run]);
     }
+  /* Q, K, V as strided views: every row padded to W + 3 elements, heads
+   * interleaved as in an (L, B, H, W + 3) buffer: the same bits as the
+   * contiguous arrays (float64 and float32, the head computed in float64) */
+  for (int f32 = 0; f32 < 2; f32++) {
+    gfi_attn_batch_spec s;
+    gfi_attn_batch_default_spec(&s);
+    s.causal = 1;
+    s.eps = 1e-6;
+    s.dtype = f32 ? GFI_ATTN_F32 : GFI_ATTN_F64;
+    const size_t W3[3] = {D + 3, D + 3, Dv + 3}, L3[3] = {Lq, Lk, Lk}, W[3] = {D, D, Dv};
+    const double *src[3] = {Q, K, V};
+    size_t tot = 0;
+    for (int a = 0; a < 3; a++) tot += L3[a] * BH * W3[a];
+    double *buf = calloc(tot, 8), *outs[2];
+    float *buff = calloc(tot, 4);
+    void *ptr[3];
+    size_t off = 0;
+    for (int a = 0; a < 3; a++) {
+      for (size_t bh = 0; bh < BH; bh++)
+        for (size_t i = 0; i < L3[a]; i++)
+          for (size_t c = 0; c < W[a]; c++) {
+            const size_t at = off + (i * BH + bh) * W3[a] + c;
+            buf[at] = src[a][(bh * L3[a] + i) * W[a] + c];
+            buff[at] = (float)buf[at];
+          }
+      ptr[a] = f32 ? (void *)(buff + off) : (void *)(buf + off);
+      off += L3[a] * BH * W3[a];
+    }
+    float *inf32 = malloc(nin * 4);
+    for (size_t a = 0; a < nin; a++) inf32[a] = (float)in[a];
+    for (int run = 0; run < 2; run++) {
+      outs[run] = malloc(ntot * 8);
+      float *y32 = malloc(ntot * 4);
+      double *y = outs[run];
+      if (run)
+        for (int a = 0; a < 3; a++) {
+          s.strides[3 * a] = H * W3[a];
+          s.strides[3 * a + 1] = W3[a];
+          s.strides[3 * a + 2] = BH * W3[a];
+        }
+      const void *q = run ? ptr[0] : f32 ? (void *)inf32 : (void *)Q;
+      const void *k = run ? ptr[1] : f32 ? (void *)(inf32 + nq) : (void *)K;
+      const void *v = run ? ptr[2] : f32 ? (void *)(inf32 + nq + nk) : (void *)V;
+      const void *c = f32 ? (void *)(inf32 + nq + nk + nv) : (void *)C;
+      float Rf[1] = {1.0f};
+      const void *r = f32 ? (void *)Rf : (void *)R;
+      void *o = f32 ? (void *)y32 : (void *)y;
+      const size_t es = f32 ? 4 : 8;
+      char *ob = o;
+      int st = gfi_attn_batch_forward(&s, B, H, Lq, Lk, D, Dv, q, k, v, r, kp, mk, NULL, ob, sv, NULL);
+      int st2 = gfi_attn_batch_backward(&s, B, H, Lq, Lk, D, Dv, q, k, v, r, kp, mk, NULL, ob, sv, c, ob + nh * es,
+                                        ob + (nh + nq) * es, ob + (nh + nq + nk) * es, ob + (nh + nq + nk + nv) * es,
+                                        NULL);
+      CHECK(st == GFI_OK && st2 == GFI_OK, "strides (f32 %d, run %d): status %d %d", f32, run, st, st2);
+      if (f32)
+        for (size_t a = 0; a < ntot; a++) y[a] = y32[a];
+      free(y32);
+    }
+    size_t bad = 0;
+    for (size_t a = 0; a < ntot; a++) bad += memcmp(&outs[0][a], &outs[1][a], 8) != 0;
+    CHECK(bad == 0, "strided inputs (f32 %d): %zu values differ from the contiguous ones", f32, bad);
+    free(outs[0]), free(outs[1]), free(buf), free(buff), free(inf32);
+  }
   gfi_attn_batch_spec s;
   gfi_attn_batch_default_spec(&s);
+  s.strides[2] = SIZE_MAX / 2;
+  double h[8];
+  CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 3, 1, 2, 2, in, in, in, R, NULL, NULL, NULL, h, sv, NULL), GFI_EDIM);
+  s.strides[2] = 0;
   s.dropout = 1.0;
-  double h[4];
   CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 1, 1, 2, 2, in, in, in, R, NULL, NULL, NULL, h, sv, NULL), GFI_EINVAL);
   s.dropout = 0;
   s.layout = 2;
