@@ -141,7 +141,9 @@ class FourierAttentionBatchFunction(torch.autograd.Function):
 
     Q: (B, H, Lq, D), K: (B, H, Lk, D), V: (B, H, Lk, Dv), or with layout
     "LBHD" (Lq, B, H, D), (Lk, B, H, D), (Lk, B, H, Dv) (FourierFormer's
-    [len, batch, head, dim]; contiguous tensors go to gfi without a copy).
+    [len, batch, head, dim]); tensors of the compute dtype whose last axis
+    is contiguous go to gfi without a copy, strided views (the chunks of a
+    fused q/k/v projection) included.
     float32 and float64 are computed in their dtype, float16 and bfloat16 in
     float32 (the output cast back), others in float64.
 
