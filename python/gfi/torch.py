@@ -48,16 +48,33 @@ def _np(t):
 
 
 class FourierAttentionFunction(torch.autograd.Function):
-    """H = FourierAttentionFunction.apply(Q, K, V, R, phi=4, causal=False, denom_tol=None, threads=None).
+    """H = FourierAttentionFunction.apply(Q, K, V, R, phi=4, causal=False, denom_tol=None, threads=None,
+    on_flagged="raise").
 
     Q, K: (L, D) or (heads, L, D); V: (L, Dv) or (heads, L, Dv); R a tensor
     with one radius, D radii (per axis) or (heads, D). Gradients for Q, K, V
-    and R (dR has R's shape)."""
+    and R (dR has R's shape). Flagged rows (NaN: the sum of weights vanished
+    or cancelled) raise gfi.DenominatorError, or with on_flagged="warn" a
+    FlaggedRowsWarning ("ignore": returned as NaN)."""
 
     @staticmethod
-    def forward(ctx, Q, K, V, R, phi=4, causal=False, denom_tol=None, threads=None):
+    def forward(ctx, Q, K, V, R, phi=4, causal=False, denom_tol=None, threads=None, on_flagged=None):
         H, c = fourier_attention(_np(Q), _np(K), _np(V), _np(R), phi=phi, causal=causal, denom_tol=denom_tol,
                                  threads=threads, return_context=True)
+        on_flagged = on_flagged or "raise"
+        if on_flagged not in _ON_FLAGGED:
+            raise errors.InvalidArgument(errors.GFI_EINVAL, "on_flagged must be 'raise', 'warn' or 'ignore', got %r"
+                                         % (on_flagged,), "on_flagged")
+        nf = np.atleast_1d(c.nflagged)
+        if nf.sum() and on_flagged != "ignore":
+            h = int(np.argmax(nf > 0))
+            msg = ("gfi.torch: %d rows of the attention output are NaN (first in head %d): the sum of weights "
+                   "vanished or cancelled; a batched call with eps > 0 (FourierFormer's 1e-6) defines every row "
+                   "that sees a key; on_flagged='warn' or 'ignore' returns the NaN rows" % (int(nf.sum()), h))
+            if on_flagged == "warn":
+                warnings.warn(msg, FlaggedRowsWarning, stacklevel=3)
+            else:
+                raise errors.DenominatorError(errors.GFI_EDENOM, msg, "eps")
         ctx.gfi = c
         ctx.save_for_backward(Q, K, V, R)  # torch's version counters catch in-place changes before backward
         return torch.from_numpy(H).to(Q.dtype)
@@ -68,7 +85,7 @@ class FourierAttentionFunction(torch.autograd.Function):
         dQ, dK, dV, dR = fourier_attention_backward(ctx.gfi, _np(dH))
         out = [torch.from_numpy(np.ascontiguousarray(a)).to(t.dtype).reshape(t.shape)
                for a, t in ((dQ, Q), (dK, K), (dV, V), (np.asarray(dR), R))]
-        return (*out, None, None, None, None)
+        return (*out, None, None, None, None, None)
 
 
 def _np_as(t, dt):
@@ -296,7 +313,8 @@ class FourierAttention(torch.nn.Module):
         R = R.abs()
         if R.dim() == 1 and not self.per_axis:
             R = R[:, None]  # one radius per head: (heads, 1)
-        return FourierAttentionFunction.apply(Q, K, V, R, self.phi, self.causal, self.denom_tol, self.threads)
+        return FourierAttentionFunction.apply(Q, K, V, R, self.phi, self.causal, self.denom_tol, self.threads,
+                                              self.on_flagged)
 
     def _batch(self, Q, K, V, R, key_padding_mask, mask, p, seed):
         cdt = _compute_dtype(Q, K, V)

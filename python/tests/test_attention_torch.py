@@ -94,6 +94,19 @@ def test_flagged_rows_raise_or_warn():
     m = gt.FourierAttention(2, R=1.0)
     with pytest.raises(gfi.DenominatorError):
         m(Q, K, V, key_padding_mask=kp)
+    # the single-sequence op, l = 1: a key at u = 0 (weight 1) and five at u = 4.4934 (weight
+    # sinc = -0.2172 each) sum to 1 - 5 x 0.2172 < 0: a flagged row, never a silent NaN
+    k1 = torch.tensor([[0.0], [4.4934], [4.4934], [4.4934], [4.4934], [4.4934]], dtype=torch.float64)
+    q1 = torch.zeros(6, 1, dtype=torch.float64)
+    v1 = torch.ones(6, 1, dtype=torch.float64)
+    r1 = torch.tensor(1.0, dtype=torch.float64)
+    Hq, cq = gfi.fourier_attention(q1.numpy(), k1.numpy(), v1.numpy(), 1.0, phi=1, return_context=True)
+    assert np.sum(cq.nflagged) > 0
+    with pytest.raises(gfi.DenominatorError):
+        gt.FourierAttentionFunction.apply(q1, k1, v1, r1, 1)
+    with pytest.warns(gt.FlaggedRowsWarning):
+        h = gt.FourierAttentionFunction.apply(q1, k1, v1, r1, 1, False, None, None, "warn")
+    assert torch.isnan(h).any()
 
 
 # ---- per-axis radii with H == D ----
