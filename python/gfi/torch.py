@@ -381,7 +381,9 @@ class FourierMultiheadAttention(torch.nn.Module):
     softmax attention on these weights in inference) is never taken. The
     float32/float64 dtype of the inputs is kept; float16/bfloat16 computed in
     float32. (L, N, E) inputs reach gfi without a permute (the (L, N, H,
-    head_dim) layout); batch_first inputs are permuted once."""
+    head_dim) layout); batch_first inputs are permuted once. A state dict
+    of nn.MultiheadAttention loads as it is (load_state_dict, strict): the
+    projections are taken, the radius (attn.log_R) keeps its value."""
 
     _qkv_same_embed_dim = False  # not torch's fused path: see the docstring
 
@@ -417,6 +419,13 @@ class FourierMultiheadAttention(torch.nn.Module):
                                      else None, per_head=per_head, phi=phi, eps=eps, layout="LBHD", dropout=dropout,
                                      on_flagged=on_flagged, empty=empty)
         self._reset_parameters()
+        self._register_load_state_dict_pre_hook(self._keep_radius)
+
+    def _keep_radius(self, state_dict, prefix, *args):
+        """An nn.MultiheadAttention state dict (no radius) loads as it is:
+        the radius keeps its current value."""
+        for name, p in self.attn.named_parameters():
+            state_dict.setdefault(prefix + "attn." + name, p.detach().clone())
 
     def _reset_parameters(self):  # as nn.MultiheadAttention
         if self.same_dim:

@@ -413,6 +413,11 @@ def test_fourier_mha_matches_formula_and_masks(batch_first):
     assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in m.parameters())
     with pytest.raises(ValueError):
         gt.FourierMultiheadAttention(E, Hh, add_bias_kv=True)
+    # nn.MultiheadAttention's state dict loads as it is; the radius keeps its value
+    ref_mha = torch.nn.MultiheadAttention(E, Hh, batch_first=batch_first).double()
+    r0 = m.attn.R.detach().clone()
+    m.load_state_dict(ref_mha.state_dict())
+    assert torch.equal(m.in_proj_weight, ref_mha.in_proj_weight) and torch.equal(m.attn.R.detach(), r0)
 
 
 def test_fourier_mha_swapped_into_transformer_encoder_layer_trains():
