@@ -90,6 +90,7 @@ static void attn_plan_job(const gfi_attn_plan *p, const double *Q, const double 
   J->Lq = J->Lk = p->L;
   J->D = p->D;
   J->Dv = p->Dv;
+  attn_fjob_default_strides(J);
   J->l = p->l;
   J->causal = p->spec.causal;
   J->per_axis = p->spec.per_axis_R;
@@ -121,6 +122,24 @@ static size_t count_flagged(size_t L, const double *stat) {
   return n;
 }
 
+/* Values beyond 2^500: V (and H in the backward) divided by a power of two
+ * vs (exact) into a copy, H, dQ, dK and dR multiplied back (linear in V; dV
+ * does not depend on V), so no sum overflows; 1 when max|V| <= 2^500. */
+static double v_scale(const double *V, size_t n) {
+  double vmax = 0;
+  for (size_t a = 0; a < n; a++) vmax = fmax(vmax, fabs(V[a]));
+  if (!(vmax > 0x1p500)) return 1.0;
+  int e;
+  frexp(vmax, &e);
+  return ldexp(1.0, e - 1);
+}
+static double *scaled_copy(const double *x, size_t n, double vs) {
+  double *y = gfi_malloc2(n, sizeof *y);
+  if (y)
+    for (size_t a = 0; a < n; a++) y[a] = x[a] / vs;
+  return y;
+}
+
 int gfi_attn_forward(const gfi_attn_plan *p, const double *Q, const double *K, const double *V,
                      const double *R, double *H, double *saved, gfi_attn_info *info) {
   if (!p || !H) return GFI_EINVAL;
@@ -138,13 +157,31 @@ int gfi_attn_forward(const gfi_attn_plan *p, const double *Q, const double *K, c
     return GFI_ENOMEM;
   }
   double *ratio = scratch, *stat = saved ? saved : scratch + L;
-  if (p->spec.kind == GFI_ATTN_FOURIER) {
+  const double vs = v_scale(V, L * p->Dv);
+  double *Vs = vs != 1.0 ? scaled_copy(V, L * p->Dv, vs) : NULL;
+  if (vs != 1.0 && !Vs) st = GFI_ENOMEM;
+  if (Vs) V = Vs;
+  if (st) {
+  } else if (p->spec.kind == GFI_ATTN_FOURIER) {
     attn_fjob J;
     attn_plan_job(p, Q, K, V, Rd, &J);
     st = attn_fjob_forward(&J, H, stat, ratio);
   }
   else
     st = attn_gauss_forward(p, Q, K, V, Rd[0], H, stat, ratio);
+  free(Vs);
+  if (!st && vs != 1.0) /* back to V's scale; a row that does not fit a double is flagged */
+    for (size_t i = 0; i < L; i++) {
+      int bad = 0;
+      for (size_t c = 0; c < p->Dv; c++) {
+        H[i * p->Dv + c] *= vs;
+        bad |= isinf(H[i * p->Dv + c]);
+      }
+      if (bad) {
+        for (size_t c = 0; c < p->Dv; c++) H[i * p->Dv + c] = NAN;
+        stat[2 * i + 1] = NAN;
+      }
+    }
   if (!st) {
     info_set(info, L, stat, ratio);
     if (count_flagged(L, stat)) st = GFI_EDENOM;
@@ -171,20 +208,41 @@ int gfi_attn_backward(const gfi_attn_plan *p, const double *Q, const double *K, 
     free(Rd);
     return st;
   }
-  if (p->spec.kind == GFI_ATTN_FOURIER) {
+  const double vs = v_scale(V, L * Dv);
+  double *Vs = NULL, *Hs = NULL;
+  if (vs != 1.0) {
+    Vs = scaled_copy(V, L * Dv, vs);
+    Hs = scaled_copy(H, L * Dv, vs);
+    if (!Vs || !Hs) st = GFI_ENOMEM;
+    V = Vs;
+    H = Hs;
+  }
+  if (st) {
+  } else if (p->spec.kind == GFI_ATTN_FOURIER) {
     attn_fjob J;
     attn_plan_job(p, Q, K, V, Rd, &J);
     st = attn_fjob_backward(&J, H, saved, dH, dQ, dK, dV, dRrow);
   }
   else
     st = attn_gauss_backward(p, Q, K, V, Rd[0], H, saved, dH, dQ, dK, dV, dRrow);
+  free(Vs);
+  free(Hs);
   if (!st) {
     /* the kernel-scale gradient: row partials summed in row order */
     for (size_t k = 0; k < np; k++) dR[k] = 0;
     for (size_t i = 0; i < L; i++)
       for (size_t k = 0; k < np; k++) dR[k] += dRrow[i * np + k];
+    int over = 0;
+    for (size_t k = 0; k < np; k++) over |= !isfinite(dR[k] *= vs);
+    for (size_t a = 0; a < L * D; a++) {
+      dQ[a] *= vs;
+      dK[a] *= vs;
+      over |= isinf(dQ[a]) || isinf(dK[a]) || (isnan(dQ[a]) && !isnan(saved[2 * (a / D) + 1]));
+    }
+    for (size_t a = 0; a < L * Dv; a++) over |= !isfinite(dV[a]);
     info_set(info, L, saved, NULL);
     if (count_flagged(L, saved)) st = GFI_EDENOM;
+    if (over) st = GFI_ERANGE;
   }
   free(Rd);
   return st;

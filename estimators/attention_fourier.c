@@ -118,16 +118,17 @@ static inline void sinc_both(double u, double sn, double cs, double *s, double *
 
 /* Sine/cosine tables of one head in structure-of-arrays form, D x Lp (Lp: L
  * rounded up to a multiple of 8, the padding zero). */
-static void fill_tables(size_t L, size_t Lp, size_t D, const double *X, const double *Rd, double *r,
+static void fill_tables(size_t L, size_t Lp, size_t D, size_t rs, const double *X, const double *Rd, double *r,
                         double *rl, double *s, double *c) {
   for (size_t d = 0; d < D; d++) {
     for (size_t i = 0; i < L; i++)
-      engine_phase(Rd[d], X[i * D + d], r + d * Lp + i, rl + d * Lp + i, s + d * Lp + i, c + d * Lp + i);
+      engine_phase(Rd[d], X[i * rs + d], r + d * Lp + i, rl + d * Lp + i, s + d * Lp + i, c + d * Lp + i);
     for (size_t i = L; i < Lp; i++) r[d * Lp + i] = rl[d * Lp + i] = s[d * Lp + i] = c[d * Lp + i] = 0;
   }
 }
 
 ATTN_DEFINE_MASK_LANES(mask_lanes, double)
+ATTN_DEFINE_DROP_LANES(drop_lanes, double)
 
 #define ROW_TILE 16 /* query rows per forward task */
 
@@ -147,10 +148,11 @@ static int fill_task(void *vc, size_t t, void *ws) {
   const size_t BH = J->B * J->H, D = J->D;
   int keys = t < BH;
   size_t bh = keys ? t : t - BH, L = keys ? J->Lk : J->Lq, Lp = keys ? f->Lkp : f->Lqp;
-  const double *X = (keys ? J->K : J->Q) + bh * L * D;
+  const size_t *xs = keys ? J->ks : J->qs, rs = xs[2]; /* rs: the row step in elements */
+  const double *X = (keys ? J->K : J->Q) + attn_fjob_xoff(J, xs, bh);
   double *r = (keys ? f->rk : f->rq) + bh * D * Lp, *rl = (keys ? f->lk : f->lq) + bh * D * Lp,
          *s = (keys ? f->sk : f->sq) + bh * D * Lp, *c = (keys ? f->ck : f->cq) + bh * D * Lp;
-  fill_tables(L, Lp, D, X, J->Rd + (bh % J->H) * D, r, rl, s, c);
+  fill_tables(L, Lp, D, rs, X, J->Rd + (bh % J->H) * D, r, rl, s, c);
   return GFI_OK;
 }
 
@@ -166,9 +168,10 @@ static void finish_row(const attn_fjob *J, size_t nvis, double E, double S, doub
 /* Forward, query row i of head bh; ws: 4 D (query row) + 4 FWD_BLOCK + Dv. */
 static void fwd_row(const fctx *f, size_t bh, size_t i, double *ws) {
   const attn_fjob *J = f->J;
-  const size_t D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk, Lp = f->Lkp;
+  const size_t D = J->D, Dv = J->Dv, Lq = J->Lq, Lp = f->Lkp;
   const int l = J->l;
-  const double *Q = J->Q + (bh * Lq + i) * D, *V = J->V + bh * Lk * Dv, *Rd = J->Rd + (bh % J->H) * D;
+  const double *Q = J->Q + attn_fjob_xoff(J, J->qs, bh) + i * J->qs[2], *V = J->V + attn_fjob_xoff(J, J->vs, bh),
+               *Rd = J->Rd + (bh % J->H) * D;
   const double *rk = f->rk + bh * D * Lp, *lk = f->lk + bh * D * Lp, *sk = f->sk + bh * D * Lp,
                *ck = f->ck + bh * D * Lp;
   const unsigned char *kp = attn_fjob_kpad_row(J, bh), *mr = attn_fjob_mask_row(J, bh, i);
@@ -229,15 +232,19 @@ static void fwd_row(const fctx *f, size_t bh, size_t i, double *ws) {
     }
     S += bs;
     A += ba;
+    if (J->drop_thr) { /* dropout: the numerator only (the weights are normalised without it) */
+      drop_lanes(J, bh, i, j0, nb, mk);
+      for (size_t b = 0; b < nb; b++) w[b] *= mk[b];
+    }
     for (size_t b = 0; b < nb; b++) {
-      const double wb = w[b], *restrict v = V + (j0 + b) * Dv;
+      const double wb = w[b], *restrict v = V + (j0 + b) * J->vs[2];
       if (wb == 0) continue;
 #pragma omp simd
       for (size_t c = 0; c < Dv; c++) N[c] += wb * v[c];
     }
   }
   const size_t row = bh * Lq + i;
-  finish_row(J, nvis, E, S, A, N, f->Hout + row * Dv, f->statout + 2 * row, f->ratio + row);
+  finish_row(J, nvis, E, S, A, N, f->Hout + attn_fjob_qrow(J, row) * Dv, f->statout + 2 * row, f->ratio + row);
 }
 
 static int fwd_task(void *vc, size_t t, void *ws) {
@@ -380,28 +387,29 @@ static int bwd_task(void *vc, size_t t, void *vws) {
   double *part = f->part + (c * BH + bh) * Lq * PW;
   memset(part, 0, Lq * PW * sizeof *part);
   if (k0 >= k1) return GFI_OK;
-  const double *V = J->V + bh * Lk * Dv, *Rd = J->Rd + (bh % J->H) * D;
+  const size_t rs = attn_fjob_rs(J);
+  const double *V = J->V + attn_fjob_xoff(J, J->vs, bh), *Rd = J->Rd + (bh % J->H) * D;
   const double *rq = f->rq + bh * D * Lqp, *lq = f->lq + bh * D * Lqp, *sq = f->sq + bh * D * Lqp,
                *cq = f->cq + bh * D * Lqp;
   const double *rk = f->rk + bh * D * Lkp, *lk = f->lk + bh * D * Lkp, *sk = f->sk + bh * D * Lkp,
                *ck = f->ck + bh * D * Lkp;
-  const double *stat = f->stat + 2 * bh * Lq, *dH = f->dH + bh * Lq * Dv, *P = f->P + bh * Lq,
+  const double *stat = f->stat + 2 * bh * Lq, *dH = f->dH + attn_fjob_hoff(J, bh, Lq) * Dv, *P = f->P + bh * Lq,
                *invS = f->invS + bh * Lq;
   const unsigned char *kp = attn_fjob_kpad_row(J, bh);
   gblock g;
   gblock_carve(&g, D, vws);
   double *ws = (double *)vws + gblock_doubles(D);
-  double *coef = ws, *wt = ws + B, *Eb = ws + 2 * B, *mk = ws + 3 * B, *dq = ws + 4 * B, *dr = dq + D,
+  double *coef = ws, *wt = ws + B, *Eb = ws + 2 * B, *mk = ws + 3 * B, *z = ws + 4 * B, *dq = ws + 5 * B, *dr = dq + D,
          *dkT = dr + D;
-  double *dv = f->dV + (bh * Lk + k0) * Dv;
+  double *dv = f->dV + (attn_fjob_hoff(J, bh, Lk) + k0 * rs) * Dv;
   memset(dkT, 0, D * CL * sizeof *dkT);
-  memset(dv, 0, (k1 - k0) * Dv * sizeof *dv);
+  for (size_t j = k0; j < k1; j++) memset(dv + (j - k0) * rs * Dv, 0, Dv * sizeof *dv);
   for (size_t i = attn_fjob_query_begin(J, k0); i < Lq; i++) {
     if (invS[i] == 0) continue; /* flagged, empty or underflowed row: no gradient */
     const size_t je = attn_fjob_key_end(J, i), jend = je < k1 ? je : k1;
     if (jend <= k0) continue;
     const unsigned char *mr = attn_fjob_mask_row(J, bh, i);
-    const double *dh = dH + i * Dv, Pi = P[i], iS = invS[i];
+    const double *dh = dH + i * rs * Dv, Pi = P[i], iS = invS[i];
     for (size_t b = 0; b < B; b++) Eb[b] = stat[2 * i];
     for (size_t d = 0; d < D; d++) dq[d] = dr[d] = 0;
     for (size_t j0 = k0; j0 < jend; j0 += B) {
@@ -411,7 +419,12 @@ static int bwd_task(void *vc, size_t t, void *vws) {
         nv = mask_lanes(kp, mr, j0, nb, mk);
         if (nv == 0) continue;
       }
-      for (size_t b = 0; b < nb; b++) coef[b] = (attn_dot(dh, V + (j0 + b) * Dv, Dv) - Pi) * iS;
+      /* dL/dw_ij = (z_ij dH_i . v_j - P_i) / T_i, z_ij the dropout factor (1 without) */
+      if (J->drop_thr)
+        drop_lanes(J, bh, i, j0, nb, z);
+      else
+        for (size_t b = 0; b < nb; b++) z[b] = 1.0;
+      for (size_t b = 0; b < nb; b++) coef[b] = (z[b] * attn_dot(dh, V + (j0 + b) * J->vs[2], Dv) - Pi) * iS;
       for (size_t d = 0; d < D; d++) {
         const double *restrict kr = rk + d * Lkp + j0, *restrict kl = lk + d * Lkp + j0,
                                *restrict ks = sk + d * Lkp + j0, *restrict kc = ck + d * Lkp + j0;
@@ -448,9 +461,9 @@ static int bwd_task(void *vc, size_t t, void *vws) {
         dr[d] += accr;
       }
       for (size_t b = 0; b < nb; b++) {
-        const double a = wt[b] * iS;
+        const double a = wt[b] * iS * z[b];
         if (a == 0) continue;
-        double *restrict dvj = dv + (j0 + b - k0) * Dv;
+        double *restrict dvj = dv + (j0 + b - k0) * rs * Dv;
 #pragma omp simd
         for (size_t cc = 0; cc < Dv; cc++) dvj[cc] += a * dh[cc];
       }
@@ -466,9 +479,9 @@ static int bwd_task(void *vc, size_t t, void *vws) {
     }
     if (!J->per_axis) part[i * PW + D] = rs;
   }
-  double *dK = f->dK + bh * Lk * D;
+  double *dK = f->dK + attn_fjob_hoff(J, bh, Lk) * D;
   for (size_t j = k0; j < k1; j++)
-    for (size_t d = 0; d < D; d++) dK[j * D + d] = Rd[d] * dkT[d * CL + (j - k0)];
+    for (size_t d = 0; d < D; d++) dK[j * rs * D + d] = Rd[d] * dkT[d * CL + (j - k0)];
   return GFI_OK;
 }
 
@@ -484,7 +497,7 @@ static int bwd_reduce(void *vc, size_t t, void *ws) {
   const double *Rd = J->Rd + (bh % J->H) * D;
   for (size_t i = i0; i < i1; i++) {
     const size_t row = bh * Lq + i;
-    double *dq = f->dQ + row * D, *drow = f->dRrow + row * np;
+    double *dq = f->dQ + attn_fjob_qrow(J, row) * D, *drow = f->dRrow + row * np;
     for (size_t k = 0; k < np; k++) drow[k] = 0;
     if (isnan(f->stat[2 * row + 1])) { /* flagged row */
       for (size_t d = 0; d < D; d++) dq[d] = NAN;
@@ -536,7 +549,8 @@ int attn_fjob_backward(const attn_fjob *J, const double *H, const double *stat, 
   for (size_t r = 0; r < BH * Lq; r++) {
     double T = stat[2 * r + 1];
     int ok = isfinite(T);
-    P[r] = ok ? attn_dot(dH + r * Dv, H + r * Dv, Dv) : 0.0;
+    const size_t m = attn_fjob_qrow(J, r);
+    P[r] = ok ? attn_dot(dH + m * Dv, H + m * Dv, Dv) : 0.0;
     invS[r] = ok ? 1.0 / T : 0.0;
   }
   fctx f = {.J = J, .Lqp = Lqp, .Lkp = Lkp, .ntq = (Lq + ROW_TILE - 1) / ROW_TILE, .nchunk = nchunk,
@@ -546,7 +560,7 @@ int attn_fjob_backward(const attn_fjob *J, const double *H, const double *stat, 
             .dRrow = dRrow, .part = part};
   par_spec sp0 = {2 * BH, J->nthreads, 0, 1, NULL, NULL};
   int st = par_run(&sp0, fill_task, &f);
-  par_spec sp1 = {BH * nchunk, J->nthreads, BWD_WS(D, 4 * B + 2 * D + D * chunklen), 1, NULL, NULL};
+  par_spec sp1 = {BH * nchunk, J->nthreads, BWD_WS(D, 5 * B + 2 * D + D * chunklen), 1, NULL, NULL};
   if (!st) st = par_run(&sp1, bwd_task, &f);
   par_spec sp2 = {BH * f.ntq, J->nthreads, 0, 4, NULL, NULL};
   if (!st) st = par_run(&sp2, bwd_reduce, &f);

@@ -29,10 +29,17 @@
  * roundings |n| 2^-24 pi/2 ~ |u| 2^-24 divided by |u| add 2^-24, the
  * polynomials and the division a few ulp: an absolute error below about
  * 2^-21 (5e-7) for every u, and a relative error of a few ulp for |u| < pi/4
- * (where |u sinc'/sinc| < 0.22). |sinc| < 2^-20 (and |u| > 2^20, where
- * |sinc| < 2^-20 too) is set to 0: such a value is within a few ulp of 1 of
- * a zero of sinc, and the flush keeps a mantissa times six factors (a prefix
- * times a suffix between renormalisations every CHUNK axes) above 2^-126.
+ * (where |u sinc'/sinc| < 0.22). A factor |sinc| < 2^-20 is kept as
+ * sinc 2^40 with -40 added to the pair's exponent (forward: the running
+ * exponent; backward: a shift per axis, so each y_d gets the shifts of the
+ * other factors), never flushed: one key at u = pi has sinc = -2.8e-8, and
+ * a row whose every weight holds such a factor would otherwise sum to 0
+ * (NaN, or 0 with eps) where its value is defined. The kept factors lie in
+ * [2^-20, 2^20), so a mantissa times six of them (a prefix times a suffix
+ * between renormalisations every CHUNK axes) stays inside float's range
+ * (2^-120 .. 2^123). Only |sinc| < 2^-60 and |u| > 2^20 (beyond the
+ * reduction's reach) are set to 0; a row that then sums to 0 has its head
+ * computed again in float64 (attention_batch.c).
  * sinc'(u) = (cos u - sinc u)/u for n != 0, its Taylor series (truncation
  * below 1e-10) for n = 0: absolute error below 2^-22 / max(|u|, pi/4).
  *
@@ -58,7 +65,10 @@
 #define FB 64      /* keys per block in the forward */
 #define BB 32      /* lanes (keys) per block in the backward */
 #define CHUNK 4    /* axes between renormalisations of a running product */
-#define FLUSHF 0x1p-20f
+#define FLUSHF 0x1p-60f /* |sinc| below this is 0 (see the top) */
+#define TINYF 0x1p-20f  /* |sinc| below this is kept as sinc 2^TSHIFT, its exponent apart */
+#define TSHIFT 40.0f
+#define TSCALE 0x1p40f
 #define BIGU 0x1p20f
 #define ZEXP (-1.0e6f) /* exponent of an exact zero product */
 #define WCUT (-120.0f) /* l (e - E) below this: weight 0 */
@@ -147,6 +157,7 @@ static inline void sinc32_both(float u, float *s, float *ds) {
 }
 
 ATTN_DEFINE_MASK_LANES(mask_lanes, float)
+ATTN_DEFINE_DROP_LANES(drop_lanes, float)
 
 typedef struct {
   const attn_fjob *J;
@@ -166,10 +177,11 @@ static int fill_task(void *vc, size_t t, void *ws) {
   const size_t BH = J->B * J->H, D = J->D;
   int keys = t < BH;
   size_t bh = keys ? t : t - BH, L = keys ? J->Lk : J->Lq, Lp = keys ? f->Lkp : f->Lqp;
-  const float *X = (keys ? J->Kf : J->Qf) + bh * L * D;
+  const size_t *xs = keys ? J->ks : J->qs, rs = xs[2]; /* rs: the row step in elements */
+  const float *X = (keys ? J->Kf : J->Qf) + attn_fjob_xoff(J, xs, bh);
   float *x = (keys ? f->kt : f->qt) + bh * D * Lp;
   for (size_t d = 0; d < D; d++) {
-    for (size_t i = 0; i < L; i++) x[d * Lp + i] = X[i * D + d];
+    for (size_t i = 0; i < L; i++) x[d * Lp + i] = X[i * rs + d];
     for (size_t i = L; i < Lp; i++) x[d * Lp + i] = 0;
   }
   return GFI_OK;
@@ -187,17 +199,17 @@ static void finish_row(const attn_fjob *J, size_t nvis, double E, double S, doub
 GFI_CLONES static int fwd_task(void *vc, size_t t, void *vws) {
   const gctx *f = vc;
   const attn_fjob *J = f->J;
-  const size_t D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk, Lp = f->Lkp;
+  const size_t D = J->D, Dv = J->Dv, Lq = J->Lq, Lp = f->Lkp;
   const int l = J->l;
   const float wcut = WCUT / (float)l;
   size_t bh = t / f->ntq, i0 = (t % f->ntq) * ROW_TILE;
   size_t i1 = i0 + ROW_TILE < Lq ? i0 + ROW_TILE : Lq;
-  const float *V = J->Vf + bh * Lk * Dv, *Rd = J->Rf + (bh % J->H) * D, *kt = f->kt + bh * D * Lp;
+  const float *V = J->Vf + attn_fjob_xoff(J, J->vs, bh), *Rd = J->Rf + (bh % J->H) * D, *kt = f->kt + bh * D * Lp;
   const unsigned char *kp = attn_fjob_kpad_row(J, bh);
   double *N = vws;
   float *m = (float *)(N + Dv), *e = m + FB, *w = e + FB, *mk = w + FB;
   for (size_t i = i0; i < i1; i++) {
-    const float *Q = J->Qf + (bh * Lq + i) * D;
+    const float *Q = J->Qf + attn_fjob_xoff(J, J->qs, bh) + i * J->qs[2];
     const unsigned char *mr = attn_fjob_mask_row(J, bh, i);
     for (size_t c = 0; c < Dv; c++) N[c] = 0;
     double E = -INFINITY, S = 0, A = 0;
@@ -219,7 +231,12 @@ GFI_CLONES static int fwd_task(void *vc, size_t t, void *vws) {
         const float *restrict k = kt + d * Lp + j0;
         const float qd = Q[d], rd = Rd[d];
 #pragma omp simd
-        for (size_t b = 0; b < nb; b++) m[b] *= sinc32(rd * (qd - k[b]));
+        for (size_t b = 0; b < nb; b++) {
+          float sv = sinc32(rd * (qd - k[b]));
+          int tiny = fabsf(sv) < TINYF;
+          m[b] *= tiny ? sv * TSCALE : sv;
+          e[b] -= tiny ? TSHIFT : 0.0f;
+        }
         if ((d + 1) % CHUNK == 0 || d + 1 == D) {
 #pragma omp simd
           for (size_t b = 0; b < nb; b++) {
@@ -255,16 +272,20 @@ GFI_CLONES static int fwd_task(void *vc, size_t t, void *vws) {
       }
       S += bs;
       A += ba;
+      if (J->drop_thr) { /* dropout: the numerator only */
+        drop_lanes(J, bh, i, j0, nb, mk);
+        for (size_t b = 0; b < nb; b++) w[b] *= mk[b];
+      }
       for (size_t b = 0; b < nb; b++) {
         const double wb = w[b];
-        const float *restrict v = V + (j0 + b) * Dv;
+        const float *restrict v = V + (j0 + b) * J->vs[2];
         if (wb == 0) continue;
 #pragma omp simd
         for (size_t c = 0; c < Dv; c++) N[c] += wb * (double)v[c];
       }
     }
     const size_t row = bh * Lq + i;
-    finish_row(J, nvis, E, S, A, N, f->Hout + row * Dv, f->statout + 2 * row, f->ratio + row);
+    finish_row(J, nvis, E, S, A, N, f->Hout + attn_fjob_qrow(J, row) * Dv, f->statout + 2 * row, f->ratio + row);
   }
   return GFI_OK;
 }
@@ -286,8 +307,8 @@ int attn_fjob_forward32(const attn_fjob *J, float *Hout, double *stat, double *r
 /* --------------------------------------------------------------- backward */
 
 typedef struct {
-  float *s, *ds, *u, *G, *pe; /* D x BB each (pe: one row per chunk of axes) */
-  float run[BB], rexp[BB], lp[BB], sc[BB];
+  float *s, *ds, *u, *G, *t, *pe; /* D x BB each (pe: one row per chunk of axes); t: factor d's shift */
+  float run[BB], rexp[BB], lp[BB], sc[BB], sc2[BB], tsum[BB];
 } gblock;
 
 /* As the float64 engine's grad_block: G[d][b] = dw~_b/du_d in the row's
@@ -295,12 +316,14 @@ typedef struct {
 static inline void grad_block(size_t D, int l, size_t nb, float Eb, gblock *g, float *wt) {
   float *restrict run = g->run, *restrict rexp = g->rexp;
   const float wcut = WCUT / (float)l;
+  float *restrict tsum = g->tsum;
   for (size_t b = 0; b < BB; b++) {
     run[b] = 1.0f;
     rexp[b] = 0.0f;
+    tsum[b] = 0.0f;
   }
   for (size_t d = 0; d < D; d++) {
-    const float *restrict s = g->s + d * BB;
+    const float *restrict s = g->s + d * BB, *restrict t = g->t + d * BB;
     float *restrict pm = g->G + d * BB;
     if (d % CHUNK == 0) {
       float *restrict pe = g->pe + (d / CHUNK) * BB;
@@ -315,12 +338,13 @@ static inline void grad_block(size_t D, int l, size_t nb, float Eb, gblock *g, f
     for (size_t b = 0; b < nb; b++) {
       pm[b] = run[b];
       run[b] *= s[b];
+      tsum[b] += t[b];
     }
   }
   float *restrict lp = g->lp, *restrict sc = g->sc;
 #pragma omp simd
   for (size_t b = 0; b < nb; b++) {
-    float k = rexp[b] + expof(run[b]) - Eb, m = mantf(run[b]);
+    float k = rexp[b] + expof(run[b]) - Eb - tsum[b], m = mantf(run[b]);
     float x = k < wcut ? 0.0f : m * pow2f(k);
     wt[b] = ipowf(x, l);
     lp[b] = (float)l * ipowf(x, l - 1);
@@ -331,7 +355,7 @@ static inline void grad_block(size_t D, int l, size_t nb, float Eb, gblock *g, f
   }
   for (size_t dd = D; dd-- > 0;) {
     const float *restrict s = g->s + dd * BB, *restrict ds = g->ds + dd * BB;
-    const float *restrict pe = g->pe + (dd / CHUNK) * BB;
+    const float *restrict pe = g->pe + (dd / CHUNK) * BB, *restrict t = g->t + dd * BB;
     float *restrict G = g->G + dd * BB;
     const int new_suffix = (D - 1 - dd) % CHUNK == 0;
     if (new_suffix) {
@@ -341,23 +365,28 @@ static inline void grad_block(size_t D, int l, size_t nb, float Eb, gblock *g, f
         run[b] = mantf(run[b]);
       }
     }
+    /* y_dd's scale: the prefix's and suffix's exponents less the shifts of
+     * the factors other than dd: sc when factor dd is not shifted, sc2 when
+     * it is (both renewed with the exponents) */
     if (new_suffix || dd % CHUNK == CHUNK - 1 || dd + 1 == D) {
 #pragma omp simd
       for (size_t b = 0; b < nb; b++) {
-        float k = pe[b] + rexp[b] - Eb;
+        float k = pe[b] + rexp[b] - Eb - tsum[b], k2 = k + TSHIFT;
         sc[b] = k < WCUT ? 0.0f : pow2f(k);
+        g->sc2[b] = k2 < WCUT ? 0.0f : pow2f(k2);
       }
     }
+    const float *restrict sc2 = g->sc2;
 #pragma omp simd
     for (size_t b = 0; b < nb; b++) {
-      float y = (G[b] * run[b]) * sc[b];
+      float y = (G[b] * run[b]) * (t[b] != 0.0f ? sc2[b] : sc[b]);
       G[b] = lp[b] * (ds[b] * y);
       run[b] *= s[b];
     }
   }
 }
 
-static size_t gblock_floats(size_t D) { return (4 * D + (D + CHUNK - 1) / CHUNK) * BB; }
+static size_t gblock_floats(size_t D) { return (5 * D + (D + CHUNK - 1) / CHUNK) * BB; }
 
 /* Backward, one task: head bh, key chunk c (see attention_fourier.c). ws:
  * gblock floats, 3 BB floats, then doubles: 2 D (dq, dR of a row), D CL
@@ -374,10 +403,11 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
   double *part = f->part + (c * BH + bh) * Lq * PW;
   memset(part, 0, Lq * PW * sizeof *part);
   if (k0 >= k1) return GFI_OK;
-  const float *V = J->Vf + bh * Lk * Dv, *Rf = J->Rf + (bh % J->H) * D;
+  const size_t rs = attn_fjob_rs(J);
+  const float *V = J->Vf + attn_fjob_xoff(J, J->vs, bh), *Rf = J->Rf + (bh % J->H) * D;
   const double *Rd = J->Rd + (bh % J->H) * D;
   const float *qt = f->qt + bh * D * Lqp, *kt = f->kt + bh * D * Lkp;
-  const float *dH = J->dHf + bh * Lq * Dv;
+  const float *dH = J->dHf + attn_fjob_hoff(J, bh, Lq) * Dv;
   const double *stat = f->stat + 2 * bh * Lq, *P = f->P + bh * Lq, *invS = f->invS + bh * Lq;
   const unsigned char *kp = attn_fjob_kpad_row(J, bh);
   gblock g;
@@ -386,9 +416,10 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
   g.ds = g.s + D * BB;
   g.u = g.ds + D * BB;
   g.G = g.u + D * BB;
-  g.pe = g.G + D * BB;
-  float *coef = fw + gblock_floats(D), *wt = coef + BB, *mk = wt + BB;
-  double *dq = (double *)(mk + BB), *dr = dq + D, *dkT = dr + D, *dv = dkT + D * CL;
+  g.t = g.G + D * BB;
+  g.pe = g.t + D * BB;
+  float *coef = fw + gblock_floats(D), *wt = coef + BB, *mk = wt + BB, *z = mk + BB;
+  double *dq = (double *)(z + BB), *dr = dq + D, *dkT = dr + D, *dv = dkT + D * CL;
   memset(dkT, 0, D * CL * sizeof *dkT);
   memset(dv, 0, CL * Dv * sizeof *dv);
   for (size_t i = attn_fjob_query_begin(J, k0); i < Lq; i++) {
@@ -396,7 +427,7 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
     const size_t je = attn_fjob_key_end(J, i), jend = je < k1 ? je : k1;
     if (jend <= k0) continue;
     const unsigned char *mr = attn_fjob_mask_row(J, bh, i);
-    const float *dh = dH + i * Dv;
+    const float *dh = dH + i * rs * Dv;
     const double Pi = P[i], iS = invS[i];
     const float Eb = (float)stat[2 * i];
     for (size_t d = 0; d < D; d++) dq[d] = dr[d] = 0;
@@ -407,21 +438,29 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
         nv = mask_lanes(kp, mr, j0, nb, mk);
         if (nv == 0) continue;
       }
+      if (J->drop_thr)
+        drop_lanes(J, bh, i, j0, nb, z);
+      else
+        for (size_t b = 0; b < nb; b++) z[b] = 1.0f;
       for (size_t b = 0; b < nb; b++) {
-        const float *v = V + (j0 + b) * Dv;
+        const float *v = V + (j0 + b) * J->vs[2];
         double a = 0;
 #pragma omp simd reduction(+ : a)
         for (size_t cc = 0; cc < Dv; cc++) a += (double)dh[cc] * (double)v[cc];
-        coef[b] = (float)((a - Pi) * iS);
+        coef[b] = (float)(((double)z[b] * a - Pi) * iS);
       }
       for (size_t d = 0; d < D; d++) {
         const float *restrict k = kt + d * Lkp + j0;
         const float qd = qt[d * Lqp + i], rd = Rf[d];
         float *restrict s = g.s + d * BB, *restrict ds = g.ds + d * BB, *restrict u = g.u + d * BB;
+        float *restrict tt = g.t + d * BB;
 #pragma omp simd
         for (size_t b = 0; b < nb; b++) {
-          float uu = rd * (qd - k[b]);
-          sinc32_both(uu, &s[b], &ds[b]);
+          float uu = rd * (qd - k[b]), sv;
+          sinc32_both(uu, &sv, &ds[b]);
+          int tiny = fabsf(sv) < TINYF; /* as the forward: kept scaled, its exponent in t */
+          s[b] = tiny ? sv * TSCALE : sv;
+          tt[b] = tiny ? TSHIFT : 0.0f;
           u[b] = uu;
         }
         if (nv < nb)
@@ -449,7 +488,7 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
         dr[d] += accr;
       }
       for (size_t b = 0; b < nb; b++) {
-        const double a = (double)wt[b] * iS;
+        const double a = (double)wt[b] * iS * (double)z[b];
         if (a == 0) continue;
         double *restrict dvj = dv + (j0 + b - k0) * Dv;
 #pragma omp simd
@@ -466,10 +505,10 @@ GFI_CLONES static int bwd_task(void *vc, size_t t, void *vws) {
     }
     if (!J->per_axis) part[i * PW + D] = rs;
   }
-  float *dK = f->dK + bh * Lk * D, *dV = f->dV + bh * Lk * Dv;
+  float *dK = f->dK + attn_fjob_hoff(J, bh, Lk) * D, *dV = f->dV + attn_fjob_hoff(J, bh, Lk) * Dv;
   for (size_t j = k0; j < k1; j++) {
-    for (size_t d = 0; d < D; d++) dK[j * D + d] = (float)(Rd[d] * dkT[d * CL + (j - k0)]);
-    for (size_t cc = 0; cc < Dv; cc++) dV[j * Dv + cc] = (float)dv[(j - k0) * Dv + cc];
+    for (size_t d = 0; d < D; d++) dK[j * rs * D + d] = (float)(Rd[d] * dkT[d * CL + (j - k0)]);
+    for (size_t cc = 0; cc < Dv; cc++) dV[j * rs * Dv + cc] = (float)dv[(j - k0) * Dv + cc];
   }
   return GFI_OK;
 }
@@ -484,7 +523,7 @@ static int bwd_reduce(void *vc, size_t t, void *ws) {
   const double *Rd = J->Rd + (bh % J->H) * D;
   for (size_t i = i0; i < i1; i++) {
     const size_t row = bh * Lq + i;
-    float *dq = f->dQ + row * D;
+    float *dq = f->dQ + attn_fjob_qrow(J, row) * D;
     double *drow = f->dRrow + row * np;
     for (size_t k = 0; k < np; k++) drow[k] = 0;
     if (isnan(f->stat[2 * row + 1])) {
@@ -529,7 +568,10 @@ int attn_fjob_backward32(const attn_fjob *J, const float *H, const double *stat,
     int ok = isfinite(T);
     double p = 0;
     if (ok)
-      for (size_t c = 0; c < Dv; c++) p += (double)J->dHf[r * Dv + c] * (double)H[r * Dv + c];
+      for (size_t c = 0; c < Dv; c++) {
+        const size_t m = attn_fjob_qrow(J, r) * Dv + c;
+        p += (double)J->dHf[m] * (double)H[m];
+      }
     P[r] = p;
     invS[r] = ok ? 1.0 / T : 0.0;
   }
@@ -538,7 +580,7 @@ int attn_fjob_backward32(const attn_fjob *J, const float *H, const double *stat,
             .invS = invS, .part = part, .dRrow = dRrow, .dQ = dQ, .dK = dK, .dV = dV};
   par_spec sp0 = {2 * BH, J->nthreads, 0, 1, NULL, NULL};
   int st = par_run(&sp0, fill_task, &f);
-  size_t ws = (gblock_floats(D) + 3 * BB) * sizeof(float) + (2 * D + D * chunklen + chunklen * Dv) * sizeof(double);
+  size_t ws = (gblock_floats(D) + 4 * BB) * sizeof(float) + (2 * D + D * chunklen + chunklen * Dv) * sizeof(double);
   par_spec sp1 = {BH * nchunk, J->nthreads, ws, 1, NULL, NULL};
   if (!st) st = par_run(&sp1, bwd_task, &f);
   par_spec sp2 = {BH * f.ntq, J->nthreads, 0, 4, NULL, NULL};

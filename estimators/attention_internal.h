@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "gfi/attention.h"
+#include "gfi/rng.h"
 
 struct gfi_attn_plan {
   gfi_attn_spec spec;
@@ -34,7 +35,63 @@ typedef struct attn_fjob {
   const unsigned char *kpad, *mask;
   size_t mask_B;
   int nthreads;
+  /* lbhd = 1: Q, K, V, H, dH and the gradients are (L, B, H, W) arrays
+   * (FourierFormer's [len, batch, head, dim]) instead of (B, H, L, W): head
+   * bh's row i is at (i B H + bh) W instead of (bh L + i) W (see
+   * attn_fjob_hoff); statistics stay in (b H + h) Lq + i order. */
+  int lbhd;
+  /* attention dropout (drop_thr > 0): the normalised weight of pair (i, j)
+   * of head bh is kept, times keep_scale = 1 / (1 - p), when the Philox
+   * word of (seed; counter j / 4, i, bh0 + bh) number j mod 4 is >= drop_thr
+   * = p 2^32 (attn_fjob_drop_lanes); bh0: the head's number in the caller's
+   * batch (a one-head job cut from it keeps its masks). */
+  uint32_t drop_thr, drop_key[2];
+  double keep_scale;
+  size_t bh0;
+  /* Element strides of the inputs Q, K, V along (b, h, row); the last axis
+   * is contiguous. attn_fjob_default_strides sets those of the layout. */
+  size_t qs[3], ks[3], vs[3];
 } attn_fjob;
+
+/* The input strides of Q, K, V as the layout (lbhd) lays them out. */
+static inline void attn_fjob_default_strides(attn_fjob *J) {
+  const size_t H = J->H, BH = J->B * J->H;
+  const size_t L[3] = {J->Lq, J->Lk, J->Lk}, W[3] = {J->D, J->D, J->Dv};
+  size_t *s[3] = {J->qs, J->ks, J->vs};
+  for (int a = 0; a < 3; a++) {
+    s[a][0] = J->lbhd ? H * W[a] : H * L[a] * W[a];
+    s[a][1] = J->lbhd ? W[a] : L[a] * W[a];
+    s[a][2] = J->lbhd ? BH * W[a] : W[a];
+  }
+}
+/* Element offset of head bh's first row in an input of strides s. */
+static inline size_t attn_fjob_xoff(const attn_fjob *J, const size_t *s, size_t bh) {
+  return (bh / J->H) * s[0] + (bh % J->H) * s[1];
+}
+
+/* z[b] = keep_scale or 0 for keys j0 + b, b < nb, of row i of head bh. */
+#define ATTN_DEFINE_DROP_LANES(name, T)                                                             \
+  static inline void name(const attn_fjob *J, size_t bh, size_t i, size_t j0, size_t nb, T *z) {   \
+    uint32_t out[4];                                                                                \
+    const uint64_t h = (uint64_t)(J->bh0 + bh);                                                     \
+    for (size_t b = 0; b < nb; b++) {                                                               \
+      const size_t j = j0 + b;                                                                      \
+      if (b == 0 || j % 4 == 0) {                                                                   \
+        const uint32_t ctr[4] = {(uint32_t)(j / 4), (uint32_t)i, (uint32_t)h, (uint32_t)(h >> 32)}; \
+        gfi_philox4x32_10(ctr, J->drop_key, out);                                                   \
+      }                                                                                             \
+      z[b] = out[j % 4] >= J->drop_thr ? (T)J->keep_scale : (T)0;                                   \
+    }                                                                                               \
+  }
+
+/* Head bh's first row of an array of L rows per head, and the step between
+ * its rows, both in rows (multiply by the row width). */
+static inline size_t attn_fjob_hoff(const attn_fjob *J, size_t bh, size_t L) { return J->lbhd ? bh : bh * L; }
+static inline size_t attn_fjob_rs(const attn_fjob *J) { return J->lbhd ? J->B * J->H : 1; }
+/* The memory row of statistics row r = bh Lq + i of a Q-side array. */
+static inline size_t attn_fjob_qrow(const attn_fjob *J, size_t r) {
+  return J->lbhd ? (r % J->Lq) * J->B * J->H + r / J->Lq : r;
+}
 
 /* Forward: H (B,H,Lq,Dv); stat 2 per row (E_i, T~_i) with T~_i the scaled
  * denominator S~_i + eps 2^(-l E_i), NaN for a flagged row, +inf for an empty
@@ -104,12 +161,15 @@ static inline int attn_fjob_row_stats(const attn_fjob *J, size_t nvis, double E,
   }
   *ratio = A > 0 ? S / A : 0.0;
   st[0] = E;
-  if (!(S > J->denom_tol * A) || !(A > 0)) {
+  /* eps in the row's scale 2^(l E): eps 2^(-l E) (inf past the range: H -> 0) */
+  double T = S + (J->eps > 0 ? ldexp(J->eps, (int)(-(double)J->l * E)) : 0.0);
+  /* eps = 0: flagged when S lost its digits (S <= tol A) or every weight
+   * is 0. eps > 0: N / (S + eps) is defined whenever S + eps > tol A, also
+   * for A = 0 (then H = 0): flagged only when S + eps cancels. */
+  if (J->eps > 0 ? !(T > J->denom_tol * A) : (!(S > J->denom_tol * A) || !(A > 0))) {
     st[1] = NAN;
     return 1;
   }
-  /* eps in the row's scale 2^(l E): eps 2^(-l E) (inf past the range: H -> 0) */
-  double T = S + (J->eps > 0 ? ldexp(J->eps, (int)(-(double)J->l * E)) : 0.0);
   *inv = 1.0 / T;
   st[1] = T;
   return 2;

@@ -96,6 +96,8 @@ def main():
         write(a[0] + "/kpad.npy", (B, Lk), c["kpad"], "|u1")
         write(a[0] + "/mask.npy", (B, Lq, Lk), c["mask"], "|b1")
         write(a[0] + "/allpad.npy", (B, Lk), [1] * Lk + [0] * Lk, "|u1")  # batch row 0: every key padded
+        write(a[0] + "/hq.npy", (1, 1, 4, 2), [0.0] * 8)  # values near the top of the range
+        write(a[0] + "/hv.npy", (1, 1, 4, 2), [1e308] * 8)
         json.dump(c, open(a[0] + "/case.json", "w"))
     elif cmd == "check":
         c = json.load(open(a[0] + "/case.json"))
@@ -118,6 +120,9 @@ def main():
         print("%.3g" % worst)
     elif cmd == "cmp":
         print("%.3g" % relerr(read(a[0])[2], read(a[1])[2]))
+    elif cmd == "allfinite":  # every value of every file finite: the largest magnitude, else "nonfinite"
+        vals = [x for f in a for x in read(f)[2]]
+        print("%.17g" % max(abs(x) for x in vals) if all(math.isfinite(x) for x in vals) else "nonfinite")
     elif cmd == "dtype":
         print(read(a[0])[0])
 

@@ -35,6 +35,12 @@ B=(attention --q "$T/q.npy" --k "$T/k.npy" --v "$T/v.npy" --R 1 --key-pad "$T/al
 expect 1 "6 rows see no key (first: batch 0, head 0, query 0): use --empty zero" -- "$GFI" "${B[@]}" --out "$T/e.npy"
 expect 0 "" -- "$GFI" "${B[@]}" --out "$T/e.npy" --empty zero
 
+# values near the top of the range: scaled inside the library (H = V exactly, finite gradients)
+"$GFI" attention --q "$T/hq.npy" --k "$T/hq.npy" --v "$T/hv.npy" --R 2 --out "$T/hh.npy" --grad "$T/hg" &&
+  [ "$(python3 "$PY" allfinite "$T/hh.npy")" = 1e+308 ] &&
+  [ "$(python3 "$PY" allfinite "$T/hg.dQ.npy" "$T/hg.dK.npy" "$T/hg.dV.npy")" != nonfinite ] && ok ||
+  bad "V = 1e308: H or the gradients not finite"
+
 # bad input
 expect 1 "\-\-k $T/kpad.npy: shape (2, 5), expected 4 dimensions (B, H, Lk, D)" -- "$GFI" attention --q "$T/q.npy" --k "$T/kpad.npy" \
   --v "$T/v.npy" --R 1 --out "$T/x.npy"

@@ -494,10 +494,297 @@ static void test_errors(void) {
   CHECK(gfi_attn_batch_nparam(&s, 3, 4) == 12, "nparam head-axis");
 }
 
+/* One key at u = pi on one of 16 axes: sinc = -2.8e-8, below 2^-20, is
+ * kept by the float32 engine scaled by 2^40 (its exponent apart), so the row
+ * is w = sinc(pi)^4 and H = w / (w + eps) in both dtypes, with and without
+ * eps, never 0 or NaN; dV and dq follow the formula. Then one key at u = 2e6
+ * (beyond the float32 phase's 2^20, flushed there): the row sums to 0 in
+ * float32 and its head is computed again in float64: H and the gradients
+ * equal the float64 engine's, rounded to float. */
+static void test_far_factor_row(void) {
+  for (int ke = 0; ke < 2; ke++) {
+    gfi_attn_batch_spec s;
+    gfi_attn_batch_default_spec(&s);
+    s.eps = ke ? 1e-6 : 0;
+    double q[2 * 4] = {2.0e6, 0.125, 2.0e6, -0.375}, k[2 * 3] = {0, 0.25, 0.5, 0, 1, 1}, v[3] = {1, 2, 3}, r[1] = {1};
+    double h[2], sv[4], dh[2] = {1, -1}, gq[4], gk[6], gv[3], gr[1];
+    float qf[4], kf[6], vf[3], rf[1] = {1}, hf[2], dhf[2] = {1, -1}, gqf[4], gkf[6], gvf[3], grf[1];
+    double svf[4];
+    for (int a = 0; a < 4; a++) qf[a] = (float)q[a];
+    for (int a = 0; a < 6; a++) kf[a] = (float)k[a];
+    for (int a = 0; a < 3; a++) vf[a] = (float)v[a];
+    CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 2, 3, 2, 1, q, k, v, r, NULL, NULL, NULL, h, sv, NULL), GFI_OK);
+    CHECK_STATUS(gfi_attn_batch_backward(&s, 1, 1, 2, 3, 2, 1, q, k, v, r, NULL, NULL, NULL, h, sv, dh, gq, gk, gv, gr,
+                                         NULL), GFI_OK);
+    s.dtype = GFI_ATTN_F32;
+    CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 2, 3, 2, 1, qf, kf, vf, rf, NULL, NULL, NULL, hf, svf, NULL), GFI_OK);
+    CHECK_STATUS(gfi_attn_batch_backward(&s, 1, 1, 2, 3, 2, 1, qf, kf, vf, rf, NULL, NULL, NULL, hf, svf, dhf, gqf, gkf,
+                                         gvf, grf, NULL), GFI_OK);
+    for (int a = 0; a < 2; a++)
+      CHECK(hf[a] == (float)h[a] && isfinite(h[a]), "far factor (eps %d): H[%d] %.9g, float64 %.17g", ke, a, hf[a], h[a]);
+    /* the backward reads H and dH as float: within float rounding of the array's largest */
+    double mq = 0, mv = 0;
+    for (int a = 0; a < 4; a++) mq = fmax(mq, fabs(gq[a]));
+    for (int a = 0; a < 3; a++) mv = fmax(mv, fabs(gv[a]));
+    for (int a = 0; a < 4; a++)
+      CHECK(fabs(gqf[a] - gq[a]) <= 1e-6 * mq, "far factor (eps %d): dQ[%d] %.9g, float64 %.17g", ke, a, gqf[a], gq[a]);
+    for (int a = 0; a < 3; a++)
+      CHECK(fabs(gvf[a] - gv[a]) <= 1e-6 * mv, "far factor (eps %d): dV[%d] %.9g, float64 %.17g", ke, a, gvf[a], gv[a]);
+    CHECK(fabs(grf[0] - gr[0]) <= 1e-5 * fabs(gr[0]), "far factor (eps %d): dR %.9g, float64 %.17g", ke, grf[0], gr[0]);
+  }
+}
+
+static void test_tiny_factor_row(void) {
+  const double w = pow(sin((double)(float)M_PI) / (double)(float)M_PI, 4);
+  for (int f32 = 0; f32 < 2; f32++)
+    for (int ke = 0; ke < 2; ke++) {
+      gfi_attn_batch_spec s;
+      gfi_attn_batch_default_spec(&s);
+      s.eps = ke ? 1e-6 : 0;
+      s.dtype = f32 ? GFI_ATTN_F32 : GFI_ATTN_F64;
+      double q[16] = {(float)M_PI}, k[16] = {0}, v[1] = {1}, r[1] = {1}, h[1], sv[2], dh[1] = {1};
+      double gq[16], gk[16], gv[1], gr[1];
+      float qf[16] = {(float)M_PI}, kf[16] = {0}, vf[1] = {1}, rf[1] = {1}, hf[1], dhf[1] = {1};
+      float gqf[16], gkf[16], gvf[1], grf[1];
+      gfi_attn_info info;
+      int st = f32 ? gfi_attn_batch_forward(&s, 1, 1, 1, 1, 16, 1, qf, kf, vf, rf, NULL, NULL, NULL, hf, sv, &info)
+                   : gfi_attn_batch_forward(&s, 1, 1, 1, 1, 16, 1, q, k, v, r, NULL, NULL, NULL, h, sv, &info);
+      double H = f32 ? hf[0] : h[0], want = ke ? w / (w + 1e-6) : 1.0;
+      CHECK(st == GFI_OK && info.nflagged == 0, "tiny factor (f32 %d, eps %d): status %d, %zu flagged", f32, ke, st,
+            info.nflagged);
+      CHECK(fabs(H - want) <= 1e-6 * want, "tiny factor (f32 %d, eps %d): H %.17g, want %.17g", f32, ke, H, want);
+      st = f32 ? gfi_attn_batch_backward(&s, 1, 1, 1, 1, 16, 1, qf, kf, vf, rf, NULL, NULL, NULL, hf, sv, dhf, gqf, gkf,
+                                         gvf, grf, NULL)
+               : gfi_attn_batch_backward(&s, 1, 1, 1, 1, 16, 1, q, k, v, r, NULL, NULL, NULL, h, sv, dh, gq, gk, gv, gr,
+                                         NULL);
+      CHECK(st == GFI_OK, "tiny factor backward (f32 %d, eps %d): status %d", f32, ke, st);
+      double dv = f32 ? gvf[0] : gv[0];
+      CHECK(fabs(dv - want) <= 1e-6 * want, "tiny factor (f32 %d, eps %d): dV %.17g, want %.17g", f32, ke, dv, want);
+      if (ke) { /* dH/dq_0 = H (1 - H) l sinc'(u)/sinc(u) R, sinc'/sinc = 1/tan(u) - 1/u */
+        const double u = (float)M_PI, dq = want * (1 - want) * 4 * (cos(u) / sin(u) - 1 / u);
+        double g = f32 ? gqf[0] : gq[0];
+        CHECK(fabs(g - dq) <= 1e-5 * fabs(dq), "tiny factor (f32 %d): dq %.17g, want %.17g", f32, g, dq);
+      }
+    }
+}
+
+/* Values near the top of the range: the sums would overflow; V is scaled
+ * by a power of two inside the call, so H and every gradient are finite
+ * (the text layout of the command does the same). */
+static void test_huge_values(void) {
+  for (int f32 = 0; f32 < 2; f32++) {
+    gfi_attn_batch_spec s;
+    gfi_attn_batch_default_spec(&s);
+    s.dtype = f32 ? GFI_ATTN_F32 : GFI_ATTN_F64;
+    const double big = f32 ? 3e38 : 1e308;
+    double z[8] = {0}, v[8], r[1] = {2}, h[8], sv[8], dh[8], gq[8], gk[8], gv[8], gr[1];
+    float zf[8] = {0}, vf[8], rf[1] = {2}, hf[8], dhf[8], gqf[8], gkf[8], gvf[8], grf[1];
+    for (int a = 0; a < 8; a++) v[a] = big, vf[a] = (float)big, dh[a] = dhf[a] = 1;
+    z[1] = zf[1] = 0.5; /* query 0 off the keys: dQ != 0 */
+    int st = f32 ? gfi_attn_batch_forward(&s, 1, 1, 4, 4, 2, 2, zf, zf, vf, rf, NULL, NULL, NULL, hf, sv, NULL)
+                 : gfi_attn_batch_forward(&s, 1, 1, 4, 4, 2, 2, z, z, v, r, NULL, NULL, NULL, h, sv, NULL);
+    CHECK(st == GFI_OK, "huge V (f32 %d): status %d", f32, st);
+    for (int a = 0; a < 8; a++) {
+      double x = f32 ? hf[a] : h[a];
+      CHECK(fabs(x - big) <= 1e-6 * big, "huge V (f32 %d): H[%d] = %g", f32, a, x);
+    }
+    st = f32 ? gfi_attn_batch_backward(&s, 1, 1, 4, 4, 2, 2, zf, zf, vf, rf, NULL, NULL, NULL, hf, sv, dhf, gqf, gkf,
+                                       gvf, grf, NULL)
+             : gfi_attn_batch_backward(&s, 1, 1, 4, 4, 2, 2, z, z, v, r, NULL, NULL, NULL, h, sv, dh, gq, gk, gv, gr, NULL);
+    CHECK(st == GFI_OK, "huge V backward (f32 %d): status %d", f32, st);
+    for (int a = 0; a < 8; a++) {
+      double x = f32 ? gqf[a] : gq[a], y = f32 ? gvf[a] : gv[a];
+      CHECK(isfinite(x) && isfinite(y), "huge V (f32 %d): dQ[%d] = %g, dV[%d] = %g", f32, a, x, a, y);
+    }
+  }
+}
+
+/* The (L, B, H, W) layout gives the same bits as (B, H, L, W) on the
+ * transposed arrays (forward and every gradient, float64 and float32, with
+ * masks, memory keys, a head recomputed in float64 and dropout), and
+ * dropout's mask depends on the seed only (1 and 3 threads, two seeds). */
+static void to_lbhd(const double *x, size_t B, size_t H, size_t L, size_t W, double *y) {
+  for (size_t bh = 0; bh < B * H; bh++)
+    for (size_t i = 0; i < L; i++) memcpy(y + (i * B * H + bh) * W, x + (bh * L + i) * W, W * sizeof *x);
+}
+static void test_layout_dropout(void) {
+  const size_t B = 2, H = 3, Lq = 9, Lk = 70, D = 5, Dv = 3, BH = B * H;
+  const size_t nq = BH * Lq * D, nk = BH * Lk * D, nv = BH * Lk * Dv, nh = BH * Lq * Dv;
+  const size_t ntot = nh + nq + nk + nv + 1, nin = nq + nk + nv + nh;
+  double *in = malloc(nin * 8), *tin = malloc(nin * 8), R[1] = {1.0};
+  double *Q = in, *K = Q + nq, *V = K + nk, *C = V + nv;
+  fill(in, nin, 1.5);
+  /* head (1, 2): every weight holds a factor at u = 2e6 > 2^20, beyond the
+   * float32 phase's reach (flushed there): the head is computed in float64 */
+  for (size_t a = 0; a < Lq * D; a++) Q[5 * Lq * D + a] = a % D == 0 ? 2.0e6 : 0.0;
+  for (size_t a = 0; a < Lk * D; a++) K[5 * Lk * D + a] = 0.0;
+  to_lbhd(Q, B, H, Lq, D, tin);
+  to_lbhd(K, B, H, Lk, D, tin + nq);
+  to_lbhd(V, B, H, Lk, Dv, tin + nq + nk);
+  to_lbhd(C, B, H, Lq, Dv, tin + nq + nk + nv);
+  unsigned char kp[2 * 70] = {0}, mk[9 * 70] = {0};
+  kp[70 + 3] = kp[70 + 69] = 1;
+  mk[4 * 70 + 2] = 1;
+  double *sv = malloc(gfi_attn_batch_saved_size(B, H, Lq) * 8);
+  double *o[3], *tmp = malloc(ntot * 8);
+  float *inf = malloc(nin * 4 * 2), *of[3];
+  for (int f32 = 0; f32 < 2; f32++)
+    for (int dr = 0; dr < 2; dr++) {
+      gfi_attn_batch_spec s;
+      gfi_attn_batch_default_spec(&s);
+      s.causal = 1;
+      s.eps = 1e-6;
+      s.dtype = f32 ? GFI_ATTN_F32 : GFI_ATTN_F64;
+      s.dropout = dr ? 0.3 : 0.0;
+      for (int run = 0; run < 3; run++) { /* 0: BHLD, 1 thread; 1: LBHD, 3 threads; 2: BHLD, another seed */
+        gfi_opts op;
+        gfi_default_opts(&op);
+        op.nthreads = run == 1 ? 3 : 1;
+        s.layout = run == 1 ? GFI_ATTN_LAYOUT_LBHD : GFI_ATTN_LAYOUT_BHLD;
+        s.seed = run == 2 ? 78 : 77;
+        const double *x = run == 1 ? tin : in;
+        o[run] = malloc(ntot * 8);
+        of[run] = malloc(ntot * 4);
+        int st, st2;
+        if (f32) {
+          float *xf = inf, *y = of[run];
+          for (size_t a = 0; a < nin; a++) xf[a] = (float)x[a];
+          float Rf[1] = {1.0f};
+          st = gfi_attn_batch_forward(&s, B, H, Lq, Lk, D, Dv, xf, xf + nq, xf + nq + nk, Rf, kp, mk, &op, y, sv, NULL);
+          st2 = gfi_attn_batch_backward(&s, B, H, Lq, Lk, D, Dv, xf, xf + nq, xf + nq + nk, Rf, kp, mk, &op, y, sv,
+                                        xf + nq + nk + nv, y + nh, y + nh + nq, y + nh + nq + nk,
+                                        y + nh + nq + nk + nv, NULL);
+          for (size_t a = 0; a < ntot; a++) o[run][a] = y[a];
+        } else {
+          double *y = o[run];
+          st = gfi_attn_batch_forward(&s, B, H, Lq, Lk, D, Dv, x, x + nq, x + nq + nk, R, kp, mk, &op, y, sv, NULL);
+          st2 = gfi_attn_batch_backward(&s, B, H, Lq, Lk, D, Dv, x, x + nq, x + nq + nk, R, kp, mk, &op, y, sv,
+                                        x + nq + nk + nv, y + nh, y + nh + nq, y + nh + nq + nk,
+                                        y + nh + nq + nk + nv, NULL);
+        }
+        CHECK(st == GFI_OK && st2 == GFI_OK, "layout/dropout (f32 %d, p %d, run %d): status %d %d", f32, dr, run, st,
+              st2);
+        if (f32) { /* head 5's rows carry the float64 engine's mark (E + 1/4), the others not */
+          size_t marked = 0, other = 0;
+          for (size_t r = 0; r < BH * Lq; r++) {
+            int m = isfinite(sv[2 * r]) && sv[2 * r] != floor(sv[2 * r]);
+            marked += m && r / Lq == 5;
+            other += m && r / Lq != 5;
+          }
+          CHECK(marked == Lq && other == 0, "float32: %zu rows of head 5 (and %zu others) from float64", marked, other);
+        }
+        if (run == 1) { /* back to (B, H, L, W) */
+          memcpy(tmp, o[1], ntot * 8);
+          const double *y = tmp;
+          for (size_t bh = 0; bh < BH; bh++) {
+            for (size_t i = 0; i < Lq; i++) {
+              memcpy(o[1] + (bh * Lq + i) * Dv, y + (i * BH + bh) * Dv, Dv * 8);
+              memcpy(o[1] + nh + (bh * Lq + i) * D, y + nh + (i * BH + bh) * D, D * 8);
+            }
+            for (size_t j = 0; j < Lk; j++) {
+              memcpy(o[1] + nh + nq + (bh * Lk + j) * D, y + nh + nq + (j * BH + bh) * D, D * 8);
+              memcpy(o[1] + nh + nq + nk + (bh * Lk + j) * Dv, y + nh + nq + nk + (j * BH + bh) * Dv, Dv * 8);
+            }
+          }
+        }
+      }
+      size_t bad = 0, nonfinite = 0;
+      for (size_t a = 0; a < ntot; a++) {
+        bad += memcmp(&o[0][a], &o[1][a], 8) != 0;
+        nonfinite += !isfinite(o[0][a]);
+      }
+      CHECK(bad == 0, "layout LBHD (f32 %d, dropout %d): %zu values differ from BHLD", f32, dr, bad);
+      CHECK(nonfinite == 0, "layout/dropout (f32 %d, dropout %d): %zu values not finite", f32, dr, nonfinite);
+      int same = memcmp(o[0], o[2], nh * 8) == 0;
+      CHECK(dr ? !same : same, "dropout %d (f32 %d): another seed gives %s output", dr, f32,
+            same ? "the same" : "another");
+      for (int run = 0; run < 3; run++) free(o[run]), free(of[run]);
+    }
+  /* Q, K, V as strided views: every row padded to W + 3 elements, heads
+   * interleaved as in an (L, B, H, W + 3) buffer: the same bits as the
+   * contiguous arrays (float64 and float32, the head computed in float64) */
+  for (int f32 = 0; f32 < 2; f32++) {
+    gfi_attn_batch_spec s;
+    gfi_attn_batch_default_spec(&s);
+    s.causal = 1;
+    s.eps = 1e-6;
+    s.dtype = f32 ? GFI_ATTN_F32 : GFI_ATTN_F64;
+    const size_t W3[3] = {D + 3, D + 3, Dv + 3}, L3[3] = {Lq, Lk, Lk}, W[3] = {D, D, Dv};
+    const double *src[3] = {Q, K, V};
+    size_t tot = 0;
+    for (int a = 0; a < 3; a++) tot += L3[a] * BH * W3[a];
+    double *buf = calloc(tot, 8), *outs[2];
+    float *buff = calloc(tot, 4);
+    void *ptr[3];
+    size_t off = 0;
+    for (int a = 0; a < 3; a++) {
+      for (size_t bh = 0; bh < BH; bh++)
+        for (size_t i = 0; i < L3[a]; i++)
+          for (size_t c = 0; c < W[a]; c++) {
+            const size_t at = off + (i * BH + bh) * W3[a] + c;
+            buf[at] = src[a][(bh * L3[a] + i) * W[a] + c];
+            buff[at] = (float)buf[at];
+          }
+      ptr[a] = f32 ? (void *)(buff + off) : (void *)(buf + off);
+      off += L3[a] * BH * W3[a];
+    }
+    float *inf32 = malloc(nin * 4);
+    for (size_t a = 0; a < nin; a++) inf32[a] = (float)in[a];
+    for (int run = 0; run < 2; run++) {
+      outs[run] = malloc(ntot * 8);
+      float *y32 = malloc(ntot * 4);
+      double *y = outs[run];
+      if (run)
+        for (int a = 0; a < 3; a++) {
+          s.strides[3 * a] = H * W3[a];
+          s.strides[3 * a + 1] = W3[a];
+          s.strides[3 * a + 2] = BH * W3[a];
+        }
+      const void *q = run ? ptr[0] : f32 ? (void *)inf32 : (void *)Q;
+      const void *k = run ? ptr[1] : f32 ? (void *)(inf32 + nq) : (void *)K;
+      const void *v = run ? ptr[2] : f32 ? (void *)(inf32 + nq + nk) : (void *)V;
+      const void *c = f32 ? (void *)(inf32 + nq + nk + nv) : (void *)C;
+      float Rf[1] = {1.0f};
+      const void *r = f32 ? (void *)Rf : (void *)R;
+      void *o = f32 ? (void *)y32 : (void *)y;
+      const size_t es = f32 ? 4 : 8;
+      char *ob = o;
+      int st = gfi_attn_batch_forward(&s, B, H, Lq, Lk, D, Dv, q, k, v, r, kp, mk, NULL, ob, sv, NULL);
+      int st2 = gfi_attn_batch_backward(&s, B, H, Lq, Lk, D, Dv, q, k, v, r, kp, mk, NULL, ob, sv, c, ob + nh * es,
+                                        ob + (nh + nq) * es, ob + (nh + nq + nk) * es, ob + (nh + nq + nk + nv) * es,
+                                        NULL);
+      CHECK(st == GFI_OK && st2 == GFI_OK, "strides (f32 %d, run %d): status %d %d", f32, run, st, st2);
+      if (f32)
+        for (size_t a = 0; a < ntot; a++) y[a] = y32[a];
+      free(y32);
+    }
+    size_t bad = 0;
+    for (size_t a = 0; a < ntot; a++) bad += memcmp(&outs[0][a], &outs[1][a], 8) != 0;
+    CHECK(bad == 0, "strided inputs (f32 %d): %zu values differ from the contiguous ones", f32, bad);
+    free(outs[0]), free(outs[1]), free(buf), free(buff), free(inf32);
+  }
+  gfi_attn_batch_spec s;
+  gfi_attn_batch_default_spec(&s);
+  s.strides[2] = SIZE_MAX / 2;
+  double h[8];
+  CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 3, 1, 2, 2, in, in, in, R, NULL, NULL, NULL, h, sv, NULL), GFI_EDIM);
+  s.strides[2] = 0;
+  s.dropout = 1.0;
+  CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 1, 1, 2, 2, in, in, in, R, NULL, NULL, NULL, h, sv, NULL), GFI_EINVAL);
+  s.dropout = 0;
+  s.layout = 2;
+  CHECK_STATUS(gfi_attn_batch_forward(&s, 1, 1, 1, 1, 2, 2, in, in, in, R, NULL, NULL, NULL, h, sv, NULL), GFI_EINVAL);
+  free(in), free(tin), free(sv), free(tmp), free(inf);
+}
+
 int main(void) {
+  test_tiny_factor_row();
+  test_far_factor_row();
+  test_huge_values();
   test_against_brute();
   test_float32();
   test_threads();
   test_errors();
+  test_layout_dropout();
   return check_summary("attention-batch");
 }

@@ -90,6 +90,7 @@
 
 #include "export.h"
 #include <stddef.h>
+#include <stdint.h>
 #include <gsl/gsl_rng.h>
 #include "status.h"
 #include "opts.h"
@@ -144,7 +145,10 @@ GFI_EXPORT size_t gfi_attn_saved_size(const gfi_attn_plan *plan);
  * backward, or NULL. info may be NULL. Returns GFI_OK, GFI_EDENOM when some
  * rows are flagged (see above; the others are valid), or an error before
  * anything is written: GFI_EINVAL, GFI_ENONFINITE, GFI_ERADIUS
- * (GFI_EBANDWIDTH for sigma), GFI_ENOMEM. */
+ * (GFI_EBANDWIDTH for sigma), GFI_ENOMEM. V beyond 2^500 is divided by a
+ * power of two inside the call (exact) and H (in the backward dQ, dK, dR)
+ * multiplied back, so no sum overflows; a row of H that does not fit a
+ * double is flagged (NaN), an overflowing gradient is GFI_ERANGE. */
 GFI_EXPORT int gfi_attn_forward(const gfi_attn_plan *plan, const double *Q, const double *K, const double *V,
                      const double *R, double *H, double *saved, gfi_attn_info *info);
 
@@ -189,7 +193,24 @@ GFI_EXPORT void gfi_attn_destroy(gfi_attn_plan *plan);
  * ratio; eps = 1e-6 reproduces FourierFormer's published code (its `+ 1e-6`
  * in the denominator), which shifts every output by a relative -eps/S_i.
  * The eps enters in the row's scale (eps 2^(-l E_i)), the gradients are
- * exact for it too; rows are flagged by S_i and A_i as above, without eps.
+ * exact for it too. With eps = 0 rows are flagged by S_i and A_i as above;
+ * with eps > 0 a row is flagged only when S_i + eps <= denom_tol A_i (S_i
+ * cancelling eps, odd l): a row whose weights all vanish (A_i = 0) is H = 0.
+ *
+ * Attention dropout (dropout = p > 0), as FourierFormer's dropatt and
+ * nn.MultiheadAttention's dropout act on the normalised weights: H_i =
+ * sum_j (w_ij / (S_i + eps)) z_ij v_j, z_ij = 0 with probability p, else
+ * 1 / (1 - p). The mask is counter based, never stored: z_ij is a function
+ * of (seed, b H + h, i, j) alone (Philox4x32-10, gfi/rng.h: key = seed,
+ * counter (j / 4, i, b H + h), word j mod 4 kept when >= p 2^32), so the
+ * backward, given the same spec, regenerates it, and a call gives the same
+ * bits for any thread count. The gradients are exact for the masked sum.
+ *
+ * Large values: V is divided by a power of two (exact) when max|V| exceeds
+ * 2^500 (float64) or 2^64 (float32), and H, dQ, dK and dR are multiplied
+ * back, so no sum overflows; a row of H that does not fit the dtype is
+ * flagged (NaN, GFI_EDENOM), a gradient that does not is GFI_ERANGE (never
+ * an infinity with GFI_OK).
  *
  * float32 (dtype GFI_ATTN_F32): Q, K, V, R, H, dH, dQ, dK, dV and dR are
  * float arrays (the saved statistics stay double), read and written in
@@ -209,9 +230,15 @@ GFI_EXPORT void gfi_attn_destroy(gfi_attn_plan *plan);
  * large phases R q and R k lose nothing to their own rounding (forming
  * sin(R q - R k) from float sin/cos tables would move sinc by up to
  * 2^-24 (|R q| + |R k|)). Error of one float factor: below about 2^-21
- * absolute for every u, a few ulp relative for |u| < pi/4; |sinc| < 2^-20
- * (and |u| > 2^20) is flushed to 0, and weights 2^-120 below the row's
- * largest are dropped. The float32 outputs then agree with the float64
+ * absolute for every u, a few ulp relative for |u| < pi/4; a factor
+ * |sinc| < 2^-20 is kept scaled by 2^40 with its exponent apart (one key
+ * at u = pi gives sinc = -2.8e-8: its row's weight is 6e-31, not 0), only
+ * |sinc| < 2^-60 and |u| > 2^20 are set to 0, and weights 2^-120 below the
+ * row's largest are dropped. A row that sees keys but sums to 0 in float32
+ * (every weight holds a factor set to 0) or is flagged there is never given
+ * up: its head is computed again by the float64 engine on the same float
+ * inputs (forward and backward), so its H is the float64 value rounded to
+ * float. The float32 outputs then agree with the float64
  * path on the same (float-rounded) inputs to within about l D 2^-21 of the
  * row scale max|v_j| for H, times the ratio's condition A_i / S_i for odd l
  * (tests/test_attention_batch.c holds H to l D 2^-20 and the gradients to
@@ -239,6 +266,15 @@ GFI_EXPORT void gfi_attn_destroy(gfi_attn_plan *plan);
  * same pass). */
 typedef enum { GFI_ATTN_F64 = 0, GFI_ATTN_F32 = 1 } gfi_attn_dtype;
 typedef enum { GFI_ATTN_R_SCALAR = 0, GFI_ATTN_R_HEAD = 1, GFI_ATTN_R_HEAD_AXIS = 2 } gfi_attn_rmode;
+/* Memory layout of Q, K, V, H, dH and the gradients: (B, H, L, W) (default)
+ * or (L, B, H, W) (FourierFormer's and Transformer-XL's [len, batch, head,
+ * dim]), each contiguous in its own order; read and written in place, no
+ * copies. Row numbers of info and the saved statistics are (b H + h) Lq + i
+ * in both. The inputs Q, K and V may also be strided views (spec strides:
+ * element b, h, row at b s0 + h s1 + row s2, the last axis contiguous), as
+ * the chunks of a fused q/k/v projection [len, batch, 3 heads dim]: read in
+ * place; the outputs and dH follow the layout. */
+typedef enum { GFI_ATTN_LAYOUT_BHLD = 0, GFI_ATTN_LAYOUT_LBHD = 1 } gfi_attn_layout;
 
 /* Initialise with gfi_attn_batch_default_spec; fields are only ever appended. */
 typedef struct gfi_attn_batch_spec {
@@ -250,6 +286,10 @@ typedef struct gfi_attn_batch_spec {
   int empty_zero;        /* rows that see no key: 0 = NaN + GFI_EDENOM (default), 1 = zeros */
   gfi_attn_dtype dtype;  /* GFI_ATTN_F64 (default) or GFI_ATTN_F32 */
   size_t mask_batch;     /* leading extent of `mask`: 1 (shared) or B (default 1) */
+  gfi_attn_layout layout; /* GFI_ATTN_LAYOUT_BHLD (default) or GFI_ATTN_LAYOUT_LBHD */
+  double dropout;        /* attention dropout p, 0 <= p < 1 (default 0), see below */
+  uint64_t seed;         /* the dropout mask's seed (default 0) */
+  size_t strides[9];     /* element strides of Q, K, V (3 each) along (b, h, row); all 0 = the layout's */
 } gfi_attn_batch_spec;
 
 GFI_EXPORT void gfi_attn_batch_default_spec(gfi_attn_batch_spec *s);
@@ -275,7 +315,8 @@ GFI_EXPORT int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, si
  * Flagged rows: NaN dQ rows, no contribution elsewhere; empty rows: no
  * contribution (dQ rows 0 with empty_zero, NaN otherwise). Returns as the
  * forward (GFI_ENONFINITE also for dH; GFI_EINVAL for saved not written by a
- * forward). */
+ * forward; GFI_ERANGE when a gradient outside the flagged rows overflows the
+ * dtype, the arrays then written). */
 GFI_EXPORT int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t Lk,
                                        size_t D, size_t Dv, const void *Q, const void *K, const void *V,
                                        const void *R, const unsigned char *key_pad, const unsigned char *mask,

@@ -117,7 +117,9 @@ class AttnInfo(ctypes.Structure):
 class AttnBatchSpec(ctypes.Structure):
     """gfi_attn_batch_spec (include/gfi/attention.h), with room for appended fields."""
     _fields_ = [("kernel", KernelExact), ("rmode", ci), ("causal", ci), ("eps", cd), ("denom_tol", cd),
-                ("empty_zero", ci), ("dtype", ci), ("mask_batch", sz), ("_spare", ctypes.c_char * 128)]
+                ("empty_zero", ci), ("dtype", ci), ("mask_batch", sz), ("layout", ci),
+                ("dropout", cd), ("seed", ctypes.c_uint64), ("strides", sz * 9),
+                ("_spare", ctypes.c_char * 128)]
 
 
 class ErrInfo(ctypes.Structure):

@@ -212,6 +212,16 @@ def _as_dtype(x, name, dt, ndim):
     return a
 
 
+def _as_rows(x, name, dt, ndim):
+    """x as an array of dtype dt whose last axis is contiguous: a strided
+    view (a chunk of a fused projection) is kept as it is, read by gfi
+    through its strides; anything else as _as_dtype."""
+    if isinstance(x, np.ndarray) and x.dtype == dt and x.ndim == ndim and x.size and \
+            x.strides[-1] == x.itemsize and all(st >= 0 and st % x.itemsize == 0 for st in x.strides):
+        return x
+    return _as_dtype(x, name, dt, ndim)
+
+
 def _bool_mask(m, name, shapes):
     """A mask as C-contiguous bytes (nonzero = excluded): a bool array is
     passed as it is (numpy's bool is one byte)."""
@@ -240,20 +250,35 @@ class BatchAttentionContext:
         self.__dict__.update(kw)
 
 
-def _batch_radii(R, H, D, dt):
+def _batch_radii(R, H, D, dt, per_axis=False):
+    """R's layout from its shape and the explicit per_axis, never guessed
+    from the sizes: per_axis=False: a scalar (or one value) or (H,) one per
+    head; per_axis=True: (D,) one per axis shared by the heads (expanded
+    here; the backward sums dR back) or (H, D). An (H, D) array is per head
+    and axis either way. Returns (r, rmode, shared_axes)."""
     r = np.asarray(R)
-    if r.ndim == 0 or (r.ndim == 1 and r.size == 1 and H != 1):
-        return _as_dtype(r.reshape(1), "R", dt, 1), "scalar"
-    if r.ndim == 1 and r.shape == (H,):
-        return _as_dtype(r, "R", dt, 1), "head"
     if r.ndim == 2 and r.shape == (H, D):
-        return _as_dtype(r, "R", dt, 2), "head_axis"
+        return _as_dtype(r, "R", dt, 2), "head_axis", False
+    if per_axis:
+        if r.ndim == 1 and r.shape == (D,):
+            return _as_dtype(np.broadcast_to(r, (H, D)), "R", dt, 2), "head_axis", True
+        raise errors.DimensionError(errors.GFI_EDIM, "R with per_axis=True: one per axis (D,) = (%d,) or one per "
+                                    "head and axis (H, D) = (%d, %d); got shape %s" % (D, H, D, r.shape), "R")
+    if r.ndim == 0 or (r.ndim == 1 and r.size == 1 and H != 1):
+        return _as_dtype(r.reshape(1), "R", dt, 1), "scalar", False
+    if r.ndim == 1 and r.shape == (H,):
+        return _as_dtype(r, "R", dt, 1), "head", False
     raise errors.DimensionError(errors.GFI_EDIM, "R: a scalar, one per head (H,) = (%d,) or one per head and axis "
-                                "(H, D) = (%d, %d); got shape %s" % (H, H, D, r.shape), "R")
+                                "(H, D) = (%d, %d); got shape %s (one per axis (D,): per_axis=True)"
+                                % (H, H, D, r.shape), "R")
+
+
+_LAYOUTS = {"BHLD": 0, "LBHD": 1}
 
 
 def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=None, mask=None, eps=0.0,
-                            empty="nan", denom_tol=None, dtype=None, threads=None, return_context=False):
+                            empty="nan", denom_tol=None, dtype=None, threads=None, return_context=False,
+                            layout="BHLD", per_axis=False, dropout=0.0, seed=0):
     """Batched Fourier attention (FourierFormer eq. 15) as its models run it.
 
     Q: (B, H, Lq, D); K: (B, H, Lk, D); V: (B, H, Lk, Dv); returns H
@@ -262,15 +287,27 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
     dtype are used without a copy. float32 computes the pair loop in float32
     with float64 row sums (docs/attention.md states the error).
 
-    R: a scalar, one radius per head (H,), or one per head and axis (H, D).
+    R: a scalar, one radius per head (H,), or one per head and axis (H, D);
+    with per_axis=True, (D,) is one radius per axis shared by the heads (a
+    1-D R is read by per_axis, never by comparing H and D).
     causal: query i sees keys j <= i + Lk - Lq (Transformer-XL memory keys
     first). key_padding_mask: (B, Lk) bool, True = a padded key (PyTorch's
     convention). mask: (Lq, Lk), (1, Lq, Lk) or (B, Lq, Lk) bool, True =
     excluded. eps: H = N / (S + eps) (FourierFormer's code uses 1e-6; 0, the
     default, is the exact ratio). empty: rows that see no key are "nan"
     (default) or "zero" (zeros, with zero gradients); either way they are
-    counted in the context (nempty). Returns H, or (H, ctx) for
-    fourier_attention_batch_backward."""
+    counted in the context (nempty). layout: "BHLD" (default) or "LBHD":
+    Q, K, V and H as (L, B, H, D) arrays (FourierFormer's and
+    Transformer-XL's [len, batch, head, dim]), read and written in that order
+    without copies; masks keep their shapes (a (Lq, Lk, 1) mask, their
+    broadcast form, is taken as (Lq, Lk)). V beyond 2^500 (float32: 2^64) is
+    scaled by a power of two inside the call, so H stays finite. Q, K and V
+    may be strided views whose last axis is contiguous (the chunks of a fused
+    q/k/v projection): read through their strides, not copied. Returns H,
+    or (H, ctx) for fourier_attention_batch_backward. dropout: attention
+    dropout p on the normalised weights (0 <= p < 1; kept weights scaled by
+    1/(1-p)), its mask a function of (seed, b H + h, i, j) only: the same seed
+    gives the same mask, and the backward regenerates it."""
     if dtype is None:
         dt = np.float32 if all(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in (Q, K, V)) \
             else np.float64
@@ -279,21 +316,35 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
         if dt not in (np.float32, np.float64):
             raise errors.InvalidArgument(errors.GFI_EINVAL, "dtype must be float32 or float64, got %r"
                                          % (dtype,), "dtype")
-    q = _as_dtype(Q, "Q", dt, 4)
-    k = _as_dtype(K, "K", dt, 4)
-    v = _as_dtype(V, "V", dt, 4)
-    B, H, Lq, D = q.shape
-    if k.shape[:2] != (B, H) or k.shape[3] != D:
-        raise errors.DimensionError(errors.GFI_EDIM, "K has shape %s; Q has %s: K must be (B, H, Lk, D)"
-                                    % (k.shape, q.shape), "K")
-    Lk = k.shape[2]
-    if v.shape[:3] != (B, H, Lk):
-        raise errors.DimensionError(errors.GFI_EDIM, "V has shape %s; it must be (B, H, Lk, Dv) = (%d, %d, %d, Dv)"
-                                    % (v.shape, B, H, Lk), "V")
-    Dv = v.shape[3]
-    r, rmode = _batch_radii(R, H, D, dt)
+    if layout not in _LAYOUTS:
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "layout must be 'BHLD' or 'LBHD', got %r" % (layout,),
+                                     "layout")
+    lb = layout == "LBHD"
+    q = _as_rows(Q, "Q", dt, 4)
+    k = _as_rows(K, "K", dt, 4)
+    v = _as_rows(V, "V", dt, 4)
+    # the shapes in (B, H, L, D) terms: views, never copies
+    qs, ks, vs = ((a.shape[1], a.shape[2], a.shape[0], a.shape[3]) if lb else a.shape for a in (q, k, v))
+    lay = "(Lk, B, H, %s)" if lb else "(B, H, Lk, %s)"
+    B, H, Lq, D = qs
+    if ks[:2] != (B, H) or ks[3] != D:
+        raise errors.DimensionError(errors.GFI_EDIM, "K has shape %s; Q has %s: K must be %s"
+                                    % (k.shape, q.shape, lay % "D"), "K")
+    Lk = ks[2]
+    if vs[:3] != (B, H, Lk):
+        raise errors.DimensionError(errors.GFI_EDIM, "V has shape %s; it must be %s with B, H, Lk = %d, %d, %d"
+                                    % (v.shape, lay % "Dv", B, H, Lk), "V")
+    Dv = vs[3]
+    r, rmode, shared_axes = _batch_radii(R, H, D, dt, per_axis)
+    if not (0.0 <= float(dropout) < 1.0):
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "dropout must be in [0, 1), got %r" % (dropout,), "dropout")
+    seed = int(seed)
+    if not 0 <= seed < 2 ** 64:
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "seed must be in [0, 2^64), got %r" % (seed,), "seed")
     kp = _bool_mask(key_padding_mask, "key_padding_mask", [(B, Lk)])
-    mk = _bool_mask(mask, "mask", [(Lq, Lk), (1, Lq, Lk), (B, Lq, Lk)])
+    if mask is not None and np.shape(mask) == (Lq, Lk, 1):
+        mask = np.reshape(mask, (Lq, Lk))  # FourierFormer's [qlen, klen, 1]: a view
+    mk = _bool_mask(mask, "mask", [(Lq, Lk), (1, Lq, Lk), (B, Lq, Lk), (Lq, Lk, 1)])
     if empty not in ("nan", "zero"):
         raise errors.InvalidArgument(errors.GFI_EINVAL, "empty must be 'nan' or 'zero', got %r" % (empty,), "empty")
     s = AttnBatchSpec()
@@ -308,8 +359,17 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
     s.empty_zero = 1 if empty == "zero" else 0
     s.dtype = 1 if dt == np.float32 else 0
     s.mask_batch = 1 if mk is None or mk.ndim == 2 or mk.shape[0] == 1 else B
+    s.layout = _LAYOUTS[layout]
+    s.dropout = float(dropout)
+    s.seed = seed
+    for a, arr in enumerate((q, k, v)):  # element strides along (b, h, row): no copy of a strided view
+        if not arr.flags.c_contiguous:
+            st = [x // arr.itemsize for x in arr.strides]
+            st = (st[1], st[2], st[0]) if lb else (st[0], st[1], st[2])
+            for c in range(3):
+                s.strides[3 * a + c] = st[c]
     o = make_opts(threads)
-    out = np.empty((B, H, Lq, Dv), dtype=dt)
+    out = np.empty((Lq, B, H, Dv) if lb else (B, H, Lq, Dv), dtype=dt)
     saved = np.empty(max(lib.gfi_attn_batch_saved_size(B, H, Lq), 1))
     info = AttnInfo()
     st = lib.gfi_attn_batch_forward(ref(s), B, H, Lq, Lk, D, Dv, addr(q), addr(k), addr(v), addr(r), addr(kp),
@@ -323,7 +383,8 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
     ctx = BatchAttentionContext(q=q, k=k, v=v, R=r, R_shape=np.shape(R), rmode=rmode, spec=s, kp=kp, mk=mk,
                                 threads=threads, H=out, saved=saved, dtype=dt, nflagged=int(info.nflagged),
                                 first_flagged=int(info.first_flagged), nempty=int(info.nempty),
-                                first_empty=int(info.first_empty), min_ratio=float(info.min_ratio))
+                                first_empty=int(info.first_empty), min_ratio=float(info.min_ratio),
+                                dims=(B, H, Lq, Lk, D, Dv), layout=layout, shared_axes=shared_axes)
     return out, ctx
 
 
@@ -332,10 +393,9 @@ def fourier_attention_batch_backward(ctx, dH):
     through the forward that made ctx, in its dtype. dR has the shape of the
     R given (a radius shared by heads, rows or axes gets the sum)."""
     q, k, v = ctx.q, ctx.k, ctx.v
-    B, H, Lq, D = q.shape
-    Lk, Dv = k.shape[2], v.shape[3]
+    B, H, Lq, Lk, D, Dv = ctx.dims
     g = _as_dtype(dH, "dH", ctx.dtype, 4)
-    if g.shape != (B, H, Lq, Dv):
+    if g.shape != ctx.H.shape:
         raise errors.DimensionError(errors.GFI_EDIM, "dH has shape %s, H has %s" % (g.shape, ctx.H.shape), "dH")
     dQ = np.empty(q.shape, dtype=ctx.dtype)
     dK = np.empty(k.shape, dtype=ctx.dtype)
@@ -346,5 +406,7 @@ def fourier_attention_batch_backward(ctx, dH):
                                      addr(ctx.kp), addr(ctx.mk), ref(o), addr(ctx.H), addr(ctx.saved), addr(g),
                                      addr(dQ), addr(dK), addr(dV), addr(dR), None)
     if st != errors.GFI_EDENOM:
-        check(st, "batched Fourier attention backward", None, {"dH": g})
+        check(st, "batched Fourier attention backward", {errors.GFI_ERANGE: "dH"}, {"dH": g})
+    if ctx.shared_axes:
+        dR = dR.sum(axis=0)
     return dQ, dK, dV, dR.reshape(ctx.R_shape)

@@ -129,3 +129,30 @@ def test_torch_op():
     assert m.log_R.grad is not None and m.log_R.grad.shape == (3,)
     opt.step()
     assert torch.all(m.R > 0)
+
+
+def test_values_near_the_top_of_the_range():
+    """V = 1e308: the library scales V by a power of two inside the call
+    (single sequence, softmax, batched, float32), so H = V and the gradients
+    are finite; a row whose H does not fit a double (odd l: |H| can exceed
+    max|v|) is flagged (NaN), never an infinity."""
+    z = np.zeros((4, 2))
+    V = np.full((4, 2), 1e308)
+    H, ctx = gfi.fourier_attention(z, z, V, 1.0, return_context=True)
+    assert (H == 1e308).all()
+    assert all(np.isfinite(g).all() for g in gfi.fourier_attention_backward(ctx, np.ones((4, 2))))
+    q = z + 0.1
+    assert (gfi.softmax_attention(q, z, V) == 1e308).all()
+    assert all(np.isfinite(g).all() for g in gfi.softmax_attention_backward(q, z, V, np.ones((4, 2))))
+    for dt in (np.float64, np.float32):
+        big = 1e308 if dt == np.float64 else 3e38
+        Hb, cb = gfi.fourier_attention_batch(z[None, None].astype(dt), z[None, None].astype(dt),
+                                             np.full((1, 1, 4, 2), big, dt), dt(2.0), return_context=True)
+        assert np.allclose(Hb, big, rtol=1e-6) and np.isfinite(Hb).all()
+        assert all(np.isfinite(g).all() for g in gfi.fourier_attention_batch_backward(cb, np.ones((1, 1, 4, 2), dt)))
+    # l = 1: weights 1 and sinc(4.4934) = -0.2172: |H| = 1.7e308 x 1.2172 / 0.7828 overflows: a flagged row
+    Q = np.zeros((1, 1, 1, 1))
+    K = np.array([0.0, 4.4934]).reshape(1, 1, 2, 1)
+    Vo = np.array([1.7e308, -1.7e308]).reshape(1, 1, 2, 1)
+    Ho, co = gfi.fourier_attention_batch(Q, K, Vo, 1.0, phi=1, return_context=True)
+    assert np.isnan(Ho).all() and co.nflagged == 1 and not np.isinf(Ho).any()
