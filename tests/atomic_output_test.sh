@@ -82,6 +82,24 @@ fi
 mkdir lim
 check_failing_writes "ulimit -f 16" lim 16
 
+# 1b. The folders of the studies (rates --out DIR; the experiments layer's
+#     writer, which reproduce, regress-rates, correlation and flt-study use
+#     too): a failed write leaves every file of the folder as it was.
+mkdir fold
+"$GFI" rates --theorems 1 --model normal --nmax 1e4 --out fold >/dev/null
+cp -r fold fold.before
+( trap '' XFSZ; ulimit -f 1; exec "$GFI" rates --theorems 1 --model normal --nmax 1e4 --out fold ) >/dev/null 2>"$T/err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "fold/rates_.*File too large" "$T/err" && diff -r fold fold.before >/dev/null &&
+   [ -z "$(leftovers fold)" ]; then ok
+else bad "rates --out fold under ulimit -f 1: exit $rc, $(cat "$T/err"), left $(ls -A fold | tr '\n' ' ')"; fi
+rm -rf fold.before
+"$GFI" rates --theorems 1 --model normal --nmax 1e4 --out fold >/dev/null
+: >probe
+if [ "$(ls -A fold | wc -l)" -eq 3 ] && [ -z "$(leftovers fold)" ] &&
+   [ "$(stat -c %a fold/rates_table.dat)" = "$(stat -c %a probe)" ]; then ok
+else bad "rates --out fold: $(ls -A fold | tr '\n' ' ')"; fi
+
 # 2. A full tmpfs (the file system a user meets): root only, where mount works.
 if [ "$(id -u)" -eq 0 ] && mkdir full && mount -t tmpfs -o size=64k tmpfs full 2>/dev/null; then
   trap 'umount "$T/full" 2>/dev/null; rm -rf "$T"' EXIT

@@ -59,10 +59,19 @@ void gfi_exp_header(FILE *f, const gfi_exp_ctx *ctx);
 
 /* mkdir unless it exists; GFI_EIO with the reason in e otherwise. */
 int gfi_exp_mkdir(const char *path, gfi_exp_err *e);
-/* fopen(path, "w"); GFI_EIO with "cannot write PATH: reason" otherwise. */
+/* An output file that is never seen half-written: gfi_exp_fopen opens a
+ * temporary ".NAME.gfi-XXXXXX" in PATH's folder (with the permissions the
+ * file would get, or those of the file it replaces; through a symbolic
+ * link, beside the file it names); gfi_exp_fclose flushes, syncs and closes
+ * it with every write checked and renames it over PATH; on any failure, or
+ * through gfi_exp_fdiscard, the temporary is removed and PATH keeps what it
+ * held (or stays absent). A device or FIFO (/dev/null) is written directly.
+ * GFI_EIO with "cannot write PATH: reason" / "error writing PATH: reason";
+ * GFI_EINVAL for an empty name. f may be NULL in fclose and fdiscard.
+ * Thread-safe (the open outputs are kept under a lock). */
 int gfi_exp_fopen(FILE **f, const char *path, gfi_exp_err *e);
-/* fclose with a check of every write: GFI_EIO "error writing PATH". f may be NULL. */
 int gfi_exp_fclose(FILE *f, const char *path, gfi_exp_err *e);
+void gfi_exp_fdiscard(FILE *f);
 
 /* An argument vector built from pieces (for the command line shown in the
  * headers of a study that another study runs): up to 63 arguments of at

@@ -325,7 +325,7 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
     tf = NULL;
   }
 done:
-  if (tf) fclose(tf);
+  gfi_exp_fdiscard(tf);
   for (size_t a = 0; a < nm; a++) gfi_model_free(mods[a]);
   free(pts);
   free(xN);

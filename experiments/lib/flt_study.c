@@ -165,8 +165,8 @@ static int err_vs_r(flt_run *c) {
   if (!st) st = close_dat(c, fs, "flt_err_slopes.dat");
   fs = NULL;
 fail:
-  if (f) fclose(f);
-  if (fs) fclose(fs);
+  gfi_exp_fdiscard(f);
+  gfi_exp_fdiscard(fs);
   free(out);
   free(col);
   gfi_proposal_free(P);
@@ -239,7 +239,7 @@ static int rstar_vs_L(flt_run *c) {
   st = close_dat(c, f, "flt_rstar.dat");
   f = NULL;
 fail:
-  if (f) fclose(f);
+  gfi_exp_fdiscard(f);
   free(out);
   free(err);
   gfi_proposal_free(P);
@@ -294,7 +294,7 @@ static int err_vs_tau(flt_run *c) {
   st = close_dat(c, f, "flt_err_vs_tau.dat");
   f = NULL;
 fail:
-  if (f) fclose(f);
+  gfi_exp_fdiscard(f);
   free(out);
   free(col);
   gfi_proposal_free(P);
@@ -381,7 +381,7 @@ static int moments(flt_run *c) {
   st = close_dat(c, f, "flt_moments.dat");
   f = NULL;
 fail:
-  if (f) fclose(f);
+  gfi_exp_fdiscard(f);
   gfi_proposal_free(P);
   gfi_rpe_free(R);
   gfi_flt_positions_free(pos);
@@ -529,8 +529,8 @@ static int shapes(flt_run *c) {
     R = NULL;
   }
 fail:
-  if (f) fclose(f);
-  if (g) fclose(g);
+  gfi_exp_fdiscard(f);
+  gfi_exp_fdiscard(g);
   gfi_rpe_free(R);
   for (size_t k = 0; k < ns; k++) gfi_rpe_free(Rs[k]);
   free(x); free(fr); free(fi);
@@ -602,7 +602,7 @@ static int attention_error(flt_run *c) {
   st = close_dat(c, f, "flt_attention_error.dat");
   f = NULL;
 fail:
-  if (f) fclose(f);
+  gfi_exp_fdiscard(f);
   if (g) gsl_rng_free(g);
   free(pos); free(Q); free(K); free(V); free(ex); free(fl);
   gfi_proposal_free(P);
@@ -685,7 +685,7 @@ static int attention_scaling(flt_run *c) {
   st = close_dat(c, f, "flt_attention_scaling.dat");
   f = NULL;
 fail:
-  if (f) fclose(f);
+  gfi_exp_fdiscard(f);
   if (g) gsl_rng_free(g);
   free(pos); free(Q); free(K); free(V); free(o); free(W);
   gfi_proposal_free(P);
@@ -838,7 +838,7 @@ static int paper(flt_run *c) {
   st = close_dat(c, f, "flt_paper.dat");
   f = NULL;
 fail:
-  if (f) fclose(f);
+  gfi_exp_fdiscard(f);
   free(cloud);
   gfi_flt_positions_free(pos);
   return st;
@@ -877,7 +877,7 @@ int gfi_exp_flt_study(const gfi_exp_flt_params *p, const gfi_exp_ctx *ctx, gfi_e
   if (!st) gfi_progress_end(&pg);
   else if (ctx->live) fputc('\n', ctx->live);
   if (st) {
-    fclose(c.summary);
+    gfi_exp_fdiscard(c.summary);
     return st;
   }
   return gfi_exp_fclose(c.summary, path, e);

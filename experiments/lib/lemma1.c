@@ -215,8 +215,8 @@ int gfi_exp_lemma1(const gfi_exp_lemma1_params *p, const gfi_exp_ctx *ctx, FILE 
   if (!st) st = gfi_exp_fclose(dd, ddpath, e);
   dd = NULL;
 done:
-  if (dat) fclose(dat);
-  if (dd) fclose(dd);
+  gfi_exp_fdiscard(dat);
+  gfi_exp_fdiscard(dd);
   free(est);
   free(dev);
   gfi_model_free(m);

@@ -541,9 +541,9 @@ int gfi_exp_regress_rates(const gfi_exp_rrates_params *p, const gfi_exp_ctx *ctx
   if (!st) st = gfi_exp_fclose(ptf, ppath, e);
   ptf = NULL;
 done:
-  if (dat) fclose(dat);
-  if (tab) fclose(tab);
-  if (ptf) fclose(ptf);
+  gfi_exp_fdiscard(dat);
+  gfi_exp_fdiscard(tab);
+  gfi_exp_fdiscard(ptf);
   gfi_model_free(design);
   gfi_regfun_free(truth);
   free(x);

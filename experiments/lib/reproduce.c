@@ -197,15 +197,24 @@ static int out_open(run *r, FILE **f, const char *name, const char *what) {
   char path[4096];
   int st = path_of(r, path, sizeof path, name);
   if (st) return st;
-  *f = fopen(path, "w");
-  if (!*f) return step_fail(r, GFI_EIO, "cannot write %s: %s", path, strerror(errno));
+  gfi_exp_err e;
+  gfi_exp_err_clear(&e);
+  if ((st = gfi_exp_fopen(f, path, &e))) return step_fail(r, st, "%s", e.msg);
   gfi_exp_header(*f, r->ctx);
   if (what) gfi_dat_meta(*f, "table", "%s", what);
   return GFI_OK;
 }
 
 static int out_close(run *r, FILE *f, const char *name) {
-  if (ferror(f) | fclose(f)) return step_fail(r, GFI_EIO, "error writing %s/%s", r->S.out, name);
+  char path[4096];
+  int st = path_of(r, path, sizeof path, name);
+  if (st) {
+    gfi_exp_fdiscard(f);
+    return st;
+  }
+  gfi_exp_err e;
+  gfi_exp_err_clear(&e);
+  if ((st = gfi_exp_fclose(f, path, &e))) return step_fail(r, st, "%s", e.msg);
   return GFI_OK;
 }
 
@@ -701,7 +710,7 @@ static int curves(run *r, experiment *x) {
     f = NULL;
   }
 done:
-  if (f) fclose(f);
+  gfi_exp_fdiscard(f);
   if (g) gsl_rng_free(g);
   gfi_density_destroy(dp);
   gfi_nw_destroy(np);
@@ -1347,10 +1356,12 @@ static int write_summary(run *r, double elapsed_before) {
   char path[4096];
   int st = path_of(r, path, sizeof path, "summary.md");
   if (st) return st;
-  FILE *md = fopen(path, "w"), *dat = NULL;
-  if (!md) return step_fail(r, GFI_EIO, "cannot write %s: %s", path, strerror(errno));
+  FILE *md = NULL, *dat = NULL;
+  gfi_exp_err e;
+  gfi_exp_err_clear(&e);
+  if ((st = gfi_exp_fopen(&md, path, &e))) return step_fail(r, st, "%s", e.msg);
   if ((st = out_open(r, &dat, "summary.dat", "each experiment's MSE over seeds beside the paper's number"))) {
-    fclose(md);
+    gfi_exp_fdiscard(md);
     return st;
   }
   gfi_dat_meta(dat, "interval", "mean, sd and 95%% Student-t interval over %zu seeds", S->seeds);
@@ -1398,7 +1409,7 @@ static int write_summary(run *r, double elapsed_before) {
   for (size_t i = 0; i < nex; i++) summary_experiment_rows(r, md, dat, ex + i, 0);
   summary_experiment_rows(r, md, dat, ex + 2, 1);
   if ((st = out_close(r, dat, "summary.dat"))) {
-    fclose(md);
+    gfi_exp_fdiscard(md);
     return st;
   }
   {
@@ -1470,7 +1481,7 @@ static int write_summary(run *r, double elapsed_before) {
     if (in) fclose(in);
     fprintf(md, "\n![FLT's own configurations](flt/flt_paper.png)\n");
   }
-  if (ferror(md) | fclose(md)) return step_fail(r, GFI_EIO, "error writing %s", path);
+  if ((st = gfi_exp_fclose(md, path, &e))) return step_fail(r, st, "%s", e.msg);
   return GFI_OK;
 }
 
