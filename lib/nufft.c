@@ -71,21 +71,40 @@ static int grid_total(int D, const size_t *nf, size_t max_grid, size_t *tot) {
   return GFI_OK;
 }
 
-static double *grid_alloc(size_t tot) {
+/* Zeroing of a large buffer in ZERO_BLOCK pieces shared statically among the
+ * threads: a fresh buffer's pages are then first touched (faulted in, and on
+ * a NUMA machine placed) by the threads that later work on them, and a reused
+ * one is cleared at the memory bandwidth of all of them. Zeros are zeros:
+ * no bit depends on the split. */
+#define ZERO_BLOCK ((size_t)1 << 16) /* bytes per task */
+typedef struct {
+  unsigned char *p;
   size_t bytes;
-  if (gfi_size_prod(&bytes, tot, 2, sizeof(double), 1)) return NULL;
-  double *g = fftw_malloc(bytes);
-  if (g) memset(g, 0, bytes);
-  return g;
+} zero_ctx;
+
+static int zero_task(void *vc, size_t k, void *ws) {
+  (void)ws;
+  const zero_ctx *z = vc;
+  size_t a = k * ZERO_BLOCK, n = z->bytes - a < ZERO_BLOCK ? z->bytes - a : ZERO_BLOCK;
+  memset(z->p + a, 0, n);
+  return GFI_OK;
 }
 
-static int run_fft(int D, const size_t *nf, double *grid, int sign, int nthreads) {
-  nufft_fft f;
-  int st = nufft_fft_make(&f, D, nf, grid, sign);
-  if (st) return st;
-  nufft_fft_exec(&f, grid, nthreads);
-  nufft_fft_free(&f);
-  return GFI_OK;
+static void zero_par(void *p, size_t bytes, int nthreads) {
+  if (!p || !bytes) return;
+  int nt = nufft_threads(nthreads);
+  if (bytes < 16 * ZERO_BLOCK) nt = 1;
+  zero_ctx z = {p, bytes};
+  (void)par_for((bytes + ZERO_BLOCK - 1) / ZERO_BLOCK, nt, 0, zero_task, &z); /* cannot fail */
+}
+
+/* A zeroed complex grid of tot cells, first touched by nthreads threads. */
+static double *grid_alloc(size_t tot, int nthreads) {
+  size_t bytes;
+  if (gfi_size_prod(&bytes, tot, 2, sizeof(double), 1)) return NULL;
+  double *g = fftw_malloc(bytes ? bytes : 1);
+  zero_par(g, bytes, nthreads);
+  return g;
 }
 
 /* Deconvolution factors 1/phihat(2 pi k / nf) for the modes k = -floor(m/2)
@@ -226,6 +245,102 @@ static int setup12(int D, const size_t *ms, const nufft_opts *o, nufft_kernel *k
   return grid_total(D, nf, max_grid_of(o), tot);
 }
 
+/* Type 1 or 2 in steps: everything that does not depend on the points
+ * (kernel, fine grid, FFT plan, deconvolution factors, the chunk buffer of
+ * grid coordinates and the sort's scratch) is made once and reused. */
+struct nufft_plan {
+  int type, D, sign, nthreads;
+  nufft_kernel kp;
+  size_t ms[3], nf[3], tot, mtot;
+  double *grid;   /* fftw_malloc, tot complex cells */
+  nufft_fft fft;
+  double *w;      /* deconvolution factors, ms[d] per axis */
+  double *t;      /* one chunk of grid coordinates (CHUNK x D) */
+  nufft_work work;
+};
+
+void nufft_plan_destroy(nufft_plan *p) {
+  if (!p) return;
+  nufft_fft_free(&p->fft);
+  fftw_free(p->grid);
+  free(p->w);
+  free(p->t);
+  nufft_work_free(&p->work);
+  free(p);
+}
+
+int nufft_plan_make(nufft_plan **pp, int type, int D, const size_t *ms, int sign,
+                    const nufft_opts *o) {
+  if (!pp) return GFI_EINVAL;
+  *pp = NULL;
+  if ((type != 1 && type != 2) || D < 1 || D > 3 || !ms || (sign != 1 && sign != -1))
+    return GFI_EINVAL;
+  for (int d = 0; d < D; d++)
+    if (ms[d] == 0) return GFI_EINVAL;
+  nufft_plan *p = calloc(1, sizeof *p);
+  if (!p) return GFI_ENOMEM;
+  p->type = type;
+  p->D = D;
+  p->sign = sign;
+  p->nthreads = nt_of(o);
+  for (int d = 0; d < D; d++) p->ms[d] = ms[d];
+  int st = setup12(D, ms, o, &p->kp, p->nf, &p->tot, &p->mtot);
+  if (st) {
+    nufft_plan_destroy(p);
+    return st;
+  }
+  p->grid = grid_alloc(p->tot, p->nthreads);
+  p->t = gfi_malloc3(CHUNK, D, sizeof(double));
+  p->w = deconv_factors(&p->kp, D, ms, p->nf);
+  if (!p->grid || !p->t || !p->w) {
+    nufft_plan_destroy(p);
+    return GFI_ENOMEM;
+  }
+  if ((st = nufft_fft_make(&p->fft, D, p->nf, p->grid, sign))) {
+    nufft_plan_destroy(p);
+    return st;
+  }
+  *pp = p;
+  return GFI_OK;
+}
+
+int nufft_plan_exec1(nufft_plan *p, size_t N, const double *x, const double *c, double *f) {
+  if (!p || p->type != 1 || (N && (!x || !c)) || !f) return GFI_EINVAL;
+  const int D = p->D, nt = p->nthreads;
+  if (N > SIZE_MAX / (2 * sizeof(double)) / 3) return GFI_EINVAL;
+  if (!all_finite(N * D, x) || !all_finite(2 * N, c)) return GFI_ENONFINITE;
+  zero_par(p->grid, p->tot * 2 * sizeof(double), nt);
+  for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
+    size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
+    fold_coords(D, p->nf, n, x + j0 * D, p->t, nt);
+    int st = nufft_spread(&p->kp, D, p->nf, n, p->t, c + 2 * j0, p->grid, nt, &p->work);
+    if (st) return st;
+  }
+  nufft_fft_exec(&p->fft, p->grid, nt);
+  modes_grid(D, p->ms, p->nf, p->w, f, p->grid, 1, nt);
+  return GFI_OK;
+}
+
+int nufft_plan_exec2(nufft_plan *p, size_t N, const double *x, double *c, const double *f) {
+  if (!p || p->type != 2 || (N && (!x || !c)) || !f) return GFI_EINVAL;
+  const int D = p->D, nt = p->nthreads;
+  if (N > SIZE_MAX / (2 * sizeof(double)) / 3) return GFI_EINVAL;
+  if (!all_finite(N * D, x) || !all_finite(2 * p->mtot, f)) return GFI_ENONFINITE;
+  if (N == 0) return GFI_OK;
+  zero_par(p->grid, p->tot * 2 * sizeof(double), nt);
+  modes_grid(D, p->ms, p->nf, p->w, (double *)f, p->grid, 2, nt);
+  nufft_fft_exec(&p->fft, p->grid, nt);
+  for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
+    size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
+    fold_coords(D, p->nf, n, x + j0 * D, p->t, nt);
+    int st = nufft_interp(&p->kp, D, p->nf, n, p->t, c + 2 * j0, p->grid, nt, &p->work);
+    if (st) return st;
+  }
+  return GFI_OK;
+}
+
+/* The one-shot transforms: a plan made, run once and destroyed (the checks
+ * of the arguments and values come before any allocation, as before). */
 int nufft1(int D, size_t N, const double *x, const double *c, int sign, const size_t *ms,
            double *f, const nufft_opts *o) {
   int st = common_checks(D, sign, ms, N, x, c, f);
@@ -234,28 +349,10 @@ int nufft1(int D, size_t N, const double *x, const double *c, int sign, const si
   size_t nf[3], tot, mtot;
   if ((st = setup12(D, ms, o, &kp, nf, &tot, &mtot))) return st;
   if (!all_finite(N * D, x) || !all_finite(2 * N, c)) return GFI_ENONFINITE;
-  int nt = nt_of(o);
-  nufft_work wk = {0};
-  size_t nb = N < CHUNK ? N : CHUNK;
-  double *grid = grid_alloc(tot);
-  double *t = gfi_malloc3((nb ? nb : 1), D, sizeof(double));
-  double *w = deconv_factors(&kp, D, ms, nf);
-  if (!grid || !t || !w) {
-    st = GFI_ENOMEM;
-    goto out;
-  }
-  for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
-    size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
-    fold_coords(D, nf, n, x + j0 * D, t, nt);
-    if ((st = nufft_spread(&kp, D, nf, n, t, c + 2 * j0, grid, nt, &wk))) goto out;
-  }
-  if ((st = run_fft(D, nf, grid, sign, nt))) goto out;
-  modes_grid(D, ms, nf, w, f, grid, 1, nt);
-out:
-  fftw_free(grid);
-  free(t);
-  free(w);
-  nufft_work_free(&wk);
+  nufft_plan *p;
+  if ((st = nufft_plan_make(&p, 1, D, ms, sign, o))) return st;
+  st = nufft_plan_exec1(p, N, x, c, f);
+  nufft_plan_destroy(p);
   return st;
 }
 
@@ -268,28 +365,10 @@ int nufft2(int D, size_t N, const double *x, double *c, int sign, const size_t *
   if ((st = setup12(D, ms, o, &kp, nf, &tot, &mtot))) return st;
   if (!all_finite(N * D, x) || !all_finite(2 * mtot, f)) return GFI_ENONFINITE;
   if (N == 0) return GFI_OK;
-  int nt = nt_of(o);
-  nufft_work wk = {0};
-  size_t nb = N < CHUNK ? N : CHUNK;
-  double *grid = grid_alloc(tot);
-  double *t = gfi_malloc3(nb, D, sizeof(double));
-  double *w = deconv_factors(&kp, D, ms, nf);
-  if (!grid || !t || !w) {
-    st = GFI_ENOMEM;
-    goto out;
-  }
-  modes_grid(D, ms, nf, w, (double *)f, grid, 2, nt);
-  if ((st = run_fft(D, nf, grid, sign, nt))) goto out;
-  for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
-    size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
-    fold_coords(D, nf, n, x + j0 * D, t, nt);
-    if ((st = nufft_interp(&kp, D, nf, n, t, c + 2 * j0, grid, nt, &wk))) goto out;
-  }
-out:
-  fftw_free(grid);
-  free(t);
-  free(w);
-  nufft_work_free(&wk);
+  nufft_plan *p;
+  if ((st = nufft_plan_make(&p, 2, D, ms, sign, o))) return st;
+  st = nufft_plan_exec2(p, N, x, c, f);
+  nufft_plan_destroy(p);
   return st;
 }
 
@@ -521,8 +600,8 @@ int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *x
   }
   size_t wtot = 0;
   for (int d = 0; d < D; d++) wtot += p->nf[d];
-  p->grid1 = grid_alloc(p->tot1);
-  p->grid2 = grid_alloc(p->tot2);
+  p->grid1 = grid_alloc(p->tot1, p->nthreads);
+  p->grid2 = grid_alloc(p->tot2, p->nthreads);
   if (o && o->real_sources && !p->shift_targets && p->grid1) {
     p->grid1r = calloc(p->tot1, sizeof *p->grid1r);
     if (!p->grid1r) {
@@ -729,7 +808,7 @@ int nufft3_exec(nufft3_plan *p, double *f) {
       p->grid1[2 * i] += p->grid1r[i];
       p->grid1r[i] = 0;
     }
-  memset(p->grid2, 0, p->tot2 * 2 * sizeof(double));
+  zero_par(p->grid2, p->tot2 * 2 * sizeof(double), p->nthreads);
   modes_grid(p->D, p->nf, p->nf2, p->w2, p->grid1, p->grid2, 2, p->nthreads);
   nufft_fft_exec(&p->fft2, p->grid2, p->nthreads);
   int st = nufft_interp(&p->kp, p->D, p->nf2, p->K, p->t2, f, p->grid2, p->nthreads, &p->work);
@@ -744,8 +823,8 @@ int nufft3_exec(nufft3_plan *p, double *f) {
 
 void nufft3_reset(nufft3_plan *p) {
   if (!p) return;
-  memset(p->grid1, 0, p->tot1 * 2 * sizeof(double));
-  if (p->grid1r) memset(p->grid1r, 0, p->tot1 * sizeof(double));
+  zero_par(p->grid1, p->tot1 * 2 * sizeof(double), p->nthreads);
+  if (p->grid1r) zero_par(p->grid1r, p->tot1 * sizeof(double), p->nthreads);
 }
 
 void nufft3_info(const nufft3_plan *p, size_t nf[3], int *width) {

@@ -97,6 +97,21 @@ int nufft2(int D, size_t N, const double *x, double *c, int sign, const size_t *
 int nufft3(int D, size_t N, const double *x, const double *c, int sign, size_t K,
            const double *s, double *f, const nufft_opts *o);
 
+/* Type 1 or 2 in steps, for repeated transforms of the same shape: the plan
+ * owns the kernel, the fine grid, the FFT plan, the deconvolution factors and
+ * the spreader's scratch, allocated (and first touched by the threads that use
+ * them) once; each exec then allocates nothing and faults no new pages. type
+ * is 1 or 2; exec1 (type 1) reads N points x and strengths c and writes the
+ * modes f; exec2 (type 2) reads the modes f and writes c. The same checks,
+ * statuses and bits as nufft1 / nufft2 with the same arguments (which are
+ * these calls on a plan made for one transform). */
+typedef struct nufft_plan nufft_plan;
+int nufft_plan_make(nufft_plan **p, int type, int D, const size_t *ms, int sign,
+                    const nufft_opts *o);
+int nufft_plan_exec1(nufft_plan *p, size_t N, const double *x, const double *c, double *f);
+int nufft_plan_exec2(nufft_plan *p, size_t N, const double *x, double *c, const double *f);
+void nufft_plan_destroy(nufft_plan *p);
+
 /* Type 3 in steps, for sources that arrive in blocks (streaming): the plan
  * fixes the box that every source lies in (xlo[d] <= x_d <= xhi[d]) and the
  * targets s (K x D, copied); nufft3_add spreads a block of sources (additive;

@@ -86,6 +86,8 @@ int nufft_threads(int nthreads);
 typedef struct nufft_work {
   size_t n, nb;
   size_t *key, *perm, *start;
+  double *pads;   /* the small 1-D grids' per-block copies */
+  size_t npads;   /* their capacity in doubles */
 } nufft_work;
 void nufft_work_free(nufft_work *w);
 

@@ -18,9 +18,9 @@
 #include "par.h"
 #include "clones.h"
 #include "gfi/status.h"
+#include "alloc.h"
 #ifdef GFI_HAVE_OPENMP
 #include <omp.h>
-#include "alloc.h"
 #endif
 
 
@@ -362,6 +362,7 @@ void nufft_work_free(nufft_work *w) {
   free(w->key);
   free(w->perm);
   free(w->start);
+  free(w->pads);
   memset(w, 0, sizeof *w);
 }
 
@@ -665,10 +666,23 @@ GFI_CLONES static int spread1_task(void *vc, size_t q, void *ws) {
 }
 
 static int spread_1d_small(const nufft_kernel *k, size_t nf, size_t N, const double *t, const double *c,
-                           double *grid, int nt, int real) {
+                           double *grid, int nt, int real, nufft_work *w) {
   const size_t nb = (N + SPREAD1_BLOCK - 1) / SPREAD1_BLOCK, plen = nf + (size_t)k->ns;
-  double *pads = gfi_malloc3(nb, (real ? 1 : 2) * plen, sizeof *pads);
-  if (!pads) return GFI_ENOMEM;
+  size_t need;
+  if (gfi_size_prod(&need, nb, (real ? 1 : 2), plen, 1)) return GFI_ENOMEM;
+  double *pads;
+  if (w) { /* kept in the scratch: a plan's later calls fault no new pages */
+    if (w->npads < need) {
+      free(w->pads);
+      w->pads = gfi_malloc2(need, sizeof *pads);
+      w->npads = w->pads ? need : 0;
+      if (!w->pads) return GFI_ENOMEM;
+    }
+    pads = w->pads;
+  } else {
+    pads = gfi_malloc2(need, sizeof *pads);
+    if (!pads) return GFI_ENOMEM;
+  }
   spread1_ctx x = {k, nf, N, plen, t, c, pads, real};
   (void)par_for(nb, nb > 1 ? nt : 1, 1, spread1_task, &x); /* cannot fail */
   if (real) {
@@ -676,7 +690,7 @@ static int spread_1d_small(const nufft_kernel *k, size_t nf, size_t N, const dou
       const double *g = pads + q * plen;
       for (size_t i = 0; i < plen; i++) grid[i < nf ? i : i - nf] += g[i];
     }
-    free(pads);
+    if (!w) free(pads);
     return GFI_OK;
   }
   for (size_t q = 0; q < nb; q++) {
@@ -687,7 +701,7 @@ static int spread_1d_small(const nufft_kernel *k, size_t nf, size_t N, const dou
       grid[2 * cell + 1] += g[2 * i + 1];
     }
   }
-  free(pads);
+  if (!w) free(pads);
   return GFI_OK;
 }
 
@@ -697,7 +711,7 @@ static int spread_any(const nufft_kernel *k, int D, const size_t *nf, size_t N, 
   int nt = nufft_threads(nthreads);
   if (N < 4096) nt = 1;
   if (D == 1 && nf[0] <= SPREAD1_MAX && (size_t)k->ns <= nf[0])
-    return spread_1d_small(k, nf[0], N, t, c, grid, nt, real);
+    return spread_1d_small(k, nf[0], N, t, c, grid, nt, real, w);
   nufft_work own = {0};
   binning b;
   int st = binning_make(&b, w ? w : &own, D, nf, N, t, nt);
