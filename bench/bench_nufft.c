@@ -71,15 +71,18 @@ static void machine(int nt) {
          gfi_have_openmp() ? "on" : "off", nt, la[0]);
 }
 
-static long minflt_now(void) {
+/* minor page faults and system (kernel) CPU seconds of the process so far */
+static long minflt_now(double *sys) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
+  *sys = ru.ru_stime.tv_sec + 1e-6 * ru.ru_stime.tv_usec;
   return ru.ru_minflt;
 }
 
-/* One measured configuration: best wall, CPU and faults per call over reps. */
+/* One measured configuration: best wall and CPU over reps; faults and kernel
+ * CPU seconds as the mean per call; faults of the first call on its own. */
 typedef struct {
-  double wall, cpu, flt;
+  double wall, cpu, flt, sys, flt_first;
 } meas;
 
 typedef struct {
@@ -121,18 +124,21 @@ static void scase_run(scase *sc) {
 }
 
 static meas measure(scase *sc, int reps) {
-  meas m = {INFINITY, INFINITY, INFINITY};
+  meas m = {INFINITY, INFINITY, 0, 0, 0};
+  double s0, s1;
+  long f0 = minflt_now(&s0);
   scase_run(sc); /* warm-up: a kept plan's buffers are faulted in here */
+  m.flt_first = (double)(minflt_now(&s1) - f0);
+  f0 = minflt_now(&s0);
   for (int r = 0; r < reps; r++) {
-    long f0 = minflt_now();
     double t0 = gfi_now(), c0 = cpu_now();
     scase_run(sc);
     double t = gfi_now() - t0, c = cpu_now() - c0;
-    double fl = (double)(minflt_now() - f0);
     if (t < m.wall) m.wall = t;
     if (c < m.cpu) m.cpu = c;
-    if (fl < m.flt) m.flt = fl;
   }
+  m.flt = (double)(minflt_now(&s1) - f0) / reps;
+  m.sys = (s1 - s0) / reps;
   return m;
 }
 
@@ -152,9 +158,12 @@ static void threads_section(int quick) {
   printf("# threads: 1-D, N = %zu, tol %.0e; type 1 with %zu modes (x uniform in [-pi, pi), "
          "complex c); type 3 with real sources (x in [-3, 3], strengths 1) and K = %zu targets "
          "on [0, 60] (real_sources, as the density)\n", N, tol, ms, K);
-  printf("# per call: wall s (best of %d), CPU s (best), minor page faults (fewest); ratio = "
-         "1-thread wall / 2-thread wall, cpu_growth = 2-thread CPU / 1-thread CPU\n", reps);
-  printf("# case wall_1t cpu_1t faults_1t wall_2t cpu_2t faults_2t ratio cpu_growth\n");
+  printf("# per call: wall s (best of %d after a first call), CPU s (process, all threads; "
+         "best), sys = kernel CPU s and faults = minor page faults (means over the %d calls), "
+         "first = faults of the first call; ratio = 1-thread wall / 2-thread wall, cpu_growth = "
+         "2-thread CPU / 1-thread CPU\n", reps, reps);
+  printf("# case wall_1t cpu_1t sys_1t faults_1t first_1t wall_2t cpu_2t sys_2t faults_2t "
+         "first_2t ratio cpu_growth\n");
   const char *names[4] = {"nufft1_oneshot", "nufft1_plan", "nufft3_plan_per_call",
                           "nufft3_plan_kept"};
   for (int kind = 0; kind < 4; kind++) {
@@ -174,8 +183,9 @@ static void threads_section(int quick) {
       nufft_plan_destroy(sc.p1);
       nufft3_destroy(sc.p3);
     }
-    printf("%s %.4f %.4f %.0f %.4f %.4f %.0f %.2f %.2f\n", names[kind], m[0].wall, m[0].cpu,
-           m[0].flt, m[1].wall, m[1].cpu, m[1].flt, m[0].wall / m[1].wall, m[1].cpu / m[0].cpu);
+    printf("%s %.4f %.4f %.4f %.0f %.0f %.4f %.4f %.4f %.0f %.0f %.2f %.2f\n", names[kind],
+           m[0].wall, m[0].cpu, m[0].sys, m[0].flt, m[0].flt_first, m[1].wall, m[1].cpu,
+           m[1].sys, m[1].flt, m[1].flt_first, m[0].wall / m[1].wall, m[1].cpu / m[0].cpu);
     fflush(stdout);
   }
   free(x); free(c); free(x3); free(s); free(f);

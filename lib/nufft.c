@@ -17,7 +17,19 @@
 #include "clones.h"
 #include "simd_sincos.h"
 
-#define CHUNK ((size_t)1 << 18) /* points per spreading pass (fixed: part of the summation order) */
+/* Points per spreading pass (part of the summation order): the smallest power
+ * of two at least the fine grid's cell count, within [CHUNK_MIN, CHUNK_MAX].
+ * Each pass sweeps the whole grid in bin order, so a chunk much smaller than
+ * the grid pays that sweep many times over: at N = 1e7 points on a 1-D grid
+ * of 2e6 cells, 2^18-point chunks cost 0.92 s of CPU per type 1 and 2^21-point
+ * ones 0.62 s (tol 1e-6, one thread). Small grids keep 2^18 (and their bits). */
+#define CHUNK_MIN ((size_t)1 << 18)
+#define CHUNK_MAX ((size_t)1 << 22)
+static size_t chunk_for(size_t cells) {
+  size_t c = CHUNK_MIN;
+  while (c < cells && c < CHUNK_MAX) c *= 2;
+  return c;
+}
 #define DEFAULT_MAX_GRID ((size_t)1 << 28)
 
 void nufft_default_opts(nufft_opts *o) {
@@ -255,7 +267,8 @@ struct nufft_plan {
   double *grid;   /* fftw_malloc, tot complex cells */
   nufft_fft fft;
   double *w;      /* deconvolution factors, ms[d] per axis */
-  double *t;      /* one chunk of grid coordinates (CHUNK x D) */
+  double *t;      /* one chunk of grid coordinates (cap x D), grown on demand */
+  size_t chunk, cap;
   nufft_work work;
 };
 
@@ -289,10 +302,10 @@ int nufft_plan_make(nufft_plan **pp, int type, int D, const size_t *ms, int sign
     nufft_plan_destroy(p);
     return st;
   }
+  p->chunk = chunk_for(p->tot);
   p->grid = grid_alloc(p->tot, p->nthreads);
-  p->t = gfi_malloc3(CHUNK, D, sizeof(double));
   p->w = deconv_factors(&p->kp, D, ms, p->nf);
-  if (!p->grid || !p->t || !p->w) {
+  if (!p->grid || !p->w) {
     nufft_plan_destroy(p);
     return GFI_ENOMEM;
   }
@@ -304,14 +317,26 @@ int nufft_plan_make(nufft_plan **pp, int type, int D, const size_t *ms, int sign
   return GFI_OK;
 }
 
+/* The chunk buffer of grid coordinates for N points (grows to a chunk). */
+static int plan_tbuf(nufft_plan *p, size_t N) {
+  size_t need = N < p->chunk ? N : p->chunk;
+  if (need <= p->cap) return GFI_OK;
+  free(p->t);
+  p->t = gfi_malloc3(need, p->D, sizeof(double));
+  p->cap = p->t ? need : 0;
+  return p->t ? GFI_OK : GFI_ENOMEM;
+}
+
 int nufft_plan_exec1(nufft_plan *p, size_t N, const double *x, const double *c, double *f) {
   if (!p || p->type != 1 || (N && (!x || !c)) || !f) return GFI_EINVAL;
   const int D = p->D, nt = p->nthreads;
   if (N > SIZE_MAX / (2 * sizeof(double)) / 3) return GFI_EINVAL;
   if (!all_finite(N * D, x) || !all_finite(2 * N, c)) return GFI_ENONFINITE;
+  if (plan_tbuf(p, N)) return GFI_ENOMEM;
   zero_par(p->grid, p->tot * 2 * sizeof(double), nt);
-  for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
-    size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
+  const size_t CH = p->chunk;
+  for (size_t j0 = 0; j0 < N; j0 += CH) {
+    size_t n = N - j0 < CH ? N - j0 : CH;
     fold_coords(D, p->nf, n, x + j0 * D, p->t, nt);
     int st = nufft_spread(&p->kp, D, p->nf, n, p->t, c + 2 * j0, p->grid, nt, &p->work);
     if (st) return st;
@@ -327,11 +352,13 @@ int nufft_plan_exec2(nufft_plan *p, size_t N, const double *x, double *c, const 
   if (N > SIZE_MAX / (2 * sizeof(double)) / 3) return GFI_EINVAL;
   if (!all_finite(N * D, x) || !all_finite(2 * p->mtot, f)) return GFI_ENONFINITE;
   if (N == 0) return GFI_OK;
+  if (plan_tbuf(p, N)) return GFI_ENOMEM;
   zero_par(p->grid, p->tot * 2 * sizeof(double), nt);
   modes_grid(D, p->ms, p->nf, p->w, (double *)f, p->grid, 2, nt);
   nufft_fft_exec(&p->fft, p->grid, nt);
-  for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
-    size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
+  const size_t CH = p->chunk;
+  for (size_t j0 = 0; j0 < N; j0 += CH) {
+    size_t n = N - j0 < CH ? N - j0 : CH;
     fold_coords(D, p->nf, n, x + j0 * D, p->t, nt);
     int st = nufft_interp(&p->kp, D, p->nf, n, p->t, c + 2 * j0, p->grid, nt, &p->work);
     if (st) return st;
@@ -400,6 +427,7 @@ struct nufft3_plan {
   double *corr;            /* per-target factor e^{i sign u.C} / phihat (complex) */
   double *tbuf, *cbuf;     /* one chunk of sources */
   size_t cap;              /* their capacity in points */
+  size_t chunk;            /* points per spreading pass (chunk_for(tot1)) */
   nufft_work work;         /* the spreader's scratch */
 };
 
@@ -600,6 +628,7 @@ int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *x
   }
   size_t wtot = 0;
   for (int d = 0; d < D; d++) wtot += p->nf[d];
+  p->chunk = chunk_for(p->tot1);
   p->grid1 = grid_alloc(p->tot1, p->nthreads);
   p->grid2 = grid_alloc(p->tot2, p->nthreads);
   if (o && o->real_sources && !p->shift_targets && p->grid1) {
@@ -765,8 +794,9 @@ static int add_common(nufft3_plan *p, size_t N, const double *x, const double *c
     return GFI_ENONFINITE;
   if (!inside) return GFI_EINVAL;
   int nt = p->nthreads;
-  size_t need = N < CHUNK ? N : CHUNK;
-  if (need > p->cap) { /* the chunk buffers grow to the largest block seen (<= CHUNK) */
+  const size_t CH = p->chunk;
+  size_t need = N < CH ? N : CH;
+  if (need > p->cap) { /* the chunk buffers grow to the largest block seen (<= a chunk) */
     free(p->tbuf);
     free(p->cbuf);
     p->tbuf = gfi_malloc3(need, D, sizeof(double));
@@ -774,8 +804,8 @@ static int add_common(nufft3_plan *p, size_t N, const double *x, const double *c
     p->cap = p->tbuf && p->cbuf ? need : 0;
     if (!p->cap) return GFI_ENOMEM;
   }
-  for (size_t j0 = 0; j0 < N; j0 += CHUNK) {
-    size_t n = N - j0 < CHUNK ? N - j0 : CHUNK;
+  for (size_t j0 = 0; j0 < N; j0 += CH) {
+    size_t n = N - j0 < CH ? N - j0 : CH;
     int ntl = nufft_threads(nt);
     if (n < 16384) ntl = 1;
     const int real = p->grid1r && !c;

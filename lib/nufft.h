@@ -47,7 +47,10 @@
  * width rule of FINUFFT plus one cell, checked only at tol = 1e-8 so far).
  *
  * Determinism: the result is bit-for-bit the same for any nthreads. Points
- * are processed in chunks of 2^18 in input order; in a chunk they are sorted
+ * are processed in chunks in input order (2^18 points, or on a fine grid of
+ * more cells the next power of two up to 2^22: a function of the grid alone,
+ * so the sums' order changed from earlier versions only on grids of more
+ * than 2^18 cells, within the accuracy stated above); in a chunk they are sorted
  * stably by grid tile and each grid cell sums its contributions in that order
  * (threads own slabs of the grid, never share a cell); FFTW plans are made with
  * FFTW_ESTIMATE and run on one thread. (FFTW wisdom imported into the process
