@@ -59,6 +59,33 @@ static int all_finite(size_t n, const double *v) {
   return 1;
 }
 
+/* all_finite over a large array, CHK_BLOCK values per task on nthreads
+ * threads (the answer does not depend on the split): a serial pass over the
+ * points and strengths was the largest serial part of a call at N = 1e7. */
+#define CHK_BLOCK ((size_t)1 << 16)
+typedef struct {
+  size_t n;
+  const double *v;
+} chk_ctx;
+
+static int finite_task(void *vc, size_t k, void *ws) {
+  (void)ws;
+  const chk_ctx *c = vc;
+  size_t a = k * CHK_BLOCK, b = c->n - a < CHK_BLOCK ? c->n : a + CHK_BLOCK;
+  const double *v = c->v;
+  double z = 0; /* 0 v is NaN for NaN and +-Inf */
+#pragma omp simd reduction(+ : z)
+  for (size_t i = a; i < b; i++) z += 0.0 * v[i];
+  return z == 0 ? GFI_OK : GFI_ENONFINITE;
+}
+
+static int all_finite_par(size_t n, const double *v, int nthreads) {
+  if (n < 4 * CHK_BLOCK) return all_finite(n, v);
+  chk_ctx c = {n, v};
+  return par_for((n + CHK_BLOCK - 1) / CHK_BLOCK, nufft_threads(nthreads), 0, finite_task, &c) ==
+         GFI_OK;
+}
+
 /* Fine grid per axis for m modes: the next even 2,3,5-smooth size >= sigma m
  * and >= 2 ns. */
 static int fine_size(const nufft_kernel *k, double m, size_t max_grid, size_t *nf) {
@@ -327,11 +354,13 @@ static int plan_tbuf(nufft_plan *p, size_t N) {
   return p->t ? GFI_OK : GFI_ENOMEM;
 }
 
-int nufft_plan_exec1(nufft_plan *p, size_t N, const double *x, const double *c, double *f) {
+static int exec1(nufft_plan *p, size_t N, const double *x, const double *c, double *f,
+                 int checked) {
   if (!p || p->type != 1 || (N && (!x || !c)) || !f) return GFI_EINVAL;
   const int D = p->D, nt = p->nthreads;
   if (N > SIZE_MAX / (2 * sizeof(double)) / 3) return GFI_EINVAL;
-  if (!all_finite(N * D, x) || !all_finite(2 * N, c)) return GFI_ENONFINITE;
+  if (!checked && (!all_finite_par(N * D, x, nt) || !all_finite_par(2 * N, c, nt)))
+    return GFI_ENONFINITE;
   if (plan_tbuf(p, N)) return GFI_ENOMEM;
   zero_par(p->grid, p->tot * 2 * sizeof(double), nt);
   const size_t CH = p->chunk;
@@ -346,11 +375,13 @@ int nufft_plan_exec1(nufft_plan *p, size_t N, const double *x, const double *c, 
   return GFI_OK;
 }
 
-int nufft_plan_exec2(nufft_plan *p, size_t N, const double *x, double *c, const double *f) {
+static int exec2(nufft_plan *p, size_t N, const double *x, double *c, const double *f,
+                 int checked) {
   if (!p || p->type != 2 || (N && (!x || !c)) || !f) return GFI_EINVAL;
   const int D = p->D, nt = p->nthreads;
   if (N > SIZE_MAX / (2 * sizeof(double)) / 3) return GFI_EINVAL;
-  if (!all_finite(N * D, x) || !all_finite(2 * p->mtot, f)) return GFI_ENONFINITE;
+  if (!checked && (!all_finite_par(N * D, x, nt) || !all_finite_par(2 * p->mtot, f, nt)))
+    return GFI_ENONFINITE;
   if (N == 0) return GFI_OK;
   if (plan_tbuf(p, N)) return GFI_ENOMEM;
   zero_par(p->grid, p->tot * 2 * sizeof(double), nt);
@@ -366,6 +397,14 @@ int nufft_plan_exec2(nufft_plan *p, size_t N, const double *x, double *c, const 
   return GFI_OK;
 }
 
+int nufft_plan_exec1(nufft_plan *p, size_t N, const double *x, const double *c, double *f) {
+  return exec1(p, N, x, c, f, 0);
+}
+
+int nufft_plan_exec2(nufft_plan *p, size_t N, const double *x, double *c, const double *f) {
+  return exec2(p, N, x, c, f, 0);
+}
+
 /* The one-shot transforms: a plan made, run once and destroyed (the checks
  * of the arguments and values come before any allocation, as before). */
 int nufft1(int D, size_t N, const double *x, const double *c, int sign, const size_t *ms,
@@ -375,10 +414,11 @@ int nufft1(int D, size_t N, const double *x, const double *c, int sign, const si
   nufft_kernel kp;
   size_t nf[3], tot, mtot;
   if ((st = setup12(D, ms, o, &kp, nf, &tot, &mtot))) return st;
-  if (!all_finite(N * D, x) || !all_finite(2 * N, c)) return GFI_ENONFINITE;
+  if (!all_finite_par(N * D, x, nt_of(o)) || !all_finite_par(2 * N, c, nt_of(o)))
+    return GFI_ENONFINITE;
   nufft_plan *p;
   if ((st = nufft_plan_make(&p, 1, D, ms, sign, o))) return st;
-  st = nufft_plan_exec1(p, N, x, c, f);
+  st = exec1(p, N, x, c, f, 1);
   nufft_plan_destroy(p);
   return st;
 }
@@ -390,11 +430,12 @@ int nufft2(int D, size_t N, const double *x, double *c, int sign, const size_t *
   nufft_kernel kp;
   size_t nf[3], tot, mtot;
   if ((st = setup12(D, ms, o, &kp, nf, &tot, &mtot))) return st;
-  if (!all_finite(N * D, x) || !all_finite(2 * mtot, f)) return GFI_ENONFINITE;
+  if (!all_finite_par(N * D, x, nt_of(o)) || !all_finite_par(2 * mtot, f, nt_of(o)))
+    return GFI_ENONFINITE;
   if (N == 0) return GFI_OK;
   nufft_plan *p;
   if ((st = nufft_plan_make(&p, 2, D, ms, sign, o))) return st;
-  st = nufft_plan_exec2(p, N, x, c, f);
+  st = exec2(p, N, x, c, f, 1);
   nufft_plan_destroy(p);
   return st;
 }
@@ -761,6 +802,42 @@ static int t3pre_task(void *vc, size_t k, void *ws) {
   return GFI_OK;
 }
 
+/* Are the points of block k (CHK_BLOCK of them) inside the box? GFI_EINVAL
+ * when one is not (or is not finite). */
+typedef struct {
+  size_t N;
+  int D;
+  const double *x, *lo, *hi;
+} box_ctx;
+
+static int box_task(void *vc, size_t k, void *ws) {
+  (void)ws;
+  const box_ctx *c = vc;
+  const int D = c->D;
+  const double *x = c->x;
+  size_t j0 = k * CHK_BLOCK, j1 = c->N - j0 < CHK_BLOCK ? c->N : j0 + CHK_BLOCK;
+  int inside = 1;
+  if (D == 1) { /* the smallest and largest coordinate (NaN counts as outside) */
+    double a = c->lo[0], b = c->hi[0], z = 0; /* z: 0 x is NaN for NaN and +-Inf */
+#pragma omp simd reduction(min : a) reduction(max : b) reduction(+ : z)
+    for (size_t j = j0; j < j1; j++) {
+      a = x[j] < a ? x[j] : a;
+      b = x[j] > b ? x[j] : b;
+      z += 0.0 * x[j];
+    }
+    inside = a >= c->lo[0] && b <= c->hi[0] && z == 0;
+  } else {
+    for (int d = 0; d < D; d++) {
+      const double lo = c->lo[d], hi = c->hi[d];
+      for (size_t j = j0; j < j1; j++) {
+        double v = x[j * D + d];
+        inside &= (v >= lo) & (v <= hi);
+      }
+    }
+  }
+  return inside ? GFI_OK : GFI_EINVAL;
+}
+
 /* nufft3_add and nufft3_add_real: complex strengths c, or (c NULL) real
  * strengths cr, or (both NULL) every strength cval. */
 static int add_common(nufft3_plan *p, size_t N, const double *x, const double *c,
@@ -768,29 +845,15 @@ static int add_common(nufft3_plan *p, size_t N, const double *x, const double *c
   if (!p || (N && !x)) return GFI_EINVAL;
   int D = p->D;
   if (N > SIZE_MAX / (2 * sizeof(double)) / 3) return GFI_EINVAL;
-  /* one pass: every coordinate inside the box (NaN is not); only when one
-   * is not, a second pass tells a non-finite value from a point outside */
-  int inside = 1;
-  if (D == 1) { /* the smallest and largest coordinate (NaN counts as outside) */
-    double a = p->lo[0], b = p->hi[0], z = 0; /* z: 0 x is NaN for NaN and +-Inf */
-#pragma omp simd reduction(min : a) reduction(max : b) reduction(+ : z)
-    for (size_t j = 0; j < N; j++) {
-      a = x[j] < a ? x[j] : a;
-      b = x[j] > b ? x[j] : b;
-      z += 0.0 * x[j];
-    }
-    inside = a >= p->lo[0] && b <= p->hi[0] && z == 0;
-  } else {
-    for (int d = 0; d < D; d++) {
-      const double lo = p->lo[d], hi = p->hi[d];
-      for (size_t j = 0; j < N; j++) {
-        double v = x[j * D + d];
-        inside &= (v >= lo) & (v <= hi);
-      }
-    }
-  }
+  /* one pass, in blocks on every thread: every coordinate inside the box
+   * (NaN is not); only when one is not, a second pass tells a non-finite
+   * value from a point outside */
+  box_ctx bc = {N, D, x, p->lo, p->hi};
+  int inside = par_for((N + CHK_BLOCK - 1) / CHK_BLOCK, N < 4 * CHK_BLOCK ? 1 : nufft_threads(p->nthreads), 0,
+                       box_task, &bc) == GFI_OK;
   if (!inside && !all_finite(N * D, x)) return GFI_ENONFINITE;
-  if (c ? !all_finite(2 * N, c) : cr ? !all_finite(N, cr) : !isfinite(cval))
+  if (c ? !all_finite_par(2 * N, c, p->nthreads)
+        : cr ? !all_finite_par(N, cr, p->nthreads) : !isfinite(cval))
     return GFI_ENONFINITE;
   if (!inside) return GFI_EINVAL;
   int nt = p->nthreads;

@@ -88,6 +88,8 @@ typedef struct nufft_work {
   size_t *key, *perm, *start;
   double *pads;   /* the small 1-D grids' per-block copies */
   size_t npads;   /* their capacity in doubles */
+  size_t *hist;   /* the parallel sort's per-segment bin counts */
+  size_t nhist;   /* their capacity */
 } nufft_work;
 void nufft_work_free(nufft_work *w);
 

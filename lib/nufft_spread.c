@@ -363,6 +363,7 @@ void nufft_work_free(nufft_work *w) {
   free(w->perm);
   free(w->start);
   free(w->pads);
+  free(w->hist);
   memset(w, 0, sizeof *w);
 }
 
@@ -399,6 +400,35 @@ static int key_task(void *vc, size_t q, void *ws) {
       bi = bi * c->nb[d] + wrap_index(c->t[j * D + d], c->nf[d]) / c->bw[d];
     c->key[j] = bi;
   }
+  return GFI_OK;
+}
+
+/* The stable counting sort in nseg contiguous segments of the points (one
+ * per thread): each segment counts its keys, and after the offsets are
+ * known scatters its points in input order. The stable order is unique, so
+ * perm is the same whatever the number of segments. */
+typedef struct {
+  size_t N, nseg, nbins;
+  const size_t *key;
+  size_t *perm, *hist; /* hist: nseg x nbins */
+} sort_ctx;
+
+static int count_task(void *vc, size_t q, void *ws) {
+  (void)ws;
+  const sort_ctx *c = vc;
+  size_t j0 = c->N / c->nseg * q, j1 = q + 1 == c->nseg ? c->N : c->N / c->nseg * (q + 1);
+  size_t *h = c->hist + q * c->nbins;
+  memset(h, 0, c->nbins * sizeof *h);
+  for (size_t j = j0; j < j1; j++) h[c->key[j]]++;
+  return GFI_OK;
+}
+
+static int scatter_task(void *vc, size_t q, void *ws) {
+  (void)ws;
+  const sort_ctx *c = vc;
+  size_t j0 = c->N / c->nseg * q, j1 = q + 1 == c->nseg ? c->N : c->N / c->nseg * (q + 1);
+  size_t *h = c->hist + q * c->nbins;
+  for (size_t j = j0; j < j1; j++) c->perm[h[c->key[j]]++] = j;
   return GFI_OK;
 }
 
@@ -441,6 +471,35 @@ static int binning_make(binning *b, nufft_work *w, int D, const size_t *nf, size
   const size_t *nb = b->nb, *bw = b->bw;
   key_ctx kc = {D, nf, N, t, nb, bw, key};
   (void)par_for((N + PT_BLOCK - 1) / PT_BLOCK, N >= 16384 ? nt : 1, 0, key_task, &kc); /* cannot fail */
+  b->perm = perm;
+  b->start = start;
+  /* the parallel sort where its counts are no larger than the keys */
+  size_t nseg = (size_t)(nt > 1 ? nt : 1), hn;
+  if (nseg > 1 && N >= 65536 && !gfi_size_prod(&hn, nseg, b->nbins, 1, 1) && hn <= N) {
+    if (w->nhist < hn) {
+      free(w->hist);
+      w->hist = gfi_malloc2(hn, sizeof(size_t));
+      w->nhist = w->hist ? hn : 0;
+    }
+    if (w->hist) {
+      sort_ctx sc = {N, nseg, b->nbins, key, perm, w->hist};
+      (void)par_for(nseg, nt, 0, count_task, &sc); /* cannot fail */
+      /* bin b of segment s starts after bins < b of every segment and bin b
+       * of the segments before s: the offsets of the serial stable sort */
+      size_t run = 0;
+      for (size_t i = 0; i < b->nbins; i++) {
+        start[i] = run;
+        for (size_t q = 0; q < nseg; q++) {
+          size_t n = w->hist[q * b->nbins + i];
+          w->hist[q * b->nbins + i] = run;
+          run += n;
+        }
+      }
+      start[b->nbins] = run;
+      (void)par_for(nseg, nt, 0, scatter_task, &sc); /* cannot fail */
+      return GFI_OK;
+    }
+  }
   memset(start, 0, (b->nbins + 1) * sizeof(size_t));
   for (size_t j = 0; j < N; j++) start[key[j] + 1]++;
   for (size_t i = 0; i < b->nbins; i++) start[i + 1] += start[i];
@@ -448,8 +507,6 @@ static int binning_make(binning *b, nufft_work *w, int D, const size_t *nf, size
   for (size_t j = 0; j < N; j++) perm[start[key[j]]++] = j;
   memmove(start + 1, start, b->nbins * sizeof(size_t));
   start[0] = 0;
-  b->perm = perm;
-  b->start = start;
   return GFI_OK;
 }
 
