@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "gfi/gfi.h"
 #include "gfi_version.h"
@@ -197,8 +198,9 @@ static void threads_section(int quick) {
   printf("# peer: %s\n", cmd);
   fflush(stdout);
   int rc = system(cmd);
-  if (rc != 0) printf("# peer: FINUFFT not run (exit %d): set GFI_FINUFFT_PYTHON to a Python "
-                      "with finufft and numpy\n", rc);
+  if (rc != 0)
+    printf("# peer: FINUFFT not run (exit status %d): set GFI_FINUFFT_PYTHON to a Python "
+           "with finufft and numpy\n", rc > 0 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
 }
 
 int main(int argc, char **argv) {
