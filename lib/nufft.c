@@ -838,6 +838,26 @@ static int box_task(void *vc, size_t k, void *ws) {
   return inside ? GFI_OK : GFI_EINVAL;
 }
 
+/* The real sources' grid coordinates on a 1-D plan (t3pre_task's real branch,
+ * the same arithmetic) for the streamed spreader. */
+typedef struct {
+  const nufft3_plan *p;
+  const double *x;
+} t3prep1_ctx;
+
+static void t3_prep1(void *vc, size_t j0, size_t j1, double *t) {
+  const t3prep1_ctx *c = vc;
+  const nufft3_plan *p = c->p;
+  const double C = p->C[0], sc = p->gam[0] * p->h[0], half = (double)(p->nf[0] / 2);
+  const double N_ = (double)p->nf[0];
+  for (size_t j = j0; j < j1; j++) {
+    double u = (c->x[j] - C) / sc + half;
+    if (u < 0) u = 0;
+    if (!(u < N_)) u = N_ - 0.5;
+    t[j - j0] = u;
+  }
+}
+
 /* nufft3_add and nufft3_add_real: complex strengths c, or (c NULL) real
  * strengths cr, or (both NULL) every strength cval. */
 static int add_common(nufft3_plan *p, size_t N, const double *x, const double *c,
@@ -857,6 +877,13 @@ static int add_common(nufft3_plan *p, size_t N, const double *x, const double *c
     return GFI_ENONFINITE;
   if (!inside) return GFI_EINVAL;
   int nt = p->nthreads;
+  if (p->grid1r && !c && nufft_spread_stream_ok(&p->kp, D, p->nf)) {
+    /* real sources on a small 1-D grid: coordinates and spreading in one pass
+     * per block, the same bits as the chunks below */
+    t3prep1_ctx pc = {p, x};
+    return nufft_spread_real_1d_stream(&p->kp, p->nf[0], N, t3_prep1, &pc, cr, cval, p->grid1r,
+                                       nt, &p->work);
+  }
   const size_t CH = p->chunk;
   size_t need = N < CH ? N : CH;
   if (need > p->cap) { /* the chunk buffers grow to the largest block seen (<= a chunk) */

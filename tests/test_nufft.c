@@ -772,6 +772,49 @@ static void plans(int D, size_t m0, size_t N) {
   free(x); free(c); free(fm); free(a); free(b);
 }
 
+/* Real sources on a small 1-D grid take the streamed spreader (coordinates
+ * and spreading per block, 64 blocks of 16384 points per window): over
+ * several windows and a ragged end, with given strengths and with one value
+ * for all, at 1 and 2 threads, the bits of nufft3_add with imaginary parts 0
+ * (the chunked route). */
+static void stream_windows(void) {
+  const size_t N = 2 * 64 * 16384 + 777, K = 64;
+  double *x = malloc(N * sizeof(double)), *cr = malloc(N * sizeof(double));
+  double *cz = malloc(2 * N * sizeof(double)), *s = malloc(K * sizeof(double));
+  double *f1 = malloc(2 * K * sizeof(double)), *f2 = malloc(2 * K * sizeof(double));
+  rng_state = 999;
+  fill(x, N, -1, 1);
+  fill(cr, N, -1, 1);
+  for (size_t k = 0; k < K; k++) s[k] = 30.0 * (double)k / (double)(K - 1);
+  double lo = -1, hi = 1;
+  for (int one = 0; one < 2; one++) {
+    for (size_t j = 0; j < N; j++) cz[2 * j] = one ? 0.25 : cr[j], cz[2 * j + 1] = 0;
+    for (int nt = 1; nt <= 2; nt++) {
+      nufft_opts o;
+      nufft_default_opts(&o);
+      o.tol = 1e-9;
+      o.nthreads = nt;
+      o.real_sources = 1;
+      nufft3_plan *p = NULL;
+      CHECK_STATUS(nufft3_plan_make(&p, 1, &lo, &hi, 1, K, s, &o), GFI_OK);
+      if (!p) continue;
+      size_t nf[3];
+      nufft3_info(p, nf, NULL);
+      CHECK(nf[0] <= 4096, "stream test grid %zu: not the small-grid route", nf[0]);
+      CHECK_STATUS(nufft3_add_real(p, N, x, one ? NULL : cr, 0.25), GFI_OK);
+      CHECK_STATUS(nufft3_exec(p, f1), GFI_OK);
+      nufft3_reset(p);
+      CHECK_STATUS(nufft3_add(p, N, x, cz), GFI_OK);
+      CHECK_STATUS(nufft3_exec(p, f2), GFI_OK);
+      CHECK(memcmp(f1, f2, 2 * K * sizeof(double)) == 0,
+            "streamed real sources (%s, %d threads): bits differ from nufft3_add",
+            one ? "one value" : "given", nt);
+      nufft3_destroy(p);
+    }
+  }
+  free(x); free(cr); free(cz); free(s); free(f1); free(f2);
+}
+
 int main(void) {
   sincos_simd();
   phihat_table();
@@ -788,6 +831,7 @@ int main(void) {
   plans(3, 10, 8000);
   for (int D = 1; D <= 3; D++) real_sources(D, 20000);
   real_sources(1, 300); /* one thread, the unsorted 1-D path at small N */
+  stream_windows();
   spans();
   many_points();
   edges();
