@@ -147,18 +147,38 @@ static double *grid_alloc(size_t tot, int nthreads) {
 }
 
 /* Deconvolution factors 1/phihat(2 pi k / nf) for the modes k = -floor(m/2)
- * .. of each axis (m[d] values per axis, concatenated). */
-static double *deconv_factors(const nufft_kernel *k, int D, const size_t *m, const size_t *nf) {
+ * .. of each axis (m[d] values per axis, concatenated), DC_BLOCK modes per
+ * task (2 (ns + 6) cosines each: 0.24 s for 10^6 modes on one thread; each
+ * value on its own, so the same bits for any thread count). */
+#define DC_BLOCK ((size_t)4096)
+typedef struct {
+  const nufft_kernel *k;
+  size_t m, nf;
+  double *w;
+} dc_ctx;
+
+static int dc_task(void *vc, size_t q, void *ws) {
+  (void)ws;
+  const dc_ctx *c = vc;
+  size_t i0 = q * DC_BLOCK, i1 = c->m - i0 < DC_BLOCK ? c->m : i0 + DC_BLOCK;
+  for (size_t i = i0; i < i1; i++) {
+    double kk = (double)i - (double)(c->m / 2);
+    c->w[i] = 1.0 / nufft_phihat(c->k, 2 * M_PI * kk / (double)c->nf);
+  }
+  return GFI_OK;
+}
+
+static double *deconv_factors(const nufft_kernel *k, int D, const size_t *m, const size_t *nf,
+                              int nthreads) {
   size_t tot = 0;
   for (int d = 0; d < D; d++) tot += m[d];
   double *w = gfi_malloc2(tot, sizeof(double));
   if (!w) return NULL;
   double *p = w;
   for (int d = 0; d < D; d++) {
-    for (size_t i = 0; i < m[d]; i++) {
-      double kk = (double)i - (double)(m[d] / 2);
-      p[i] = 1.0 / nufft_phihat(k, 2 * M_PI * kk / (double)nf[d]);
-    }
+    dc_ctx c = {k, m[d], nf[d], p};
+    size_t nb = (m[d] + DC_BLOCK - 1) / DC_BLOCK;
+    (void)par_for(nb, nb > 1 ? nufft_threads(nthreads) : 1, 0, dc_task, &c); /* cannot fail */
     p += m[d];
   }
   return w;
@@ -331,7 +351,7 @@ int nufft_plan_make(nufft_plan **pp, int type, int D, const size_t *ms, int sign
   }
   p->chunk = chunk_for(p->tot);
   p->grid = grid_alloc(p->tot, p->nthreads);
-  p->w = deconv_factors(&p->kp, D, ms, p->nf);
+  p->w = deconv_factors(&p->kp, D, ms, p->nf, p->nthreads);
   if (!p->grid || !p->w) {
     nufft_plan_destroy(p);
     return GFI_ENOMEM;
