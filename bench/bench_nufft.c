@@ -6,13 +6,23 @@
  *     1000 targets and scaled by K / 1000 (its cost is linear in K);
  *  2. spreading throughput at N = 1e7 (type 3 sources added to a plan; the
  *     points per second include the phase and rescaling of each source) and
- *     the time of the whole type-3 transform.
- * usage: bench_nufft [--quick] [--threads T] */
+ *     the time of the whole type-3 transform;
+ *  3. threads: 1 against 2 threads at N = 1e7 (1-D) for the type 1
+ *     (10^6 modes) and for a type-3 plan of K = 4096 targets with real
+ *     sources (as the density uses it): wall seconds (best of the repeats),
+ *     process CPU seconds and minor page faults per call (getrusage), and
+ *     the ratios t(1 thread) / t(2 threads). On a loaded machine the wall
+ *     ratio is unreliable; CPU seconds and faults are not. FINUFFT's type 1
+ *     on the same data is timed by bench/finufft_peer.py when a Python with
+ *     finufft is found (GFI_FINUFFT_PYTHON, else python3), else skipped.
+ * usage: bench_nufft [--quick] [--threads T] [--scaling] (--scaling: part 3 only) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "gfi/gfi.h"
 #include "gfi_version.h"
@@ -62,20 +72,157 @@ static void machine(int nt) {
          gfi_have_openmp() ? "on" : "off", nt, la[0]);
 }
 
+/* minor page faults and system (kernel) CPU seconds of the process so far */
+static long minflt_now(double *sys) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  *sys = ru.ru_stime.tv_sec + 1e-6 * ru.ru_stime.tv_usec;
+  return ru.ru_minflt;
+}
+
+/* One measured configuration: best wall and CPU over reps; faults and kernel
+ * CPU seconds as the mean per call; faults of the first call on its own. */
+typedef struct {
+  double wall, cpu, flt, sys, flt_first;
+} meas;
+
+typedef struct {
+  int kind; /* 0: nufft1 one-shot, 1: nufft1 on a kept plan, 2: type 3 plan made per call,
+               3: type 3 on a kept plan (reset, add, exec) */
+  size_t N, K;
+  const double *x, *c, *s;
+  double *f;
+  size_t ms;
+  nufft_opts o;
+  nufft_plan *p1;
+  nufft3_plan *p3;
+} scase;
+
+static void scase_run(scase *sc) {
+  int st = 0;
+  double lo = -3.0, hi = 3.0;
+  switch (sc->kind) {
+  case 0:
+    st = nufft1(1, sc->N, sc->x, sc->c, 1, &sc->ms, sc->f, &sc->o);
+    break;
+  case 1:
+    st = nufft_plan_exec1(sc->p1, sc->N, sc->x, sc->c, sc->f);
+    break;
+  case 2: {
+    nufft3_plan *p;
+    st = nufft3_plan_make(&p, 1, &lo, &hi, -1, sc->K, sc->s, &sc->o);
+    if (!st) st = nufft3_add_real(p, sc->N, sc->x, NULL, 1.0);
+    if (!st) st = nufft3_exec(p, sc->f);
+    nufft3_destroy(p);
+    break;
+  }
+  default:
+    nufft3_reset(sc->p3);
+    st = nufft3_add_real(sc->p3, sc->N, sc->x, NULL, 1.0);
+    if (!st) st = nufft3_exec(sc->p3, sc->f);
+  }
+  if (st) die("threads section", st);
+}
+
+static meas measure(scase *sc, int reps) {
+  meas m = {INFINITY, INFINITY, 0, 0, 0};
+  double s0, s1;
+  long f0 = minflt_now(&s0);
+  scase_run(sc); /* warm-up: a kept plan's buffers are faulted in here */
+  m.flt_first = (double)(minflt_now(&s1) - f0);
+  f0 = minflt_now(&s0);
+  for (int r = 0; r < reps; r++) {
+    double t0 = gfi_now(), c0 = cpu_now();
+    scase_run(sc);
+    double t = gfi_now() - t0, c = cpu_now() - c0;
+    if (t < m.wall) m.wall = t;
+    if (c < m.cpu) m.cpu = c;
+  }
+  m.flt = (double)(minflt_now(&s1) - f0) / reps;
+  m.sys = (s1 - s0) / reps;
+  return m;
+}
+
+/* 3. 1 against 2 threads (see the header). */
+static void threads_section(int quick) {
+  const size_t N = quick ? 1000000 : 10000000, K = 4096, ms = quick ? 100000 : 1000000;
+  const int reps = quick ? 3 : 5;
+  const double tol = 1e-6;
+  double *x = malloc(N * sizeof *x), *c = malloc(2 * N * sizeof *c);
+  double *x3 = malloc(N * sizeof *x3), *s = malloc(K * sizeof *s);
+  double *f = malloc(2 * (ms > K ? ms : K) * sizeof *f);
+  if (!x || !c || !x3 || !s || !f) die("allocation", GFI_ENOMEM);
+  for (size_t j = 0; j < N; j++) x[j] = unif(-M_PI, M_PI);
+  for (size_t j = 0; j < 2 * N; j++) c[j] = unif(-1, 1);
+  for (size_t j = 0; j < N; j++) x3[j] = 0.5 * (unif(-1, 1) + unif(-1, 1)) * 3.0;
+  for (size_t k = 0; k < K; k++) s[k] = 60.0 * (double)k / (double)(K - 1); /* nodes on [0, 60] */
+  printf("# threads: 1-D, N = %zu, tol %.0e; type 1 with %zu modes (x uniform in [-pi, pi), "
+         "complex c); type 3 with real sources (x in [-3, 3], strengths 1) and K = %zu targets "
+         "on [0, 60] (real_sources, as the density)\n", N, tol, ms, K);
+  printf("# per call: wall s (best of %d after a first call), CPU s (process, all threads; "
+         "best), sys = kernel CPU s and faults = minor page faults (means over the %d calls), "
+         "first = faults of the first call; ratio = 1-thread wall / 2-thread wall, cpu_growth = "
+         "2-thread CPU / 1-thread CPU\n", reps, reps);
+  printf("# case wall_1t cpu_1t sys_1t faults_1t first_1t wall_2t cpu_2t sys_2t faults_2t "
+         "first_2t ratio cpu_growth\n");
+  const char *names[4] = {"nufft1_oneshot", "nufft1_plan", "nufft3_plan_per_call",
+                          "nufft3_plan_kept"};
+  for (int kind = 0; kind < 4; kind++) {
+    meas m[2];
+    for (int ti = 0; ti < 2; ti++) {
+      scase sc = {kind, N, K, kind < 2 ? x : x3, c, s, f, ms, {0, 0, 0, 0, 0}, NULL, NULL};
+      nufft_default_opts(&sc.o);
+      sc.o.tol = tol;
+      sc.o.nthreads = ti + 1;
+      sc.o.real_sources = kind >= 2;
+      double lo = -3.0, hi = 3.0;
+      int st = kind == 1 ? nufft_plan_make(&sc.p1, 1, 1, &ms, 1, &sc.o)
+               : kind == 3 ? nufft3_plan_make(&sc.p3, 1, &lo, &hi, -1, K, s, &sc.o)
+                           : 0;
+      if (st) die("plan", st);
+      m[ti] = measure(&sc, reps);
+      nufft_plan_destroy(sc.p1);
+      nufft3_destroy(sc.p3);
+    }
+    printf("%s %.4f %.4f %.4f %.0f %.0f %.4f %.4f %.4f %.0f %.0f %.2f %.2f\n", names[kind],
+           m[0].wall, m[0].cpu, m[0].sys, m[0].flt, m[0].flt_first, m[1].wall, m[1].cpu,
+           m[1].sys, m[1].flt, m[1].flt_first, m[0].wall / m[1].wall, m[1].cpu / m[0].cpu);
+    fflush(stdout);
+  }
+  free(x); free(c); free(x3); free(s); free(f);
+  /* the peer: FINUFFT's type 1 on the same problem, timed by its own script */
+  const char *py = getenv("GFI_FINUFFT_PYTHON");
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "%s %s/finufft_peer.py --n %zu --modes %zu --tol %g --reps %d",
+           py && *py ? py : "python3", GFI_BENCH_DIR, N, ms, tol, reps);
+  printf("# peer: %s\n", cmd);
+  fflush(stdout);
+  int rc = system(cmd);
+  if (rc != 0)
+    printf("# peer: FINUFFT not run (exit status %d): set GFI_FINUFFT_PYTHON to a Python "
+           "with finufft and numpy\n", rc > 0 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+}
+
 int main(int argc, char **argv) {
-  int quick = 0, nt = 0;
+  int quick = 0, nt = 0, scaling = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick"))
       quick = 1;
+    else if (!strcmp(argv[i], "--scaling"))
+      scaling = 1;
     else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
       nt = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: bench_nufft [--quick] [--threads T]\n");
+      fprintf(stderr, "usage: bench_nufft [--quick] [--threads T] [--scaling]\n");
       return 2;
     }
   }
   if (nt <= 0) nt = gfi_threads_available();
   machine(nt);
+  if (scaling) {
+    threads_section(quick);
+    return 0;
+  }
 
   /* 1. type 3 against the direct sum */
   printf("# type 3 vs direct: sources uniform in [-1, 1]^D, targets uniform in [-S, S]^D\n");
@@ -180,5 +327,6 @@ int main(int argc, char **argv) {
     }
     free(x); free(c); free(s); free(f);
   }
+  threads_section(quick);
   return 0;
 }

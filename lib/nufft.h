@@ -47,7 +47,10 @@
  * width rule of FINUFFT plus one cell, checked only at tol = 1e-8 so far).
  *
  * Determinism: the result is bit-for-bit the same for any nthreads. Points
- * are processed in chunks of 2^18 in input order; in a chunk they are sorted
+ * are processed in chunks in input order (2^18 points, or on a fine grid of
+ * more cells the next power of two up to 2^22: a function of the grid alone,
+ * so the sums' order changed from earlier versions only on grids of more
+ * than 2^18 cells, within the accuracy stated above); in a chunk they are sorted
  * stably by grid tile and each grid cell sums its contributions in that order
  * (threads own slabs of the grid, never share a cell); FFTW plans are made with
  * FFTW_ESTIMATE and run on one thread. (FFTW wisdom imported into the process
@@ -96,6 +99,21 @@ int nufft2(int D, size_t N, const double *x, double *c, int sign, const size_t *
            const double *f, const nufft_opts *o);
 int nufft3(int D, size_t N, const double *x, const double *c, int sign, size_t K,
            const double *s, double *f, const nufft_opts *o);
+
+/* Type 1 or 2 in steps, for repeated transforms of the same shape: the plan
+ * owns the kernel, the fine grid, the FFT plan, the deconvolution factors and
+ * the spreader's scratch, allocated (and first touched by the threads that use
+ * them) once; each exec then allocates nothing and faults no new pages. type
+ * is 1 or 2; exec1 (type 1) reads N points x and strengths c and writes the
+ * modes f; exec2 (type 2) reads the modes f and writes c. The same checks,
+ * statuses and bits as nufft1 / nufft2 with the same arguments (which are
+ * these calls on a plan made for one transform). */
+typedef struct nufft_plan nufft_plan;
+int nufft_plan_make(nufft_plan **p, int type, int D, const size_t *ms, int sign,
+                    const nufft_opts *o);
+int nufft_plan_exec1(nufft_plan *p, size_t N, const double *x, const double *c, double *f);
+int nufft_plan_exec2(nufft_plan *p, size_t N, const double *x, double *c, const double *f);
+void nufft_plan_destroy(nufft_plan *p);
 
 /* Type 3 in steps, for sources that arrive in blocks (streaming): the plan
  * fixes the box that every source lies in (xlo[d] <= x_d <= xhi[d]) and the

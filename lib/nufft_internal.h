@@ -86,6 +86,10 @@ int nufft_threads(int nthreads);
 typedef struct nufft_work {
   size_t n, nb;
   size_t *key, *perm, *start;
+  double *pads;   /* the small 1-D grids' per-block copies */
+  size_t npads;   /* their capacity in doubles */
+  size_t *hist;   /* the parallel sort's per-segment bin counts */
+  size_t nhist;   /* their capacity */
 } nufft_work;
 void nufft_work_free(nufft_work *w);
 
@@ -102,6 +106,20 @@ int nufft_spread(const nufft_kernel *k, int D, const size_t *nf, size_t N, const
  * parts of nufft_spread with imaginary parts 0. */
 int nufft_spread_real(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
                       const double *c, double *grid, int nthreads, nufft_work *w);
+
+/* Grid coordinates of points j0 .. j1 - 1 of a stream into t[0 .. j1 - j0). */
+typedef void (*nufft_prep1)(void *ctx, size_t j0, size_t j1, double *t);
+/* Whether a D-dimensional grid nf takes nufft_spread_real_1d_stream (a 1-D
+ * grid small enough to stay in cache). */
+int nufft_spread_stream_ok(const nufft_kernel *k, int D, const size_t *nf);
+/* N real strengths c (or every one cval when c is NULL) at coordinates that
+ * prep computes block by block, onto a small real 1-D grid of nf cells
+ * (nufft_spread_stream_ok): the bits of prep over chunks of 2^18 points, each
+ * followed by nufft_spread_real, with fewer parallel regions and no
+ * coordinate buffer. w is required. */
+int nufft_spread_real_1d_stream(const nufft_kernel *k, size_t nf, size_t N, nufft_prep1 prep,
+                                void *pctx, const double *c, double cval, double *grid,
+                                int nthreads, nufft_work *w);
 
 /* The adjoint: c[j] = sum_i phi(...) grid[i] over the ns^D cells near t_j. */
 int nufft_interp(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,

@@ -19,9 +19,9 @@
 #include "par.h"
 #include "clones.h"
 #include "gfi/status.h"
+#include "alloc.h"
 #ifdef GFI_HAVE_OPENMP
 #include <omp.h>
-#include "alloc.h"
 #endif
 
 
@@ -397,6 +397,8 @@ void nufft_work_free(nufft_work *w) {
   free(w->key);
   free(w->perm);
   free(w->start);
+  free(w->pads);
+  free(w->hist);
   memset(w, 0, sizeof *w);
 }
 
@@ -433,6 +435,35 @@ static int key_task(void *vc, size_t q, void *ws) {
       bi = bi * c->nb[d] + wrap_index(c->t[j * D + d], c->nf[d]) / c->bw[d];
     c->key[j] = bi;
   }
+  return GFI_OK;
+}
+
+/* The stable counting sort in nseg contiguous segments of the points (one
+ * per thread): each segment counts its keys, and after the offsets are
+ * known scatters its points in input order. The stable order is unique, so
+ * perm is the same whatever the number of segments. */
+typedef struct {
+  size_t N, nseg, nbins;
+  const size_t *key;
+  size_t *perm, *hist; /* hist: nseg x nbins */
+} sort_ctx;
+
+static int count_task(void *vc, size_t q, void *ws) {
+  (void)ws;
+  const sort_ctx *c = vc;
+  size_t j0 = c->N / c->nseg * q, j1 = q + 1 == c->nseg ? c->N : c->N / c->nseg * (q + 1);
+  size_t *h = c->hist + q * c->nbins;
+  memset(h, 0, c->nbins * sizeof *h);
+  for (size_t j = j0; j < j1; j++) h[c->key[j]]++;
+  return GFI_OK;
+}
+
+static int scatter_task(void *vc, size_t q, void *ws) {
+  (void)ws;
+  const sort_ctx *c = vc;
+  size_t j0 = c->N / c->nseg * q, j1 = q + 1 == c->nseg ? c->N : c->N / c->nseg * (q + 1);
+  size_t *h = c->hist + q * c->nbins;
+  for (size_t j = j0; j < j1; j++) c->perm[h[c->key[j]]++] = j;
   return GFI_OK;
 }
 
@@ -475,6 +506,35 @@ static int binning_make(binning *b, nufft_work *w, int D, const size_t *nf, size
   const size_t *nb = b->nb, *bw = b->bw;
   key_ctx kc = {D, nf, N, t, nb, bw, key};
   (void)par_for((N + PT_BLOCK - 1) / PT_BLOCK, N >= 16384 ? nt : 1, 0, key_task, &kc); /* cannot fail */
+  b->perm = perm;
+  b->start = start;
+  /* the parallel sort where its counts are no larger than the keys */
+  size_t nseg = (size_t)(nt > 1 ? nt : 1), hn;
+  if (nseg > 1 && N >= 65536 && !gfi_size_prod(&hn, nseg, b->nbins, 1, 1) && hn <= N) {
+    if (w->nhist < hn) {
+      free(w->hist);
+      w->hist = gfi_malloc2(hn, sizeof(size_t));
+      w->nhist = w->hist ? hn : 0;
+    }
+    if (w->hist) {
+      sort_ctx sc = {N, nseg, b->nbins, key, perm, w->hist};
+      (void)par_for(nseg, nt, 0, count_task, &sc); /* cannot fail */
+      /* bin b of segment s starts after bins < b of every segment and bin b
+       * of the segments before s: the offsets of the serial stable sort */
+      size_t run = 0;
+      for (size_t i = 0; i < b->nbins; i++) {
+        start[i] = run;
+        for (size_t q = 0; q < nseg; q++) {
+          size_t n = w->hist[q * b->nbins + i];
+          w->hist[q * b->nbins + i] = run;
+          run += n;
+        }
+      }
+      start[b->nbins] = run;
+      (void)par_for(nseg, nt, 0, scatter_task, &sc); /* cannot fail */
+      return GFI_OK;
+    }
+  }
   memset(start, 0, (b->nbins + 1) * sizeof(size_t));
   for (size_t j = 0; j < N; j++) start[key[j] + 1]++;
   for (size_t i = 0; i < b->nbins; i++) start[i + 1] += start[i];
@@ -482,8 +542,6 @@ static int binning_make(binning *b, nufft_work *w, int D, const size_t *nf, size
   for (size_t j = 0; j < N; j++) perm[start[key[j]]++] = j;
   memmove(start + 1, start, b->nbins * sizeof(size_t));
   start[0] = 0;
-  b->perm = perm;
-  b->start = start;
   return GFI_OK;
 }
 
@@ -700,10 +758,23 @@ GFI_CLONES static int spread1_task(void *vc, size_t q, void *ws) {
 }
 
 static int spread_1d_small(const nufft_kernel *k, size_t nf, size_t N, const double *t, const double *c,
-                           double *grid, int nt, int real) {
+                           double *grid, int nt, int real, nufft_work *w) {
   const size_t nb = (N + SPREAD1_BLOCK - 1) / SPREAD1_BLOCK, plen = nf + (size_t)k->ns;
-  double *pads = gfi_malloc3(nb, (real ? 1 : 2) * plen, sizeof *pads);
-  if (!pads) return GFI_ENOMEM;
+  size_t need;
+  if (gfi_size_prod(&need, nb, (real ? 1 : 2), plen, 1)) return GFI_ENOMEM;
+  double *pads;
+  if (w) { /* kept in the scratch: a plan's later calls fault no new pages */
+    if (w->npads < need) {
+      free(w->pads);
+      w->pads = gfi_malloc2(need, sizeof *pads);
+      w->npads = w->pads ? need : 0;
+      if (!w->pads) return GFI_ENOMEM;
+    }
+    pads = w->pads;
+  } else {
+    pads = gfi_malloc2(need, sizeof *pads);
+    if (!pads) return GFI_ENOMEM;
+  }
   spread1_ctx x = {k, nf, N, plen, t, c, pads, real};
   (void)par_for(nb, nb > 1 ? nt : 1, 1, spread1_task, &x); /* cannot fail */
   if (real) {
@@ -711,7 +782,7 @@ static int spread_1d_small(const nufft_kernel *k, size_t nf, size_t N, const dou
       const double *g = pads + q * plen;
       for (size_t i = 0; i < plen; i++) grid[i < nf ? i : i - nf] += g[i];
     }
-    free(pads);
+    if (!w) free(pads);
     return GFI_OK;
   }
   for (size_t q = 0; q < nb; q++) {
@@ -722,8 +793,112 @@ static int spread_1d_small(const nufft_kernel *k, size_t nf, size_t N, const dou
       grid[2 * cell + 1] += g[2 * i + 1];
     }
   }
-  free(pads);
+  if (!w) free(pads);
   return GFI_OK;
+}
+
+/* The small 1-D grid's spreading for real strengths whose grid coordinates
+ * the caller computes block by block (prep), for a whole stream of N points
+ * at once: each task computes one block's coordinates into its thread's
+ * workspace and spreads them into the block's copy of the grid (one parallel
+ * region, no barrier between the two steps), then the copies are added into
+ * the grid cell by cell in block order. Blocks start at multiples of
+ * SPREAD1_BLOCK, the copies are added in the same order per cell as
+ * spread_1d_small adds them chunk after chunk (the chunks being multiples
+ * of SPREAD1_BLOCK), so the bits are those of prep followed by
+ * nufft_spread_real in chunks; at most SPREAD1_WINDOW blocks are in flight
+ * (their copies: 64 (nf + ns) doubles). Two parallel regions per 2^20
+ * points where the chunked route has two per 2^18. */
+#define SPREAD1_WINDOW ((size_t)64)
+#define FOLD_CELLS ((size_t)1024)
+
+typedef struct {
+  const nufft_kernel *k;
+  size_t nf, N, plen, q0; /* q0: the window's first block */
+  nufft_prep1 prep;
+  void *pctx;
+  const double *c; /* strengths, or NULL: every one cval */
+  double cval;
+  double *pads;
+} stream1_ctx;
+
+#define STREAM1_SUB ((size_t)1024) /* points prepared at a time (even: the pairs stay) */
+typedef struct {
+  double t[STREAM1_SUB], c[STREAM1_SUB];
+} stream1_ws;
+
+GFI_CLONES static int stream1_task(void *vc, size_t q, void *vws) {
+  const stream1_ctx *x = vc;
+  stream1_ws *ws = vws;
+  const size_t b = x->q0 + q, j0 = b * SPREAD1_BLOCK;
+  const size_t n = x->N - j0 < SPREAD1_BLOCK ? x->N - j0 : SPREAD1_BLOCK;
+  double *g = x->pads + q * x->plen;
+  memset(g, 0, x->plen * sizeof *g);
+  /* the block's points in order, STREAM1_SUB at a time: the same sums into
+   * g as one pass over the block */
+  for (size_t a = 0; a < n; a += STREAM1_SUB) {
+    const size_t m = n - a < STREAM1_SUB ? n - a : STREAM1_SUB;
+    x->prep(x->pctx, j0 + a, j0 + a + m, ws->t);
+    for (size_t j = 0; j < m; j++) ws->c[j] = x->c ? x->c[j0 + a + j] : x->cval;
+    spread1_ctx sx = {x->k, x->nf, m, x->plen, ws->t, ws->c, NULL, 1};
+    spread1_impl(&sx, g, 0, m, 1);
+  }
+  return GFI_OK;
+}
+
+typedef struct {
+  size_t nf, plen, nb;
+  const double *pads;
+  double *grid;
+} fold1_ctx;
+
+static int fold1_task(void *vc, size_t r, void *ws) {
+  (void)ws;
+  const fold1_ctx *x = vc;
+  const size_t i0 = r * FOLD_CELLS, i1 = x->nf - i0 < FOLD_CELLS ? x->nf : i0 + FOLD_CELLS;
+  const size_t wrap = x->plen - x->nf; /* cells ns..: padding folded onto 0.. */
+  for (size_t q = 0; q < x->nb; q++) {
+    const double *g = x->pads + q * x->plen;
+    for (size_t i = i0; i < i1; i++) {
+      double v = x->grid[i] + g[i];
+      if (i < wrap) v += g[i + x->nf];
+      x->grid[i] = v;
+    }
+  }
+  return GFI_OK;
+}
+
+int nufft_spread_real_1d_stream(const nufft_kernel *k, size_t nf, size_t N, nufft_prep1 prep,
+                                void *pctx, const double *c, double cval, double *grid,
+                                int nthreads, nufft_work *w) {
+  if (N == 0) return GFI_OK;
+  const size_t plen = nf + (size_t)k->ns, nball = (N + SPREAD1_BLOCK - 1) / SPREAD1_BLOCK;
+  const size_t win = nball < SPREAD1_WINDOW ? nball : SPREAD1_WINDOW;
+  size_t need;
+  if (gfi_size_prod(&need, win, plen, 1, 1)) return GFI_ENOMEM;
+  if (w->npads < need) {
+    free(w->pads);
+    w->pads = gfi_malloc2(need, sizeof *w->pads);
+    w->npads = w->pads ? need : 0;
+    if (!w->pads) return GFI_ENOMEM;
+  }
+  int nt = nufft_threads(nthreads);
+  if (N < 4096) nt = 1;
+  for (size_t q0 = 0; q0 < nball; q0 += win) {
+    const size_t nb = nball - q0 < win ? nball - q0 : win;
+    stream1_ctx x = {k, nf, N, plen, q0, prep, pctx, c, cval, w->pads};
+    par_spec sp = {nb, nb > 1 ? nt : 1, sizeof(stream1_ws), 1, NULL, NULL};
+    int st = par_run(&sp, stream1_task, &x);
+    if (st) return st;
+    fold1_ctx f = {nf, plen, nb, w->pads, grid};
+    const size_t nr = (nf + FOLD_CELLS - 1) / FOLD_CELLS;
+    (void)par_for(nr, nr > 1 ? nt : 1, 0, fold1_task, &f); /* cannot fail */
+  }
+  return GFI_OK;
+}
+
+int nufft_spread_stream_ok(const nufft_kernel *k, int D, const size_t *nf) {
+  return D == 1 && nf[0] <= SPREAD1_MAX && (size_t)k->ns <= nf[0];
 }
 
 static int spread_any(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
@@ -732,7 +907,7 @@ static int spread_any(const nufft_kernel *k, int D, const size_t *nf, size_t N, 
   int nt = nufft_threads(nthreads);
   if (N < 4096) nt = 1;
   if (D == 1 && nf[0] <= SPREAD1_MAX && (size_t)k->ns <= nf[0])
-    return spread_1d_small(k, nf[0], N, t, c, grid, nt, real);
+    return spread_1d_small(k, nf[0], N, t, c, grid, nt, real, w);
   nufft_work own = {0};
   binning b;
   int st = binning_make(&b, w ? w : &own, D, nf, N, t, nt);

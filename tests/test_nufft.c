@@ -736,6 +736,110 @@ static void real_sources(int D, size_t N) {
   free(x), free(cr), free(cz), free(s), free(ref), free(f1), free(f2);
 }
 
+/* Type 1/2 plans kept across calls: each exec gives the bits of the one-shot
+ * transform on one thread, whatever came before it on the plan (other points,
+ * more or fewer of them, more than one chunk of 2^18) and for 1 or 2 threads;
+ * the small 1-D grid (kept per-block copies) and the large one (kept sort). */
+static void plans(int D, size_t m0, size_t N) {
+  size_t ms[3] = {m0, D == 1 ? 1 : 40, 12};
+  size_t mt = 1;
+  for (int d = 0; d < D; d++) mt *= ms[d];
+  size_t Ns[3] = {N, N / 3 + 1, N};
+  double *x = malloc(2 * N * D * sizeof(double)), *c = malloc(4 * N * sizeof(double));
+  double *fm = malloc(2 * mt * sizeof(double));
+  size_t nmax = N > mt ? N : mt;
+  double *a = malloc(2 * nmax * sizeof(double)), *b = malloc(2 * nmax * sizeof(double));
+  rng_state = 77 + D;
+  fill(x, 2 * N * D, -3, 3);
+  fill(c, 4 * N, -1, 1);
+  fill(fm, 2 * mt, -1, 1);
+  for (int type = 1; type <= 2; type++)
+    for (int nt = 1; nt <= 2; nt++) {
+      nufft_opts o;
+      nufft_default_opts(&o);
+      o.tol = 1e-9;
+      o.nthreads = nt;
+      nufft_plan *p;
+      CHECK_STATUS(nufft_plan_make(&p, type, D, ms, -1, &o), GFI_OK);
+      for (int r = 0; r < 3; r++) {
+        /* call r: Ns[r] points from the r-th (0, 1, 0) data set */
+        const double *xr = x + (r == 1) * N * D, *cr = c + (r == 1) * 2 * N;
+        nufft_opts o1 = o;
+        o1.nthreads = 1;
+        size_t nout = type == 1 ? mt : Ns[r];
+        int st = type == 1 ? nufft1(D, Ns[r], xr, cr, -1, ms, a, &o1)
+                           : nufft2(D, Ns[r], xr, a, -1, ms, fm, &o1);
+        CHECK_STATUS(st, GFI_OK);
+        memset(b, 0xff, 2 * nout * sizeof(double));
+        st = type == 1 ? nufft_plan_exec1(p, Ns[r], xr, cr, b)
+                       : nufft_plan_exec2(p, Ns[r], xr, b, fm);
+        CHECK_STATUS(st, GFI_OK);
+        CHECK(memcmp(a, b, 2 * nout * sizeof(double)) == 0,
+              "plan type %d D %d m0 %zu N %zu, %d threads, call %d: bits differ from the "
+              "one-shot", type, D, m0, Ns[r], nt, r);
+      }
+      /* the wrong exec for the type, and bad values: statuses, plan still usable */
+      CHECK_STATUS(type == 1 ? nufft_plan_exec2(p, 1, x, b, fm) : nufft_plan_exec1(p, 1, x, c, b),
+                   GFI_EINVAL);
+      double xnan = NAN;
+      CHECK_STATUS(type == 1 ? nufft_plan_exec1(p, 1, &xnan, c, b)
+                             : nufft_plan_exec2(p, 1, &xnan, b, fm),
+                   GFI_ENONFINITE);
+      nufft_plan_destroy(p);
+    }
+  nufft_plan *p = (nufft_plan *)1;
+  CHECK_STATUS(nufft_plan_make(&p, 3, D, ms, 1, NULL), GFI_EINVAL);
+  CHECK(p == NULL, "a failed plan_make leaves *p NULL");
+  CHECK_STATUS(nufft_plan_make(&p, 1, D, ms, 0, NULL), GFI_EINVAL);
+  CHECK_STATUS(nufft_plan_make(NULL, 1, D, ms, 1, NULL), GFI_EINVAL);
+  CHECK_STATUS(nufft_plan_exec1(NULL, 0, NULL, NULL, b), GFI_EINVAL);
+  nufft_plan_destroy(NULL);
+  free(x); free(c); free(fm); free(a); free(b);
+}
+
+/* Real sources on a small 1-D grid take the streamed spreader (coordinates
+ * and spreading per block, 64 blocks of 16384 points per window): over
+ * several windows and a ragged end, with given strengths and with one value
+ * for all, at 1 and 2 threads, the bits of nufft3_add with imaginary parts 0
+ * (the chunked route). */
+static void stream_windows(void) {
+  const size_t N = 2 * 64 * 16384 + 777, K = 64;
+  double *x = malloc(N * sizeof(double)), *cr = malloc(N * sizeof(double));
+  double *cz = malloc(2 * N * sizeof(double)), *s = malloc(K * sizeof(double));
+  double *f1 = malloc(2 * K * sizeof(double)), *f2 = malloc(2 * K * sizeof(double));
+  rng_state = 999;
+  fill(x, N, -1, 1);
+  fill(cr, N, -1, 1);
+  for (size_t k = 0; k < K; k++) s[k] = 30.0 * (double)k / (double)(K - 1);
+  double lo = -1, hi = 1;
+  for (int one = 0; one < 2; one++) {
+    for (size_t j = 0; j < N; j++) cz[2 * j] = one ? 0.25 : cr[j], cz[2 * j + 1] = 0;
+    for (int nt = 1; nt <= 2; nt++) {
+      nufft_opts o;
+      nufft_default_opts(&o);
+      o.tol = 1e-9;
+      o.nthreads = nt;
+      o.real_sources = 1;
+      nufft3_plan *p = NULL;
+      CHECK_STATUS(nufft3_plan_make(&p, 1, &lo, &hi, 1, K, s, &o), GFI_OK);
+      if (!p) continue;
+      size_t nf[3];
+      nufft3_info(p, nf, NULL);
+      CHECK(nf[0] <= 4096, "stream test grid %zu: not the small-grid route", nf[0]);
+      CHECK_STATUS(nufft3_add_real(p, N, x, one ? NULL : cr, 0.25), GFI_OK);
+      CHECK_STATUS(nufft3_exec(p, f1), GFI_OK);
+      nufft3_reset(p);
+      CHECK_STATUS(nufft3_add(p, N, x, cz), GFI_OK);
+      CHECK_STATUS(nufft3_exec(p, f2), GFI_OK);
+      CHECK(memcmp(f1, f2, 2 * K * sizeof(double)) == 0,
+            "streamed real sources (%s, %d threads): bits differ from nufft3_add",
+            one ? "one value" : "given", nt);
+      nufft3_destroy(p);
+    }
+  }
+  free(x); free(cr); free(cz); free(s); free(f1); free(f2);
+}
+
 int main(void) {
   kernel_cache();
   sincos_simd();
@@ -747,8 +851,13 @@ int main(void) {
   for (int D = 1; D <= 3; D++) streaming(D);
   for (int D = 1; D <= 3; D++) threads(D, 0);
   threads(1, 700);
+  plans(1, 700, 300000); /* small 1-D grid, two chunks */
+  plans(1, 5000, 300000); /* sorted 1-D spreading, two chunks */
+  plans(2, 30, 20000);
+  plans(3, 10, 8000);
   for (int D = 1; D <= 3; D++) real_sources(D, 20000);
   real_sources(1, 300); /* one thread, the unsorted 1-D path at small N */
+  stream_windows();
   spans();
   many_points();
   edges();
