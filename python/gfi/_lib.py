@@ -54,6 +54,7 @@ lib = ctypes.CDLL(LIBRARY_PATH)
 
 class KernelExact(ctypes.Structure):
     """gfi_kernel as include/gfi/kernel.h lays it out (embedded in gfi_attn_spec)."""
+    _c_name_ = "gfi_kernel"
     _fields_ = [("kind", ci), ("l", ci), ("fn", vp), ("ctx", vp), ("A", cd), ("A_finite", ci),
                 ("coef", cd * 9)]  # GFI_PHI_MAXPOW + 1
 
@@ -65,6 +66,7 @@ class Kernel(KernelExact):
 
 class OptsExact(ctypes.Structure):
     """gfi_opts as include/gfi/opts.h lays it out (embedded as `base` in module options)."""
+    _c_name_ = "gfi_opts"
     _fields_ = [("nthreads", ci), ("seed", ctypes.c_uint64), ("query_tile", sz), ("data_block", sz),
                 ("method", ci), ("tol", cd)]
 
@@ -75,6 +77,7 @@ class Opts(OptsExact):
 
 
 class FastInfo(ctypes.Structure):
+    _c_name_ = "gfi_fast_info"
     _fields_ = [("route", ci), ("reason", ci), ("dim", sz), ("nodes", sz * 3), ("nodes_total", sz),
                 ("grid_fwd", sz * 3), ("grid_bwd", sz * 3), ("span", cd * 3), ("tol", cd),
                 ("nufft_tol", cd), ("bound_abs", cd), ("bound", cd), ("cost_direct", cd),
@@ -83,39 +86,46 @@ class FastInfo(ctypes.Structure):
 
 
 class SelectOpts(ctypes.Structure):
+    _c_name_ = "gfi_select_opts"
     _fields_ = [("base", OptsExact), ("R_lo", cd), ("R_hi", cd), ("nscan", sz), ("per_axis", ci),
                 ("denom_tol", cd), ("_spare", ctypes.c_char * 128)]
 
 
 class SelectResult(ctypes.Structure):
+    _c_name_ = "gfi_select_result"
     _fields_ = [("D", sz), ("R", cd * 3), ("value", cd), ("bound", cd), ("R_lo", cd), ("R_hi", cd),
                 ("nscan", sz), ("nlocal", sz), ("at_edge", ci), ("evals", sz), ("nflagged", sz),
                 ("route", ci), ("_spare", ctypes.c_char * 128)]
 
 
 class MiseOpts(ctypes.Structure):
+    _c_name_ = "gfi_mise_opts"
     _fields_ = [("base", OptsExact), ("ise", ci), ("parts", ci), ("resolution", cd),
                 ("grid_halfwidth", cd), ("grid_cells", sz), ("_spare", ctypes.c_char * 128)]
 
 
 class MiseResult(ctypes.Structure):
+    _c_name_ = "gfi_mise_result"
     _fields_ = [("mise", cd), ("se", cd), ("lo95", cd), ("hi95", cd), ("bias2", cd), ("var", cd),
                 ("nreps", sz), ("bias2_in", cd), ("bias2_out", cd), ("method", ci),
                 ("nodes", sz * 3), ("ise_err_bound", cd), ("_spare", ctypes.c_char * 128)]
 
 
 class AttnSpec(ctypes.Structure):
+    _c_name_ = "gfi_attn_spec"
     _fields_ = [("kind", ci), ("kernel", KernelExact), ("per_axis_R", ci), ("causal", ci),
                 ("denom_tol", cd), ("_spare", ctypes.c_char * 128)]
 
 
 class AttnInfo(ctypes.Structure):
     """gfi_attn_info: all five fields (the library writes every one)."""
+    _c_name_ = "gfi_attn_info"
     _fields_ = [("nflagged", sz), ("first_flagged", sz), ("min_ratio", cd), ("nempty", sz), ("first_empty", sz)]
 
 
 class AttnBatchSpec(ctypes.Structure):
     """gfi_attn_batch_spec (include/gfi/attention.h), with room for appended fields."""
+    _c_name_ = "gfi_attn_batch_spec"
     _fields_ = [("kernel", KernelExact), ("rmode", ci), ("causal", ci), ("eps", cd), ("denom_tol", cd),
                 ("empty_zero", ci), ("dtype", ci), ("mask_batch", sz), ("layout", ci),
                 ("dropout", cd), ("seed", ctypes.c_uint64), ("strides", sz * 9),
@@ -123,6 +133,7 @@ class AttnBatchSpec(ctypes.Structure):
 
 
 class ErrInfo(ctypes.Structure):
+    _c_name_ = "gfi_errinfo"
     _fields_ = [("line", sz), ("column", sz), ("msg", ctypes.c_char * 256)]
 
 

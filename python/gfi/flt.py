@@ -41,6 +41,7 @@ METRICS = ("max_abs", "max_re", "frob", "rel")
 
 class FltOpts(ctypes.Structure):
     """gfi_flt_opts (include/gfi/flt.h): the common options, the feature count, a progress callback."""
+    _c_name_ = "gfi_flt_opts"
     _fields_ = [("base", OptsExact), ("features", ctypes.c_int), ("progress", _P), ("_spare", ctypes.c_char * 128)]
 
 

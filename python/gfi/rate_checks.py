@@ -35,6 +35,7 @@ MAXDEFINES = 16
 
 class RateRow(ctypes.Structure):
     """gfi_exp_rate_row."""
+    _c_name_ = "gfi_exp_rate_row"
     _fields_ = [("name", ctypes.c_char * 32), ("theorem", ctypes.c_char * 16), ("th", vp),
                 ("setting", ctypes.c_char * 128), ("truth", ctypes.c_char * 64), ("rule", ctypes.c_char * 64),
                 ("D", sz), ("l", ci), ("cls", ci), ("order", cd), ("N_min", sz), ("N_max", sz), ("n_fit", sz),
@@ -46,6 +47,7 @@ class RateRow(ctypes.Structure):
 
 class DratesParams(ctypes.Structure):
     """gfi_exp_drates_params."""
+    _c_name_ = "gfi_exp_drates_params"
     _fields_ = [("full", ci), ("theorems", ci * 3), ("ntheorems", sz), ("l1", ci * MAXL), ("nl1", sz),
                 ("models", c_char_p * MAXMODELS), ("nmodels", sz), ("D", sz), ("nmin", cd), ("nmax", cd),
                 ("per_decade", cd), ("fit_decades", cd), ("mc_reps", ctypes.c_long), ("mc_nmax", cd),
@@ -54,6 +56,7 @@ class DratesParams(ctypes.Structure):
 
 class RratesParams(ctypes.Structure):
     """gfi_exp_rrates_params."""
+    _c_name_ = "gfi_exp_rrates_params"
     _fields_ = [("size", c_char_p), ("reps", sz), ("points", sz), ("rows", c_char_p),
                 ("defines", ctypes.POINTER(c_char_p)), ("ndefines", sz), ("seed", ctypes.c_uint64),
                 ("outdir", c_char_p)]
@@ -61,18 +64,22 @@ class RratesParams(ctypes.Structure):
 
 class Ctx(ctypes.Structure):
     """gfi_exp_ctx."""
+    _c_name_ = "gfi_exp_ctx"
     _fields_ = [("program", c_char_p), ("argc", ci), ("argv", ctypes.POINTER(c_char_p)), ("nthreads", ci),
                 ("progress", vp), ("header", vp), ("header_arg", vp), ("live", vp)]
 
 
 class Err(ctypes.Structure):
     """gfi_exp_err."""
+    _c_name_ = "gfi_exp_err"
     _fields_ = [("status", ci), ("step", ctypes.c_char * 160), ("param", ctypes.c_char * 32),
                 ("msg", ctypes.c_char * 1024)]
 
 
 class TheoremHead(ctypes.Structure):
     """The first fields of gfi_exp_theorem (only read through a pointer)."""
+    _c_name_ = "gfi_exp_theorem"
+    _c_prefix_ = True  # only the first fields
     _fields_ = [("id", ci), ("name", c_char_p), ("regression", ci)]
 
 

@@ -1,39 +1,15 @@
 """The rate checks' tables (gfi.density_rates, gfi.regression_rates): the
-ctypes structs against the C layout, the rows against the table the CLI
-prints for the same options (to the last digit printed), the files of
-outdir, threads, and bad options naming the keyword at fault."""
+rows against the table the CLI prints for the same options (to the last
+digit printed), the files of outdir, threads, and bad options naming the
+keyword at fault."""
 import os
-import subprocess
 
 import numpy as np
 import pytest
 
 import gfi
-from gfi import rate_checks
 
-# ---- the struct layout ----
-
-
-def test_struct_layout_matches_c():
-    probe = os.environ.get("GFI_LAYOUT_PROBE")
-    if not probe or not os.path.exists(probe):
-        pytest.skip("the layout probe of the build tree is needed (meson test sets GFI_LAYOUT_PROBE)")
-    # (in a sanitizer build the probe links its own ASan runtime: not the preloaded one too)
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    out = subprocess.run([probe], capture_output=True, text=True, check=True, env=env).stdout
-    seen = {}
-    for line in out.splitlines():
-        struct, field, value = line.split()
-        seen.setdefault(struct, {})[field] = int(value)
-    assert set(seen) == set(rate_checks.STRUCTS)
-    for cname, cls in rate_checks.STRUCTS.items():
-        c = seen[cname]
-        size = c.pop("sizeof", None)
-        if cname != "gfi_exp_theorem":  # only its first fields are mirrored
-            assert size == __import__("ctypes").sizeof(cls), cname
-            assert list(c) == [f[0] for f in cls._fields_], cname  # every field, in order
-        for field, off in c.items():
-            assert getattr(cls, field).offset == off, "%s.%s" % (cname, field)
+# (the struct layout: test_contract.py checks every ctypes mirror of gfi)
 
 
 # ---- against the CLI ----
