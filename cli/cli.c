@@ -178,48 +178,10 @@ double *cli_bandwidth(const char *opt, const char *s, size_t D, size_t N, const 
   return H;
 }
 
-/* poly:a1,..,ad: phi(z) = a1 z + .. + ad z^d. */
-static void cli_phi_poly(const char *opt, const char *s, gfi_kernel *k) {
-  double a[GFI_PHI_MAXPOW + 1] = {0};
-  int d = 0;
-  const char *p = s;
-  for (;;) {
-    if (d == GFI_PHI_MAXPOW) cli_usage(opt, "poly: at most %d coefficients (z^1..z^%d), got more in '%s'",
-                                       GFI_PHI_MAXPOW, GFI_PHI_MAXPOW, s);
-    char *end;
-    errno = 0;
-    double v = strtod(p, &end);
-    if (end == p || (*end != ',' && *end != '\0'))
-      cli_usage(opt, "poly: coefficient %d ('%.*s') is not a number in '%s'", d + 1,
-                (int)strcspn(p, ","), p, s);
-    if (!isfinite(v) || errno == ERANGE)
-      cli_usage(opt, "poly: coefficient %d of '%s' is out of range", d + 1, s);
-    if (v < 0) cli_usage(opt, "poly: coefficient %d (of z^%d) is negative (%g): gfi's polynomial phi "
-                              "takes coefficients >= 0", d + 1, d + 1, v);
-    a[++d] = v;
-    if (*end == '\0') break;
-    p = end + 1;
-  }
-  while (d > 0 && a[d] == 0) d--;
-  if (d == 0) cli_usage(opt, "poly: every coefficient of '%s' is 0", s);
-  int st = gfi_kernel_poly(k, d, a);
-  if (st) cli_usage(opt, "poly:%s: %s", s, gfi_strerror(st));
-}
-
+/* pow:L or poly:a1,..,ad (gfi_kernel_parse). */
 void cli_phi(const char *opt, const char *s, gfi_kernel *k) {
-  if (strncmp(s, "poly:", 5) == 0) {
-    cli_phi_poly(opt, s + 5, k);
-    return;
-  }
-  if (strncmp(s, "pow:", 4) != 0)
-    cli_usage(opt, "unknown phi '%s' (expected pow:L with L = 1..8, or poly:a1,..,ad)", s);
-  char *end;
-  long l = strtol(s + 4, &end, 10);
-  if (end == s + 4 || *end != '\0')
-    cli_usage(opt, "pow:L needs an integer L, got '%s'", s + 4);
-  if (l < 1 || l > 8) cli_usage(opt, "power l must be in 1..8, got %ld", l);
-  int st = gfi_kernel_pow(k, (int)l);
-  if (st) cli_usage(opt, "%s", gfi_strerror(st));
+  gfi_errinfo err;
+  if (gfi_kernel_parse(k, s, &err)) cli_usage(opt, "%s", err.msg);
 }
 
 gfi_model *cli_model(const char *spec, size_t D) {

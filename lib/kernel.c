@@ -1,6 +1,10 @@
 /* One-axis generalized Fourier kernels: sinc, A_l, kappa_l, custom phi. */
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_integration.h>
 #include <gsl/gsl_sum.h>
@@ -277,5 +281,78 @@ int gfi_kernel_custom(gfi_kernel *k, gfi_phi_fn fn, void *ctx) {
   k->ctx = ctx;
   k->A = A;
   k->A_finite = (st == GFI_OK);
+  return GFI_OK;
+}
+
+/* ---- the text form (gfi --phi) ---- */
+
+static int kernel_parse_fail(gfi_errinfo *err, int status, size_t column, const char *fmt, ...)
+  __attribute__((format(printf, 4, 5)));
+static int kernel_parse_fail(gfi_errinfo *err, int status, size_t column, const char *fmt, ...) {
+  if (err) {
+    gfi_errinfo_clear(err);
+    err->column = column;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+  }
+  return status;
+}
+
+static int kernel_parse_poly(gfi_kernel *k, const char *spec, gfi_errinfo *err) {
+  const char *s = spec + 5;
+  double a[GFI_PHI_MAXPOW + 1] = {0};
+  int d = 0;
+  const char *p = s;
+  for (;;) {
+    size_t col = (size_t)(p - spec) + 1;
+    if (d == GFI_PHI_MAXPOW)
+      return kernel_parse_fail(err, GFI_EORDER, col, "poly: at most %d coefficients (z^1..z^%d), got more in '%s'",
+                               GFI_PHI_MAXPOW, GFI_PHI_MAXPOW, s);
+    char *end;
+    errno = 0;
+    double v = strtod(p, &end);
+    if (end == p || (*end != ',' && *end != '\0'))
+      return kernel_parse_fail(err, GFI_EINVAL, col, "poly: coefficient %d ('%.*s') is not a number in '%s'", d + 1,
+                               (int)strcspn(p, ","), p, s);
+    if (!isfinite(v))
+      return kernel_parse_fail(err, GFI_ENONFINITE, col, "poly: coefficient %d of '%s' is out of range (not finite)",
+                               d + 1, s);
+    if (errno == ERANGE)
+      return kernel_parse_fail(err, GFI_ERANGE, col, "poly: coefficient %d of '%s' is out of range", d + 1, s);
+    if (v < 0)
+      return kernel_parse_fail(err, GFI_EINVAL, col, "poly: coefficient %d (of z^%d) is negative (%g): gfi's "
+                               "polynomial phi takes coefficients >= 0", d + 1, d + 1, v);
+    a[++d] = v;
+    if (*end == '\0') break;
+    p = end + 1;
+  }
+  while (d > 0 && a[d] == 0) d--;
+  if (d == 0) return kernel_parse_fail(err, GFI_EINVAL, 0, "poly: every coefficient of '%s' is 0", s);
+  gfi_kernel t;
+  int st = gfi_kernel_poly(&t, d, a);
+  if (st) return kernel_parse_fail(err, st, 0, "poly:%s: %s", s, gfi_strerror(st));
+  *k = t;
+  return GFI_OK;
+}
+
+int gfi_kernel_parse(gfi_kernel *k, const char *spec, gfi_errinfo *err) {
+  if (err) gfi_errinfo_clear(err);
+  if (!k || !spec) return kernel_parse_fail(err, GFI_EINVAL, 0, "no kernel or no phi specification");
+  if (strncmp(spec, "poly:", 5) == 0) return kernel_parse_poly(k, spec, err);
+  if (strncmp(spec, "pow:", 4) != 0)
+    return kernel_parse_fail(err, GFI_EINVAL, 0, "unknown phi '%s' (expected pow:L with L = 1..8, or poly:a1,..,ad)",
+                             spec);
+  char *end;
+  errno = 0;
+  long l = strtol(spec + 4, &end, 10);
+  if (end == spec + 4 || *end != '\0' || errno == ERANGE)
+    return kernel_parse_fail(err, GFI_EINVAL, 5, "pow:L needs an integer L, got '%s'", spec + 4);
+  if (l < 1 || l > 8) return kernel_parse_fail(err, GFI_EORDER, 5, "power l must be in 1..8, got %ld", l);
+  gfi_kernel t;
+  int st = gfi_kernel_pow(&t, (int)l);
+  if (st) return kernel_parse_fail(err, st, 5, "%s", gfi_strerror(st));
+  *k = t;
   return GFI_OK;
 }

@@ -277,11 +277,61 @@ static void test_offset_criteria(gsl_rng *r) {
   CHECK_CLOSE(l1, l0, 1e-10, 0);
 }
 
+/* gfi_kernel_parse: the text form of --phi gives the kernels of
+ * gfi_kernel_pow and gfi_kernel_poly, field for field, and refuses malformed
+ * text with the status and a message naming the culprit, leaving *k as it was. */
+static void test_kernel_parse(void) {
+  gfi_kernel k, want;
+  gfi_errinfo err;
+  CHECK_STATUS(gfi_kernel_parse(&k, "pow:4", &err), GFI_OK);
+  CHECK_STATUS(gfi_kernel_pow(&want, 4), GFI_OK);
+  CHECK(k.kind == want.kind && k.l == 4 && k.A == want.A && k.coef[4] == 1, "pow:4 is z^4");
+  const double a[5] = {0, 0, 0.5, 0, 0.5};
+  CHECK_STATUS(gfi_kernel_parse(&k, "poly:0,0.5,0,0.5,0,0", NULL), GFI_OK); /* trailing zeros dropped */
+  CHECK_STATUS(gfi_kernel_poly(&want, 4, a), GFI_OK);
+  CHECK(k.kind == GFI_PHI_POLY && k.l == 4 && k.A == want.A, "poly:0,0.5,0,0.5 is gfi_kernel_poly's");
+  for (int j = 0; j <= GFI_PHI_MAXPOW; j++) CHECK(k.coef[j] == want.coef[j], "coef[%d]", j);
+  CHECK_STATUS(gfi_kernel_parse(&k, "poly:1e-1,2", &err), GFI_OK);
+  CHECK(k.l == 2 && k.coef[1] == 0.1 && k.coef[2] == 2, "poly:1e-1,2");
+  static const struct { const char *spec; int status; const char *msg; } bad[] = {
+    {"pow:9", GFI_EORDER, "1..8, got 9"},
+    {"pow:0", GFI_EORDER, "got 0"},
+    {"pow:", GFI_EINVAL, "integer L"},
+    {"pow:4x", GFI_EINVAL, "integer L"},
+    {"pow:99999999999999999999", GFI_EINVAL, "integer L"},
+    {"relu", GFI_EINVAL, "unknown phi 'relu'"},
+    {"", GFI_EINVAL, "unknown phi"},
+    {"poly:", GFI_EINVAL, "coefficient 1"},
+    {"poly:0,x", GFI_EINVAL, "coefficient 2 ('x')"},
+    {"poly:1,", GFI_EINVAL, "coefficient 2"},
+    {"poly:0,0,0", GFI_EINVAL, "every coefficient"},
+    {"poly:1,-0.5", GFI_EINVAL, "negative"},
+    {"poly:1,nan", GFI_ENONFINITE, "coefficient 2"},
+    {"poly:1e999", GFI_ENONFINITE, "out of range"},
+    {"poly:1,1e-400", GFI_ERANGE, "out of range"},
+    {"poly:1,1,1,1,1,1,1,1,1", GFI_EORDER, "at most 8"},
+  };
+  gfi_kernel keep;
+  CHECK_STATUS(gfi_kernel_pow(&keep, 3), GFI_OK);
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    k = keep;
+    CHECK_STATUS(gfi_kernel_parse(&k, bad[i].spec, &err), bad[i].status);
+    CHECK(strstr(err.msg, bad[i].msg) != NULL, "'%s': message '%s' lacks '%s'", bad[i].spec, err.msg, bad[i].msg);
+    CHECK(memcmp(&k, &keep, sizeof k) == 0, "'%s' changed the kernel", bad[i].spec);
+    CHECK_STATUS(gfi_kernel_parse(&k, bad[i].spec, NULL), bad[i].status);
+  }
+  CHECK_STATUS(gfi_kernel_parse(&k, "poly:0,x", &err), GFI_EINVAL);
+  CHECK(err.column == 8, "the culprit's column, got %zu", err.column);
+  CHECK_STATUS(gfi_kernel_parse(NULL, "pow:4", &err), GFI_EINVAL);
+  CHECK_STATUS(gfi_kernel_parse(&k, NULL, &err), GFI_EINVAL);
+}
+
 int main(void) {
   gsl_set_error_handler_off();
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(r, 20261125);
   test_poly_facts();
+  test_kernel_parse();
   test_poly_estimators(r);
   test_poly_mise();
   test_offset_direct(r);

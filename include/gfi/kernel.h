@@ -54,6 +54,17 @@ GFI_EXPORT int gfi_kernel_pow(gfi_kernel *k, int l);
  * GFI_ENONFINITE (a coefficient not finite). */
 GFI_EXPORT int gfi_kernel_poly(gfi_kernel *k, int deg, const double *a);
 
+/* A kernel from its text, as gfi's --phi takes it: "pow:L" (phi = z^L,
+ * L = 1..8) or "poly:a1,..,ad" (phi = a1 z + .. + ad z^d, d <= 8; trailing
+ * zero coefficients are dropped; gfi_kernel_poly's conditions). On failure
+ * returns GFI_EINVAL (NULL, unknown form, not a number, a negative or only
+ * zero coefficients), GFI_EORDER (L outside 1..8, more than 8 coefficients),
+ * GFI_ENONFINITE or GFI_ERANGE (a coefficient not finite or out of range),
+ * writes what is wrong to err->msg (err may be NULL; err->column is the
+ * 1-based character position of the culprit, 0 when it is the whole text)
+ * and leaves *k as it was. */
+GFI_EXPORT int gfi_kernel_parse(gfi_kernel *k, const char *spec, gfi_errinfo *err);
+
 /* Custom phi. A is computed by quadrature (gfi_phi_integral). The kernel is
  * initialised even when A is infinite (then A_finite = 0, A = INFINITY): such
  * a phi is usable for regression/attention, where A cancels. Returns GFI_OK,

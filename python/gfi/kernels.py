@@ -4,12 +4,13 @@ import ctypes
 import numpy as np
 
 from . import errors
-from ._lib import lib, Kernel, check, ref
+from ._lib import lib, ErrInfo, Kernel, check, ref
 
 
 def make_kernel(phi):
     """A gfi_kernel from phi: an int l (phi = z^l), "pow:L", "L", or
-    "poly:a1,a2,..." / a sequence of coefficients (a_1..a_deg; phi = sum a_k z^k)."""
+    "poly:a1,a2,..." / a sequence of coefficients (a_1..a_deg; phi = sum a_k z^k).
+    The strings are the CLI's --phi, read by libgfi (gfi_kernel_parse)."""
     k = Kernel()
     if isinstance(phi, Kernel):
         return phi
@@ -18,20 +19,15 @@ def make_kernel(phi):
         return k
     if isinstance(phi, str):
         s = phi.strip()
-        if s.startswith("pow:") or s.isdigit():
-            try:
-                l = int(s[4:] if s.startswith("pow:") else s)
-            except ValueError:
-                raise errors.InvalidArgument(errors.GFI_EINVAL, "phi %r: expected pow:L with L in 1..8" % phi, "phi")
-            return make_kernel(l)
-        if s.startswith("poly:"):
-            try:
-                coefs = [float(t) for t in s[5:].split(",")]
-            except ValueError:
-                raise errors.InvalidArgument(errors.GFI_EINVAL, "phi %r: expected poly:a1,a2,..." % phi, "phi")
-            return _poly(coefs, phi)
-        raise errors.InvalidArgument(errors.GFI_EINVAL, "phi %r: expected an int l, 'pow:L' or 'poly:a1,a2,...'"
-                                     % phi, "phi")
+        if s.isdigit():  # "L" as pow:L
+            s = "pow:" + s
+        if "\0" in s:
+            raise errors.InvalidArgument(errors.GFI_EINVAL, "phi %r: a NUL character in the text" % (phi,), "phi")
+        err = ErrInfo()
+        st = lib.gfi_kernel_parse(ref(k), s.encode(errors="replace"), ref(err))
+        if st:
+            raise errors.from_status(st, "phi %r: %s" % (phi, err.msg.decode(errors="replace")), "phi")
+        return k
     try:
         coefs = [float(t) for t in phi]
     except TypeError:

@@ -207,3 +207,22 @@ def test_polynomial_phi(cli, npy, tmp_path, data1, method):
         make_kernel([1.0] * 9)
     with pytest.raises(gfi.InvalidArgument):
         make_kernel("poly:0,0,0")  # a[deg] = 0
+
+
+def test_phi_text_is_the_clis():
+    # the strings go to libgfi's parser (gfi_kernel_parse), the CLI's --phi
+    from gfi.kernels import make_kernel
+    for spec in (4, "4", " pow:4 ", "pow:4", "poly:0,0,0,1", "poly:0,0,0,1,0", [0, 0, 0, 1]):
+        k = make_kernel(spec)
+        assert k.l == 4 and k.A == make_kernel(4).A and list(k.coef[:5]) == [0, 0, 0, 0, 1], spec
+    with pytest.raises(gfi.InvalidArgument, match=r"coefficient 2 \('x'\) is not a number") as e:
+        make_kernel("poly:1,x")
+    assert e.value.param == "phi"
+    with pytest.raises(gfi.OrderError, match="at most 8 coefficients"):
+        make_kernel("poly:" + ",".join(["1"] * 9))
+    with pytest.raises(gfi.OrderError, match="1..8, got 9"):
+        make_kernel("pow:9")
+    with pytest.raises(gfi.NonFiniteError):
+        make_kernel("poly:1,inf")
+    with pytest.raises(gfi.InvalidArgument, match="NUL"):
+        make_kernel("pow:4\0junk")
