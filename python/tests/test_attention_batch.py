@@ -200,7 +200,7 @@ def f32_bound(Q, K, V, Rhd, dH, l, vis, eps, H32, delta=2.0 ** -21):
 def check_f32(Qs, R, l, kw, empty, tag):
     """float32 against float64 on the same float inputs: every entry of H and of each gradient within
     f32_bound plus its rounding to float and 2^-126 (below float's normal range a result has no
-    relative precision); NaN in the same places. Returns the worst ratio error / limit."""
+    relative precision); NaN in the same places. Returns the worst ratio error / limit of each output."""
     Q, K, V, dH = Qs
     Bn, Hn, Lqn, Dn = Q.shape
     Lkn = K.shape[2]
@@ -226,13 +226,13 @@ def check_f32(Qs, R, l, kw, empty, tag):
     Rhd = np.broadcast_to(np.reshape(R, (-1, 1)) if np.ndim(R) == 1 else R, (Hn, Dn)).astype(np.float64)
     E = list(f32_bound(Q, K, V, Rhd, dH, l, vis, kw.get("eps", 0.0), np.nan_to_num(o[np.float32][0])))
     E[4] = E[4].sum() if np.ndim(R) == 0 else (E[4].sum(1) if np.ndim(R) == 1 else E[4])
-    worst = 0.0
+    worst = {}
     for name, a32, a64, e in zip(("H", "dQ", "dK", "dV", "dR"), o[np.float32], o[np.float64], E):
         assert np.array_equal(np.isnan(a32), np.isnan(a64)), (tag, name)
         fin = ~np.isnan(a64)
         r = (np.abs(a32 - a64) / (e + np.abs(a64) * 2.0 ** -24 + 2.0 ** -126))[fin]
         assert np.all(r <= 1), (tag, name, r.max())
-        worst = max(worst, float(r.max()) if r.size else 0.0)
+        worst[name] = float(r.max()) if r.size else 0.0
     return worst
 
 
