@@ -119,24 +119,150 @@ def test_float64_against_brute_force(rmode, case):
 @pytest.mark.parametrize("rmode", list(RADII))
 @pytest.mark.parametrize("case", list(CASES))
 def test_float32_against_float64(rmode, case):
-    """float32 computes the pair loop in float32 with float64 row sums: H
-    within l D 2^-20 of the head's value scale, the gradients within 4x that
-    of each array's largest entry (docs/attention.md, the C test's bound)."""
+    """float32 computes the pair loop in float32 with float64 row sums: every
+    entry within the first-order bound of check_f32 (docs/attention.md)."""
     kw = CASES[case]
     R = RADII[rmode]
-    Q, K, V, dH = (np.asarray(a, np.float32).astype(np.float64) for a in data(B, H, Lq, Lk, D, Dv))
-    R64 = np.asarray(R, np.float32).astype(np.float64)
-    H64, g64, _ = run(np.float64, R64 if np.ndim(R) else float(np.float32(R)), kw, (Q, K, V, dH))
-    H32, g32, _ = run(np.float32, np.asarray(R, np.float32) if np.ndim(R) else float(np.float32(R)), kw,
-                      (Q, K, V, dH))
-    tol = 4 * D * 2.0 ** -20
-    assert err(H32, H64) * np.abs(H64[~np.isnan(H64)]).max() / np.abs(V).max() <= tol
-    for a, b in zip(g32[:3], g64[:3]):
-        assert err(a, b) <= 4 * tol
-    # dR sums terms of both signs over every pair: its scale is sum |term|
-    brute(Q, K, V, R64, dH, causal=kw.get("causal", False), kp=kw.get("kp"), mask=kw.get("mask"),
-          eps=kw.get("eps", 0.0))
-    assert np.all(np.abs(np.asarray(g32[3], np.float64) - g64[3]) <= 4 * tol * brute.dR_abs)
+    Qs = tuple(np.asarray(a, np.float32).astype(np.float64) for a in data(B, H, Lq, Lk, D, Dv))
+    R = np.asarray(R, np.float32).astype(np.float64) if np.ndim(R) else float(np.float32(R))
+    check_f32(Qs, R, 4, kw, "nan", case)
+
+
+
+
+def f32_bound(Q, K, V, Rhd, dH, l, vis, eps, H32, delta=2.0 ** -21):
+    """First-order bound on |float32 - float64| of H, dQ, dK, dV and dR (per (H, D)), entry by entry
+    (docs/attention.md, float32): every float sinc and sinc' factor is within delta of the exact one
+    (absolute: the phase's relative rounding moves sinc by up to 2^-23 however small it is), which
+    moves a weight by delta l sum_d |s_d|^(l-1) prod_{e != d} |s_e|^l; that and the row sum's error
+    are carried through H = N / T, P_i = dH_i . H_i (the float32 H, rounded) and the coefficient
+    (dH_i . v_j - P_i) / T times dw/du_d with absolute values; a weight more than 2^-100 below its
+    row's largest (the engine drops those 2^-120 below on its exponent estimate) may be lost whole."""
+    # in long double (x87: exponents to 2^-16382): at D = 64 a row's weights can be below 1e-308,
+    # where the float64 engine keeps them scaled
+    Q, K, V, Rhd, dH, H32 = (np.asarray(x, np.longdouble) for x in (Q, K, V, Rhd, dH, H32))
+    X = Q[:, :, :, None, :] - K[:, :, None, :, :]
+    U = Rhd[None, :, None, None, :] * X
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where(U == 0, 1.0, np.sin(U) / U)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ds = np.where(U == 0, 0.0, (np.cos(U) - s) / U)
+    a = np.abs(s)
+    D = Q.shape[-1]
+    # prefix/suffix products of |s|^l and s^l: the product over the other axes, exact at zeros
+    sl, al = s ** l, a ** l
+    def others(f):
+        pre = np.cumprod(np.concatenate([np.ones_like(f[..., :1]), f[..., :-1]], -1), -1)
+        suf = np.flip(np.cumprod(np.flip(np.concatenate([f[..., 1:], np.ones_like(f[..., :1])], -1), -1), -1), -1)
+        return pre * suf
+    o, oa = others(sl), others(al)
+    w = np.prod(sl, -1) * vis
+    dwa = l * a ** (l - 1) * oa * vis[..., None]           # |dw/ds_d|
+    Ew = delta * dwa.sum(-1)                     # |w32 - w64| <= Ew
+    # weights far below the row's largest may be dropped (2^-120 on the engine's exponent estimate)
+    drop = (np.abs(w) < 2.0 ** -100 * np.abs(w).max(-1, keepdims=True)) & vis
+    Ew = Ew + np.abs(w) * drop
+    emp = ~vis.any(-1)
+    T = np.where(emp, 1.0, w.sum(-1) + eps)
+    ET = Ew.sum(-1)
+    Tm = np.abs(T)
+    Hh = (w @ V) / T[..., None]
+    EH = (Ew @ np.abs(V) + np.abs(Hh) * ET[..., None]) / Tm[..., None]
+    dV_E = np.swapaxes(Ew / Tm[..., None] + np.abs(w) * (ET / Tm ** 2)[..., None], -1, -2) @ np.abs(dH)
+    A = dH @ np.swapaxes(V, -1, -2)
+    P = (dH * H32).sum(-1, keepdims=True)
+    EP = (np.abs(dH) * (EH + np.abs(H32) * 2.0 ** -24)).sum(-1, keepdims=True)
+    g = np.where(emp[..., None], 0.0, (A - P) / T[..., None]) * vis
+    Eg = np.where(emp[..., None], 0.0, (EP + np.abs(A - P) * (ET / Tm)[..., None]) / Tm[..., None]) * vis
+    # error of dw/du_d: sinc' off by delta, the factor s_d^(l-1) and the other factors off by delta each
+    dsa = np.abs(ds)
+    Edw = delta * l * oa * (a ** (l - 1) + (l - 1) * a ** max(l - 2, 0) * dsa)
+    # the other axes off by delta each: sum_{e != d} l |s_e|^(l-1) prod_{f != d, e} |s_f|^l
+    inner = np.zeros_like(a)
+    for d in range(D):
+        m = al.copy()
+        m[..., d] = 1.0
+        t = l * a ** (l - 1) * others(m)
+        t[..., d] = 0.0
+        inner[..., d] = t.sum(-1)
+    Edw = Edw + delta * l * a ** (l - 1) * dsa * inner
+    Edw = Edw * vis[..., None]
+    dw = l * s ** (l - 1) * ds * o  # dw/du_d
+    Edw = Edw + np.abs(dw) * drop[..., None]
+    R4 = Rhd[None, :, None, None, :]
+    EG = (Eg[..., None] * np.abs(dw) + np.abs(g)[..., None] * Edw)
+    EdQ = (EG * R4).sum(3)
+    EdK = (EG * R4).sum(2)
+    EdR = (EG * np.abs(X)).sum((0, 2, 3))
+    return tuple(np.asarray(x, np.float64) for x in (EH, EdQ, EdK, dV_E, EdR))
+
+
+def check_f32(Qs, R, l, kw, empty, tag):
+    """float32 against float64 on the same float inputs: every entry of H and of each gradient within
+    f32_bound plus its rounding to float and 2^-126 (below float's normal range a result has no
+    relative precision); NaN in the same places. Returns the worst ratio error / limit of each output."""
+    Q, K, V, dH = Qs
+    Bn, Hn, Lqn, Dn = Q.shape
+    Lkn = K.shape[2]
+    kp, mask = kw.get("kp"), kw.get("mask")
+    o = {}
+    for dt in (np.float64, np.float32):
+        c = (lambda x: np.ascontiguousarray(x, dt))
+        Hh, ctx = gfi.fourier_attention_batch(c(Q), c(K), c(V), R if np.ndim(R) == 0 else c(R), phi=l,
+                                              causal=kw.get("causal", False), key_padding_mask=kp, mask=mask,
+                                              eps=kw.get("eps", 0.0), empty=empty,
+                                              denom_tol=0.05 if l % 2 else None, return_context=True)
+        assert Hh.dtype == dt
+        o[dt] = [np.asarray(x, np.float64) for x in (Hh,) + tuple(gfi.fourier_attention_batch_backward(ctx, c(dH)))]
+    vis = np.ones((Bn, 1, Lqn, Lkn), bool)
+    if kw.get("causal"):
+        vis &= np.tril(np.ones((Lqn, Lkn), bool), Lkn - Lqn)[None, None]
+    if kp is not None:
+        vis &= ~np.asarray(kp, bool)[:, None, None, :]
+    if mask is not None:
+        m = np.asarray(mask, bool)
+        vis &= ~(m[None] if m.ndim == 2 else m)[:, None]
+    vis = np.broadcast_to(vis, (Bn, Hn, Lqn, Lkn))
+    Rhd = np.broadcast_to(np.reshape(R, (-1, 1)) if np.ndim(R) == 1 else R, (Hn, Dn)).astype(np.float64)
+    E = list(f32_bound(Q, K, V, Rhd, dH, l, vis, kw.get("eps", 0.0), np.nan_to_num(o[np.float32][0])))
+    E[4] = E[4].sum() if np.ndim(R) == 0 else (E[4].sum(1) if np.ndim(R) == 1 else E[4])
+    worst = {}
+    for name, a32, a64, e in zip(("H", "dQ", "dK", "dV", "dR"), o[np.float32], o[np.float64], E):
+        assert np.array_equal(np.isnan(a32), np.isnan(a64)), (tag, name)
+        fin = ~np.isnan(a64)
+        r = (np.abs(a32 - a64) / (e + np.abs(a64) * 2.0 ** -24 + 2.0 ** -126))[fin]
+        assert np.all(r <= 1), (tag, name, r.max())
+        worst[name] = float(r.max()) if r.size else 0.0
+    return worst
+
+
+def random_case(seed):
+    """A random batch: sizes, D up to 64, l in 1, 2, 4, each R granularity, masks, causal, eps, and
+    phases R (q - k) up to about 13 (many factors near zeros of sinc, rows of tiny weights)."""
+    rng = np.random.default_rng(seed)
+    Bn, Hn, Lqn, Lkn = (int(x) for x in rng.integers(1, (3, 4, 17, 17)))
+    Dn, Dvn, l = int(rng.choice([1, 2, 3, 5, 8, 16, 32, 64])), int(rng.integers(1, 5)), int(rng.choice([1, 2, 4]))
+    a = float(rng.choice([0.5, 1.0, 2.0, 4.0]))
+    f = (lambda x: x.astype(np.float32).astype(np.float64))
+    Q, K = f(rng.uniform(-a, a, (Bn, Hn, Lqn, Dn))), f(rng.uniform(-a, a, (Bn, Hn, Lkn, Dn)))
+    V, dH = f(rng.normal(size=(Bn, Hn, Lkn, Dvn))), f(rng.normal(size=(Bn, Hn, Lqn, Dvn)))
+    rm = int(rng.integers(3))
+    R = [float(np.float32(0.8 + 0.8 * rng.uniform())), f(0.8 + 0.8 * rng.uniform(size=Hn)),
+         f(0.8 + 0.8 * rng.uniform(size=(Hn, Dn)))][rm]
+    kw = {"causal": bool(rng.integers(2)), "eps": float(rng.choice([0.0, 1e-6])),
+          "kp": rng.uniform(size=(Bn, Lkn)) < 0.2 if rng.integers(2) else None,
+          "mask": rng.uniform(size=(Bn, Lqn, Lkn)) < 0.3 if rng.integers(2) else None}
+    return (Q, K, V, dH), R, l, kw, "zero" if rng.integers(2) else "nan"
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_float32_randomised_bound(block):
+    """check_f32 on 15 random cases per block (seeded). The array-max tolerance
+    this replaces held on fixed draws only: where one key dominates a row, dH_i . v_j - P_i nearly
+    cancels and the gradients are small against the error of P_i that H's rounding brings."""
+    for seed in range(15 * block, 15 * block + 15):
+        Qs, R, l, kw, empty = random_case(seed)
+        check_f32(Qs, R, l, kw, empty, seed)
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
