@@ -26,24 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 #include "gfi/gfi.h"
-
-static double cpu_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "bench_util.h"
 
 static uint64_t rs = 0x9E3779B97F4A7C15ULL;
-static double nrand(void) {
-  double u[2];
-  for (int k = 0; k < 2; k++) {
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    u[k] = ((double)(rs >> 11) + 0.5) * 0x1p-53;
-  }
-  return sqrt(-2 * log(u[0])) * cos(2 * M_PI * u[1]);
-}
+static double nrand(void) { return bu_nrand(&rs); }
 
 static const char *route_of(const gfi_fast_info *i) {
   if (i->route != GFI_METHOD_FAST) return "direct";
@@ -63,7 +49,7 @@ static int grid_run(int nw, size_t N, const double *x, const double *y, double t
   size_t n = 1024;
   double *out = malloc(n * sizeof *out);
   if (!out) return GFI_ENOMEM;
-  double t0 = cpu_now();
+  double t0 = bu_cpu();
   int st;
   if (nw) {
     gfi_nw_plan *p;
@@ -78,7 +64,7 @@ static int grid_run(int nw, size_t N, const double *x, const double *y, double t
     if (!st) st = gfi_density_eval_grid(p, &lo, &hi, &n, out, info);
     gfi_density_destroy(p);
   }
-  *sec = cpu_now() - t0;
+  *sec = bu_cpu() - t0;
   free(out);
   return st;
 }
@@ -140,9 +126,9 @@ static int part_small(int nt) {
     double best = INFINITY;
     for (int b = 0; !st && b < 5; b++) {
       const int reps = 200;
-      double t0 = cpu_now();
+      double t0 = bu_cpu();
       for (int r = 0; !st && r < reps; r++) st = gfi_density_eval(p, 1, &q, &v);
-      best = fmin(best, (cpu_now() - t0) / reps);
+      best = fmin(best, (bu_cpu() - t0) / reps);
     }
     gfi_density_destroy(p);
     if (st) {
@@ -185,11 +171,11 @@ static int part_memory(size_t G, int nt) {
     double R = 2, lo = -3, hi = 3;
     gfi_density_plan *p;
     gfi_fast_info info;
-    double t0 = cpu_now();
+    double t0 = bu_cpu();
     int st = gfi_density_plan_fourier(&p, &k, N, 1, x, NULL, &R, &o);
     if (!st) st = gfi_density_eval_grid(p, &lo, &hi, &G, out, &info);
     gfi_density_destroy(p);
-    double sec = cpu_now() - t0;
+    double sec = bu_cpu() - t0;
     if (st) {
       printf("# memory failed: %s\n", gfi_strerror(st));
       _exit(1);

@@ -16,26 +16,10 @@
 #include <string.h>
 #include <time.h>
 #include "gfi/gfi.h"
-
-/* process CPU seconds: on a shared machine the work, not the waiting (with
- * --threads 1 it is the single-core time) */
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "bench_util.h"
 
 static uint64_t rs = 0x9E3779B97F4A7C15ULL;
-static double nrand(void) {
-  double u[2];
-  for (int k = 0; k < 2; k++) {
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    u[k] = ((double)(rs >> 11) + 0.5) * 0x1p-53;
-  }
-  return sqrt(-2 * log(u[0])) * cos(2 * M_PI * u[1]);
-}
+static double nrand(void) { return bu_nrand(&rs); }
 
 static const char *route_name(const gfi_fast_info *i) {
   return i->route == GFI_METHOD_FAST ? "fast" : "direct";
@@ -69,7 +53,7 @@ static int run(int kind, size_t D, int l, double R, size_t N, size_t M, int nt) 
     gfi_default_opts(&op);
     op.method = meth[m];
     op.nthreads = nt;
-    double t0 = now();
+    double t0 = bu_cpu();
     int st;
     if (kind == 2) {
       gfi_nw_plan *p;
@@ -87,7 +71,7 @@ static int run(int kind, size_t D, int l, double R, size_t N, size_t M, int nt) 
                        : gfi_density_eval_info(p, M, q, o[m], &info[m]);
       gfi_density_destroy(p);
     }
-    t[m] = now() - t0;
+    t[m] = bu_cpu() - t0;
     if (st) {
       printf("# %s failed: %s\n", m == 0 ? "direct" : (m == 1 ? "fast" : "auto"), gfi_strerror(st));
       return 1;

@@ -31,6 +31,19 @@ static inline double bu_cpu(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* A standard normal draw (Box-Muller over xorshift64 uniforms in (0, 1)),
+ * reproducible from the state *s: the benches' own data, no library RNG. */
+static inline double bu_nrand(uint64_t *s) {
+  double u[2];
+  for (int k = 0; k < 2; k++) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    u[k] = ((double)(*s >> 11) + 0.5) * 0x1p-53;
+  }
+  return sqrt(-2 * log(u[0])) * cos(2 * M_PI * u[1]);
+}
+
 /* The three load averages, as text. */
 static inline void bu_loadavg(char *buf, size_t n) {
   snprintf(buf, n, "?");
