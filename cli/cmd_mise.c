@@ -128,7 +128,7 @@ int cmd_mise(int argc, char **argv) {
              "the reference), fast (a type-3 NUFFT; points streamed from\n"
              "each replication's RNG stream, memory independent of N) or\n"
              "auto (streamed, NUFFT or direct sums by cost)"},
-    {"tol", CLI_POSITIVE, &tol, .def = "1e-12", .arg = "X",
+    {"tol", CLI_POSITIVE, &tol, .def = "1e-10", .arg = "X",
      .help = "fast route: error of the empirical cf at each node"},
     {"no-parts", CLI_FLAG, &noparts,
      .help = "Monte Carlo: skip the pooled-sample pass that splits the MISE\n"

@@ -907,18 +907,16 @@ int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, c
     cf += nc * bl_nufft_cost(D, r->Q, M, ch->gb, s->ntol);
   }
   ch->cost_fast = cf;
-  if (s->method == GFI_METHOD_FAST) {
-    ch->route = GFI_METHOD_FAST;
-    ch->reason = GFI_ROUTE_REQUESTED;
-  } else if (cf < ch->cost_direct) {
-    ch->route = GFI_METHOD_FAST;
-    ch->reason = GFI_ROUTE_COST;
-  } else {
-    bl_choice_free(ch);
-    ch->route = GFI_METHOD_DIRECT;
-    ch->reason = GFI_ROUTE_COST;
+  /* working memory: the NUFFT grids and the transforms at the nodes */
+  double gfw = 1, gbw = 1;
+  for (int j = 0; j < D; j++) {
+    gfw *= (double)(ch->gf[j] ? ch->gf[j] : 1);
+    gbw *= (double)(ch->gb[j] ? ch->gb[j] : 1);
   }
-  return GFI_OK;
+  bl_cost c = {ch->cost_direct, cf, 16.0 * (gfw + gbw + nc * Q), 1, 0};
+  st = bl_decide(s->method, &c, &ch->route, &ch->reason);
+  if (!st && ch->route == GFI_METHOD_DIRECT) bl_choice_free(ch);
+  return st;
 }
 
 int bl_tighten(bl_choice *ch, double ntol) {

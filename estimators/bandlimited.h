@@ -223,6 +223,38 @@ double bl_nufft_cost(int D, size_t nsrc, size_t ntgt, const size_t *grid, double
 double bl_fast_estimate(int D, int l, const double *R, const double *S, size_t N, size_t M, size_t ncol,
                         double ntol, int *explode);
 
+/* ---- the one route decision (route.c) ------------------------------------ */
+
+/* What a client knows of its two routes before running either. */
+typedef struct bl_cost {
+  double direct, fast; /* time, in the cost model's units (bl_nufft_cost; a direct
+                          estimate in ns per pair times bl_direct_units / 2.5) */
+  double fast_bytes;   /* the fast route's working memory (0: negligible) */
+  int direct_ok;       /* 0: the direct sum is refused (its work exceeds the client's cap) */
+  int fast_why;        /* 0: the fast route can run; else why not: GFI_ROUTE_NODES
+                          (nodes or NUFFT grid), GFI_ROUTE_DIM (D > 3), GFI_ROUTE_KERNEL */
+} bl_cost;
+
+/* Auto takes no fast route whose working memory exceeds this when the
+ * direct sum can run (1 GiB). */
+#define BL_AUTO_MEM_MAX 1073741824.0
+
+/* The one route decision of every client: DIRECT and FAST as asked
+ * (GFI_EUNSUPPORTED when the route asked is refused for D > 3 or for its
+ * work, GFI_ERANGE when the fast route cannot run), AUTO the cheaper of
+ * the routes that can run (the fast one within BL_AUTO_MEM_MAX). *reason:
+ * GFI_ROUTE_* (may be NULL). */
+int bl_decide(gfi_method asked, const bl_cost *c, gfi_method *route, int *reason);
+
+/* The one rule for criteria built from the squared empirical cf (the
+ * Gaussian selectors): the accuracy to ask of gfi_ecf (its opts.tol, a bound
+ * on each |phi_N(w) - phi_N~(w)| relative to sum |w_i| = 1) so that every
+ * |phi_N(w)|^2 is within tol: (2 |phi| + e) e <= (2 + e) e <= tol for
+ * e = tol / 3. An integral int f(w) |phi_N(w)|^2 dw is then within tol times
+ * its stated scale int |f(w)| dw (the criterion with |phi_N| = 1). */
+double bl_cf2_tol(double tol);
+#define BL_CF2_TOL_MIN 1e-14
+
 /* ---- the binned route (binned.c) ------------------------------------------ */
 
 /* The binning term's target for a bl_sum: a quarter of tol times the value

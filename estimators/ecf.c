@@ -75,34 +75,34 @@ int gfi_ecf(size_t N, size_t D, const double *data, const double *weights, size_
    * each output within BL_NUFFT_SAFETY ntol of it */
   double ntol = bl_ntol(tol, 1.0, 1);
   info->cost_direct = ECF_DIRECT_NS(D) / ECF_NS_PER_UNIT * bl_direct_units((int)D) * (double)N * (double)K;
-  gfi_method route = GFI_METHOD_DIRECT;
-  info->reason = GFI_ROUTE_REQUESTED;
+  /* the client describes its routes; the engine decides (bl_decide) */
+  bl_cost bc = {info->cost_direct, 0, 0, 1, 0};
+  size_t g[3] = {0, 0, 0};
   if (method != GFI_METHOD_DIRECT) {
     if (D > BL_MAX_DIM) {
-      info->reason = GFI_ROUTE_DIM;
+      bc.fast_why = GFI_ROUTE_DIM;
     } else {
       nufft_opts o;
       nufft_default_opts(&o);
       o.tol = ntol;
       o.nthreads = opts ? opts->nthreads : 0;
-      size_t g[3] = {0, 0, 0};
       size_t tot = nufft3_grid_size((int)D, X, S, &o, g);
       if (!tot) {
-        if (method == GFI_METHOD_FAST) return GFI_ERANGE;
-        info->reason = GFI_ROUTE_NODES;
+        bc.fast_why = GFI_ROUTE_NODES;
       } else {
         info->cost_fast = bl_nufft_cost((int)D, N, K, g, ntol) +
                           ECF_FIXED_NS / ECF_NS_PER_UNIT * bl_direct_units((int)D);
-        if (method == GFI_METHOD_FAST || info->cost_fast < info->cost_direct) {
-          route = GFI_METHOD_FAST;
-          info->reason = method == GFI_METHOD_FAST ? GFI_ROUTE_REQUESTED : GFI_ROUTE_COST;
-          memcpy(info->grid_fwd, g, sizeof g);
-        } else {
-          info->reason = GFI_ROUTE_COST;
-        }
+        bc.fast = info->cost_fast;
+        bc.fast_bytes = 16.0 * (double)tot;
       }
     }
   }
+  gfi_method route;
+  int reason;
+  st = bl_decide(method, &bc, &route, &reason);
+  if (st) return st;
+  info->reason = reason;
+  if (route == GFI_METHOD_FAST) memcpy(info->grid_fwd, g, sizeof g);
   info->route = route;
   if (N > SIZE_MAX / 2 / sizeof(double) / (D > 1 ? D : 1)) return GFI_ENOMEM;
   double *xc = gfi_malloc3(N, D, sizeof *xc), *c = gfi_malloc3(2, N, sizeof *c), c1 = 0;

@@ -16,7 +16,7 @@
 /* The engine's rule (bl_ntol, as gfi_ecf): one transform of weights summing
  * to 1, so every node's empirical cf is within BL_NUFFT_SAFETY ntol = tol / 2
  * of the exact sum: tol is a bound on the cf's error, as documented. */
-double ise_fast_tol(double tol) { return bl_ntol(tol > 0 ? tol : 1e-12, 1.0, 1); }
+double ise_fast_tol(double tol) { return bl_ntol(tol > 0 ? tol : GFI_FAST_TOL_DEFAULT, 1.0, 1); }
 
 /* Half-widths of the targets' box per axis around the centre a plan with
  * real sources shifts them to (axis 0 covers [0, L]: no shift). */
@@ -28,15 +28,15 @@ static void target_halfwidths(const ise_pl_rule *r, const axis_nodes *ax, const 
   }
 }
 
-gfi_method ise_pl_engine(gfi_method asked, const ise_pl_rule *r, const axis_nodes *ax, double N,
-                         const double *xhalf, double tol) {
-  if (asked == GFI_METHOD_DIRECT || asked == GFI_METHOD_FAST) return asked;
+int ise_pl_engine(gfi_method asked, const ise_pl_rule *r, const axis_nodes *ax, double N, const double *xhalf,
+                  double tol, int direct_ok, gfi_method *engine) {
   size_t D = r->D, K = 1;
   for (size_t j = 0; j < D; j++) K *= ax[j].n;
-  /* nanoseconds, roughly, on one core: direct = sines and cosines per (point,
+  /* nanoseconds, roughly, on one core (both routes in the same units, which
+   * is all bl_decide compares): direct = sines and cosines per (point,
    * axis-0 node) and a complex multiply-add per (point, node); fast = w^D
    * kernel values per point and per node, and the FFT of the fine grid */
-  double direct = D == 1 ? 15.0 * N * (double)K : N * (15.0 * (double)ax[0].n + 1.5 * (double)K);
+  bl_cost c = {D == 1 ? 15.0 * N * (double)K : N * (15.0 * (double)ax[0].n + 1.5 * (double)K), 0, 0, direct_ok, 0};
   nufft_opts no;
   nufft_default_opts(&no);
   no.tol = ise_fast_tol(tol);
@@ -45,10 +45,13 @@ gfi_method ise_pl_engine(gfi_method asked, const ise_pl_rule *r, const axis_node
   target_halfwidths(r, ax, &no, S);
   size_t nf[3];
   size_t G = nufft3_grid_size((int)D, xhalf, S, &no, nf);
-  if (G == 0) return GFI_METHOD_DIRECT;
-  double wD = pow(bl_nufft_width(no.tol), (double)D);
-  double fast = 2.0 * (N + (double)K) * wD + 5.0 * (double)G * log2((double)G + 2);
-  return fast < direct ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+  if (G == 0) {
+    c.fast_why = GFI_ROUTE_NODES;
+  } else {
+    double wD = pow(bl_nufft_width(no.tol), (double)D);
+    c.fast = 2.0 * (N + (double)K) * wD + 5.0 * (double)G * log2((double)G + 2);
+  }
+  return bl_decide(asked, &c, engine, NULL);
 }
 
 double *ise_pl_targets(const ise_pl_rule *r, const axis_nodes *ax, size_t *K_out) {
@@ -369,7 +372,9 @@ int mise_mc_stream(const gfi_model *m, const gfi_kernel *k, size_t N, const doub
   double *tg = NULL, *psr = NULL, *psi = NULL, *k0 = NULL, *w0 = NULL, *kr = NULL, *wr = NULL;
   double *slots = NULL, *pool = NULL, *ise = NULL, *bound = NULL, *msg = NULL;
   if (!st) {
-    engine = ise_pl_engine(o->base.method, &rule, ax, (double)N, xhalf, o->base.tol);
+    st = ise_pl_engine(o->base.method, &rule, ax, (double)N, xhalf, o->base.tol, 1, &engine);
+  }
+  if (!st) {
     n0 = ax[0].n;
     nrow = ise_pl_row(&rule, ax);
     K = n0 * nrow;

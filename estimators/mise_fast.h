@@ -33,15 +33,16 @@
 #define MC_PER_REP_MAX_COORDS ((size_t)1 << 21)
 
 /* The NUFFT tolerance for a bound tol on the empirical cf's error at each
- * node (the default 1e-12 when tol <= 0): bl_ntol(tol, 1, 1). ise_pl_engine
+ * node (GFI_FAST_TOL_DEFAULT when tol <= 0, as every client): bl_ntol(tol, 1, 1). ise_pl_engine
  * and ise_pl_ecf_nufft take the caller's tol and apply it themselves;
  * ise_pl_err_bound takes the NUFFT tolerance. */
 double ise_fast_tol(double tol);
 
-/* The engine for N points with half-widths xhalf[D] on the rule's nodes:
- * asked when DIRECT or FAST; for AUTO the cheaper by a cost model. */
-gfi_method ise_pl_engine(gfi_method asked, const ise_pl_rule *r, const axis_nodes *ax, double N,
-                         const double *xhalf, double tol);
+/* The engine for N points with half-widths xhalf[D] on the rule's nodes,
+ * decided by bl_decide from the two routes' costs (direct_ok 0: the direct
+ * sums exceed the caller's cap). GFI_ERANGE / GFI_EUNSUPPORTED as bl_decide. */
+int ise_pl_engine(gfi_method asked, const ise_pl_rule *r, const axis_nodes *ax, double N, const double *xhalf,
+                  double tol, int direct_ok, gfi_method *engine);
 
 /* The tensor nodes as points (K x D, the order of ise_pl_row), malloc'ed. */
 double *ise_pl_targets(const ise_pl_rule *r, const axis_nodes *ax, size_t *K);

@@ -83,16 +83,11 @@ static int pl_size(const ise_pl_rule *rule, size_t N, const double *x, const gfi
   int st = ise_pl_axes(rule, 1, xabs, o->resolution, (double)ISE_STREAM_MAX_NODES, ax);
   if (st) return st;
   size_t n0 = ax[0].n, n1 = ise_pl_row(rule, ax);
-  *engine = ise_pl_engine(o->base.method, rule, ax, (double)N, xhalf, o->base.tol);
-  if (*engine == GFI_METHOD_DIRECT && (double)N * (double)(n0 * n1) > ISE_PL_MAX_WORK_CPU) {
-    if (o->base.method == GFI_METHOD_AUTO) {
-      *engine = GFI_METHOD_FAST;
-    } else {
-      for (size_t j = 0; j < MISE_MAXD; j++) axis_free(ax + j);
-      return GFI_EUNSUPPORTED;
-    }
-  }
-  return GFI_OK;
+  st = ise_pl_engine(o->base.method, rule, ax, (double)N, xhalf, o->base.tol,
+                     (double)N * (double)(n0 * n1) <= ISE_PL_MAX_WORK_CPU, engine);
+  if (st)
+    for (size_t j = 0; j < MISE_MAXD; j++) axis_free(ax + j);
+  return st;
 }
 
 /* The Plancherel ISE of one sample; *bound (may be NULL): the bound on the

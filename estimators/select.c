@@ -516,12 +516,17 @@ static double crit_direct_cost(int loo, size_t N, size_t D) {
 static gfi_method crit_route(gfi_method m, int loo, int l, size_t N, size_t D, size_t ncol,
                              const double *x, const double *R, double tol) {
   if (m != GFI_METHOD_AUTO) return m;
-  if (D > BL_MAX_DIM) return GFI_METHOD_DIRECT;
-  double S[3];
-  data_spans(N, D, x, S);
-  int ok;
-  double cf = crit_fast_cost(loo, l, N, D, ncol, S, R, tol, &ok);
-  return ok && cf < crit_direct_cost(loo, N, D) ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+  bl_cost c = {crit_direct_cost(loo, N, D), 0, 0, 1, D > BL_MAX_DIM ? GFI_ROUTE_DIM : 0};
+  if (!c.fast_why) {
+    double S[3];
+    data_spans(N, D, x, S);
+    int ok;
+    c.fast = crit_fast_cost(loo, l, N, D, ncol, S, R, tol, &ok);
+    if (!ok) c.fast_why = GFI_ROUTE_NODES;
+  }
+  gfi_method r = GFI_METHOD_DIRECT;
+  (void)bl_decide(m, &c, &r, NULL); /* auto with the direct route open: cannot fail */
+  return r;
 }
 
 /* The estimator's scale prod_j R_j / A beyond e^700: its products overflow
@@ -750,7 +755,10 @@ static int loo_sums(const loo_ctx *c, const double *cf, double tol, int nt, cons
 #define LOO_TIGHTEN 1e6
 static int loo_second_pays(size_t nr, size_t N, size_t D, double cost1, int force) {
   if (force >= 0) return force && nr > 0;
-  return 20.0 * (double)D * (double)N * (double)nr > 2 * cost1;
+  bl_cost c = {20.0 * (double)D * (double)N * (double)nr, 2 * cost1, 0, 1, 0};
+  gfi_method r = GFI_METHOD_DIRECT;
+  (void)bl_decide(GFI_METHOD_AUTO, &c, &r, NULL); /* cannot fail: both routes open */
+  return r == GFI_METHOD_FAST;
 }
 
 static int loo_fast(loo_ctx *c, double tol, int nt, int force, double *bound, size_t *left) {
@@ -1231,16 +1239,18 @@ typedef struct {
  * route wins only when it can run at every scanned radius. */
 static gfi_method search_route(const gfi_kernel *k, size_t N, size_t D, size_t ncol, int loo,
                                const double *x, double lo, double hi, size_t nscan, double tol) {
-  if (D > BL_MAX_DIM) return GFI_METHOD_DIRECT;
-  double S[3], fast = 0;
-  data_spans(N, D, x, S);
-  for (size_t s = 0; s < nscan; s++) {
+  bl_cost c = {crit_direct_cost(loo, N, D) * (double)nscan, 0, 0, 1, D > BL_MAX_DIM ? GFI_ROUTE_DIM : 0};
+  double S[3];
+  if (!c.fast_why) data_spans(N, D, x, S);
+  for (size_t s = 0; s < nscan && !c.fast_why; s++) {
     double r = lo * pow(hi / lo, (double)s / (double)(nscan - 1)), R[3] = {r, r, r};
     int ok;
-    fast += crit_fast_cost(loo, k->l, N, D, ncol, S, R, tol, &ok);
-    if (!ok) return GFI_METHOD_DIRECT;
+    c.fast += crit_fast_cost(loo, k->l, N, D, ncol, S, R, tol, &ok);
+    if (!ok) c.fast_why = GFI_ROUTE_NODES;
   }
-  return fast < crit_direct_cost(loo, N, D) * (double)nscan ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+  gfi_method route = GFI_METHOD_DIRECT;
+  (void)bl_decide(GFI_METHOD_AUTO, &c, &route, NULL); /* the direct route open: cannot fail */
+  return route;
 }
 
 static void fill_R(const crit_ctx *c, const double *R, double *Rf) {

@@ -77,7 +77,8 @@ typedef struct gfi_mise_opts {
                               widest replication no longer sizes the others' rules),
                               else streamed on one rule;
                             tol: fast route, bound on the error of the empirical cf at
-                              each node (|phi_N(0)| = 1 is its largest value); 0 = 1e-12;
+                              each node (|phi_N(0)| = 1 is its largest value); 0 = 1e-10
+                              (GFI_FAST_TOL_DEFAULT, as every client);
                             data_block: streamed route, points per sampler call (0 =
                               65536); the result does not depend on it */
   gfi_ise_method ise;    /* Monte Carlo: how each ISE is measured */
