@@ -151,7 +151,17 @@ static void ecf_rule_free(ecf_rule *r) {
 #define ECF_GL 28
 #define ECF_PANEL_A 8.0
 
-static int ecf_rule_make(size_t N, const double *x, double T, int nt, ecf_rule *r) {
+/* The nodes of the rule on [0, T] for data of span S (as ecf_rule_make
+ * places them); 0 when they exceed the rule's limit. */
+static size_t ecf_rule_nodes(double S, double T) {
+  if (!(S > 0)) S = 1e-300;
+  double np = ceil(T / (2 * ECF_PANEL_A / S));
+  if (!(np >= 1)) np = 1;
+  return np > 1e6 ? 0 : (size_t)np * ECF_GL;
+}
+
+/* tol: the criterion's accuracy (bl_cf2_tol: every |phi_N|^2 within tol) */
+static int ecf_rule_make(size_t N, const double *x, double T, int nt, double tol, ecf_rule *r) {
   memset(r, 0, sizeof *r);
   double lo = x[0], hi = x[0];
   for (size_t i = 0; i < N; i++) {
@@ -188,7 +198,7 @@ static int ecf_rule_make(size_t N, const double *x, double T, int nt, ecf_rule *
   gfi_opts o;
   gfi_default_opts(&o);
   o.nthreads = nt;
-  o.tol = 1e-14;
+  o.tol = bl_cf2_tol(tol);
   int st = gfi_ecf(N, 1, xc, NULL, K, r->t, &o, out, NULL);
   if (!st)
     for (size_t k = 0; k < K; k++) r->p2[k] = out[2 * k] * out[2 * k] + out[2 * k + 1] * out[2 * k + 1];
@@ -255,8 +265,9 @@ static void H_of(const double *p, double *H) {
  * range). For a given H the rule is exact up to e^{-72}-small terms when
  * T >= 12 / sqrt(lambda_min(H)) (the tails of e^{-w'Hw/2}) and M_j >=
  * 12 sqrt(2 H_jj) (the aliases of N(.; 2H), the wider kernel, lie M_j
- * beyond every pair difference). |phi_N|^2 on the nodes is one type-3 NUFFT
- * at tolerance 1e-14; an H outside the rule's cover rebuilds it, 1.25 times
+ * beyond every pair difference). |phi_N|^2 on the nodes is one type-3 NUFFT,
+ * each within tol (bl_cf2_tol of opts.tol): the criterion within tol of its
+ * scale (2 pi)^-2 int [e^{-w'Hw} + 2N/(N-1) e^{-w'Hw/2}] dw; an H outside the rule's cover rebuilds it, 1.25 times
  * wider than needed, so that a search rebuilds a few times. */
 #define L2_QMAX ((size_t)4000000)
 #define L2_FAST_N ((size_t)2000)
@@ -293,7 +304,7 @@ static int l2_init(l2_ctx *c, size_t N, const double *x, const gfi_opts *o, int 
 }
 
 int sel_ecf2_halfplane(size_t N, const double *xc, const double *d, double T, size_t qmax, int nt,
-                       size_t *n0_out, size_t *n1_out, double **p2_out) {
+                       double cftol, size_t *n0_out, size_t *n1_out, double **p2_out) {
   size_t K[2];
   for (int j = 0; j < 2; j++) {
     double k = ceil(T / d[j]);
@@ -315,7 +326,7 @@ int sel_ecf2_halfplane(size_t N, const double *xc, const double *d, double T, si
     gfi_opts o;
     gfi_default_opts(&o);
     o.nthreads = nt;
-    o.tol = 1e-14;
+    o.tol = cftol;
     st = gfi_ecf(N, 2, xc, NULL, Q, w, &o, out, NULL);
   }
   if (!st) {
@@ -331,7 +342,10 @@ int sel_ecf2_halfplane(size_t N, const double *xc, const double *d, double T, si
 static int l2_build(l2_ctx *c, double T, const double *M) {
   double d[2] = {2 * M_PI / (c->S[0] + M[0]), 2 * M_PI / (c->S[1] + M[1])}, *p2 = NULL;
   size_t n0, n1;
-  int st = sel_ecf2_halfplane(c->N, c->xc, d, T, L2_QMAX, c->o ? c->o->nthreads : 0, &n0, &n1, &p2);
+  double tol = GFI_FAST_TOL_DEFAULT;
+  (void)bl_check_opts(c->o, &tol, NULL); /* checked by the callers */
+  int st = sel_ecf2_halfplane(c->N, c->xc, d, T, L2_QMAX, c->o ? c->o->nthreads : 0, bl_cf2_tol(tol), &n0, &n1,
+                              &p2);
   if (st) return st;
   free(c->p2);
   c->p2 = p2;
@@ -467,21 +481,71 @@ static int nm2(l2_ctx *c, const double *H0, double *H) {
   return GFI_OK;
 }
 
+/* ---- the selectors' cost models (compared by bl_decide) ---------------------- */
+
+/* Nanoseconds of one core, measured at N = 1000 and 3000 on normal data
+ * (tol 1e-14): a pair of the direct Gaussian LSCV (two exponentials) 11.6
+ * in 1-D, 15.7 in 2-D; a node of the cf's LSCV integral per evaluation
+ * about 12; gfi_ecf's fast route 80-280 per point and node (150 taken)
+ * above a floor of 1e5; a pair of a direct psi_r sum 5.6 (1-D, dpik's
+ * functionals); a 1-D search evaluates the criterion about 195 times, the
+ * 2-D Nelder-Mead search 170. With these, auto takes the cf from about
+ * N = 150 (1-D LSCV; 24x faster at N = 1000, where N > 1000 kept the
+ * pairs) and N = 250 (dpik; 7x at N = 1000, where N > 4000 kept them). */
+#define GS_PAIR_NS(D) ((D) == 1 ? 11.6 : 15.7)
+#define GS_NODE_NS 12.0
+#define GS_ECF_NS 150.0
+#define GS_ECF_FIXED_NS 1e5
+#define GS_PSI_PAIR_NS 5.6
+#define GS_PSI_NODE_NS 20.0
+#define GS_EVALS(D) ((D) == 1 ? 195.0 : 170.0)
+
+/* The LSCV search's two routes for N points in D = 1, 2 with the normal
+ * reference Hn: the pairs at every evaluation, or the cf once on the nodes
+ * Hn's rule needs (1-D: h down to hn / 50; 2-D: the cover of Hn, which the
+ * search widens as it goes) and a pass over them per evaluation. */
+static void gs_costs(size_t N, size_t D, const double *x, const double *Hn, bl_cost *c) {
+  double lo[2] = {x[0], D > 1 ? x[1] : 0}, hi[2] = {x[0], D > 1 ? x[1] : 0}, n = (double)N, Q;
+  for (size_t i = 0; i < N; i++)
+    for (size_t j = 0; j < D; j++) lo[j] = fmin(lo[j], x[i * D + j]), hi[j] = fmax(hi[j], x[i * D + j]);
+  memset(c, 0, sizeof *c);
+  c->direct_ok = 1;
+  if (D == 1) {
+    Q = (double)ecf_rule_nodes(hi[0] - lo[0], sqrt(90.0) / (sqrt(Hn[0]) / 50));
+  } else {
+    double tr = Hn[0] + Hn[3], det = Hn[0] * Hn[3] - Hn[1] * Hn[2];
+    double lmin = 0.5 * tr - sqrt(fmax(0.25 * tr * tr - det, 0)), T = 12 / sqrt(lmin), k[2];
+    for (int j = 0; j < 2; j++) k[j] = ceil(T * (hi[j] - lo[j] + 12 * sqrt(2 * Hn[3 * j])) / (2 * M_PI));
+    Q = (k[0] + 1) * (2 * k[1] + 1);
+    if (!(Q <= (double)L2_QMAX)) Q = 0;
+  }
+  c->direct = GS_EVALS(D) * GS_PAIR_NS(D) * 0.5 * n * n;
+  c->fast = GS_ECF_FIXED_NS + GS_ECF_NS * (n + Q) + GS_EVALS(D) * GS_NODE_NS * Q;
+  if (!(Q > 0)) c->fast_why = GFI_ROUTE_NODES;
+}
+
 int gfi_bw_lscv(size_t N, size_t D, const double *data, const gfi_opts *opts, double *H) {
   if (!H) return GFI_EINVAL;
   int st = sel_check_data(N, D, data);
   if (st) return st;
   if (D > 2) return GFI_EUNSUPPORTED;
   gfi_method m;
-  st = bl_check_opts(opts, NULL, &m);
+  double tol;
+  st = bl_check_opts(opts, &tol, &m);
   if (st) return st;
   double Hn[4];
   st = gfi_bw_normal_ref(N, D, data, Hn);
   if (st) return st;
   if (D == 2) {
-    /* AUTO: the empirical cf above L2_FAST_N points, the pairs where its
-     * nodes explode */
-    int fast = m == GFI_METHOD_FAST || (m == GFI_METHOD_AUTO && N > L2_FAST_N);
+    /* AUTO: bl_decide on the cost model at the normal reference (the pairs
+     * also where the cf's nodes explode later in the search) */
+    if (m == GFI_METHOD_AUTO) {
+      bl_cost bc;
+      gs_costs(N, 2, data, Hn, &bc);
+      st = bl_decide(m, &bc, &m, NULL);
+      if (st) return st;
+    }
+    int fast = m == GFI_METHOD_FAST;
     l2_ctx c;
     st = l2_init(&c, N, data, opts, fast);
     if (!st) st = nm2(&c, Hn, H);
@@ -493,11 +557,16 @@ int gfi_bw_lscv(size_t N, size_t D, const double *data, const gfi_opts *opts, do
     return st;
   }
   double hn = sqrt(Hn[0]), lo = hn / 50, hi = 4 * hn;
-  if (m == GFI_METHOD_AUTO) m = N > 1000 ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+  if (m == GFI_METHOD_AUTO) {
+    bl_cost bc;
+    gs_costs(N, 1, data, Hn, &bc);
+    st = bl_decide(m, &bc, &m, NULL);
+    if (st) return st;
+  }
   ecf_rule r;
   memset(&r, 0, sizeof r);
   if (m == GFI_METHOD_FAST) {
-    st = ecf_rule_make(N, data, sqrt(90.0) / lo, opts ? opts->nthreads : 0, &r);
+    st = ecf_rule_make(N, data, sqrt(90.0) / lo, opts ? opts->nthreads : 0, tol, &r);
     if (st) return st;
   }
   h1_ctx c = {N, data, opts, m == GFI_METHOD_FAST ? &r : NULL};
@@ -552,7 +621,8 @@ int gfi_bw_dpi(size_t N, const double *data, const gfi_opts *opts, double *h) {
   int st = sel_check_data(N, 1, data);
   if (st) return st;
   gfi_method m;
-  st = bl_check_opts(opts, NULL, &m);
+  double tol;
+  st = bl_check_opts(opts, &tol, &m);
   if (st) return st;
   int nt = opts ? opts->nthreads : 0;
   double s = sel_robust_scale(N, 1, data, 0), mean = 0;
@@ -564,11 +634,24 @@ int gfi_bw_dpi(size_t N, const double *data, const gfi_opts *opts, double *h) {
   for (size_t i = 0; i < N; i++) sx[i] = (data[i] - mean) / s;
   const double n = (double)N;
   double a6 = pow(2 * pow(sqrt(2.0), 9) / (7 * n), 1.0 / 9), psi6 = 0, psi4 = 0;
-  if (m == GFI_METHOD_AUTO) m = N > 4000 ? GFI_METHOD_FAST : GFI_METHOD_DIRECT;
+  if (m == GFI_METHOD_AUTO) {
+    /* two functionals: N^2 / 2 pairs each, or the cf's nodes on [0, 14 / a6] */
+    double lo = sx[0], hi = sx[0];
+    for (size_t i = 0; i < N; i++) lo = fmin(lo, sx[i]), hi = fmax(hi, sx[i]);
+    size_t K = ecf_rule_nodes(hi - lo, 14.0 / a6);
+    bl_cost bc = {2 * GS_PSI_PAIR_NS * 0.5 * n * n,
+                  2 * (GS_ECF_FIXED_NS + GS_ECF_NS * (n + (double)K) + GS_PSI_NODE_NS * (double)K), 0, 1,
+                  K ? 0 : GFI_ROUTE_NODES};
+    st = bl_decide(m, &bc, &m, NULL);
+    if (st) {
+      free(sx);
+      return st;
+    }
+  }
   ecf_rule r;
   memset(&r, 0, sizeof r);
   if (m == GFI_METHOD_FAST) {
-    st = ecf_rule_make(N, sx, 14.0 / a6, nt, &r);
+    st = ecf_rule_make(N, sx, 14.0 / a6, nt, tol, &r);
     if (!st) psi6 = -ecf_int(&r, 6, 0.5 * a6 * a6);
   } else
     st = psi_direct(N, sx, 6, a6, nt, &psi6);
@@ -578,7 +661,7 @@ int gfi_bw_dpi(size_t N, const double *data, const gfi_opts *opts, double *h) {
     if (m == GFI_METHOD_FAST) {
       if (14.0 / a4 > r.t[r.K - 1] * 1.0000001) {
         ecf_rule_free(&r);
-        st = ecf_rule_make(N, sx, 14.0 / a4, nt, &r);
+        st = ecf_rule_make(N, sx, 14.0 / a4, nt, tol, &r);
       }
       if (!st) psi4 = ecf_int(&r, 4, 0.5 * a4 * a4);
     } else

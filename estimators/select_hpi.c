@@ -88,16 +88,15 @@ static int hpsi(size_t N, const double *x, int r, double g, int nt, double *psi)
  * from the pair differences (|x_i - x_k|_j <= S_j): with 2 pi / d_j = S_j +
  * 12 g the nearest alias is 12 g away, below 12^6 e^{-72} (< 1e-24) of the
  * kernel's peak; the tails beyond |w_j| = 12 / g are as small. The ecf is
- * a type-3 NUFFT at tolerance tol = 1e-14 (|phi_N| <= 1), so each
- * |phi_N|^2 is within e_q = (2 |phi_N(w_q)| + 3 tol) tol, and psi within
+ * a type-3 NUFFT, each value within e (gfi_ecf's tol; |phi_N| <= 1), so each
+ * |phi_N|^2 is within e_q = (2 |phi_N(w_q)| + 3 e) e, and psi within
  * (2 pi)^-2 sum_q W_q |w_q^alpha| e^{-g^2 |w_q|^2 / 2} e_q: *bound gets
  * that, relative to max_a |psi[a]|.
  * Cost O(N + Q log Q) with Q = (K_0 + 1)(2 K_1 + 1), K_j = 12 (S_j + 12 g) /
  * (2 pi g): GFI_ERANGE above HPI_FAST_QMAX nodes. */
 #define HPI_FAST_QMAX ((size_t)4000000)
-#define HPI_ECF_TOL 1e-14
 
-static int hpsi_fast(size_t N, const double *x, int r, double g, int nt, double *psi,
+static int hpsi_fast(size_t N, const double *x, int r, double g, int nt, double e_cf, double *psi,
                      double *bound) {
   double lo[2] = {x[0], x[1]}, hi[2] = {x[0], x[1]}, d[2];
   for (size_t i = 0; i < N; i++)
@@ -111,7 +110,7 @@ static int hpsi_fast(size_t N, const double *x, int r, double g, int nt, double 
   const double c0 = 0.5 * (lo[0] + hi[0]), c1 = 0.5 * (lo[1] + hi[1]);
   for (size_t i = 0; i < N; i++) xc[2 * i] = x[2 * i] - c0, xc[2 * i + 1] = x[2 * i + 1] - c1;
   size_t n0 = 0, n1 = 0;
-  int st = sel_ecf2_halfplane(N, xc, d, 12 / g, HPI_FAST_QMAX, nt, &n0, &n1, &p2s);
+  int st = sel_ecf2_halfplane(N, xc, d, 12 / g, HPI_FAST_QMAX, nt, e_cf, &n0, &n1, &p2s);
   free(xc);
   const size_t Q = n0 * n1, K1 = n1 ? (n1 - 1) / 2 : 0;
   if (!st) {
@@ -123,9 +122,9 @@ static int hpsi_fast(size_t N, const double *x, int r, double g, int nt, double 
       double pu[7], pv[7];
       pu[0] = pv[0] = 1;
       for (int m = 1; m <= r; m++) pu[m] = pu[m - 1] * u, pv[m] = pv[m - 1] * v;
-      /* |phi_N| is known to HPI_ECF_TOL: the error of |phi_N|^2 is at most
-       * (2 (|phi| + tol) + tol) tol, small where |phi_N| is (large |w|) */
-      double ep = (2 * (sqrt(p2) + HPI_ECF_TOL) + HPI_ECF_TOL) * HPI_ECF_TOL;
+      /* |phi_N| is known to e_cf: the error of |phi_N|^2 is at most
+       * (2 (|phi| + e) + e) e, small where |phi_N| is (large |w|) */
+      double ep = (2 * (sqrt(p2) + e_cf) + e_cf) * e_cf;
       for (int a = 0; a <= r; a++) {
         double t = e * pu[r - a] * pv[a];
         s[a] += t * p2;
@@ -145,25 +144,49 @@ static int hpsi_fast(size_t N, const double *x, int r, double g, int nt, double 
   return st;
 }
 
-/* psi of order r at g by the route m (DIRECT or FAST; AUTO: FAST above
- * HPI_FAST_N points, and DIRECT where FAST's nodes explode, or where its
- * bound misses 1e-9 of max |psi| and the pairs cost at most HPI_PAIRS_MAX
- * points, seconds). bound: the fast route's bound relative to max |psi|, 0
- * for the pair sums. */
-#define HPI_FAST_N ((size_t)4000)
+/* psi of order r at g by the route bl_decide takes from the two costs (the
+ * pairs refused above HPI_PAIRS_MAX points under auto), in nanoseconds of
+ * one core measured at N = 1000 and 4000 (normal data): a pair of the
+ * direct sum 13 per order; the cf 1e5 + 150 per point and node (gfi_ecf),
+ * then about 50 per node and component of psi. tol: psi's error bound
+ * relative to max |psi| (the stated scale). The fast route asks the cf for
+ * bl_cf2_tol(tol); when the bound that gives misses tol (the functionals
+ * cancel), the engine's tighten policy: once more at BL_TIGHTEN_MARGIN f
+ * times that accuracy, f = tol / bound. Under auto a bound still above tol
+ * goes to the pairs where they are allowed. bound: the fast route's bound
+ * relative to max |psi|, 0 for the pairs. */
 #define HPI_PAIRS_MAX ((size_t)30000)
+#define HPI_PAIR_NS 13.0
+#define HPI_NODE_NS 50.0
 
-static int hpsi_route(size_t N, const double *x, int r, double g, int nt, gfi_method m,
+static int hpsi_route(size_t N, const double *x, int r, double g, int nt, gfi_method m, double tol,
                       double *psi, double *bound, int *fast) {
   *bound = 0;
   *fast = 0;
-  if (m == GFI_METHOD_FAST || (m == GFI_METHOD_AUTO && N > HPI_FAST_N)) {
-    int st = hpsi_fast(N, x, r, g, nt, psi, bound);
-    if (!st && (m == GFI_METHOD_FAST || *bound <= 1e-9 || N > HPI_PAIRS_MAX)) {
+  const gfi_method asked = m;
+  if (asked == GFI_METHOD_AUTO) {
+    double lo[2] = {x[0], x[1]}, hi[2] = {x[0], x[1]}, k[2], n = (double)N;
+    for (size_t i = 0; i < N; i++)
+      for (int j = 0; j < 2; j++) lo[j] = fmin(lo[j], x[2 * i + j]), hi[j] = fmax(hi[j], x[2 * i + j]);
+    for (int j = 0; j < 2; j++) k[j] = ceil(12 / g * (hi[j] - lo[j] + 12 * g) / (2 * M_PI));
+    double Q = (k[0] + 1) * (2 * k[1] + 1);
+    bl_cost c = {HPI_PAIR_NS * 0.5 * n * n, 1e5 + 150 * (n + Q) + HPI_NODE_NS * (r + 1) * Q, 0, N <= HPI_PAIRS_MAX,
+                 Q <= (double)HPI_FAST_QMAX ? 0 : GFI_ROUTE_NODES};
+    int st = bl_decide(asked, &c, &m, NULL);
+    if (st) return st;
+  }
+  if (m == GFI_METHOD_FAST) {
+    double e = bl_cf2_tol(tol);
+    int st = hpsi_fast(N, x, r, g, nt, e, psi, bound);
+    if (!st && *bound > tol && e > BL_CF2_TOL_MIN) {
+      e = fmax(e * BL_TIGHTEN_MARGIN * tol / *bound, BL_CF2_TOL_MIN);
+      st = hpsi_fast(N, x, r, g, nt, e, psi, bound);
+    }
+    if (!st && (asked == GFI_METHOD_FAST || *bound <= tol || N > HPI_PAIRS_MAX)) {
       *fast = 1;
       return GFI_OK;
     }
-    if (m == GFI_METHOD_FAST || (st && st != GFI_ERANGE)) return st;
+    if (asked == GFI_METHOD_FAST || (st && st != GFI_ERANGE)) return st;
     *bound = 0;
   }
   return hpsi(N, x, r, g, nt, psi);
@@ -330,17 +353,17 @@ static int amise_newton(double k, const double *p, double *t) {
 }
 
 /* Steps 1-3: pre-transformed data, its covariance S*, pilots and psi4 */
-static int hpi_psi(size_t N, const double *xs, const double *Sst, int nt, gfi_method m,
+static int hpi_psi(size_t N, const double *xs, const double *Sst, int nt, gfi_method m, double tol,
                    gfi_hpi_info *in) {
   double p6[7], p4[7], ps[4], b6, b4;
   int f6, f4;
   for (int i = 0; i < 4; i++) ps[i] = psins(8 - 2 * i, 2 * i, Sst) + psins(6 - 2 * i, 2 * i + 2, Sst);
   in->g6 = gsamse2(N, 6, ps);
-  int st = hpsi_route(N, xs, 6, in->g6, nt, m, p6, &b6, &f6);
+  int st = hpsi_route(N, xs, 6, in->g6, nt, m, tol, p6, &b6, &f6);
   if (st) return st;
   for (int i = 0; i < 3; i++) ps[i] = pick6(p6, 6 - 2 * i) + pick6(p6, 4 - 2 * i);
   in->g4 = gsamse2(N, 4, ps);
-  st = hpsi_route(N, xs, 4, in->g4, nt, m, p4, &b4, &f4);
+  st = hpsi_route(N, xs, 4, in->g4, nt, m, tol, p4, &b4, &f4);
   if (st) return st;
   in->fast = f6 && f4;
   in->bound = fmax(b6, b4);
@@ -355,7 +378,8 @@ static int hpi_common(size_t N, size_t D, const double *data, const gfi_opts *op
   if (st) return st;
   if (D > 2) return GFI_EUNSUPPORTED;
   gfi_method m;
-  st = bl_check_opts(opts, NULL, &m);
+  double tol;
+  st = bl_check_opts(opts, &tol, &m);
   if (st) return st;
   gfi_hpi_info in;
   memset(&in, 0, sizeof in);
@@ -388,7 +412,7 @@ static int hpi_common(size_t N, size_t D, const double *data, const gfi_opts *op
   }
   double Sst[4], m2[2];
   cov2(N, xs, m2, Sst);
-  st = hpi_psi(N, xs, Sst, opts ? opts->nthreads : 0, m, &in);
+  st = hpi_psi(N, xs, Sst, opts ? opts->nthreads : 0, m, tol, &in);
   free(xs);
   if (st) return st;
   const double *p = in.psi4, k = 1 / (4 * M_PI * (double)N);

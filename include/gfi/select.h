@@ -154,13 +154,16 @@ GFI_EXPORT int gfi_gauss_lscv(size_t N, size_t D, const double *data, const doub
  * Cholesky factor from the normal reference). GFI_EUNSUPPORTED for D > 2.
  * opts.method: DIRECT sums the pairs at every step (O(N^2) each); FAST
  * integrates the empirical cf on a trapezoid rule in frequency (one NUFFT
- * per rule, a handful of rules per search; the criterion within about 1e-13
- * of the pair sums); AUTO takes FAST above 1000 points (1-D) or 2000 (2-D),
- * and in 2-D the pairs where the rule's nodes explode. */
+ * per rule, a handful of rules per search; every |phi_N|^2 within opts.tol,
+ * so the criterion within tol of its scale, the criterion with |phi_N| = 1);
+ * AUTO takes the cheaper by the engine's cost model (the pairs where the
+ * rule's nodes explode). */
 GFI_EXPORT int gfi_bw_lscv(size_t N, size_t D, const double *data, const gfi_opts *opts, double *H);
 
 /* Direct plug-in bandwidth h (1-D) as KernSmooth::dpik(level = 2), with the
- * kernel functionals psi_6, psi_4 summed exactly over all pairs. */
+ * kernel functionals psi_6, psi_4 summed exactly over all pairs (DIRECT) or
+ * through the empirical cf, each |phi_N|^2 within opts.tol (FAST); AUTO the
+ * cheaper by the engine's cost model. */
 GFI_EXPORT int gfi_bw_dpi(size_t N, const double *data, const gfi_opts *opts, double *h);
 
 /* What the plug-in matrices computed on the way (sphered or scaled data). */
@@ -179,10 +182,12 @@ typedef struct gfi_hpi_info {
  * rounding by Newton's method (ks: optim's BFGS). D = 2: H is 2 x 2,
  * row-major; D = 1: *H = h^2 with h = gfi_bw_dpi (ks::hpi). info may be
  * NULL. opts.method: DIRECT sums the pairs, O(N^2); FAST integrates the
- * empirical cf (one NUFFT per functional order, O(N), within about 1e-11
- * of the largest functional; GFI_ERANGE when its node count explodes);
- * AUTO (default) takes FAST above 4000 points, and the pairs where FAST's
- * nodes explode (a sample whose range spans thousands of pilot widths, as
+ * empirical cf (one NUFFT per functional order, O(N); its bound, relative
+ * to the largest functional, within opts.tol after at most one tighter
+ * NUFFT where the functionals cancel; GFI_ERANGE when its node count
+ * explodes); AUTO (default) takes the cheaper by the engine's cost model
+ * (the pairs at most 30000 points), the pairs where FAST's bound still
+ * misses tol, and the pairs where FAST's nodes explode (a sample whose range spans thousands of pilot widths, as
  * heavy tails give at large N: t_3 at N = 1e6). GFI_ENOTPD
  * when the sample covariance is singular, GFI_EQUAD when the estimated
  * functionals admit no minimiser, GFI_EUNSUPPORTED for D > 2. */
