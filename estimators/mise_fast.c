@@ -10,6 +10,7 @@
 #include "../lib/nufft.h"
 #include "par.h"
 #include "gfi/rng.h"
+#include "gfi/stats.h"
 #include "gfi/validate.h"
 #include "alloc.h"
 
@@ -507,4 +508,27 @@ int mise_mc_stream(const gfi_model *m, const gfi_kernel *k, size_t N, const doub
   free(ise);
   free(bound);
   return st;
+}
+
+/* The summary of nreps ISEs and the parts from the pooled ISE ip (ise_rule.h),
+ * here beside their first user so that mise_fast.c needs nothing of mise_mc.c. */
+int mise_mc_summarize(const double *ise, size_t nreps, gfi_mise_result *res) {
+  gfi_summary s;
+  int st = gfi_summarize(ise, nreps, 1, &s);
+  if (st) return st;
+  memset(res, 0, sizeof *res);
+  res->mise = s.mean;
+  res->se = s.se;
+  res->lo95 = s.lo95;
+  res->hi95 = s.hi95;
+  res->nreps = nreps;
+  res->bias2 = res->var = NAN;
+  res->bias2_in = res->bias2_out = NAN;
+  return GFI_OK;
+}
+
+void mise_mc_parts(gfi_mise_result *res, double ip) {
+  size_t nreps = res->nreps;
+  res->var = (res->mise - ip) * (double)nreps / (double)(nreps - 1);
+  res->bias2 = res->mise - res->var;
 }

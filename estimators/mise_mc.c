@@ -452,27 +452,6 @@ static int mc_rep(size_t k, gsl_rng *r, double *out, void *vp) {
   return st;
 }
 
-int mise_mc_summarize(const double *ise, size_t nreps, gfi_mise_result *res) {
-  gfi_summary s;
-  int st = gfi_summarize(ise, nreps, 1, &s);
-  if (st) return st;
-  memset(res, 0, sizeof *res);
-  res->mise = s.mean;
-  res->se = s.se;
-  res->lo95 = s.lo95;
-  res->hi95 = s.hi95;
-  res->nreps = nreps;
-  res->bias2 = res->var = NAN;
-  res->bias2_in = res->bias2_out = NAN;
-  return GFI_OK;
-}
-
-void mise_mc_parts(gfi_mise_result *res, double ip) {
-  size_t nreps = res->nreps;
-  res->var = (res->mise - ip) * (double)nreps / (double)(nreps - 1);
-  res->bias2 = res->mise - res->var;
-}
-
 /* Replications rank, rank + P, ... of the direct route (local task t). */
 typedef struct {
   mc_ctx *c;

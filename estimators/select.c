@@ -916,6 +916,19 @@ void gfi_select_default_opts(gfi_select_opts *o) {
   gfi_default_opts(&o->base);
 }
 
+/* Shared with select_gauss.c and select_hpi.c (select_internal.h), here so
+ * that select.c needs nothing of theirs. */
+int sel_pair_threads(int n, size_t N) { return (double)N * (double)N < 8388608.0 ? 1 : par_threads(n); }
+
+int sel_check_data(size_t N, size_t D, const double *x) {
+  if (!x) return GFI_EINVAL;
+  if (N < 2) return GFI_EEMPTY;
+  int st = gfi_check_dim(D);
+  if (st) return st;
+  if (N > ((size_t)1 << 52) / D) return GFI_EDIM;
+  return gfi_check_finite(x, N * D, NULL);
+}
+
 double sel_robust_scale(size_t N, size_t D, const double *x, size_t j) {
   double *v = malloc(N * sizeof *v);
   if (!v) return NAN;

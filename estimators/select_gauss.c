@@ -23,17 +23,6 @@
 #include "par.h"
 #include "select_internal.h"
 
-int sel_pair_threads(int n, size_t N) { return (double)N * (double)N < 8388608.0 ? 1 : par_threads(n); }
-
-int sel_check_data(size_t N, size_t D, const double *x) {
-  if (!x) return GFI_EINVAL;
-  if (N < 2) return GFI_EEMPTY;
-  int st = gfi_check_dim(D);
-  if (st) return st;
-  if (N > ((size_t)1 << 52) / D) return GFI_EDIM;
-  return gfi_check_finite(x, N * D, NULL);
-}
-
 /* The Cholesky factor *L of H (D x D) and nslot * N slots for a pair sum:
  * GFI_ENOMEM, or GFI_EBANDWIDTH when H is not SPD (nothing left allocated). */
 static int chol_and_slots(size_t D, const double *H, size_t N, size_t nslot, double **L, double **slots) {
