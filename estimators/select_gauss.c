@@ -259,7 +259,6 @@ static void H_of(const double *p, double *H) {
  * scale (2 pi)^-2 int [e^{-w'Hw} + 2N/(N-1) e^{-w'Hw/2}] dw; an H outside the rule's cover rebuilds it, 1.25 times
  * wider than needed, so that a search rebuilds a few times. */
 #define L2_QMAX ((size_t)4000000)
-#define L2_FAST_N ((size_t)2000)
 
 typedef struct {
   size_t N;

@@ -14,9 +14,9 @@
  *     + (1/4) vec(H)' Psi4 vec(H), by Newton's method (AMISE is convex);
  *  5. H = S^1/2 H* S^1/2.
  * The functionals: pair sums, O(N^2), rows through lib/par.h, the same bits
- * for any thread count; or (above 4000 points, or on request) one type-3
+ * for any thread count; or (where the cost model prefers it, or on request) one type-3
  * NUFFT of the empirical cf on a trapezoid rule in frequency, O(N + Q log Q),
- * to about 1e-11 of the largest functional (hpsi_fast). Everything else is
+ * to tol of the largest functional (hpsi_fast, hpsi_route). Everything else is
  * a handful of scalars. */
 #include <math.h>
 #include <stdlib.h>
