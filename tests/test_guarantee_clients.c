@@ -6,7 +6,8 @@
  *   - the empirical cf (gfi_ecf): error <= bound and <= tol of sum |w| plus
  *     the phases' rounding that any double computation has;
  *   - the fast LSCV and LOO-CV criteria (gfi_lscv, gfi_loocv): |fast -
- *     direct| <= the bound they report;
+ *     direct| <= the bound they report, and LOO-CV's bound within what
+ *     fitted values within tol max |y| allow;
  *   - the Monte-Carlo ISE by Plancherel (gfi_mise_mc): every replication's
  *     |fast - direct| <= ise_err_bound;
  *   - the Gaussian selectors: the 2-D LSCV through the cf within tol of its
@@ -147,6 +148,15 @@ static void check_criteria(gsl_rng *r, int ncase) {
       CHECK(e <= allowed, "loocv case %d (D=%zu l=%d R=%g far=%g off=%g tol=%g): |fast - direct| %.3g > bound %.3g",
             cs, D, k.l, R, far, off, tol, e, bf);
       worst_c = fmax(worst_c, e / allowed);
+      /* every fitted value it kept is within tol max |y| (the rows it could
+       * not settle were summed directly), so the mean squared residual is
+       * within (2 sqrt(value) + tol max|y|) tol max|y| */
+      double ymax = 0;
+      for (size_t i = 0; i < N; i++) ymax = fmax(ymax, fabs(y[i]));
+      const double w = tol * ymax;
+      CHECK(bf <= (2 * sqrt(vf) + w) * w * (double)V * (1 + 1e-9),
+            "loocv case %d: bound %.3g above (2 sqrt(value) + tol max|y|) tol max|y| = %.3g", cs, bf,
+            (2 * sqrt(vf) + w) * w);
     } else if (!st && !sf) {
       /* a row settled on one side of the denominator test and not the
        * other: not comparable as one number; the rows' values are checked
