@@ -680,9 +680,12 @@ static int loo_redo(void *vc, size_t t, void *ws) {
  * settled when its denominator is clear of the flag threshold and of zero by
  * more than the bound and its fit's bound is within lim; the others go to
  * redo. *worst: the largest fit bound of a settled row. */
+/* fneed (may be NULL): the smallest factor by which the bounds must shrink
+ * for an unsettled row to settle (as NW's nw_need, regression.c; 0 for a
+ * denominator within its bound of 0), left as it is when no row can. */
 static void loo_settle(const loo_ctx *c, const double *out, const double *babs, double K0,
                        const size_t *rows, size_t n, double lim, double *worst, size_t *redo,
-                       size_t *nr) {
+                       size_t *nr, double *fneed) {
   const size_t N = c->N, V = c->V, nc = V + 1;
   /* sum_{k != i} |K_ik| (R/A units) is at most (N - 1) K0 */
   const double Abound = (double)(N - 1) * K0;
@@ -705,8 +708,19 @@ static void loo_settle(const loo_ctx *c, const double *out, const double *babs, 
       c->slots[2 * i] = r2;
       c->slots[2 * i + 1] = 0;
       *worst = fmax(*worst, eb);
-    } else
+    } else {
       redo[m++] = i;
+      if (fneed && !(den > eden)) {
+        if (den > -eden) *fneed = 0; /* the sign unsettled: the tightest pass */
+      } else if (fneed) {
+        double fm = 0, eN = 0;
+        for (size_t v = 0; v < V; v++) {
+          fm = fmax(fm, fabs((out[t * nc + v + 1] - K0 * c->y[i * V + v]) / den));
+          eN = fmax(eN, babs[v + 1]);
+        }
+        *fneed = fmin(*fneed, lim * den / (eN + fm * eden + lim * eden));
+      }
+    }
   }
   *nr = m;
 }
@@ -744,15 +758,16 @@ static int loo_sums(const loo_ctx *c, const double *cf, double tol, int nt, cons
   return st;
 }
 
-/* The second pass's tolerance: the first's over LOO_TIGHTEN (the sums'
- * bounds scale with it down to the NUFFT's floor BL_NTOL_MIN). It runs when
+/* The second pass's tolerance: the engine's tighten policy, BL_TIGHTEN_MARGIN
+ * times the factor that settles every row left that a tighter pass can
+ * settle (the sums' bounds scale with tol down to the NUFFT's floor BL_NTOL_MIN;
+ * it was the first's over 10^6 whatever the rows needed). It runs when
  * the rows left would cost the direct sum more than twice the first pass (a
  * tighter pass costs up to about twice as much): nr N pairs at about 20 D
  * units of the cost model each (a row's pair is D sinc^l factors; measured
  * 55 ns of CPU per pair in 2-D with a sin per factor, about 21 ns with the
  * phase tables of loo_tables, against 0.7 to 1.4 ns per unit of a fast
  * pass). force: 1 always, 0 never, -1 by that rule. */
-#define LOO_TIGHTEN 1e6
 static int loo_second_pays(size_t nr, size_t N, size_t D, double cost1, int force) {
   if (force >= 0) return force && nr > 0;
   bl_cost c = {20.0 * (double)D * (double)N * (double)nr, 2 * cost1, 0, 1, 0};
@@ -781,7 +796,8 @@ static int loo_fast(loo_ctx *c, double tol, int nt, int force, double *bound, si
   double ymax = 0, worst = 0;
   for (size_t i = 0; !st && i < N * V; i++) ymax = fmax(ymax, fabs(c->y[i]));
   const double lim = tol * fmax(ymax, 1e-300);
-  if (!st) loo_settle(c, out, babs, K0, NULL, N, lim, &worst, redo, &nr);
+  double fneed = 1;
+  if (!st) loo_settle(c, out, babs, K0, NULL, N, lim, &worst, redo, &nr, &fneed);
   if (left) left[0] = nr;
   /* The rows left have small denominators, which the first pass's global
    * bound cannot resolve: a second pass over all data at a tighter
@@ -789,12 +805,14 @@ static int loo_fast(loo_ctx *c, double tol, int nt, int force, double *bound, si
   if (!st && loo_second_pays(nr, N, D, cost1, force)) {
     redo2 = malloc(nr * sizeof *redo2);
     if (!redo2) st = GFI_ENOMEM;
-    double tol2 = fmax(tol / LOO_TIGHTEN, 1e-300);
+    /* not below 1e-16 (the NUFFTs stop at BL_NTOL_MIN; the quadrature's
+     * node count grows with the target) */
+    double tol2 = fmax(tol * BL_TIGHTEN_MARGIN * fmin(fneed, 1.0), 1e-16);
     int s2 = st ? st : loo_sums(c, cf, tol2, nt, redo, nr, out, babs, &K0, NULL);
     if (s2 == GFI_ENOMEM) st = s2;
     else if (!s2) {
       size_t nr2 = 0;
-      loo_settle(c, out, babs, K0, redo, nr, lim, &worst, redo2, &nr2);
+      loo_settle(c, out, babs, K0, redo, nr, lim, &worst, redo2, &nr2, NULL);
       memcpy(redo, redo2, nr2 * sizeof *redo);
       nr = nr2;
     }
