@@ -292,7 +292,7 @@ static int l2_init(l2_ctx *c, size_t N, const double *x, const gfi_opts *o, int 
 }
 
 int sel_ecf2_halfplane(size_t N, const double *xc, const double *d, double T, size_t qmax, int nt,
-                       double cftol, size_t *n0_out, size_t *n1_out, double **p2_out) {
+                       double cftol, double *cf_err, size_t *n0_out, size_t *n1_out, double **p2_out) {
   size_t K[2];
   for (int j = 0; j < 2; j++) {
     double k = ceil(T / d[j]);
@@ -315,7 +315,10 @@ int sel_ecf2_halfplane(size_t N, const double *xc, const double *d, double T, si
     gfi_default_opts(&o);
     o.nthreads = nt;
     o.tol = cftol;
-    st = gfi_ecf(N, 2, xc, NULL, Q, w, &o, out, NULL);
+    gfi_fast_info info;
+    st = gfi_ecf(N, 2, xc, NULL, Q, w, &o, out, &info);
+    /* the bound it reports holds the phases' rounding besides the NUFFT's share */
+    if (cf_err) *cf_err = fmax(cftol, info.route == GFI_METHOD_FAST ? info.bound_abs : 0.0);
   }
   if (!st) {
     for (size_t q = 0; q < Q; q++) p2[q] = out[2 * q] * out[2 * q] + out[2 * q + 1] * out[2 * q + 1];
@@ -332,7 +335,7 @@ static int l2_build(l2_ctx *c, double T, const double *M) {
   size_t n0, n1;
   double tol = GFI_FAST_TOL_DEFAULT;
   (void)bl_check_opts(c->o, &tol, NULL); /* checked by the callers */
-  int st = sel_ecf2_halfplane(c->N, c->xc, d, T, L2_QMAX, c->o ? c->o->nthreads : 0, bl_cf2_tol(tol), &n0, &n1,
+  int st = sel_ecf2_halfplane(c->N, c->xc, d, T, L2_QMAX, c->o ? c->o->nthreads : 0, bl_cf2_tol(tol), NULL, &n0, &n1,
                               &p2);
   if (st) return st;
   free(c->p2);

@@ -110,7 +110,7 @@ static int hpsi_fast(size_t N, const double *x, int r, double g, int nt, double 
   const double c0 = 0.5 * (lo[0] + hi[0]), c1 = 0.5 * (lo[1] + hi[1]);
   for (size_t i = 0; i < N; i++) xc[2 * i] = x[2 * i] - c0, xc[2 * i + 1] = x[2 * i + 1] - c1;
   size_t n0 = 0, n1 = 0;
-  int st = sel_ecf2_halfplane(N, xc, d, 12 / g, HPI_FAST_QMAX, nt, e_cf, &n0, &n1, &p2s);
+  int st = sel_ecf2_halfplane(N, xc, d, 12 / g, HPI_FAST_QMAX, nt, e_cf, &e_cf, &n0, &n1, &p2s);
   free(xc);
   const size_t Q = n0 * n1, K1 = n1 ? (n1 - 1) / 2 : 0;
   if (!st) {

@@ -50,10 +50,11 @@ int sel_pair_threads(int n, size_t N);
 /* |phi_N(w)|^2 of the (centred) 2-D data xc on the half-plane trapezoid
  * nodes w = (k0 d0, (k1 - K1) d1), k0 = 0..K0, k1 = 0..2 K1, K_j =
  * ceil(T / d_j): *p2 is n0 x n1 (malloc'ed), by one NUFFT whose cf is
- * within cftol (gfi_ecf's tol). GFI_ERANGE above qmax nodes. Shared by the
- * 2-D LSCV and plug-in. */
+ * within cftol (gfi_ecf's tol); *cf_err (may be NULL): the cf's error bound,
+ * cftol or the larger bound gfi_ecf reports (with the phases' rounding).
+ * GFI_ERANGE above qmax nodes. Shared by the 2-D LSCV and plug-in. */
 int sel_ecf2_halfplane(size_t N, const double *xc, const double *d, double T, size_t qmax, int nt,
-                       double cftol, size_t *n0, size_t *n1, double **p2);
+                       double cftol, double *cf_err, size_t *n0, size_t *n1, double **p2);
 
 int sel_gauss_lscv2_ecf(size_t N, const double *x, const gfi_opts *o, size_t nH, const double *H,
                         double *v);
