@@ -68,6 +68,7 @@
 #define AF_WCUT (-INFINITY) /* no cut: pow2 gives 0 below 2^-1022 */
 #define AF_NTAB 4 /* tables per side: R x = hi + lo, sin, cos (engine_phase) */
 #define AF_NQ 4
+#define AF_LANE_SUMS 0
 #define AF_TASK
 #define AF_Q(J) ((J)->Q)
 #define AF_K(J) ((J)->K)

@@ -10,8 +10,8 @@
  *   float:  the pair loop over axes: the phase u = R_d (q_id - k_jd), sinc u
  *           and sinc' u, their running product, the weight w~ = (prod 2^-E)^l
  *           and, in the backward, every dw~/du_d and its product with the
- *           pair's coefficient; the partial sums over one block of keys
- *           (32 lanes) of a row's dq_d and dR_d terms;
+ *           pair's coefficient; a row's dq_d and dR_d terms summed per
+ *           lane (16 keys a block) over at most 8 blocks;
  *   double: every sum over keys or queries: the row sums S_i, A_i and the
  *           numerator N_i (forward), P_i = dH_i . H_i and the coefficient
  *           dH_i . v_j - P_i of a pair, dq and dR across blocks, dK and dV
@@ -65,7 +65,7 @@
 #include "../lib/clones.h"
 
 #define FB 64      /* keys per block in the forward */
-#define BB 32      /* lanes (keys) per block in the backward */
+#define BB 16      /* lanes (keys) per block in the backward */
 #define CHUNK 4    /* axes between renormalisations of a running product */
 #define ROW_TILE 16
 #define FLUSHF 0x1p-60f /* |sinc| below this is 0 (see the top) */
@@ -87,6 +87,8 @@
 #define AF_WCUT WCUT
 #define AF_NTAB 1 /* the coordinates, transposed */
 #define AF_NQ 1
+#define AF_LANE_SUMS 1
+#define LANE_BLOCKS 8 /* blocks (BB keys each) per lane sum: up to 8 float terms a lane */
 #define AF_TASK GFI_CLONES
 #define AF_Q(J) ((J)->Qf)
 #define AF_K(J) ((J)->Kf)

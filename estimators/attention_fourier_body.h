@@ -20,6 +20,9 @@
  *                         axis of a query row in the forward
  *   FB, BB, CHUNK, ROW_TILE, ZEXP   block sizes and the zero exponent
  *   AF_TASK               attribute of the pair-loop tasks (GFI_CLONES or empty)
+ *   AF_LANE_SUMS          1: the backward sums a row's dq and dR terms per lane
+ *                         over up to LANE_BLOCKS blocks (then in double);
+ *                         0: per block (a horizontal sum per block and axis)
  *   AF_Q, AF_K, AF_V, AF_RAD (J)    the job's inputs and radii in AF_REAL
  * and these static functions:
  *   expo(x), pow2(k)      binary exponent of x; 2^k (clamped)
@@ -312,6 +315,22 @@ static inline void grad_block(size_t D, int l, size_t nb, AF_REAL Eb, gblock *g,
   }
 }
 
+#if AF_LANE_SUMS
+/* dq, dr += the lane sums lq, lr (D x BB, lanes in order), which are zeroed. */
+static inline void lane_flush(size_t D, AF_REAL *lq, AF_REAL *lr, double *dq, double *dr) {
+  for (size_t d = 0; d < D; d++) {
+    double sq = 0, sr = 0;
+    for (size_t b = 0; b < BB; b++) {
+      sq += (double)lq[d * BB + b];
+      sr += (double)lr[d * BB + b];
+    }
+    dq[d] += sq;
+    dr[d] += sr;
+  }
+  memset(lq, 0, 2 * D * BB * sizeof *lq);
+}
+#endif
+
 static size_t gblock_reals(size_t D) { return ((4 + AF_SHIFT) * D + (D + CHUNK - 1) / CHUNK) * BB; }
 
 /* Backward, one task: head bh, keys [k0, k1) (chunk c), over every query row
@@ -351,7 +370,13 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
   g.t = g.G + D * BB; /* AF_SHIFT 0: no t rows, pe starts here */
   g.pe = g.t + AF_SHIFT * D * BB;
   AF_REAL *coef = fw + gblock_reals(D), *wt = coef + BB, *mk = wt + BB, *z = mk + BB;
-  double *dq = (double *)(z + BB), *dr = dq + D, *dkT = dr + D, *dv = dkT + D * CL;
+#if AF_LANE_SUMS
+  AF_REAL *lq = z + BB, *lr = lq + D * BB; /* per-lane partial sums of dq and dR, D x BB */
+  double *dq = (double *)(lr + D * BB);
+#else
+  double *dq = (double *)(z + BB);
+#endif
+  double *dr = dq + D, *dkT = dr + D, *dv = dkT + D * CL;
   memset(dkT, 0, D * CL * sizeof *dkT);
   memset(dv, 0, CL * Dv * sizeof *dv);
   for (size_t i = attn_fjob_query_begin(J, k0); i < Lq; i++) {
@@ -363,6 +388,10 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
     const double Pi = P[i], iS = invS[i];
     const AF_REAL Eb = (AF_REAL)stat[2 * i];
     for (size_t d = 0; d < D; d++) dq[d] = dr[d] = 0;
+#if AF_LANE_SUMS
+    memset(lq, 0, 2 * D * BB * sizeof *lq);
+    size_t nlane = 0; /* blocks held in the lane sums */
+#endif
     for (size_t j0 = k0; j0 < jend; j0 += BB) {
       const size_t nb = jend - j0 < BB ? jend - j0 : BB;
       size_t nv = nb;
@@ -391,6 +420,27 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
         for (size_t b = 0; b < nb; b++) coef[b] *= mk[b];
       grad_block(D, l, nb, Eb, &g, wt);
       double *dk0 = dkT + (j0 - k0);
+#if AF_LANE_SUMS
+      /* the row's dq and dR terms summed per lane (a horizontal sum per
+       * block and axis cost as much as the block's factors), into double
+       * every LANE_BLOCKS blocks and at the row's end, lanes in order */
+      for (size_t d = 0; d < D; d++) {
+        const AF_REAL *restrict G = g.G + d * BB, *restrict u = g.u + d * BB;
+        AF_REAL *restrict aq = lq + d * BB, *restrict ar = lr + d * BB;
+        double *restrict dk = dk0 + d * CL;
+#pragma omp simd
+        for (size_t b = 0; b < nb; b++) {
+          AF_REAL tt = coef[b] * G[b];
+          aq[b] += tt;
+          ar[b] += tt * u[b];
+          dk[b] -= (double)tt;
+        }
+      }
+      if (++nlane == LANE_BLOCKS) {
+        lane_flush(D, lq, lr, dq, dr);
+        nlane = 0;
+      }
+#else
       for (size_t d = 0; d < D; d++) {
         const AF_REAL *restrict G = g.G + d * BB, *restrict u = g.u + d * BB;
         double *restrict dk = dk0 + d * CL;
@@ -405,6 +455,7 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
         dq[d] += acc;
         dr[d] += accr;
       }
+#endif
       for (size_t b = 0; b < nb; b++) {
         const double a = (double)wt[b] * iS * (double)z[b];
         if (a == 0) continue;
@@ -413,6 +464,9 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
         for (size_t cc = 0; cc < Dv; cc++) dvj[cc] += a * (double)dh[cc];
       }
     }
+#if AF_LANE_SUMS
+    if (nlane) lane_flush(D, lq, lr, dq, dr);
+#endif
     /* du_d/dR_d = q_id - k_jd = u_d / R_d */
     double rsum = 0;
     for (size_t d = 0; d < D; d++) {
@@ -504,7 +558,7 @@ static int engine_backward(const attn_fjob *J, const AF_REAL *H, const double *s
             .dV = dV};
   par_spec sp0 = {2 * BH, J->nthreads, 0, 1, NULL, NULL};
   int st = par_run(&sp0, fill_task, &f);
-  size_t ws = (gblock_reals(D) + 4 * BB) * sizeof(AF_REAL) + (2 * D + D * chunklen + chunklen * Dv) * sizeof(double);
+  size_t ws = (gblock_reals(D) + 4 * BB + 2 * AF_LANE_SUMS * D * BB) * sizeof(AF_REAL) + (2 * D + D * chunklen + chunklen * Dv) * sizeof(double);
   par_spec sp1 = {BH * nchunk, J->nthreads, ws, 1, NULL, NULL};
   if (!st) st = par_run(&sp1, bwd_task, &f);
   par_spec sp2 = {BH * f.ntq, J->nthreads, 0, 4, NULL, NULL};
