@@ -51,9 +51,20 @@
  * Every loop over a block of keys is branch-free (selections, bit
  * operations): gcc vectorises them (8 floats with AVX2; the tasks are
  * compiled for x86-64 levels by GFI_CLONES). The sums are in an order fixed
- * by the shapes, so the results are the same bits for any thread count. */
+ * by the shapes, so the results are the same bits for any thread count.
+ *
+ * Multiply-adds are fused where the level has FMA (fp-contract=fast, below;
+ * ISO C mode turns it off): the polynomials, the reduction u - n pi/2 and the
+ * sums then round once per multiply-add instead of twice, so every error
+ * bound above holds as it stands; the forward's pair loop (AVX-512 clone)
+ * runs 44 vector instructions per 16 lanes, 13 of them fused, instead of 52.
+ * No step relies on a product being
+ * rounded apart from its sum (the exact steps are bit operations, the sums
+ * of integer-valued exponents and the exact reduction parts). Bits differ
+ * between the SSE2 clone and the AVX2/AVX-512 ones (as lib/clones.h says),
+ * never between thread counts. */
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-trapping-math")
+#pragma GCC optimize("no-trapping-math", "fp-contract=fast")
 #endif
 #include <math.h>
 #include <stdint.h>
