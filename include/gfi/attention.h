@@ -220,7 +220,7 @@ GFI_EXPORT void gfi_attn_destroy(gfi_attn_plan *plan);
  *     branch-free over a block of keys: the phase u = R_d (q_id - k_jd),
  *     sinc u and sinc' u, their running product (mantissa and exponent as
  *     above), the weight, and in the backward each dw/du_d times the pair's
- *     coefficient, summed over one block of 32 keys;
+ *     coefficient, summed per lane over at most 8 blocks of 16 keys;
  *   float64: the row sums S_i, A_i and the numerator N_i (each float weight
  *     added in double), P_i = dH_i . H_i and each pair's dH_i . v_j - P_i,
  *     dq and dR across key blocks and chunks, dK and dV across query rows,
