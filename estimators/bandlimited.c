@@ -1129,7 +1129,7 @@ typedef struct {
 } mode_ctx;
 
 /* Task pk = (p, k): one output row of `post` complex values. */
-static int mode_row(void *vc, size_t pk, void *ws) {
+GFI_CLONES static int mode_row(void *vc, size_t pk, void *ws) {
   const mode_ctx *c = vc;
   (void)ws;
   const size_t Qj = c->Qj, post = c->post, G = c->G;
