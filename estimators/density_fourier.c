@@ -182,17 +182,24 @@ static double block_pow_sum(int l, const double *restrict prod, const double *re
   return s;
 }
 
-/* Custom phi: a call per factor, so no SIMD; correctness over speed. */
+/* Custom phi: a call per factor, so no SIMD; correctness over speed. A
+ * family that is not a function of sinc (flat-top) takes the phase
+ * difference u itself (kernel_spatial). */
 static double block_custom(const gfi_density_plan *p, const double *qrx, const double *qsx,
                            const double *qcx, size_t b, const double *w) {
   const size_t D = p->D, Np = p->lay.Np, B = p->lay.dblock;
   const gfi_kernel *k = &p->kernel;
+  const int spatial = k->kind == GFI_PHI_FLATTOP;
   double s = 0;
   for (size_t i = 0; i < B; i++) {
     if (b + i >= p->N) break;
     double t = 1;
     for (size_t j = 0; j < D && t != 0; j++) {
       size_t at = j * Np + b + i;
+      if (spatial) {
+        t *= p->g[j] * kernel_spatial(k, (qrx[j] - p->rk[at]) + (qrx[D + j] - p->rl[at]));
+        continue;
+      }
       double sinc = sinc_factor(qrx[j], qrx[D + j], qsx[j], qcx[j], p->rk[at], p->rl[at], p->sk[at],
                                 p->ck[at], 1.0);
       t *= p->g[j] * kernel_phi(k, sinc);

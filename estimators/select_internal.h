@@ -20,6 +20,7 @@ typedef struct sel_pair {
   int l;       /* the highest sinc power */
   int nk, t0, step;
   int jmin;    /* the lowest sinc power: kappa^2's derivatives below jmin - 1 do not jump */
+  double flattop_c; /* > 0: the flat-top family's pair (kernel_pair_flattop), the rest unused */
   double jump[2 * SEL_MAXL + 1][SEL_MAXDEG + 1];
   double taylor[SEL_NT];
   double vc; /* |v| below which the Taylor series is used */
