@@ -487,7 +487,7 @@ static void samples(const bl_sum *s, double R, double h, long long dmin, size_t 
   const size_t mmax = (size_t)(m0 < 0 && -m0 > m1 ? -m0 : (m1 > -m0 ? m1 : -m0));
   const double ip1 = 1 / kernel_peak(&s->kern), Rh = R * h;
   double a[GFI_PHI_MAXPOW + 1];
-  if (s->kern.kind != GFI_PHI_POW && s->kern.kind != GFI_PHI_POLY) {
+  if (!kernel_is_sinc(&s->kern)) {
     for (size_t m = 0; m <= mmax; m++) tab[m] = kernel_spatial(&s->kern, Rh * (double)m) * ip1;
     goto fill;
   }

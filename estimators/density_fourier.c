@@ -189,7 +189,7 @@ static double block_custom(const gfi_density_plan *p, const double *qrx, const d
                            const double *qcx, size_t b, const double *w) {
   const size_t D = p->D, Np = p->lay.Np, B = p->lay.dblock;
   const gfi_kernel *k = &p->kernel;
-  const int spatial = k->kind == GFI_PHI_FLATTOP;
+  const int spatial = k->kind != GFI_PHI_CUSTOM && !kernel_is_sinc(k);
   double s = 0;
   for (size_t i = 0; i < B; i++) {
     if (b + i >= p->N) break;

@@ -67,8 +67,9 @@ static long double kap_piece(const long double *u, int L, int kl, int r, long do
 
 void sel_pair_init(sel_pair *p, const gfi_kernel *kern) {
   memset(p, 0, sizeof *p);
-  if (kern->kind == GFI_PHI_FLATTOP) { /* its own closed form (kernel_internal.h) */
-    p->flattop_c = kernel_flattop_c(kern);
+  if (!kernel_is_sinc(kern)) { /* the family's own pair function (kernel_internal.h) */
+    p->family = *kern;
+    p->by_family = 1;
     return;
   }
   const int l = kern->l, d = 2 * l - 2, poly = kern->kind == GFI_PHI_POLY;
@@ -141,7 +142,7 @@ void sel_pair_init(sel_pair *p, const gfi_kernel *kern) {
 }
 
 double sel_pair_G(const sel_pair *p, double v) {
-  if (p->flattop_c > 0) return kernel_pair_flattop(p->flattop_c, v);
+  if (p->by_family) return kernel_pair(&p->family, v);
   v = fabs(v);
   const int l = p->l, d = 2 * l - 2;
   if (v < p->vc) {
@@ -196,7 +197,7 @@ double sel_pair_G(const sel_pair *p, double v) {
  * LOO-CV, a regression criterion, the sinc families only (as gfi_nw_plan). */
 static int check_band(const gfi_kernel *k) { return k ? gfi_kernel_check_band(k) : GFI_EINVAL; }
 static int check_band_nw(const gfi_kernel *k) {
-  return k && k->kind == GFI_PHI_FLATTOP ? GFI_EUNSUPPORTED : check_band(k);
+  return k && k->kind != GFI_PHI_CUSTOM && !kernel_is_sinc(k) ? GFI_EUNSUPPORTED : check_band(k);
 }
 
 /* ---- LSCV, direct --------------------------------------------------------------- */

@@ -2,6 +2,7 @@
 #ifndef GFI_KERNEL_INTERNAL_H
 #define GFI_KERNEL_INTERNAL_H
 
+#include <math.h>
 #include "gfi/kernel.h"
 #include "gfi/status.h"
 
@@ -29,11 +30,18 @@ static inline double kernel_binom(int n, int k) {
  *   kernel_spatial       the spatial factor A K(u) (phi(sinc u) for the sinc
  *                        families), at the phase difference u = R (x - X)
  *   kernel_dbound        sup |d^P/du^P A K(u)| per unit of the peak (binning)
- *   kernel_pair_flattop  LSCV's pair function int kappa^2 e^{i v w} dw for
- *                        the flat-top family (the sinc families: select.c)
+ *   kernel_pair          LSCV's pair function int kappa^2 e^{i v w} dw for
+ *                        families other than sinc (the sinc families: select.c)
  *
  * The sinc families (power, polynomial) keep their own vectorised inner
  * loops; every other family goes through kernel_spatial. */
+
+/* The sinc families (power, polynomial): phi(sinc), with the vectorised
+ * inner loops and the B-spline facts of their own. Every other band-limited
+ * family (flat-top) goes through the operations below alone. */
+static inline int kernel_is_sinc(const gfi_kernel *k) {
+  return k->kind == GFI_PHI_POW || k->kind == GFI_PHI_POLY;
+}
 
 /* The transform's support edge: the highest sinc power of a power or
  * polynomial kernel, 1 for the flat-top; after gfi_kernel_check_band. */
@@ -125,5 +133,11 @@ double kernel_dbound(const gfi_kernel *k, int P);
 /* The flat-top's LSCV pair function G(v) = int kappa(w)^2 e^{i v w} dw,
  * (K_R * K_R)(u) = (R / 2 pi) G(R u); no cancellation for any v. */
 double kernel_pair_flattop(double c, double v);
+
+/* LSCV's pair function of a family that is not a sinc family (the sinc
+ * families': select.c, from their B-splines); NaN for those. */
+static inline double kernel_pair(const gfi_kernel *k, double v) {
+  return k->kind == GFI_PHI_FLATTOP ? kernel_pair_flattop(kernel_flattop_c(k), v) : NAN;
+}
 
 #endif
