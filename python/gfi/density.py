@@ -264,8 +264,8 @@ class FourierKDE(_KDE):
         f = self._state("sample")
         k = f.fit["kernel"]
         n = _count(n_samples)
-        if k.kind == 3:  # GFI_PHI_FLATTOP: takes negative values
-            raise errors.UnsupportedError(errors.GFI_EUNSUPPORTED, "sample: the flat-top kernel phi = %r takes "
+        if k.kind not in (0, 1, 2):  # a family other than phi(sinc) (flat-top): takes negative values
+            raise errors.UnsupportedError(errors.GFI_EUNSUPPORTED, "sample: the kernel phi = %r takes "
                                           "negative values, so it is not a density" % (self.phi,), "phi")
         coef = np.array([k.coef[j] for j in range(len(k.coef))])
         powers = np.nonzero(coef)[0]
