@@ -165,11 +165,11 @@ double kernel_dbound(const gfi_kernel *k, int P) {
   for (int j = 1; j <= GFI_PHI_MAXPOW; j++) {
     const double aj = kernel_coef(k, j), d = j;
     a += aj;
-    if (P == 1) m += 0.44 * d * aj;
+    if (P == 1) m += d * aj;
     else if (P == 4) m += aj * 24 * (d / 120.0 + d * (d - 1) / 72.0);
     else m += aj * 720 * (d / 5040.0 + d * (d - 1) / 720.0 + d * (d - 1) * (d - 2) / 1296.0);
   }
-  return m / a;
+  return P == 1 ? 0.44 * m / a : m / a;
 }
 
 /* G(v) = 2 c sinc(c v) + (2 / e^2) int_0^e s^2 cos(v (1 - s)) ds, e = 1 - c,
