@@ -208,8 +208,9 @@ void cli_check_out_name(const char *opt, const char *path);
   {"threads", CLI_INT, &(v), .def = "0", .arg = "T",                                          \
    .help = "threads (0 = all cores); results do not depend on T"}
 #define CLI_OPT_PHI(v)                                                                              \
-  {"phi", CLI_STR, &(v), .def = "pow:4", .arg = "pow:L|poly:a1,..,ad",                               \
-   .help = "phi(z) = z^L (L = 1..8), or a1 z + .. + ad z^d (d <= 8, every a >= 0)"}
+  {"phi", CLI_STR, &(v), .def = "pow:4", .arg = "pow:L|poly:a1,..,ad|flattop:c",                     \
+   .help = "phi(z) = z^L (L = 1..8), or a1 z + .. + ad z^d (d <= 8, every a >= 0), or the\n"     \
+           "flat-top kernel (transform 1 on |t| <= c R, linear to 0 at R; 0 < c < 1)"}
 /* --method and --tol of the sums over data (see cli_method). */
 #define CLI_OPT_METHOD(v)                                                                     \
   {"method", CLI_STR, &(v), .def = "auto", .arg = "M",                                        \

@@ -14,8 +14,9 @@ double *cli_select_radii(const char *Rs, const char *want, const gfi_kernel *k, 
                          gfi_select_result *res) {
   if (strcmp(Rs, want) != 0)
     cli_usage("--R", "'%s' is not a criterion of this command (expected radii or %s)", Rs, want);
-  if (k->kind != GFI_PHI_POW && k->kind != GFI_PHI_POLY)
-    cli_usage("--R", "%s needs phi = pow:L or poly:a1,..,ad", want);
+  /* LSCV: every band-limited family; LOO-CV (regression): the sinc families */
+  if (gfi_kernel_check_band(k) != GFI_OK || (y && k->kind != GFI_PHI_POW && k->kind != GFI_PHI_POLY))
+    cli_usage("--R", "%s needs phi = pow:L or poly:a1,..,ad%s", want, y ? "" : " or flattop:c");
   if (N < 2) cli_die(EXIT_RUNTIME, "--R %s: needs at least 2 data points, got %zu", want, N);
   gfi_select_opts so;
   gfi_select_default_opts(&so);

@@ -32,7 +32,8 @@ int cmd_density(int argc, char **argv) {
      .help = "dimension (default: the data file's column count, else 1)"},
     {"kernel", CLI_STR, &kname, .def = "fourier", .arg = "K", .help = "fourier or gauss (Gaussian KDE baseline)"},
     {"phi", CLI_STR, &phi, .def = "pow:4", .arg = "pow:L",
-     .help = "phi(z) = z^L, L = 1..8 (4 = Jackson, 2 = Fejer, 1 = Dirichlet)"},
+     .help = "phi(z) = z^L, L = 1..8 (4 = Jackson, 2 = Fejer, 1 = Dirichlet); also\n"
+             "poly:a1,..,ad and flattop:c (the flat-top kernel, 0 < c < 1)"},
     {"R", CLI_STR, &Rs, .arg = "R1[,..,RD]",
      .help = "radius, one value for every axis or one per axis (> 0), or lscv (the\n"
              "radius minimising least-squares cross-validation; recorded in '# R-select:')"},

@@ -3,9 +3,10 @@
  *
  * Quadrature. On a knot interval of kappa_R (length 2R, or R for the first
  * half-interval of odd l) the integrand of one data point is a polynomial of
- * degree l-1 (|p| <= 1) times e^{i w u}, |u| <= S. Mapped to [-1, 1] it is
- * p(t) e^{i a t} with a = h S / 2, analytic everywhere; on the Bernstein
- * ellipse E_rho, |p| <= rho^(l-1) (Bernstein's inequality) and
+ * degree l-1 (|p| <= 1; kernel_piece_degree: 1 on the flat-top's pieces,
+ * whose knots +-c R are not integers) times e^{i w u}, |u| <= S. Mapped to
+ * [-1, 1] it is p(t) e^{i a t} with a = h S / 2, analytic everywhere; on the
+ * Bernstein ellipse E_rho, |p| <= rho^(l-1) (Bernstein's inequality) and
  * |e^{i a t}| <= e^{a (rho - 1/rho) / 2}, so the n-point Gauss-Legendre
  * error is at most (64/15) M rho^(-2(n-1)) / (rho^2 - 1) (Trefethen,
  * Approximation Theory and Approximation Practice, Thm 19.3, whose I_n has
@@ -156,19 +157,19 @@ static void rule_free(bl_rule *r) {
  * this axis' share, relative to R/A. Returns GFI_ERANGE when too many nodes. */
 static int axis_build(const gfi_kernel *kern, double R, double A, double S, int half, double etarget,
                       size_t *n_out, double **w_out, double **wk_out, double *err_out) {
-  /* knots: at most 2 l + 1 <= 17 of them (kernel_knots) */
-  int kk[2 * GFI_PHI_MAXPOW + 1];
+  /* knots: at most 2 l + 1 <= 17 of them (kernel_knots), in units of R */
+  double kk[KERNEL_KNOTS_MAX];
   int nkk = kernel_knots(kern, kk);
   if (nkk < 0) return GFI_EORDER;
-  const int l = kernel_band(kern);
-  double knots[2 * GFI_PHI_MAXPOW + 2];
+  const int deg = kernel_piece_degree(kern); /* kappa's degree on a piece */
+  double knots[KERNEL_KNOTS_MAX + 1];
   int nk = 0;
   if (half) knots[nk++] = 0;
   for (int i = 0; i < nkk; i++)
     if (!half || kk[i] > 0) knots[nk++] = kk[i] * R;
   /* kappa is a mixture of B-splines with non-negative weights (powers and
-   * polynomials with a_j >= 0): 0 <= kappa <= kappa(0) = 1, the bound the
-   * quadrature's error estimate assumes */
+   * polynomials with a_j >= 0) or the flat-top's trapezoid: 0 <= kappa <=
+   * kappa(0) = 1, the bound the quadrature's error estimate assumes */
   const double mult = half ? 2.0 : 1.0;
   /* sub-intervals */
   size_t nsub_tot = 0, nsub[2 * GFI_PHI_MAXPOW + 1];
@@ -188,14 +189,14 @@ static int axis_build(const gfi_kernel *kern, double R, double A, double S, int 
     double h = (knots[k + 1] - knots[k]) / (double)nsub[k];
     double a = h * S / 2;
     double logt = log(etarget * (R / A) / (double)nsub_tot) - log(mult / (2 * M_PI) * h / 2);
-    size_t nmin = (size_t)((l + 1) / 2);
+    size_t nmin = (size_t)((deg + 2) / 2);
     if (nmin < 2) nmin = 2;
-    size_t n = gl_count(a, l - 1, logt, nmin);
+    size_t n = gl_count(a, deg, logt, nmin);
     if (n == 0) return GFI_ERANGE;
     ns_all[k] = n;
     if (nsub[k] > BL_AXIS_MAX / n || total > BL_AXIS_MAX - nsub[k] * n) return GFI_ERANGE;
     total += nsub[k] * n;
-    total_err += (double)nsub[k] * mult / (2 * M_PI) * h / 2 * exp(gl_log_bound(n, a, l - 1));
+    total_err += (double)nsub[k] * mult / (2 * M_PI) * h / 2 * exp(gl_log_bound(n, a, deg));
   }
   double *w = gfi_malloc2(total, sizeof *w), *wk = gfi_malloc2(total, sizeof *wk);
   if (!w || !wk) {
@@ -635,7 +636,7 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
                     const double *c, double cval, const double *R, const gfi_opts *opts,
                     double direct_pair) {
   *out = NULL;
-  if (k && (kernel_knots(k, (int[2 * GFI_PHI_MAXPOW + 1]){0}) < 0 || !k->A_finite)) return GFI_EINVAL;
+  if (k && (kernel_knots(k, (double[KERNEL_KNOTS_MAX]){0}) < 0 || !k->A_finite)) return GFI_EINVAL;
   const int l = k ? kernel_band(k) : BL_GAUSS;
   if (D < 1 || D > BL_MAX_DIM || N == 0 || ncol == 0 || (!c && ncol != 1)) return GFI_EINVAL;
   double tol;
@@ -660,7 +661,7 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
   s->K0 = 1;
   for (int j = 0; j < D; j++) {
     s->R[j] = R[j];
-    s->K0 *= R[j] / s->A * (l == BL_GAUSS ? 1.0 : kernel_phi(k, 1.0)); /* the peak: phi(1) R / A */
+    s->K0 *= R[j] / s->A * (l == BL_GAUSS ? 1.0 : kernel_peak(k)); /* the peak: phi(1) R / A */
   }
   s->tol = tol;
   s->method = method;

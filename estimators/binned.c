@@ -19,7 +19,8 @@
  *     mu_4 = 24 (k / 120 + k (k - 1) / 72),
  *     mu_6 = 720 (k / 5040 + k (k - 1) / 720 + k (k - 1) (k - 2) / 1296),
  *
- * averaged with the weights a_k, and the error of every value is at most
+ * averaged with the weights a_k (the flat-top family: int |t|^P kappa(t) dt
+ * / (1 + c), kernel_dbound), and the error of every value is at most
  *
  *     sum_i |c_i| K0 sum_j Lambda^j (w_P / P!) mu_P (h_j R_j)^P,
  *
@@ -98,22 +99,12 @@ static size_t good_size(size_t n) {
   return best;
 }
 
-/* mu1: a bound on max |d/dt phi(sinc t)| per unit of phi(1); mu[P]: the
- * P-th derivative's at 0, |(sinc^k)^(P)(0)| = P! |[t^P] sinc(t)^k|, per unit
- * of phi(1) (sinc t = 1 - t^2/6 + t^4/120 - t^6/5040 ...). */
+/* mu1: a bound on max |d/dt A K(t)| per unit of the peak; mu[P]: the P-th
+ * derivative's (kernel_dbound: the kernel family's bounds). */
 static void kernel_mus(const bl_sum *s, double *mu1, double *mu4, double *mu6) {
-  double a = 0, ka = 0, k4 = 0, k6 = 0;
-  for (int k = 1; k <= GFI_PHI_MAXPOW; k++) {
-    const double ak = kernel_coef(&s->kern, k), d = k;
-    a += ak;
-    ka += d * ak;
-    k4 += ak * 24 * (d / 120.0 + d * (d - 1) / 72.0);
-    k6 += ak * 720 * (d / 5040.0 + d * (d - 1) / 720.0 + d * (d - 1) * (d - 2) / 1296.0);
-  }
-  *mu4 = k4 / a;
-  if (mu6) *mu6 = k6 / a;
-  /* |d/dt sinc(t)^k| <= k max |sinc'| = 0.4362 k */
-  *mu1 = 0.44 * ka / a;
+  *mu4 = kernel_dbound(&s->kern, 4);
+  if (mu6) *mu6 = kernel_dbound(&s->kern, 6);
+  *mu1 = kernel_dbound(&s->kern, 1);
 }
 
 /* The Lebesgue constant of P weights on the middle cell: 5/4 (cubic),
@@ -486,15 +477,20 @@ static int pass_task(void *vc, size_t t, void *vws) {
   return GFI_OK;
 }
 
-/* v[t] = phi(sinc(R (t + dmin) h)) / phi(1), t < lenv, zero to L; *v1 =
- * ||v||_1. v is even in t + dmin: the table holds |t + dmin| = 0 .. mmax,
- * by the vectorised sincos where every argument allows. tab: mmax + 1. */
+/* v[t] = phi(sinc(R (t + dmin) h)) / phi(1) (other families: kernel_spatial
+ * / kernel_peak), t < lenv, zero to L; *v1 = ||v||_1. v is even in t + dmin:
+ * the table holds |t + dmin| = 0 .. mmax, by the vectorised sincos where
+ * every argument allows. tab: mmax + 1. */
 static void samples(const bl_sum *s, double R, double h, long long dmin, size_t lenv, size_t L,
                     double *tab, double *v, double *v1) {
   const long long m0 = dmin, m1 = dmin + (long long)lenv - 1;
   const size_t mmax = (size_t)(m0 < 0 && -m0 > m1 ? -m0 : (m1 > -m0 ? m1 : -m0));
-  const double ip1 = 1 / kernel_phi(&s->kern, 1.0), Rh = R * h;
+  const double ip1 = 1 / kernel_peak(&s->kern), Rh = R * h;
   double a[GFI_PHI_MAXPOW + 1];
+  if (!kernel_is_sinc(&s->kern)) {
+    for (size_t m = 0; m <= mmax; m++) tab[m] = kernel_spatial(&s->kern, Rh * (double)m) * ip1;
+    goto fill;
+  }
   for (int k = 0; k <= GFI_PHI_MAXPOW; k++) a[k] = k ? kernel_coef(&s->kern, k) : 0;
   int deg = GFI_PHI_MAXPOW;
   while (deg > 1 && a[deg] == 0) deg--;
@@ -518,6 +514,7 @@ static void samples(const bl_sum *s, double R, double h, long long dmin, size_t 
     for (int k = deg - 1; k >= 1; k--) p = p * z + a[k];
     tab[m] = p * z * ip1;
   }
+fill:;
   double sum = 0;
   for (size_t t = 0; t < lenv; t++) {
     long long m = (long long)t + dmin;

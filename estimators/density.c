@@ -92,10 +92,10 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   if (ost) return ost;
   if (method == GFI_METHOD_FAST && (k->kind == GFI_PHI_CUSTOM || D > BL_MAX_DIM))
     return GFI_EUNSUPPORTED;
-  if (k->kind == GFI_PHI_POW || k->kind == GFI_PHI_POLY) {
-    int st = gfi_check_order(k->l);
+  if (k->kind != GFI_PHI_CUSTOM) { /* a band-limited family (EINVAL for an unknown kind) */
+    int st = gfi_kernel_check_band(k);
     if (st) return st;
-  } else if (k->kind != GFI_PHI_CUSTOM || !k->fn) {
+  } else if (!k->fn) {
     return GFI_EINVAL;
   }
   if (!k->A_finite || !isfinite(k->A) || !(k->A > 0)) return GFI_EINFINITE_A;

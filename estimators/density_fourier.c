@@ -20,6 +20,7 @@
 #include "sinc_series.h"
 #include "engine.h"
 #include "kernel_internal.h"
+#include "../lib/simd_sincos.h"
 
 #define SERIES_CUT GFI_SINC_CUT
 
@@ -182,17 +183,24 @@ static double block_pow_sum(int l, const double *restrict prod, const double *re
   return s;
 }
 
-/* Custom phi: a call per factor, so no SIMD; correctness over speed. */
+/* Custom phi: a call per factor, so no SIMD; correctness over speed. A
+ * family that is not a function of sinc (flat-top) takes the phase
+ * difference u itself (kernel_spatial). */
 static double block_custom(const gfi_density_plan *p, const double *qrx, const double *qsx,
                            const double *qcx, size_t b, const double *w) {
   const size_t D = p->D, Np = p->lay.Np, B = p->lay.dblock;
   const gfi_kernel *k = &p->kernel;
+  const int spatial = k->kind != GFI_PHI_CUSTOM && !kernel_is_sinc(k);
   double s = 0;
   for (size_t i = 0; i < B; i++) {
     if (b + i >= p->N) break;
     double t = 1;
     for (size_t j = 0; j < D && t != 0; j++) {
       size_t at = j * Np + b + i;
+      if (spatial) {
+        t *= p->g[j] * kernel_spatial(k, (qrx[j] - p->rk[at]) + (qrx[D + j] - p->rl[at]));
+        continue;
+      }
       double sinc = sinc_factor(qrx[j], qrx[D + j], qsx[j], qcx[j], p->rk[at], p->rl[at], p->sk[at],
                                 p->ck[at], 1.0);
       t *= p->g[j] * kernel_phi(k, sinc);
@@ -202,10 +210,59 @@ static double block_custom(const gfi_density_plan *p, const double *qrx, const d
   return s;
 }
 
+/* The flat-top factor g sinc(a u) sinc(b u), a = (1 + c) / 2, b = (1 - c) / 2
+ * (kernel_flattop_spatial), by the inline sincos and the sinc series below
+ * GFI_SINC_CUT, both computed and one selected (vectorised). |a u| <= GFI_SINCOS_SIMD_MAX. */
+static inline double flattop_factor(double u, double a, double b, double g) {
+  double ua = a * u, ub = b * u, sa, ca, sb, cb;
+  gfi_sincos_simd(ua, &sa, &ca);
+  gfi_sincos_simd(ub, &sb, &cb);
+  double za = ua * ua, zb = ub * ub;
+  int sma = za < SERIES_CUT * SERIES_CUT, smb = zb < SERIES_CUT * SERIES_CUT;
+  double na = sma ? GFI_SINC_SERIES(double, za) : sa, da = sma ? 1.0 : ua;
+  double nb = smb ? GFI_SINC_SERIES(double, zb) : sb, db = smb ? 1.0 : ub;
+  return g * (na * nb) / (da * db);
+}
+
+/* sum_i w_i prod_j g_j K_j for the flat-top family over the block's real
+ * points (the padding is never read), vectorised over the points; 0 (and
+ * nothing summed) when some |a u| of the block is beyond the inline sincos'
+ * range: then block_custom's libm path takes the block. */
+static int block_flattop(const gfi_density_plan *p, const double *qrx, size_t b, const double *w,
+                         double *restrict prod, double *sum) {
+  const size_t D = p->D, Np = p->lay.Np, n = p->N - b < p->lay.dblock ? p->N - b : p->lay.dblock;
+  const double c = kernel_flattop_c(&p->kernel), a = 0.5 * (1 + c), bh = 0.5 * (1 - c);
+  for (size_t j = 0; j < D; j++) {
+    const double *rk = p->rk + j * Np + b, *rl = p->rl + j * Np + b;
+    const double rx = qrx[j], rxl = qrx[D + j], g = p->g[j];
+    double m = 0;
+    for (size_t i = 0; i < n; i++) m = fmax(m, fabs((rx - rk[i]) + (rxl - rl[i])));
+    if (!(a * m <= 0.5 * GFI_SINCOS_SIMD_MAX)) return 0;
+    if (j == 0) {
+#pragma omp simd
+      for (size_t i = 0; i < n; i++) prod[i] = flattop_factor((rx - rk[i]) + (rxl - rl[i]), a, bh, g);
+    } else {
+#pragma omp simd
+      for (size_t i = 0; i < n; i++) prod[i] *= flattop_factor((rx - rk[i]) + (rxl - rl[i]), a, bh, g);
+    }
+  }
+  double s = 0;
+  if (w) {
+#pragma omp simd reduction(+ : s)
+    for (size_t i = 0; i < n; i++) s += w[i] * prod[i];
+  } else {
+#pragma omp simd reduction(+ : s)
+    for (size_t i = 0; i < n; i++) s += prod[i];
+  }
+  *sum = s;
+  return 1;
+}
+
 GFI_CLONES void density_fourier_task(const gfi_density_plan *p, const double *queries, size_t q0, size_t q1,
                           size_t i0, size_t i1, double *part, double *ws) {
   const size_t D = p->D, nq = q1 - q0, B = p->lay.dblock;
   const int custom = p->kernel.kind != GFI_PHI_POW; /* a call of phi per factor */
+  const int flattop = p->kernel.kind == GFI_PHI_FLATTOP;
   /* per query: D hi parts, then D lo parts of the phases (2 D values) */
   double *qrx = ws, *qsx = ws + 2 * nq * D, *qcx = ws + 3 * nq * D, *prod = ws + 4 * nq * D;
   for (size_t q = 0; q < nq; q++) {
@@ -225,7 +282,10 @@ GFI_CLONES void density_fourier_task(const gfi_density_plan *p, const double *qu
     const double *w = p->w ? p->w + b : NULL;
     for (size_t q = 0; q < nq; q++) {
       const double *rx = qrx + 2 * q * D, *sx = qsx + q * D, *cx = qcx + q * D;
-      if (custom) {
+      double fs;
+      if (flattop && block_flattop(p, rx, b, w, prod, &fs)) {
+        part[q] += fs;
+      } else if (custom) {
         part[q] += block_custom(p, rx, sx, cx, b, w);
       } else {
         block_product(p, rx, sx, cx, b, prod);

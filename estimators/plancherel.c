@@ -222,7 +222,7 @@ static int cmp_double(const void *a, const void *b) {
 static int axis_cells(double a, double b, const gfi_kernel *kern, double R, double h, double osc,
                       int graded, double res, cells *cp) {
   if (!(b > a)) return GFI_EINVAL;
-  int knots[2 * GFI_PHI_MAXPOW + 1];
+  double knots[KERNEL_KNOTS_MAX];
   int nk = kernel_knots(kern, knots);
   if (nk < 0) return GFI_EORDER;
   /* a, b, the <= 17 knots k R and NGEOM graded points */

@@ -97,6 +97,9 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   if (ost) return ost;
   if (method == GFI_METHOD_FAST && (k->kind == GFI_PHI_CUSTOM || D > BL_MAX_DIM))
     return GFI_EUNSUPPORTED;
+  /* a band-limited family other than phi(sinc) (flat-top): density only */
+  if (k->kind != GFI_PHI_POW && k->kind != GFI_PHI_POLY && k->kind != GFI_PHI_CUSTOM)
+    return gfi_kernel_check_band(k) == GFI_OK ? GFI_EUNSUPPORTED : GFI_EINVAL;
   if (k->kind == GFI_PHI_POW || k->kind == GFI_PHI_POLY) {
     int st = gfi_check_order(k->l);
     if (st) return st;

@@ -67,6 +67,11 @@ static long double kap_piece(const long double *u, int L, int kl, int r, long do
 
 void sel_pair_init(sel_pair *p, const gfi_kernel *kern) {
   memset(p, 0, sizeof *p);
+  if (!kernel_is_sinc(kern)) { /* the family's own pair function (kernel_internal.h) */
+    p->family = *kern;
+    p->by_family = 1;
+    return;
+  }
   const int l = kern->l, d = 2 * l - 2, poly = kern->kind == GFI_PHI_POLY;
   p->l = l;
   /* kappa = sum_j u_j B_j with B_j the unnormalised B-spline: a power has
@@ -137,6 +142,7 @@ void sel_pair_init(sel_pair *p, const gfi_kernel *kern) {
 }
 
 double sel_pair_G(const sel_pair *p, double v) {
+  if (p->by_family) return kernel_pair(&p->family, v);
   v = fabs(v);
   const int l = p->l, d = 2 * l - 2;
   if (v < p->vc) {
@@ -187,8 +193,12 @@ double sel_pair_G(const sel_pair *p, double v) {
 /* ---- checks ------------------------------------------------------------------ */
 
 
-/* LSCV and LOO-CV take powers and polynomials (band-limited kernels). */
+/* LSCV takes powers, polynomials and the flat-top (band-limited kernels);
+ * LOO-CV, a regression criterion, the sinc families only (as gfi_nw_plan). */
 static int check_band(const gfi_kernel *k) { return k ? gfi_kernel_check_band(k) : GFI_EINVAL; }
+static int check_band_nw(const gfi_kernel *k) {
+  return k && k->kind != GFI_PHI_CUSTOM && !kernel_is_sinc(k) ? GFI_EUNSUPPORTED : check_band(k);
+}
 
 /* ---- LSCV, direct --------------------------------------------------------------- */
 
@@ -212,7 +222,7 @@ static int lscv_row(void *vc, size_t i, void *ws) {
     double pk = 1, pc = 1;
     for (size_t j = 0; j < D; j++) {
       double u = c->R[j] * (xi[j] - xk[j]);
-      pk *= kernel_phi(kern, gfi_sinc(u));
+      pk *= kernel_spatial(kern, u);
       pc *= sel_pair_G(c->pr, u);
     }
     sk += pk;
@@ -273,15 +283,16 @@ static void sel_axis_free(sel_axis *a) {
 #define SEL_NODES_MAX ((size_t)1 << 24)
 
 /* One axis of the rule for int g(w) |F(w)|^2 dw / 2pi with g a polynomial of
- * degree deg on each knot interval of kappa_l(w / R), |g| <= 3, and |F|^2 a
+ * degree deg on each knot interval of kappa(w / R) (kernel_knots: not
+ * integers for the flat-top), |g| <= 3, and |F|^2 a
  * trigonometric sum of frequencies in [-S, S]; relative target e (of R). */
 static int sel_axis_build(const gfi_kernel *kern, double R, double S, int half, int deg, double e,
                           sel_axis *ax) {
   memset(ax, 0, sizeof *ax);
-  int kn[2 * GFI_PHI_MAXPOW + 1];
+  double kn[KERNEL_KNOTS_MAX];
   int nkn = kernel_knots(kern, kn);
   if (nkn < 2) return GFI_EINVAL;
-  double knots[2 * GFI_PHI_MAXPOW + 2];
+  double knots[KERNEL_KNOTS_MAX + 1];
   int nk = 0;
   if (!half) {
     for (int j = 0; j < nkn; j++) knots[nk++] = kn[j] * R;
@@ -417,7 +428,7 @@ static double *centre(size_t N, size_t D, const double *x, double *lo, double *h
 
 static int lscv_fast(const gfi_kernel *kern, size_t N, size_t D, const double *x, const double *R,
                      double tol, int nt, double *value, double *bound) {
-  const int l = kern->l;
+  const int deg = 2 * kernel_piece_degree(kern); /* kappa^2's, on each piece */
   if (D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
   double lo[3], hi[3], S[3];
   double *xc = centre(N, D, x, lo, hi, S);
@@ -431,7 +442,7 @@ static int lscv_fast(const gfi_kernel *kern, size_t N, size_t D, const double *x
   double e = LSCV_RHO / (4 * BL_NUFFT_SAFETY) * tol;
   if (e < 1e-17) e = 1e-17;
   for (size_t j = 0; j < D && !st; j++) {
-    st = sel_axis_build(kern, R[j], S[j] > 0 ? S[j] : 1e-300, j == 0, 2 * l - 2, e / (double)D, &ax[j]);
+    st = sel_axis_build(kern, R[j], S[j] > 0 ? S[j] : 1e-300, j == 0, deg, e / (double)D, &ax[j]);
     if (!st && ax[j].n > SEL_NODES_MAX / Q) st = GFI_ERANGE;
     if (!st) Q *= ax[j].n;
   }
@@ -461,7 +472,7 @@ static int lscv_fast(const gfi_kernel *kern, size_t N, size_t D, const double *x
       sabs += (fabs(wk2) + cc * fabs(wk)) * sqrt(F2[q]);
     }
     /* K0 = K(0): the kernel's peak phi(1) R_j / A per axis */
-    const double A = kern->A, p1 = kernel_phi(kern, 1.0);
+    const double A = kern->A, p1 = kernel_peak(kern);
     double K0 = 1, scale = 1;
     for (size_t j = 0; j < D; j++) {
       K0 *= p1 * R[j] / A;
@@ -872,7 +883,7 @@ int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x
               const double *R, const gfi_opts *opts, double denom_tol, double *value,
               size_t *nflagged, double *bound, gfi_method *route) {
   if (!value || !y || V == 0) return GFI_EINVAL;
-  int st = check_band(k);
+  int st = check_band_nw(k);
   if (st) return st;
   st = sel_check_data(N, D, x);
   if (st) return st;
@@ -1388,7 +1399,7 @@ int gfi_select_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const do
                      const double *y, const gfi_select_opts *opts, gfi_select_result *res,
                      double *curve) {
   if (!res || !y || V == 0) return GFI_EINVAL;
-  int st = check_band(k);
+  int st = check_band_nw(k);
   if (st) return st;
   st = sel_check_data(N, D, x);
   if (st) return st;

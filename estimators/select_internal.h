@@ -20,6 +20,8 @@ typedef struct sel_pair {
   int l;       /* the highest sinc power */
   int nk, t0, step;
   int jmin;    /* the lowest sinc power: kappa^2's derivatives below jmin - 1 do not jump */
+  gfi_kernel family; /* with by_family: a family other than sinc (kernel_pair), the rest unused */
+  int by_family;
   double jump[2 * SEL_MAXL + 1][SEL_MAXDEG + 1];
   double taylor[SEL_NT];
   double vc; /* |v| below which the Taylor series is used */

@@ -1,4 +1,5 @@
-/* One-axis generalized Fourier kernels: sinc, A_l, kappa_l, custom phi. */
+/* One-axis generalized Fourier kernels: sinc, A_l, kappa_l, custom phi, and
+ * the flat-top family (the operations of kernel_internal.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -118,8 +119,94 @@ int gfi_kernel_poly(gfi_kernel *k, int deg, const double *a) {
   return GFI_OK;
 }
 
+int gfi_kernel_flattop(gfi_kernel *k, double c) {
+  if (!k || !(c > 0 && c < 1)) return GFI_EINVAL;
+  k->kind = GFI_PHI_FLATTOP;
+  k->l = 1;
+  k->fn = NULL;
+  k->ctx = NULL;
+  for (int j = 0; j <= GFI_PHI_MAXPOW; j++) k->coef[j] = 0;
+  k->coef[0] = c;
+  /* int sinc((1 + c) u / 2) sinc((1 - c) u / 2) du = 2 pi kappa(0) / (1 + c) */
+  k->A = 2 * M_PI / (1 + c);
+  k->A_finite = 1;
+  return GFI_OK;
+}
+
+/* ---- the flat-top family (kernel_internal.h) ---- */
+
+double kernel_flattop_spatial(double c, double u) {
+  return gfi_sinc(0.5 * (1 + c) * u) * gfi_sinc(0.5 * (1 - c) * u);
+}
+
+/* int_0^1 t^P kappa(t) dt = c^(P+1) / (P+1) + (1 - c) int_0^1 (c + (1 - c) s)^P
+ * (1 - s) ds, the second by the binomial sum: positive terms only. */
+static double flattop_moment(double c, int P) {
+  const double e = 1 - c;
+  double s = 0;
+  for (int k = 0; k <= P; k++) s += kernel_binom(P, k) * pow(c, P - k) * pow(e, k) / ((k + 1) * (k + 2));
+  return pow(c, P + 1) / (P + 1) + e * s;
+}
+
+double kernel_dbound(const gfi_kernel *k, int P) {
+  if (P != 1 && P != 4 && P != 6) return NAN;
+  if (k->kind == GFI_PHI_FLATTOP) {
+    /* A K(u) = (A / 2 pi) int kappa(t) e^{-i t u} dt, A / 2 pi = 1 / (1 + c),
+     * peak 1: |(A K)^(P)| <= 2 int_0^1 t^P kappa / (1 + c) */
+    const double c = kernel_flattop_c(k);
+    return 2 * flattop_moment(c, P) / (1 + c) * (1 + 1e-12);
+  }
+  /* phi(sinc t) = sum_k a_k sinc(t)^k with a_k >= 0, each sinc^k with a
+   * nonnegative transform: |(sinc^k)^(P)| <= |(sinc^k)^(P)(0)| = P! |[t^P]
+   * sinc(t)^k| (sinc t = 1 - t^2/6 + t^4/120 - t^6/5040 ...) for even P;
+   * |d/dt sinc(t)^k| <= k max |sinc'| = 0.4362 k. Averaged with a_k, per
+   * unit of phi(1) = sum_k a_k. */
+  double a = 0, m = 0;
+  for (int j = 1; j <= GFI_PHI_MAXPOW; j++) {
+    const double aj = kernel_coef(k, j), d = j;
+    a += aj;
+    if (P == 1) m += d * aj;
+    else if (P == 4) m += aj * 24 * (d / 120.0 + d * (d - 1) / 72.0);
+    else m += aj * 720 * (d / 5040.0 + d * (d - 1) / 720.0 + d * (d - 1) * (d - 2) / 1296.0);
+  }
+  return P == 1 ? 0.44 * m / a : m / a;
+}
+
+/* G(v) = 2 c sinc(c v) + (2 / e^2) int_0^e s^2 cos(v (1 - s)) ds, e = 1 - c,
+ * the second 2 e Re(e^{i v} J(v e)) with J(z) = int_0^1 t^2 e^{-i z t} dt:
+ * its series sum_k (-i z)^k / (k! (k + 3)) for |z| < 2 (terms below 2^k / k!),
+ * else e^{-i z} (i / z + 2 / z^2 - 2 i / z^3) + 2 i / z^3 (terms below 1 / z). */
+double kernel_pair_flattop(double c, double v) {
+  v = fabs(v);
+  const double e = 1 - c, z = v * e;
+  double re;
+  if (z < 2) {
+    double jr = 0, ji = 0, t = 1; /* t = z^k / k! */
+    for (int k = 0; k < 40; k++) {
+      double term = t / (k + 3);
+      switch (k % 4) { /* (-i)^k */
+        case 0: jr += term; break;
+        case 1: ji -= term; break;
+        case 2: jr -= term; break;
+        default: ji += term; break;
+      }
+      t *= z / (k + 1);
+    }
+    re = cos(v) * jr - sin(v) * ji; /* Re(e^{i v} J) */
+  } else {
+    const double iz = 1 / z, iz2 = iz * iz, iz3 = iz2 * iz;
+    re = cos(c * v) * 2 * iz2 - sin(c * v) * (iz - 2 * iz3) - 2 * sin(v) * iz3;
+  }
+  return 2 * c * gfi_sinc(c * v) + 2 * e * re;
+}
+
 int gfi_kernel_check_band(const gfi_kernel *k) {
   if (!k) return GFI_EINVAL;
+  if (k->kind == GFI_PHI_FLATTOP) {
+    const double c = kernel_flattop_c(k);
+    if (!(c > 0 && c < 1) || k->l != 1) return GFI_EINVAL;
+    return !k->A_finite || !(k->A > 0) || !isfinite(k->A) ? GFI_EINFINITE_A : GFI_OK;
+  }
   if (k->kind == GFI_PHI_CUSTOM) return GFI_EUNSUPPORTED;
   if (k->kind != GFI_PHI_POW && k->kind != GFI_PHI_POLY) return GFI_EINVAL;
   int st = gfi_check_order(k->l);
@@ -129,6 +216,11 @@ int gfi_kernel_check_band(const gfi_kernel *k) {
 }
 
 double gfi_kernel_kappa(const gfi_kernel *k, double u) {
+  if (k && k->kind == GFI_PHI_FLATTOP) {
+    const double c = kernel_flattop_c(k), au = fabs(u);
+    if (isnan(u) || !(c > 0 && c < 1)) return NAN;
+    return au <= c ? 1.0 : au < 1 ? (1 - au) / (1 - c) : 0.0;
+  }
   if (!k || (k->kind != GFI_PHI_POW && k->kind != GFI_PHI_POLY)) return NAN;
   if (k->kind == GFI_PHI_POW) return gfi_kappa(k->l, u);
   if (!k->A_finite) return NAN;
@@ -140,6 +232,10 @@ double gfi_kernel_kappa(const gfi_kernel *k, double u) {
 
 double gfi_kappa_sq_integral(const gfi_kernel *k) {
   if (gfi_kernel_check_band(k) != GFI_OK) return NAN;
+  if (k->kind == GFI_PHI_FLATTOP) {
+    const double c = kernel_flattop_c(k);
+    return 2 * c + 2 * (1 - c) / 3; /* 1 on [-c, c], two linear ramps squared */
+  }
   if (k->kind == GFI_PHI_POW) {
     double m = kernel_bspline0(k->l);
     return kernel_bspline0(2 * k->l) / (m * m);
@@ -151,7 +247,7 @@ double gfi_kappa_sq_integral(const gfi_kernel *k) {
   return 4 * M_PI * M_PI * s / (k->A * k->A);
 }
 
-double gfi_kernel_eval(const gfi_kernel *k, double x) { return kernel_phi(k, gfi_sinc(x)); }
+double gfi_kernel_eval(const gfi_kernel *k, double x) { return kernel_spatial(k, x); }
 
 /* ---- A for a custom phi ------------------------------------------------ */
 
@@ -337,13 +433,31 @@ static int kernel_parse_poly(gfi_kernel *k, const char *spec, gfi_errinfo *err) 
   return GFI_OK;
 }
 
+static int kernel_parse_flattop(gfi_kernel *k, const char *spec, gfi_errinfo *err) {
+  const char *s = spec + 8;
+  char *end;
+  errno = 0;
+  double c = strtod(s, &end);
+  if (end == s || *end != '\0')
+    return kernel_parse_fail(err, GFI_EINVAL, 9, "flattop:c needs a number c in (0, 1), got '%s'", s);
+  if (!(c > 0 && c < 1) || errno == ERANGE)
+    return kernel_parse_fail(err, GFI_EINVAL, 9, "flattop: c must be in (0, 1) (the flat part |t| <= c R of the "
+                             "transform), got '%s'", s);
+  gfi_kernel t;
+  int st = gfi_kernel_flattop(&t, c);
+  if (st) return kernel_parse_fail(err, st, 9, "flattop:%s: %s", s, gfi_strerror(st));
+  *k = t;
+  return GFI_OK;
+}
+
 int gfi_kernel_parse(gfi_kernel *k, const char *spec, gfi_errinfo *err) {
   if (err) gfi_errinfo_clear(err);
   if (!k || !spec) return kernel_parse_fail(err, GFI_EINVAL, 0, "no kernel or no phi specification");
   if (strncmp(spec, "poly:", 5) == 0) return kernel_parse_poly(k, spec, err);
+  if (strncmp(spec, "flattop:", 8) == 0) return kernel_parse_flattop(k, spec, err);
   if (strncmp(spec, "pow:", 4) != 0)
-    return kernel_parse_fail(err, GFI_EINVAL, 0, "unknown phi '%s' (expected pow:L with L = 1..8, or poly:a1,..,ad)",
-                             spec);
+    return kernel_parse_fail(err, GFI_EINVAL, 0, "unknown phi '%s' (expected pow:L with L = 1..8, poly:a1,..,ad "
+                             "or flattop:c with 0 < c < 1)", spec);
   char *end;
   errno = 0;
   long l = strtol(spec + 4, &end, 10);

@@ -2,6 +2,7 @@
 #ifndef GFI_KERNEL_INTERNAL_H
 #define GFI_KERNEL_INTERNAL_H
 
+#include <math.h>
 #include "gfi/kernel.h"
 #include "gfi/status.h"
 
@@ -17,17 +18,48 @@ static inline double kernel_binom(int n, int k) {
   return r;
 }
 
-/* The highest sinc power of a band-limited kernel (power: l; polynomial: its
- * degree), after gfi_kernel_check_band. */
+/* ---- the family interface ----------------------------------------------
+ * A band-limited kernel family is known to the routes only through the
+ * operations below (one switch on k->kind each) and those of gfi/kernel.h
+ * (gfi_kernel_kappa, gfi_kappa_sq_integral, gfi_kernel_check_band, A):
+ *
+ *   kernel_band          the transform's support |u| <= band (units of R)
+ *   kernel_knots         the transform's pieces: knots in units of R
+ *   kernel_piece_degree  kappa's polynomial degree on each piece
+ *   kernel_peak          sup |phi| (the kernel's peak is peak R / A per axis)
+ *   kernel_spatial       the spatial factor A K(u) (phi(sinc u) for the sinc
+ *                        families), at the phase difference u = R (x - X)
+ *   kernel_dbound        sup |d^P/du^P A K(u)| per unit of the peak (binning)
+ *   kernel_pair          LSCV's pair function int kappa^2 e^{i v w} dw for
+ *                        families other than sinc (the sinc families: select.c)
+ *
+ * The sinc families (power, polynomial) keep their own vectorised inner
+ * loops; every other family goes through kernel_spatial. */
+
+/* The sinc families (power, polynomial): phi(sinc), with the vectorised
+ * inner loops and the B-spline facts of their own. Every other band-limited
+ * family (flat-top) goes through the operations below alone. */
+static inline int kernel_is_sinc(const gfi_kernel *k) {
+  return k->kind == GFI_PHI_POW || k->kind == GFI_PHI_POLY;
+}
+
+/* The transform's support edge: the highest sinc power of a power or
+ * polynomial kernel, 1 for the flat-top; after gfi_kernel_check_band. */
 static inline int kernel_band(const gfi_kernel *k) { return k->l; }
 
+/* The flat-top kernel's parameter c (gfi_kernel_flattop). */
+static inline double kernel_flattop_c(const gfi_kernel *k) { return k->coef[0]; }
+
 /* a_j of phi(z) = sum_j a_j z^j (j = 1..GFI_PHI_MAXPOW): a power kernel's
- * from its l (its coef[] may be unset), a polynomial's from coef[]. */
+ * from its l (its coef[] may be unset), a polynomial's from coef[]; 0 for a
+ * kernel that is not a function of sinc (flat-top). */
 static inline double kernel_coef(const gfi_kernel *k, int j) {
+  if (k->kind == GFI_PHI_FLATTOP) return 0;
   return k->kind == GFI_PHI_POW ? (double)(j == k->l) : k->coef[j];
 }
 
-/* phi(z) of the kernel: z^l, the polynomial (Horner) or the user's phi. */
+/* phi(z) of the kernel: z^l, the polynomial (Horner) or the user's phi.
+ * Not for the flat-top kernel (no phi): kernel_spatial. */
 static inline double kernel_phi(const gfi_kernel *k, double z) {
   if (k->kind == GFI_PHI_POW) {
     double r = z;
@@ -42,12 +74,46 @@ static inline double kernel_phi(const gfi_kernel *k, double z) {
   return k->fn(z, k->ctx);
 }
 
-/* The knots k of the kernel's transform (kappa is a polynomial between
- * consecutive k R): the union over the powers j present of -j, -j+2, .., j.
- * Writes at most 2 GFI_PHI_MAXPOW + 1 integers in increasing order into
- * knots and returns their number; -1 for a kernel that is not band-limited. */
-static inline int kernel_knots(const gfi_kernel *k, int *knots) {
-  if (!k || (k->kind != GFI_PHI_POW && k->kind != GFI_PHI_POLY) || k->l < 1 || k->l > GFI_PHI_MAXPOW)
+/* The flat-top's spatial factor sinc((1 + c) u / 2) sinc((1 - c) u / 2)
+ * = 2 (cos(c u) - cos(u)) / ((1 - c^2) u^2), without cancellation (lib/kernel.c). */
+double kernel_flattop_spatial(double c, double u);
+
+/* A K(u) at the phase difference u: phi(sinc(u)), or the flat-top's product. */
+static inline double kernel_spatial(const gfi_kernel *k, double u) {
+  if (k->kind == GFI_PHI_FLATTOP) return kernel_flattop_spatial(kernel_flattop_c(k), u);
+  return kernel_phi(k, gfi_sinc(u));
+}
+
+/* sup_u |A K(u)|: phi(1) for the sinc families with a_j >= 0 (|sinc| <= 1),
+ * 1 for the flat-top (a product of two sincs). */
+static inline double kernel_peak(const gfi_kernel *k) {
+  return k->kind == GFI_PHI_FLATTOP ? 1.0 : kernel_phi(k, 1.0);
+}
+
+/* kappa's degree on each piece between knots: l - 1 for the sinc families
+ * (B-splines of order l), 1 for the flat-top's trapezoid. */
+static inline int kernel_piece_degree(const gfi_kernel *k) {
+  return k->kind == GFI_PHI_FLATTOP ? 1 : k->l - 1;
+}
+
+/* The knots t of the kernel's transform in units of R (kappa is a polynomial
+ * of kernel_piece_degree between consecutive t R): for the sinc families the
+ * union over the powers j present of -j, -j+2, .., j; for the flat-top -1,
+ * -c, c, 1. Writes at most KERNEL_KNOTS_MAX values in increasing order and
+ * returns their number; -1 for a kernel that is not band-limited. */
+#define KERNEL_KNOTS_MAX (2 * GFI_PHI_MAXPOW + 1)
+static inline int kernel_knots(const gfi_kernel *k, double *knots) {
+  if (!k) return -1;
+  if (k->kind == GFI_PHI_FLATTOP) {
+    const double c = kernel_flattop_c(k);
+    if (!(c > 0 && c < 1)) return -1;
+    knots[0] = -1;
+    knots[1] = -c;
+    knots[2] = c;
+    knots[3] = 1;
+    return 4;
+  }
+  if ((k->kind != GFI_PHI_POW && k->kind != GFI_PHI_POLY) || k->l < 1 || k->l > GFI_PHI_MAXPOW)
     return -1;
   int n = 0;
   for (int x = -k->l; x <= k->l; x++) {
@@ -56,6 +122,22 @@ static inline int kernel_knots(const gfi_kernel *k, int *knots) {
     if (on) knots[n++] = x;
   }
   return n;
+}
+
+/* A bound on sup_u |d^P/du^P A K(u)| / kernel_peak for P = 1, 4, 6 (NaN for
+ * other P): for the sinc families the binned route's constants (binned.c);
+ * for the flat-top int |t|^P kappa(t) dt / (1 + c) (kappa >= 0, so the bound
+ * is attained at u = 0 for even P). lib/kernel.c. */
+double kernel_dbound(const gfi_kernel *k, int P);
+
+/* The flat-top's LSCV pair function G(v) = int kappa(w)^2 e^{i v w} dw,
+ * (K_R * K_R)(u) = (R / 2 pi) G(R u); no cancellation for any v. */
+double kernel_pair_flattop(double c, double v);
+
+/* LSCV's pair function of a family that is not a sinc family (the sinc
+ * families': select.c, from their B-splines); NaN for those. */
+static inline double kernel_pair(const gfi_kernel *k, double v) {
+  return k->kind == GFI_PHI_FLATTOP ? kernel_pair_flattop(kernel_flattop_c(k), v) : NAN;
 }
 
 #endif

@@ -126,6 +126,18 @@ expect 2 "\-\-R: required" -- "$GFI" density --data "$T/mw" --at "$T/q1b"
 expect 2 "\-\-phi: power l must be in 1..8, got 9" -- "$GFI" density --data "$T/mw" --phi pow:9 --R 1 --at "$T/q1b"
 expect 2 "\-\-phi: power l must be in 1..8, got 0" -- "$GFI" density --data "$T/mw" --phi pow:0 --R 1 --at "$T/q1b"
 expect 2 "\-\-phi: unknown phi" -- "$GFI" density --data "$T/mw" --phi gauss --R 1 --at "$T/q1b"
+# the flat-top kernel: the fast route agrees with the direct one; c outside (0, 1) is named
+expect 0 "" -- "$GFI" density --data "$T/mw" --phi flattop:0.5 --R 3 --grid -3:3:13 --method direct
+data "$T/out" >"$T/ftd"
+expect 0 "" -- "$GFI" density --data "$T/mw" --phi flattop:0.5 --R 3 --grid -3:3:13 --method fast
+data "$T/out" | paste "$T/ftd" - | awk '{ d = $2 - $4; if (d * d > 1e-18) b = 1; if ($2 < 0) neg = 1 } END { exit b || !neg }' &&
+  ok || bad "flattop: fast and direct differ, or no negative value on the grid"
+grep -q "^# kernel: fourier, phi flattop:0.5, A = 4.18879020478639" "$T/out" && ok || bad "flattop metadata: $(grep kernel: "$T/out")"
+for c in 0 1 1.5 -0.2 nan; do
+  expect 2 "\-\-phi: flattop: c must be in (0, 1)" -- "$GFI" density --data "$T/mw" --phi flattop:$c --R 1 --at "$T/q1b"
+done
+expect 2 "\-\-phi: flattop:c needs a number c in (0, 1), got 'x'" -- "$GFI" density --data "$T/mw" --phi flattop:x --R 1 --at "$T/q1b"
+expect 2 "\-\-phi: flattop: c must be in (0, 1)" -- "$GFI" mise --model normal --n 100 --phi flattop:2 --R 1 --exact
 expect 2 "\-\-model: unknown model 'foo'" -- "$GFI" sample --model foo --n 3
 expect 2 "\-\-model" -- "$GFI" density --model foo --n 3 --seed 1 --R 1 --at "$T/q1"
 expect 2 "\-\-model" -- "$GFI" sample --model normal:cov=1,2 --dim 2 --n 3

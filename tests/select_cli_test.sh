@@ -42,6 +42,17 @@ expect 0 "" -- "$GFI" regress --data "$T/r1" --phi poly:0.3,0,2 --R loocv --meth
 grep -q "^# R-select: loocv, R = $qd" "$T/out" && ok || bad "poly regress --R loocv: $(grep R-select "$T/out")"
 expect 2 "loocv needs phi = pow:L or poly" -- "$GFI" regress --data "$T/r1" --phi abs --R loocv --grid 0:1:3
 
+# LSCV with the flat-top kernel: the direct and fast routes agree, density --R lscv takes it
+expect 0 "" -- "$GFI" ropt --data "$T/d1" --phi flattop:0.5 --select lscv --method fast
+ff=$(col "$T/out" R_opt) fl=$(col "$T/out" lscv)
+expect 0 "" -- "$GFI" ropt --data "$T/d1" --phi flattop:0.5 --select lscv --method direct
+fd=$(col "$T/out" R_opt) fld=$(col "$T/out" lscv)
+awk -v a="$ff" -v b="$fd" 'BEGIN { exit !(a > 0.5 && a < 20 && (a - b) ^ 2 < (1e-4 * a) ^ 2) }' && ok ||
+  bad "flattop R_opt fast $ff direct $fd"
+awk -v a="$fl" -v b="$fld" 'BEGIN { exit !(a < 0 && (a - b) ^ 2 < (1e-9 * a) ^ 2) }' && ok || bad "flattop lscv fast $fl direct $fld"
+expect 0 "" -- "$GFI" density --data "$T/d1" --phi flattop:0.5 --R lscv --method direct --grid -2:2:5
+grep -q "^# R-select: lscv, R = $fd, .*direct route" "$T/out" && ok || bad "flattop density --R lscv: $(grep R-select "$T/out")"
+
 # --curve: nscan rows (R, lscv), none below the refined minimum
 expect 0 "" -- "$GFI" ropt --data "$T/d1" --select lscv --curve --nscan 25 --R-range 0.5,20
 [ "$(data "$T/out" | wc -l)" -eq 25 ] && ok || bad "--curve: expected 25 rows"

@@ -13,7 +13,9 @@ extern "C" {
 /* A user-supplied phi: z in [-0.2173, 1] -> phi(z). Must be thread-safe. */
 typedef double (*gfi_phi_fn)(double z, void *ctx);
 
-typedef enum { GFI_PHI_POW = 0, GFI_PHI_CUSTOM = 1, GFI_PHI_POLY = 2 } gfi_phi_kind;
+/* GFI_PHI_FLATTOP: the flat-top kernel of Politis and Romano (gfi_kernel_flattop),
+ * not a function of sinc; its parameter c is kept in coef[0]. */
+typedef enum { GFI_PHI_POW = 0, GFI_PHI_CUSTOM = 1, GFI_PHI_POLY = 2, GFI_PHI_FLATTOP = 3 } gfi_phi_kind;
 
 /* Highest power of sinc a band-limited kernel may carry. */
 #define GFI_PHI_MAXPOW 8
@@ -21,7 +23,8 @@ typedef enum { GFI_PHI_POW = 0, GFI_PHI_CUSTOM = 1, GFI_PHI_POLY = 2 } gfi_phi_k
 /* A kernel description. Small value type: copy freely. */
 typedef struct gfi_kernel {
   gfi_phi_kind kind;
-  int l;            /* power for GFI_PHI_POW (1..8); 0 for custom */
+  int l;            /* power for GFI_PHI_POW (1..8); 0 for custom; 1 for flat-top
+                       (the transform's support |u| <= l, in units of R) */
   gfi_phi_fn fn;    /* custom phi, NULL for powers */
   void *ctx;        /* passed to fn */
   double A;         /* int_R phi(sinc z) dz; INFINITY when it diverges */
@@ -54,11 +57,26 @@ GFI_EXPORT int gfi_kernel_pow(gfi_kernel *k, int l);
  * GFI_ENONFINITE (a coefficient not finite). */
 GFI_EXPORT int gfi_kernel_poly(gfi_kernel *k, int deg, const double *a);
 
+/* The flat-top kernel of Politis and Romano with 0 < c < 1: its transform
+ * kappa(u) is 1 on |u| <= c and falls linearly to 0 at |u| = 1 (units of the
+ * radius R, as for sinc^1), so the estimator's kernel per axis is R K(R u),
+ *     K(u) = (cos(c u) - cos(u)) / (pi (1 - c) u^2)
+ *          = ((1 + c) / 2 pi) sinc((1 + c) u / 2) sinc((1 - c) u / 2),
+ * which integrates to 1 and takes negative values (not a density kernel: a
+ * bias of order higher than any power where the target is smooth). In the
+ * fields: A = 2 pi / (1 + c), gfi_kernel_eval gives the two-sinc product (1
+ * at 0), so that K = eval / A as for phi(sinc); l = 1; coef[0] = c. Band-
+ * limited: the direct and fast routes, the exact MISE, the Plancherel ISE and
+ * LSCV apply (not regression, attention or the GPU). GFI_EINVAL unless
+ * 0 < c < 1 (NaN included). */
+GFI_EXPORT int gfi_kernel_flattop(gfi_kernel *k, double c);
+
 /* A kernel from its text, as gfi's --phi takes it: "pow:L" (phi = z^L,
- * L = 1..8) or "poly:a1,..,ad" (phi = a1 z + .. + ad z^d, d <= 8; trailing
- * zero coefficients are dropped; gfi_kernel_poly's conditions). On failure
+ * L = 1..8), "poly:a1,..,ad" (phi = a1 z + .. + ad z^d, d <= 8; trailing
+ * zero coefficients are dropped; gfi_kernel_poly's conditions) or
+ * "flattop:c" (gfi_kernel_flattop, 0 < c < 1). On failure
  * returns GFI_EINVAL (NULL, unknown form, not a number, a negative or only
- * zero coefficients), GFI_EORDER (L outside 1..8, more than 8 coefficients),
+ * zero coefficients, c outside (0, 1)), GFI_EORDER (L outside 1..8, more than 8 coefficients),
  * GFI_ENONFINITE or GFI_ERANGE (a coefficient not finite or out of range),
  * writes what is wrong to err->msg (err may be NULL; err->column is the
  * 1-based character position of the culprit, 0 when it is the whole text)
@@ -77,7 +95,7 @@ GFI_EXPORT int gfi_kernel_custom(gfi_kernel *k, gfi_phi_fn fn, void *ctx);
  * (either may be NULL) receive the value and an error estimate. */
 GFI_EXPORT int gfi_phi_integral(gfi_phi_fn fn, void *ctx, double *A, double *abserr);
 
-/* phi(sinc(x)) for the kernel. */
+/* phi(sinc(x)) for the kernel (flat-top: its two-sinc product). */
 GFI_EXPORT double gfi_kernel_eval(const gfi_kernel *k, double x);
 
 /* kappa_l(u): Fourier transform of sinc(x)^l / A_l, i.e.
@@ -87,16 +105,19 @@ GFI_EXPORT double gfi_kappa(int l, double u);
 
 /* The kernel's Fourier transform normalised to 1 at 0: for power and
  * polynomial kernels sum_j a_j A_j kappa_j(u) / A (supported on |u| <= deg);
+ * flat-top: 1 on |u| <= c, (1 - |u|) / (1 - c) up to 1, 0 beyond;
  * NaN for a custom phi or A = 0. */
 GFI_EXPORT double gfi_kernel_kappa(const gfi_kernel *k, double u);
 
-/* int kappa(u)^2 du for power and polynomial kernels (NaN otherwise):
- * 2 pi int phi(sinc z)^2 dz / A^2 by Plancherel. */
+/* int kappa(u)^2 du for power, polynomial and flat-top kernels (NaN
+ * otherwise): 2 pi int phi(sinc z)^2 dz / A^2 by Plancherel; flat-top
+ * 2 c + 2 (1 - c) / 3. */
 GFI_EXPORT double gfi_kappa_sq_integral(const gfi_kernel *k);
 
-/* GFI_OK when k is a valid band-limited kernel (power or polynomial) usable
+/* GFI_OK when k is a valid band-limited kernel (power, polynomial or flat-top) usable
  * for densities (finite A > 0); GFI_EINVAL (NULL), GFI_EORDER (power outside
- * 1..8), GFI_EUNSUPPORTED (custom phi), GFI_EINFINITE_A (A not > 0). */
+ * 1..8; flat-top c outside (0, 1)), GFI_EUNSUPPORTED (custom phi),
+ * GFI_EINFINITE_A (A not > 0). */
 GFI_EXPORT int gfi_kernel_check_band(const gfi_kernel *k);
 
 #ifdef __cplusplus

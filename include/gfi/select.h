@@ -1,6 +1,7 @@
 /* Data-driven radius and bandwidth selection (docs/theory.md section 7).
  *
- * Fourier density estimator, phi(z) = z^l or a polynomial phi (gfi_kernel_poly),
+ * Fourier density estimator, phi(z) = z^l, a polynomial phi (gfi_kernel_poly) or
+ * the flat-top kernel (gfi_kernel_flattop),
  * least-squares cross-validation (Rudemo 1982, Bowman 1984):
  *
  *   LSCV(R) = int p_hat^2 - 2/(N(N-1)) sum_{i != k} K_R(x_i - x_k),

@@ -184,7 +184,9 @@ class FourierKDE(_KDE):
 
     R: one radius, one per axis, or "lscv" (any case: the LSCV radius, as
     the CLI's --R lscv; .selection_ holds the result). phi: l (phi = z^l,
-    default 4), "pow:L" or "poly:a1,a2,..". method: "auto", "direct" or
+    default 4), "pow:L", "poly:a1,a2,.." or "flattop:c" (the flat-top kernel
+    of Politis and Romano, 0 < c < 1: its estimate may be negative, so
+    score_samples gives NaN there and sample() refuses it). method: "auto", "direct" or
     "fast"; tol: the fast route's accuracy (0: 1e-10). threads: 0/None = all
     cores; n_jobs: scikit-learn's name for it (-1 = all cores).
     After evaluate, route_ reports what ran (route, nodes, error bound).
@@ -262,6 +264,9 @@ class FourierKDE(_KDE):
         f = self._state("sample")
         k = f.fit["kernel"]
         n = _count(n_samples)
+        if k.kind not in (0, 1, 2):  # a family other than phi(sinc) (flat-top): takes negative values
+            raise errors.UnsupportedError(errors.GFI_EUNSUPPORTED, "sample: the kernel phi = %r takes "
+                                          "negative values, so it is not a density" % (self.phi,), "phi")
         coef = np.array([k.coef[j] for j in range(len(k.coef))])
         powers = np.nonzero(coef)[0]
         if powers.size == 0 or np.any(powers % 2 == 1):

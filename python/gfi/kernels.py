@@ -8,8 +8,9 @@ from ._lib import lib, ErrInfo, Kernel, check, ref
 
 
 def make_kernel(phi):
-    """A gfi_kernel from phi: an int l (phi = z^l), "pow:L", "L", or
-    "poly:a1,a2,..." / a sequence of coefficients (a_1..a_deg; phi = sum a_k z^k).
+    """A gfi_kernel from phi: an int l (phi = z^l), "pow:L", "L",
+    "poly:a1,a2,..." / a sequence of coefficients (a_1..a_deg; phi = sum a_k z^k),
+    or "flattop:c" (the flat-top kernel, 0 < c < 1; gfi_kernel_flattop).
     The strings are the CLI's --phi, read by libgfi (gfi_kernel_parse)."""
     k = Kernel()
     if isinstance(phi, Kernel):
@@ -31,7 +32,7 @@ def make_kernel(phi):
     try:
         coefs = [float(t) for t in phi]
     except TypeError:
-        raise errors.InvalidArgument(errors.GFI_EINVAL, "phi %r: expected an int l, 'pow:L' or 'poly:a1,a2,...'"
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "phi %r: expected an int l, 'pow:L', 'poly:a1,a2,...' or 'flattop:c'"
                                      % (phi,), "phi")
     return _poly(coefs, phi)
 

@@ -209,6 +209,42 @@ def test_polynomial_phi(cli, npy, tmp_path, data1, method):
         make_kernel("poly:0,0,0")  # a[deg] = 0
 
 
+@pytest.mark.parametrize("method", ["direct", "fast"])
+def test_flattop_phi(cli, npy, tmp_path, data1, method):
+    # the flat-top kernel (gfi_kernel_flattop; --phi flattop:c): the CLI's bits, and the brute-force
+    # sum mean_i R K(R (x - x_i)), K(u) = (cos(c u) - cos(u)) / (pi (1 - c) u^2)
+    from gfi.kernels import make_kernel
+    c, R = 0.5, 3.0
+    k = make_kernel("flattop:0.5")
+    assert k.kind == 3 and k.l == 1 and k.coef[0] == c and abs(k.A - 2 * np.pi / (1 + c)) < 1e-15 * k.A
+    at = np.linspace(-3, 3, 13)
+    out = tmp_path / "p.npy"
+    cli("density", "--data", npy(data1), "--phi", "flattop:0.5", "--R", str(R), "--at", npy(at), "--method",
+        method, "--out", out)
+    kde = gfi.FourierKDE(R=R, phi="flattop:0.5", method=method).fit(data1)
+    p = kde.evaluate(at)
+    assert bits_equal(p, np.load(out))
+    u = R * (at[:, None] - data1[None])
+    us = np.where(np.abs(u) < 1e-2, 1.0, u)  # the difference of cosines cancels below 1e-2: its series there
+    ser = ((1 - c ** 2) / 2 - (1 - c ** 4) * u ** 2 / 24 + (1 - c ** 6) * u ** 4 / 720) / (np.pi * (1 - c))
+    K = np.where(np.abs(u) < 1e-2, ser, (np.cos(c * us) - np.cos(us)) / (np.pi * (1 - c) * us ** 2))
+    ref = R * np.mean(K, axis=1)
+    assert np.max(np.abs(p - ref)) <= 1e-9 * np.max(ref) + kde.route_["bound_abs"]
+    # LSCV picks a radius, the same as the CLI's; sample() refuses a kernel with negative values
+    sel = gfi.FourierKDE(R="lscv", phi="flattop:0.5").fit(data1)
+    r = cli("density", "--data", npy(data1), "--phi", "flattop:0.5", "--R", "lscv", "--at", npy([0.0]), "--out",
+            tmp_path / "q.npy")
+    assert float(meta(r.stdout, "R")) == sel.R_[0] and 0.3 < sel.R_[0] < 30
+    with pytest.raises(gfi.UnsupportedError):
+        sel.sample(3, seed=1)
+    for bad in ("flattop:0", "flattop:1", "flattop:2", "flattop:x"):
+        with pytest.raises(gfi.InvalidArgument, match=r"\(0, 1\)") as e:
+            make_kernel(bad)
+        assert e.value.param == "phi"
+    with pytest.raises(gfi.UnsupportedError):
+        gfi.FourierNW(R=1.0, phi="flattop:0.5").fit(data1, np.sin(data1))
+
+
 def test_phi_text_is_the_clis():
     # the strings go to libgfi's parser (gfi_kernel_parse), the CLI's --phi
     from gfi.kernels import make_kernel
