@@ -622,7 +622,10 @@ void cli_check_tol(const char *opt, const char *arg, void *dst) {
 }
 
 void cli_check(int status, const char *what) {
-  if (status != GFI_OK) cli_die(EXIT_RUNTIME, "%s: %s", what, gfi_strerror(status));
+  if (status == GFI_OK) return;
+  const char *param = gfi_error_param(status); /* the library's name of the parameter at fault */
+  if (*param) cli_die(EXIT_RUNTIME, "%s: %s (parameter %s)", what, gfi_strerror(status), param);
+  cli_die(EXIT_RUNTIME, "%s: %s", what, gfi_strerror(status));
 }
 
 void cli_check_size(int status, const char *what, const char *size, const char *mem_hint, const char *rule_hint) {

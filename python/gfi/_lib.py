@@ -101,7 +101,7 @@ class SelectResult(ctypes.Structure):
 class MiseOpts(ctypes.Structure):
     _c_name_ = "gfi_mise_opts"
     _fields_ = [("base", OptsExact), ("ise", ci), ("parts", ci), ("resolution", cd),
-                ("grid_halfwidth", cd), ("grid_cells", sz), ("_spare", ctypes.c_char * 128)]
+                ("grid_halfwidth", cd), ("grid_cells", sz), ("max_points", cd), ("_spare", ctypes.c_char * 128)]
 
 
 class MiseResult(ctypes.Structure):
