@@ -140,5 +140,22 @@ int main(void) {
   mo.ise = GFI_ISE_AUTO;
   CHECK_STATUS(gfi_mise_exact(m, k, 100, &R, &mo, &mr), GFI_OK);
   gfi_model_free(m);
+
+  /* batched attention: each option of the spec by its name */
+  gfi_attn_batch_spec as;
+  double q[8], hout[8], saved[8], r1 = 1.0;
+  for (int i = 0; i < 8; i++) q[i] = 0.1 * i;
+  gfi_attn_info info;
+#define ATTN(s_) gfi_attn_batch_forward(&(s_), 1, 1, 4, 4, 2, 2, q, q, q, &r1, NULL, NULL, &o, hout, saved, &info)
+  gfi_attn_batch_default_spec(&as);
+  CHECK_STATUS(ATTN(as), GFI_OK);
+  as.dropout = 1.5;
+  CHECK_NAMED(ATTN(as), GFI_EINVAL, "dropout");
+  gfi_attn_batch_default_spec(&as);
+  as.eps = -1;
+  CHECK_NAMED(ATTN(as), GFI_EINVAL, "eps");
+  gfi_attn_batch_default_spec(&as);
+  as.denom_tol = 1;
+  CHECK_NAMED(ATTN(as), GFI_EINVAL, "denom_tol");
   return check_summary("error-param");
 }
