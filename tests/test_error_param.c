@@ -141,6 +141,22 @@ int main(void) {
   CHECK_STATUS(gfi_mise_exact(m, k, 100, &R, &mo, &mr), GFI_OK);
   gfi_model_free(m);
 
+  /* density and regression plans */
+  gfi_density_plan *dp = NULL;
+  double Rbig = 1e308, H1;
+  CHECK_NAMED(gfi_density_plan_fourier(&dp, k, 40, 1, x, NULL, &Rbig, &o), GFI_ERANGE, "R");
+  o.tol = 2;
+  CHECK_NAMED(gfi_density_plan_fourier(&dp, k, 40, 1, x, NULL, &R, &o), GFI_EINVAL, "tol");
+  o.tol = 0;
+  CHECK(dp == NULL, "no plan on failure");
+  CHECK_NAMED(gfi_bandwidth_rule("bogus", 40, 1, x, NULL, &H1), GFI_EINVAL, "rule");
+  gfi_nw_plan *np = NULL;
+  CHECK_STATUS(gfi_nw_plan_fourier(&np, k, 40, 1, 1, x, y, &R, &o), GFI_OK);
+  CHECK_NAMED(gfi_nw_set_denom_tol(np, -0.5), GFI_EINVAL, "denom_tol");
+  CHECK_NAMED(gfi_nw_set_scaling(np, 99), GFI_EINVAL, "mode");
+  CHECK_STATUS(gfi_nw_set_denom_tol(np, 1e-6), GFI_OK);
+  gfi_nw_destroy(np);
+
   /* batched attention: each option of the spec by its name */
   gfi_attn_batch_spec as;
   double q[8], hout[8], saved[8], r1 = 1.0;
