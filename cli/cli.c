@@ -618,11 +618,21 @@ void cli_meta_values(FILE *f, const char *key, const char *prefix, size_t n, con
 }
 
 void cli_check_tol(const char *opt, const char *arg, void *dst) {
-  if (!(*(double *)dst < 1)) cli_usage(opt, "must be in (0, 1), got '%s'", arg);
+  gfi_opts o; /* the library's rule (gfi_opts_check); CLI_POSITIVE already refused 0 */
+  gfi_default_opts(&o);
+  o.tol = *(double *)dst;
+  int st = gfi_opts_check(&o);
+  if (st) {
+    gfi_error_param(st);
+    cli_usage(opt, "must be in (0, 1), got '%s'", arg);
+  }
 }
 
 void cli_check(int status, const char *what) {
-  if (status != GFI_OK) cli_die(EXIT_RUNTIME, "%s: %s", what, gfi_strerror(status));
+  if (status == GFI_OK) return;
+  const char *param = gfi_error_param(status); /* the library's name of the parameter at fault */
+  if (*param) cli_die(EXIT_RUNTIME, "%s: %s (parameter %s)", what, gfi_strerror(status), param);
+  cli_die(EXIT_RUNTIME, "%s: %s", what, gfi_strerror(status));
 }
 
 void cli_check_size(int status, const char *what, const char *size, const char *mem_hint, const char *rule_hint) {

@@ -140,7 +140,8 @@ void cli_meta_values(FILE *f, const char *key, const char *prefix, size_t n, con
 /* --tol: a check for CLI_POSITIVE entries, the value must be < 1. */
 void cli_check_tol(const char *opt, const char *arg, void *dst);
 
-/* Library status -> runtime error with context. */
+/* Library status -> runtime error with context, and the parameter the
+ * library named (gfi_error_param) when it named one. */
 void cli_check(int status, const char *what);
 
 /* cli_check for a computation whose size the user chose: when the library
@@ -171,7 +172,7 @@ void cli_budget(const char *opt, double a, double b, const char *what);
 
 /* Monte Carlo on the CPU: at most this many points drawn and summed in all
  * (N x replications); beyond, hours of computing. */
-#define CLI_MC_MAX_POINTS 1e11
+#define CLI_MC_MAX_POINTS GFI_MISE_MC_MAX_POINTS
 /* The Gaussian KDE's Monte-Carlo MISE: at most this many pairs (N^2 x
  * replications). */
 #define CLI_KDE_MC_MAX_PAIRS 1e12

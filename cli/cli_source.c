@@ -174,6 +174,12 @@ void cli_method(const char *method, gfi_opts *o) {
     o->method = GFI_METHOD_FAST;
   else
     cli_usage("--method", "unknown method '%s' (expected direct, fast or auto)", method);
+  /* the options as a whole, by the library's one check */
+  int st = gfi_opts_check(o);
+  if (st) {
+    const char *p = gfi_error_param(st);
+    cli_usage(!strcmp(p, "tol") ? "--tol" : !strcmp(p, "nthreads") ? "--threads" : "--method", "%s", gfi_strerror(st));
+  }
 }
 
 void cli_check_method_dim(const gfi_opts *o, size_t D) {

@@ -36,7 +36,7 @@ int cmd_ropt(int argc, char **argv) {
     {"R-range", CLI_STR, &range, .arg = "LO,HI",
      .help = "scan range of R (default: [0.05, 10 max(5, N^(1/5))] / s, s the smallest\n"
              "robust scale min(sd, IQR/1.349) of an axis)"},
-    {"nscan", CLI_SIZE, &nscan, .def = "100", .arg = "K", .min = 3, .max = 1e5,
+    {"nscan", CLI_SIZE, &nscan, .def = "100", .arg = "K", .min = 3, .max = GFI_SELECT_NSCAN_MAX,
      .help = "radii on the log-spaced scan (at most 1e5)"},
     {"per-axis", CLI_FLAG, &per_axis, .help = "a radius per axis (D <= 3), refined axis by axis"},
     {"curve", CLI_FLAG, &curve, .help = "print the criterion over the scan (columns R and lscv or cv)"},

@@ -9,6 +9,7 @@
 #include "attention_internal.h"
 #include "gfi/validate.h"
 #include "alloc.h"
+#include "fail.h"
 
 void gfi_attn_batch_default_spec(gfi_attn_batch_spec *s) {
   if (!s) return;
@@ -46,14 +47,14 @@ size_t gfi_attn_batch_saved_size(size_t B, size_t H, size_t Lq) {
 static int check_spec(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t Lk, size_t D,
                       size_t Dv, const unsigned char *mask, attn_fjob *J) {
   if (!s) return GFI_EINVAL;
-  if (s->dtype != GFI_ATTN_F64 && s->dtype != GFI_ATTN_F32) return GFI_EINVAL;
+  if (s->dtype != GFI_ATTN_F64 && s->dtype != GFI_ATTN_F32) return fail_param(GFI_EINVAL, "dtype");
   if (s->rmode != GFI_ATTN_R_SCALAR && s->rmode != GFI_ATTN_R_HEAD && s->rmode != GFI_ATTN_R_HEAD_AXIS)
-    return GFI_EINVAL;
-  if (!(s->denom_tol >= 0 && s->denom_tol < 1)) return GFI_EINVAL;
-  if (!(s->eps >= 0 && isfinite(s->eps))) return GFI_EINVAL;
-  if (mask && s->mask_batch != 1 && s->mask_batch != B) return GFI_EINVAL;
-  if (s->layout != GFI_ATTN_LAYOUT_BHLD && s->layout != GFI_ATTN_LAYOUT_LBHD) return GFI_EINVAL;
-  if (!(s->dropout >= 0 && s->dropout < 1)) return GFI_EINVAL;
+    return fail_param(GFI_EINVAL, "rmode");
+  if (!(s->denom_tol >= 0 && s->denom_tol < 1)) return fail_param(GFI_EINVAL, "denom_tol");
+  if (!(s->eps >= 0 && isfinite(s->eps))) return fail_param(GFI_EINVAL, "eps");
+  if (mask && s->mask_batch != 1 && s->mask_batch != B) return fail_param(GFI_EINVAL, "mask_batch");
+  if (s->layout != GFI_ATTN_LAYOUT_BHLD && s->layout != GFI_ATTN_LAYOUT_LBHD) return fail_param(GFI_EINVAL, "layout");
+  if (!(s->dropout >= 0 && s->dropout < 1)) return fail_param(GFI_EINVAL, "dropout");
   if (s->kernel.kind != GFI_PHI_POW) return GFI_EUNSUPPORTED;
   int st = gfi_check_order(s->kernel.l);
   if (st) return st;

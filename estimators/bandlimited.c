@@ -102,9 +102,8 @@ int bl_check_opts(const gfi_opts *opts, double *tol, gfi_method *method) {
   gfi_opts o;
   gfi_default_opts(&o);
   if (opts) o = *opts;
-  if (!(o.tol >= 0 && o.tol < 1)) return GFI_EINVAL;
-  if (o.method != GFI_METHOD_AUTO && o.method != GFI_METHOD_DIRECT && o.method != GFI_METHOD_FAST)
-    return GFI_EINVAL;
+  int st = gfi_opts_check(&o);
+  if (st) return st;
   if (tol) *tol = o.tol > 0 ? o.tol : GFI_FAST_TOL_DEFAULT;
   if (method) *method = o.method;
   return GFI_OK;

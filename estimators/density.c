@@ -7,6 +7,7 @@
 #include "density_internal.h"
 #include "gfi/validate.h"
 #include "alloc.h"
+#include "fail.h"
 
 /* Coordinate used for padding points: far from every query, so that their
  * kernel values are exactly 0. */
@@ -107,7 +108,7 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   /* The estimator's peak value is at most prod_j R_j / A. */
   double logC = 0;
   for (size_t j = 0; j < D; j++) logC += log(R[j] / k->A);
-  if (logC > 700) return GFI_ERANGE;
+  if (logC > 700) return fail_param(GFI_ERANGE, "R");
 
   gfi_density_plan *p;
   int range = GFI_OK;
@@ -434,7 +435,7 @@ int gfi_bandwidth_rule(const char *rule, size_t N, size_t D, const double *data,
   else if (strcmp(rule, "silverman") == 0)
     f = pow(neff * (D + 2) / 4.0, -1.0 / (D + 4));
   else
-    return GFI_EINVAL;
+    return fail_param(GFI_EINVAL, "rule");
   /* Weighted mean and unbiased covariance, as numpy.cov(aweights=w). */
   double *mu = calloc(D, sizeof *mu);
   if (!mu) return GFI_ENOMEM;

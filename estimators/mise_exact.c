@@ -19,6 +19,7 @@
 #include "gsl_quiet.h"
 #include "gfi/validate.h"
 #include "alloc.h"
+#include "fail.h"
 
 #define MAX_NODES PL_MAX_NODES
 
@@ -31,6 +32,18 @@ void gfi_mise_default_opts(gfi_mise_opts *o) {
   o->resolution = 1.0;
   o->grid_halfwidth = 0;
   o->grid_cells = 0;
+  o->max_points = 0;
+}
+
+int mise_opts_check(const gfi_mise_opts *o) {
+  int st = gfi_opts_check(&o->base);
+  if (st) return st;
+  if (o->ise != GFI_ISE_AUTO && o->ise != GFI_ISE_PLANCHEREL && o->ise != GFI_ISE_GRID)
+    return fail_param(GFI_EINVAL, "ise");
+  if (!(o->resolution > 0) || !isfinite(o->resolution)) return fail_param(GFI_EINVAL, "resolution");
+  if (!(o->grid_halfwidth >= 0) || !isfinite(o->grid_halfwidth)) return fail_param(GFI_EINVAL, "grid_halfwidth");
+  if (!(o->max_points >= 0)) return fail_param(GFI_EINVAL, "max_points");
+  return GFI_OK;
 }
 
 /* ---- B-spline constants ------------------------------------------------- */
@@ -322,6 +335,8 @@ int gfi_mise_exact(const gfi_model *m, const gfi_kernel *k, double N, const doub
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
   if (opts) o = *opts;
+  st = mise_opts_check(&o);
+  if (st) return st;
   psi_info pi;
   st = psi_info_init(m, &pi);
   if (st) return st;
@@ -576,6 +591,8 @@ int gfi_ropt(const gfi_model *m, const gfi_kernel *k, double N, const double *Rd
   }
   gfi_mise_default_opts(&c.o);
   if (opts) c.o = *opts;
+  st = mise_opts_check(&c.o);
+  if (st) return st;
   psi_info pi;
   st = psi_info_init(m, &pi);
   if (st) return st;

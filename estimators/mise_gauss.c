@@ -20,6 +20,7 @@
 #include "alloc.h"
 #include "chol.h"
 #include "ise_rule.h"
+#include "fail.h"
 
 /* The largest dimension and number of mixture components served. */
 #define GFI_MISE_GAUSS_MAXD 6
@@ -170,7 +171,7 @@ int gfi_mise_gauss_mc(const gfi_model *m, size_t N, const double *H, size_t nrep
                       gfi_mise_result *res, double *ise_out) {
   if (!m || !H || !res) return GFI_EINVAL;
   if (N == 0) return GFI_EEMPTY;
-  if (nreps < 2) return GFI_EINVAL;
+  if (nreps < 2) return fail_param(GFI_EINVAL, "nreps");
   ise_ctx c;
   int st = ise_ctx_init(&c, m, H);
   if (st) return st;

@@ -16,6 +16,11 @@ typedef struct mise_integrals {
   size_t nodes[3]; /* the quadrature's nodes per axis (also on GFI_ERANGE) */
 } mise_integrals;
 
+/* The measurements' options, checked at every entry point that takes them:
+ * gfi_opts_check on base, then ise, resolution, grid_halfwidth, max_points
+ * (the field at fault named: gfi_error_param). */
+int mise_opts_check(const gfi_mise_opts *o);
+
 int mise_integrals_compute(const psi_info *pi, const gfi_kernel *k, const double *R, double res, int nthreads,
                            mise_integrals *I);
 

@@ -12,6 +12,8 @@
 #include "gfi/stats.h"
 #include "gfi/validate.h"
 #include "alloc.h"
+#include "fail.h"
+#include "mise_internal.h"
 
 static int nthreads_of(const gfi_mise_opts *o) {
   gfi_opts g;
@@ -525,13 +527,18 @@ int mise_mc_split(const gfi_model *m, const gfi_kernel *k, size_t N, const doubl
   if (!k->A_finite) return GFI_EINFINITE_A;
   int st;
   if (N == 0) return GFI_EEMPTY;
-  if (nreps < 2) return GFI_EINVAL;
+  if (nreps < 2) return fail_param(GFI_EINVAL, "nreps");
   size_t D = gfi_model_dim(m);
   st = gfi_check_radii(R, D, NULL);
   if (st) return st;
   gfi_mise_opts o;
   gfi_mise_default_opts(&o);
   if (opts) o = *opts;
+  st = mise_opts_check(&o);
+  if (st) return st;
+  /* the work budget, before anything is drawn: each process its share */
+  double budget = (o.max_points > 0 ? o.max_points : GFI_MISE_MC_MAX_POINTS) * (sp ? (double)sp->size : 1.0);
+  if ((double)N * (double)nreps > budget) return fail_param(GFI_ERANGE, "nreps");
   mc_ctx c = {m, k, N, D, R, o.ise, o, NULL, NULL, NULL, NULL};
   if (c.method == GFI_ISE_AUTO)
     c.method = band == GFI_OK && (D <= 2 || (D <= MISE_MAXD && gfi_mise_exact_supported(m)))

@@ -9,6 +9,7 @@
 #include "regression_internal.h"
 #include "gfi/validate.h"
 #include "alloc.h"
+#include "fail.h"
 
 /* Padding points sit far from every query: their kernel values are 0. */
 #define PAD_COORD 1e100
@@ -40,13 +41,15 @@ size_t gfi_nw_size(const gfi_nw_plan *p) { return p ? p->N : 0; }
 size_t gfi_nw_nresp(const gfi_nw_plan *p) { return p ? p->V : 0; }
 
 int gfi_nw_set_denom_tol(gfi_nw_plan *p, double tol) {
-  if (!p || !(tol >= 0 && tol < 1)) return GFI_EINVAL;
+  if (!p) return GFI_EINVAL;
+  if (!(tol >= 0 && tol < 1)) return fail_param(GFI_EINVAL, "denom_tol");
   p->denom_tol = tol;
   return GFI_OK;
 }
 
 int gfi_nw_set_scaling(gfi_nw_plan *p, int mode) {
-  if (!p || mode < GFI_NW_SCALE_AUTO || mode > GFI_NW_SCALE_ALWAYS) return GFI_EINVAL;
+  if (!p) return GFI_EINVAL;
+  if (mode < GFI_NW_SCALE_AUTO || mode > GFI_NW_SCALE_ALWAYS) return fail_param(GFI_EINVAL, "mode");
   p->scaling = mode;
   return GFI_OK;
 }

@@ -28,6 +28,7 @@
 #include "gfi/mise.h"
 #include "bandlimited.h"
 #include "engine.h"
+#include "fail.h"
 #include "kernel_internal.h"
 #include "select_internal.h"
 #include "../lib/nufft.h"
@@ -894,7 +895,7 @@ int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x
   st = gfi_check_radii(R, D, NULL);
   if (st) return st;
   if (radii_overflow(k, D, R)) return GFI_ERANGE;
-  if (!(denom_tol >= 0 && denom_tol < 1)) return GFI_EINVAL;
+  if (!(denom_tol >= 0 && denom_tol < 1)) return fail_param(GFI_EINVAL, "denom_tol");
   if (denom_tol == 0) denom_tol = GFI_NW_DENOM_TOL;
   double tol;
   gfi_method m;
@@ -1254,7 +1255,8 @@ static int crit_radius(void *vc, const double *R, double *v) {
 
 int gfi_minimize_radius(gfi_radius_fn f, void *ctx, double lo, double hi, size_t nscan, gfi_select_result *res) {
   if (!f || !res) return GFI_EINVAL;
-  if (!(lo > 0) || !(hi > lo) || !isfinite(hi) || nscan < 3) return GFI_EINVAL;
+  if (!(lo > 0) || !(hi > lo) || !isfinite(hi)) return fail_param(GFI_EINVAL, !(lo > 0) ? "lo" : "hi");
+  if (nscan < 3 || nscan > GFI_SELECT_NSCAN_MAX) return fail_param(GFI_EINVAL, "nscan");
   radius_ctx c = {f, ctx};
   int st = sel_search(crit_radius, &c, 1, lo, hi, nscan, 0, res, NULL);
   if (!st && !isfinite(res->value)) st = GFI_EDENOM;
@@ -1345,17 +1347,18 @@ static int range_of(const gfi_select_opts *o, size_t N, size_t D, const double *
   }
   *lo = o->R_lo > 0 ? o->R_lo : 0.05 / s;
   *hi = o->R_hi > 0 ? o->R_hi : 10 * fmax(5, pow((double)N, 0.2)) / s;
-  if (!(*lo > 0) || !(*hi > *lo) || !isfinite(*hi)) return GFI_ERADIUS;
+  if (!(*lo > 0) || !(*hi > *lo) || !isfinite(*hi)) return fail_param(GFI_ERADIUS, o->R_hi > 0 ? "R_hi" : "R_lo");
   *nscan = o->nscan ? o->nscan : 100;
-  if (*nscan < 3) return GFI_EINVAL;
+  if (*nscan < 3 || *nscan > GFI_SELECT_NSCAN_MAX) return fail_param(GFI_EINVAL, "nscan");
   return GFI_OK;
 }
 
 static int select_common(const gfi_select_opts *opts, size_t D, gfi_select_opts *o) {
   gfi_select_default_opts(o);
   if (opts) *o = *opts;
-  if (o->per_axis && D > 3) return GFI_EUNSUPPORTED;
-  if (o->R_lo < 0 || o->R_hi < 0 || !isfinite(o->R_lo) || !isfinite(o->R_hi)) return GFI_ERADIUS;
+  if (o->per_axis && D > 3) return fail_param(GFI_EUNSUPPORTED, "per_axis");
+  if (o->R_lo < 0 || !isfinite(o->R_lo)) return fail_param(GFI_ERADIUS, "R_lo");
+  if (o->R_hi < 0 || !isfinite(o->R_hi)) return fail_param(GFI_ERADIUS, "R_hi");
   return GFI_OK;
 }
 
@@ -1406,7 +1409,7 @@ int gfi_select_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const do
   gfi_select_opts o;
   st = select_common(opts, D, &o);
   if (st) return st;
-  if (!(o.denom_tol >= 0 && o.denom_tol < 1)) return GFI_EINVAL;
+  if (!(o.denom_tol >= 0 && o.denom_tol < 1)) return fail_param(GFI_EINVAL, "denom_tol");
   double lo, hi;
   size_t ns;
   st = range_of(&o, N, D, x, &lo, &hi, &ns);

@@ -1,5 +1,7 @@
 /* Default options and thread-count resolution: the one place that knows OpenMP. */
 #include "gfi/opts.h"
+#include "gfi/status.h"
+#include "fail.h"
 #ifdef GFI_HAVE_OPENMP
 #include <omp.h>
 #endif
@@ -12,6 +14,15 @@ void gfi_default_opts(gfi_opts *o) {
   o->data_block = 0;
   o->method = GFI_METHOD_AUTO;
   o->tol = 0.0;
+}
+
+int gfi_opts_check(const gfi_opts *o) {
+  if (!o) return GFI_OK;
+  if (o->nthreads < 0) return fail_param(GFI_EINVAL, "nthreads");
+  if (o->method != GFI_METHOD_AUTO && o->method != GFI_METHOD_DIRECT && o->method != GFI_METHOD_FAST)
+    return fail_param(GFI_EINVAL, "method");
+  if (!(o->tol >= 0 && o->tol < 1)) return fail_param(GFI_EINVAL, "tol");
+  return GFI_OK;
 }
 
 int gfi_threads_available(void) {

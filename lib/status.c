@@ -1,6 +1,7 @@
 /* Status codes and their messages. */
 #include <string.h>
 #include "gfi/status.h"
+#include "fail.h"
 
 static const char *const messages[GFI_STATUS_COUNT] = {
   [GFI_OK] = "success",
@@ -36,4 +37,21 @@ void gfi_errinfo_clear(gfi_errinfo *e) {
   e->line = 0;
   e->column = 0;
   e->msg[0] = '\0';
+}
+
+/* The thread's last named failure (gfi_error_param). */
+static _Thread_local int fail_status;
+static _Thread_local const char *fail_name;
+
+int fail_param(int status, const char *name) {
+  fail_status = status;
+  fail_name = name;
+  return status;
+}
+
+const char *gfi_error_param(int status) {
+  const char *n = status != GFI_OK && status == fail_status && fail_name ? fail_name : "";
+  fail_status = GFI_OK;
+  fail_name = NULL;
+  return n;
 }

@@ -88,7 +88,15 @@ typedef struct gfi_mise_opts {
   double grid_halfwidth; /* grid ISE: box half-width per axis around the model's centre,
                             in units of the model's scale; 0 = automatic (8) */
   size_t grid_cells;     /* grid ISE: cells per axis (0 = automatic) */
+  double max_points;     /* Monte Carlo (gfi_mise_mc): the most points N x nreps to draw and
+                            sum; beyond, GFI_ERANGE naming "nreps" before any work
+                            (0 = GFI_MISE_MC_MAX_POINTS) */
 } gfi_mise_opts;
+
+/* Monte Carlo's default budget of N x nreps points: the CPU draws and sums
+ * about 1e7 points per second per thread, so beyond it a run takes hours.
+ * Under MPI (mise_mc_split) each process gets this budget. */
+#define GFI_MISE_MC_MAX_POINTS 1e11
 
 GFI_EXPORT void gfi_mise_default_opts(gfi_mise_opts *o);
 

@@ -38,6 +38,12 @@ typedef struct gfi_opts {
 
 GFI_EXPORT void gfi_default_opts(gfi_opts *o);
 
+/* The one check of options, made by every call that takes them: GFI_OK when
+ * nthreads >= 0, method is one of gfi_method and 0 <= tol < 1 (NULL: the
+ * defaults, valid); GFI_EINVAL otherwise, with the field at fault named
+ * ("nthreads", "method" or "tol": gfi_error_param). */
+GFI_EXPORT int gfi_opts_check(const gfi_opts *o);
+
 /* Threads an opts value asks for, resolved (>= 1). NULL means defaults. */
 GFI_EXPORT int gfi_threads_resolve(const gfi_opts *o);
 /* Number of cores OpenMP would use (1 without OpenMP). */

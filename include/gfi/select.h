@@ -74,10 +74,15 @@
 extern "C" {
 #endif
 
+/* The most radii a scan takes (gfi_select_opts.nscan, gfi_minimize_radius):
+ * more is refused (GFI_EINVAL, "nscan"), so that a count that wrapped round
+ * (-1 as a size_t) fails at once instead of scanning for ever. */
+#define GFI_SELECT_NSCAN_MAX 100000
+
 typedef struct gfi_select_opts {
   gfi_opts base;    /* nthreads; method: DIRECT, FAST or AUTO (cost model); tol */
   double R_lo, R_hi;/* scan range of the radius; 0: automatic (see below) */
-  size_t nscan;     /* radii on the scan (>= 3; 0: 100) */
+  size_t nscan;     /* radii on the scan (3..GFI_SELECT_NSCAN_MAX; 0: 100) */
   int per_axis;     /* 1: a radius per axis after the isotropic scan (D <= 3) */
   double denom_tol; /* NW: leave-one-out rows with S <= denom_tol sum|K| are left out
                        (0: GFI_NW_DENOM_TOL) */

@@ -49,6 +49,19 @@ typedef struct gfi_errinfo {
 
 GFI_EXPORT void gfi_errinfo_clear(gfi_errinfo *e);
 
+/* The parameter at fault. When a check at a public entry point refuses a
+ * parameter, the library records the parameter's name (as the header
+ * spells it: "nscan", "denom_tol", "resolution", "tol", ...) with the
+ * status it returns, in a record of the calling thread (each thread has its
+ * own: calls in other threads never change it).
+ *
+ * gfi_error_param(status) returns that name when the thread's last recorded
+ * failure returned `status`, and "" otherwise (no record, another status, or
+ * a failure that named no parameter); it then clears the record. Call it
+ * right after the call that failed, with the status that call returned.
+ * Never NULL; the string is static. */
+GFI_EXPORT const char *gfi_error_param(int status);
+
 #ifdef __cplusplus
 }
 #endif

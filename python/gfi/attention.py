@@ -336,8 +336,11 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
                                     % (v.shape, lay % "Dv", B, H, Lk), "V")
     Dv = vs[3]
     r, rmode, shared_axes = _batch_radii(R, H, D, dt, per_axis)
-    if not (0.0 <= float(dropout) < 1.0):
-        raise errors.InvalidArgument(errors.GFI_EINVAL, "dropout must be in [0, 1), got %r" % (dropout,), "dropout")
+    try:
+        dropout = float(dropout)  # in [0, 1): the library's check, as of eps and denom_tol
+    except (TypeError, ValueError):
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "dropout must be a number in [0, 1), got %r" % (dropout,),
+                                     "dropout")
     seed = int(seed)
     if not 0 <= seed < 2 ** 64:
         raise errors.InvalidArgument(errors.GFI_EINVAL, "seed must be in [0, 2^64), got %r" % (seed,), "seed")

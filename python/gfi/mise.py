@@ -31,19 +31,16 @@ def _opts(threads=None, seed=0, method="auto", tol=0.0, ise="auto", parts=True, 
                                      "ise")
     o.ise = ISE_METHODS[ise]
     o.parts = 1 if parts else 0
-    if resolution is not None:
+    if resolution is not None:  # finite and > 0: the library's check (mise_opts_check)
         try:
-            r = float(resolution)
+            o.resolution = float(resolution)
         except (TypeError, ValueError):
-            r = float("nan")
-        if not (np.isfinite(r) and r > 0):
-            raise errors.InvalidArgument(errors.GFI_EINVAL, "resolution must be finite and > 0 (1: the default "
-                                         "quadrature), got %r" % (resolution,), "resolution")
-        o.resolution = r
+            raise errors.InvalidArgument(errors.GFI_EINVAL, "resolution must be a number, finite and > 0 (1: the "
+                                         "default quadrature), got %r" % (resolution,), "resolution")
     return o
 
 
-MC_MAX_POINTS = 1e11  # the CLI's bound on N x reps (hours at about 1e7 points per second per thread)
+MC_MAX_POINTS = 1e11  # GFI_MISE_MC_MAX_POINTS (include/gfi/mise.h): the library's default budget of N x nreps
 
 
 def _result(r):
@@ -104,17 +101,28 @@ def mise_mc(model: Any, R: Union[float, Sequence[float]], N: int, nreps: int, se
     Rv = radii(R, m.dim)
     k, karg = _kernel_arg(phi)
     o = _opts(threads, seed, method, tol, ise, parts)
-    if isinstance(nreps, bool) or not isinstance(nreps, (int, np.integer)) or nreps < 2:
+    if isinstance(nreps, bool) or not isinstance(nreps, (int, np.integer)) or not (0 <= nreps < 2 ** 64):
         raise errors.InvalidArgument(errors.GFI_EINVAL, "nreps must be an integer >= 2, got %r" % (nreps,), "nreps")
     Nn = _N(N, True)
-    if float(Nn) * float(nreps) > float(max_points):
-        raise errors.RangeError(errors.GFI_ERANGE, "mise_mc: %d replications of %d points = %.3g points to draw and "
-                                "sum, above max_points = %.0e (hours of computing at about 1e7 points per second "
-                                "per thread); lower nreps or N, or raise max_points" % (nreps, Nn, float(Nn) * nreps,
-                                                                                        float(max_points)), "nreps")
+    try:
+        o.max_points = float(max_points)
+    except (TypeError, ValueError):
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "max_points must be a number, got %r" % (max_points,),
+                                     "max_points")
     res = MiseResult()
-    ises = np.empty(int(nreps)) if return_ise else None
+    # The library refuses N x nreps above its budget (max_points; 0: the
+    # default) before any work: no ISE buffer for a run it will refuse.
+    budget = o.max_points if o.max_points > 0 else MC_MAX_POINTS
+    ises = np.empty(int(nreps)) if return_ise and float(Nn) * float(nreps) <= budget else None
     st = lib.gfi_mise_mc(m.ptr, karg, Nn, addr(Rv), int(nreps), ref(o), ref(res), addr(ises))
+    if st == errors.GFI_ERANGE:
+        param = lib.gfi_error_param(st).decode()
+        if param == "nreps":
+            raise errors.RangeError(st, "Monte-Carlo MISE: %d replications of %d points = %.3g points to draw and "
+                                    "sum, above max_points = %.3g (hours of computing at about 1e7 points per "
+                                    "second per thread); lower nreps or N, or raise max_points"
+                                    % (nreps, Nn, float(Nn) * nreps, budget), "nreps")
+        check(st, "Monte-Carlo MISE", {**_PARAMS, st: param} if param else _PARAMS, {"R": Rv})
     check(st, "Monte-Carlo MISE", _PARAMS, {"R": Rv})
     return (_result(res), ises) if return_ise else _result(res)
 

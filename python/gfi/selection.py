@@ -35,32 +35,38 @@ class Selection:
     curve: Optional[np.ndarray] = field(default=None, repr=False)
 
 
-NSCAN_MAX = 100000  # the CLI's bound on --nscan
+NSCAN_MAX = 100000  # GFI_SELECT_NSCAN_MAX (include/gfi/select.h): sizes the curve's buffer only
 
 
 def _nscan(nscan):
-    """nscan as the library takes it: None/0 = 100, else an integer in 3..1e5
-    (checked here: a negative int would wrap to 2^64 - 1 radii in size_t)."""
+    """nscan as a size_t (None: 0, the library's 100). Only what a size_t
+    cannot hold is refused here (a negative int would wrap to 2^64 - 1);
+    the range 3..GFI_SELECT_NSCAN_MAX is the library's check."""
     if nscan is None:
         return 0
-    if isinstance(nscan, bool) or not isinstance(nscan, (int, np.integer)) or \
-            not (nscan == 0 or 3 <= nscan <= NSCAN_MAX):
+    if isinstance(nscan, bool) or not isinstance(nscan, (int, np.integer)) or not (0 <= nscan < 2 ** 64):
         raise errors.InvalidArgument(errors.GFI_EINVAL, "nscan must be an integer in 3..%d (or 0/None: 100), got %r"
                                      % (NSCAN_MAX, nscan), "nscan")
     return int(nscan)
 
 
 def _denom_tol(denom_tol, default_ok=True):
+    """denom_tol as a double (None: the default); its range [0, 1) is the
+    library's check."""
     if denom_tol is None and default_ok:
         return None
     try:
-        v = float(denom_tol)
+        return float(denom_tol)
     except (TypeError, ValueError):
-        v = float("nan")
-    if not (np.isfinite(v) and 0.0 <= v < 1.0):
-        raise errors.InvalidArgument(errors.GFI_EINVAL, "denom_tol must be in [0, 1) (0: the default 1e-8), got %r"
-                                     % (denom_tol,), "denom_tol")
-    return v
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "denom_tol must be a number in [0, 1) (0: the default "
+                                     "1e-8), got %r" % (denom_tol,), "denom_tol")
+
+
+def _curve(so, return_curve):
+    """The scan's (nscan, 2) buffer; none for a count the library refuses
+    (it writes nothing then)."""
+    n = so.nscan if so.nscan else 100
+    return np.empty((n, 2)) if return_curve and n <= NSCAN_MAX else None
 
 
 def _R_range(R_range):
@@ -102,7 +108,7 @@ def _result(res, D, curve):
 
 
 _SEL_PARAMS = {errors.GFI_EEMPTY: "data", errors.GFI_ERADIUS: "R_range", errors.GFI_EORDER: "phi",
-               errors.GFI_EUNSUPPORTED: "phi", errors.GFI_EINVAL: "nscan", errors.GFI_EDIM: "data"}
+               errors.GFI_EUNSUPPORTED: "phi", errors.GFI_EDIM: "data"}
 
 
 def select_radius_lscv(data: Any, phi: Any = 4, R_range: Optional[Tuple[float, float]] = None,
@@ -115,7 +121,7 @@ def select_radius_lscv(data: Any, phi: Any = 4, R_range: Optional[Tuple[float, f
     k = make_kernel(phi)
     so = _select_opts(method, tol, threads, R_range, nscan, per_axis, None)
     res = SelectResult()
-    curve = np.empty((so.nscan if so.nscan else 100, 2)) if return_curve else None
+    curve = _curve(so, return_curve)
     st = lib.gfi_select_lscv(ref(k), N, D, addr(x), ref(so), ref(res), addr(curve))
     check(st, "LSCV radius selection", _SEL_PARAMS, {"data": x})
     return _result(res, D, curve)
@@ -135,7 +141,7 @@ def select_radius_loocv(x: Any, y: Any, phi: Any = 4, R_range: Optional[Tuple[fl
     k = make_kernel(phi)
     so = _select_opts(method, tol, threads, R_range, nscan, per_axis, denom_tol)
     res = SelectResult()
-    curve = np.empty((so.nscan if so.nscan else 100, 2)) if return_curve else None
+    curve = _curve(so, return_curve)
     st = lib.gfi_select_loocv(ref(k), N, D, V, addr(X), addr(Y), ref(so), ref(res), addr(curve))
     check(st, "leave-one-out CV radius selection", {**_SEL_PARAMS, errors.GFI_EDENOM: "R_range"},
           {"x": X, "y": Y})

@@ -8,7 +8,10 @@
   in include/gfi, or the experiments layer's and GSL's headers), with the
   same number of arguments of the same kinds (pointer, integer of a width,
   double, struct by value) and the same return kind;
-* errors.py's status codes are include/gfi/status.h's enum.
+* every function libgfi exports (GFI_EXPORT in include/gfi) is bound or
+  listed in _lib.UNBOUND, never both;
+* errors.py's status codes are include/gfi/status.h's enum, and the
+  budgets the package sizes buffers by are the headers' constants.
 """
 import ctypes
 import importlib
@@ -245,6 +248,28 @@ def test_every_signature_matches_its_prototype():
         assert _py_kind(res) == rk, "%s: returns %s in Python, %s in C" % (where, _py_kind(res), rk)
         checked += 1
     assert checked == len(bound)
+
+
+def test_every_export_is_bound_or_listed_unbound():
+    decls, typedefs = {}, {}
+    for h in sorted(os.listdir(GFI_HEADERS)):
+        if h.endswith(".h"):
+            _parse(os.path.join(GFI_HEADERS, h), "GFI_EXPORT", decls, typedefs)
+    assert len(decls) >= 190 and "gfi_error_param" in decls and "gfi_opts_check" in decls, sorted(decls)
+    bound = {n for n in _bound_functions() if n.startswith("gfi_")}
+    unbound = gfi._lib.UNBOUND
+    assert not (bound & unbound), "bound and listed unbound: %s" % sorted(bound & unbound)
+    assert not (unbound - set(decls)), "listed unbound, not exported: %s" % sorted(unbound - set(decls))
+    missing = set(decls) - bound - unbound
+    assert not missing, "exported, neither bound nor listed in _lib.UNBOUND: %s" % sorted(missing)
+
+
+def test_budgets_are_the_headers():
+    """The constants the package sizes its buffers by are the headers'."""
+    sel = open(os.path.join(GFI_HEADERS, "select.h")).read()
+    assert int(re.search(r"#define GFI_SELECT_NSCAN_MAX (\d+)", sel).group(1)) == gfi.selection.NSCAN_MAX
+    mise = open(os.path.join(GFI_HEADERS, "mise.h")).read()
+    assert float(re.search(r"#define GFI_MISE_MC_MAX_POINTS (\S+)", mise).group(1)) == gfi.mise.MC_MAX_POINTS
 
 
 def test_status_codes_are_the_headers():

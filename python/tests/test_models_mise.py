@@ -173,3 +173,58 @@ def test_budgets_and_parameter_names():
     assert gfi.select_radius_lscv(x, nscan=3).nscan == 3
     assert gfi.loocv(x, y, 2.0, denom_tol=0)[0] > 0
     assert gfi.mise_mc("normal", R=2, N=50, nreps=2)["nreps"] == 2
+
+
+def test_parameter_names_come_from_the_library():
+    """The library itself refuses and names the parameter (gfi_error_param):
+    a wrapped nscan (2^64 - 1) and N x nreps beyond the budget through the
+    bare C calls, and the options check (gfi_opts_check) behind make_opts."""
+    from gfi import _lib, errors
+    x = np.ascontiguousarray(gfi.Model("normal").sample(100, seed=2))
+    k = gfi.kernels.make_kernel(4)
+    so = _lib.SelectOpts()
+    _lib.lib.gfi_select_default_opts(_lib.ref(so))
+    so.nscan = 2 ** 64 - 1
+    res = _lib.SelectResult()
+    st = _lib.lib.gfi_select_lscv(_lib.ref(k), 100, 1, _lib.addr(x), _lib.ref(so), _lib.ref(res), None)
+    assert st == errors.GFI_EINVAL and _lib.lib.gfi_error_param(st) == b"nscan"
+    assert _lib.lib.gfi_error_param(st) == b""  # read once
+    m = gfi.Model("normal")
+    mo = _lib.MiseOpts()
+    _lib.lib.gfi_mise_default_opts(_lib.ref(mo))
+    R = np.array([2.0])
+    st = _lib.lib.gfi_mise_mc(m.ptr, _lib.ref(k), 10 ** 6,
+                              _lib.addr(R), 10 ** 7, _lib.ref(mo), _lib.ref(_lib.MiseResult()), None)
+    assert st == errors.GFI_ERANGE and _lib.lib.gfi_error_param(st) == b"nreps"
+    # max_points raises the budget the library applies
+    r = gfi.mise_mc("normal", R=2, N=50, nreps=3, max_points=150)
+    assert r["nreps"] == 3
+    with pytest.raises(gfi.RangeError) as e:
+        gfi.mise_mc("normal", R=2, N=50, nreps=4, max_points=150)
+    assert e.value.param == "nreps" and "max_points = 150 " in str(e.value)
+    o = _lib.Opts()
+    _lib.lib.gfi_default_opts(_lib.ref(o))
+    for field, bad, name in (("tol", -0.5, "tol"), ("method", 9, "method"), ("nthreads", -3, "nthreads")):
+        _lib.lib.gfi_default_opts(_lib.ref(o))
+        setattr(o, field, bad)
+        st = _lib.lib.gfi_opts_check(_lib.ref(o))
+        assert st == errors.GFI_EINVAL and _lib.lib.gfi_error_param(st) == name.encode()
+    with pytest.raises(gfi.InvalidArgument) as e:
+        gfi.lscv(x, 2.0, tol=float("nan"))
+    assert e.value.param == "tol"
+    with pytest.raises(gfi.InvalidArgument) as e:
+        gfi.loocv(x, np.sin(x), 2.0, denom_tol=-1)
+    assert e.value.param == "denom_tol" and "nscan" not in str(e.value)
+
+
+def test_attention_options_are_named_by_the_library():
+    """Batched attention's eps, denom_tol and dropout: refused by the
+    library (it blamed eps for each before), each by its name."""
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((1, 1, 4, 2))
+    for kw, name in ((dict(eps=-1.0), "eps"), (dict(denom_tol=-1.0), "denom_tol"), (dict(denom_tol=1.0), "denom_tol"),
+                     (dict(dropout=1.5), "dropout"), (dict(dropout=float("nan")), "dropout")):
+        with pytest.raises(gfi.InvalidArgument) as e:
+            gfi.fourier_attention_batch(q, q, q, 1.0, **kw)
+        assert e.value.param == name, (kw, e.value.param)
+    gfi.fourier_attention_batch(q, q, q, 1.0, dropout=0.5, seed=1)
