@@ -174,8 +174,8 @@ void cli_budget(const char *opt, double a, double b, const char *what);
  * (N x replications); beyond, hours of computing. */
 #define CLI_MC_MAX_POINTS GFI_MISE_MC_MAX_POINTS
 /* The Gaussian KDE's Monte-Carlo MISE: at most this many pairs (N^2 x
- * replications). */
-#define CLI_KDE_MC_MAX_PAIRS 1e12
+ * replications); the library's budget. */
+#define CLI_KDE_MC_MAX_PAIRS GFI_MISE_GAUSS_MC_MAX_PAIRS
 
 /* --out FILE: where a command's rows go. No FILE (or '-'): standard
  * output, text. FILE ending in .npy: a NumPy float64 array there, and the

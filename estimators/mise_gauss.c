@@ -172,6 +172,9 @@ int gfi_mise_gauss_mc(const gfi_model *m, size_t N, const double *H, size_t nrep
   if (!m || !H || !res) return GFI_EINVAL;
   if (N == 0) return GFI_EEMPTY;
   if (nreps < 2) return fail_param(GFI_EINVAL, "nreps");
+  if (opts && !(opts->max_points >= 0)) return fail_param(GFI_EINVAL, "max_points");
+  double budget = opts && opts->max_points > 0 ? opts->max_points : GFI_MISE_GAUSS_MC_MAX_PAIRS;
+  if ((double)N * (double)N * (double)nreps > budget) return fail_param(GFI_ERANGE, "nreps");
   ise_ctx c;
   int st = ise_ctx_init(&c, m, H);
   if (st) return st;

@@ -134,6 +134,17 @@ int main(void) {
   CHECK_STATUS(gfi_mise_mc(m, k, 50, &R, 2, &mo, &mr, NULL), GFI_OK);
   mo.max_points = -1;
   CHECK_NAMED(gfi_mise_mc(m, k, 50, &R, 2, &mo, &mr, NULL), GFI_EINVAL, "max_points");
+  /* the Gaussian KDE's Monte Carlo: N^2 x nreps pairs within its budget */
+  double Hg = 0.09;
+  mo.max_points = 0;
+  CHECK_NAMED(gfi_mise_gauss_mc(m, 1000000, &Hg, 2, &mo, &mr, NULL), GFI_ERANGE, "nreps");
+  CHECK_NAMED(gfi_mise_gauss_mc(m, 1000000, &Hg, 2, NULL, &mr, NULL), GFI_ERANGE, "nreps");
+  mo.max_points = 199;
+  CHECK_NAMED(gfi_mise_gauss_mc(m, 10, &Hg, 2, &mo, &mr, NULL), GFI_ERANGE, "nreps");
+  mo.max_points = 200;
+  CHECK_STATUS(gfi_mise_gauss_mc(m, 10, &Hg, 2, &mo, &mr, NULL), GFI_OK);
+  mo.max_points = -1;
+  CHECK_NAMED(gfi_mise_gauss_mc(m, 10, &Hg, 2, &mo, &mr, NULL), GFI_EINVAL, "max_points");
   mo.max_points = 0;
   mo.ise = (gfi_ise_method)9;
   CHECK_NAMED(gfi_mise_mc(m, k, 50, &R, 2, &mo, &mr, NULL), GFI_EINVAL, "ise");

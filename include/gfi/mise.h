@@ -90,13 +90,17 @@ typedef struct gfi_mise_opts {
   size_t grid_cells;     /* grid ISE: cells per axis (0 = automatic) */
   double max_points;     /* Monte Carlo (gfi_mise_mc): the most points N x nreps to draw and
                             sum; beyond, GFI_ERANGE naming "nreps" before any work
-                            (0 = GFI_MISE_MC_MAX_POINTS) */
+                            (0 = GFI_MISE_MC_MAX_POINTS). gfi_mise_gauss_mc: the most
+                            Gaussian pairs N^2 x nreps (0 = GFI_MISE_GAUSS_MC_MAX_PAIRS) */
 } gfi_mise_opts;
 
 /* Monte Carlo's default budget of N x nreps points: the CPU draws and sums
  * about 1e7 points per second per thread, so beyond it a run takes hours.
  * Under MPI (mise_mc_split) each process gets this budget. */
 #define GFI_MISE_MC_MAX_POINTS 1e11
+/* The Gaussian KDE's Monte Carlo sums N^2 pairs per replication, about 5e8
+ * per second per thread: its default budget of N^2 x nreps pairs. */
+#define GFI_MISE_GAUSS_MC_MAX_PAIRS 1e12
 
 GFI_EXPORT void gfi_mise_default_opts(gfi_mise_opts *o);
 
@@ -158,7 +162,9 @@ GFI_EXPORT int gfi_ise_gauss(const gfi_model *m, size_t N, const double *data, c
  * stream (opts->base.seed, k) (opts may be NULL: seed 0, all cores); the
  * same bits for any thread count. res->bias2 and res->var are NaN (no
  * pooled pass: it would cost O((nreps N)^2)); ise_out (may be NULL) gets
- * the nreps ISE values. Errors as gfi_ise_gauss. */
+ * the nreps ISE values. Errors as gfi_ise_gauss; GFI_ERANGE naming "nreps"
+ * (gfi_error_param) before any work when N^2 x nreps exceeds the budget
+ * opts->max_points (0 or no opts: GFI_MISE_GAUSS_MC_MAX_PAIRS). */
 GFI_EXPORT int gfi_mise_gauss_mc(const gfi_model *m, size_t N, const double *H, size_t nreps,
                                  const gfi_mise_opts *opts, gfi_mise_result *res, double *ise_out);
 
