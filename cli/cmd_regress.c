@@ -30,6 +30,9 @@ static void parse_phi(const char *s, gfi_kernel *k) {
     if (st != GFI_OK && st != GFI_EINFINITE_A) cli_die(EXIT_RUNTIME, "--phi %s: %s", s, gfi_strerror(st));
     return;
   }
+  if (strncmp(s, "flattop:", 8) == 0)
+    cli_usage("--phi", "'%s': the flat-top kernel serves density estimation only; regression takes pow:L, "
+              "poly:a1,..,ad, abs or relu", s);
   if (strncmp(s, "pow:", 4) != 0 && strncmp(s, "poly:", 5) != 0)
     cli_usage("--phi", "unknown phi '%s' (expected pow:L, poly:a1,..,ad, abs or relu)", s);
   cli_phi("--phi", s, k);

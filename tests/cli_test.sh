@@ -137,6 +137,7 @@ for c in 0 1 1.5 -0.2 nan; do
   expect 2 "\-\-phi: flattop: c must be in (0, 1)" -- "$GFI" density --data "$T/mw" --phi flattop:$c --R 1 --at "$T/q1b"
 done
 expect 2 "\-\-phi: flattop:c needs a number c in (0, 1), got 'x'" -- "$GFI" density --data "$T/mw" --phi flattop:x --R 1 --at "$T/q1b"
+expect 2 "\-\-phi: 'flattop:0.5': the flat-top kernel serves density estimation only" -- "$GFI" regress --data "$T/mw" --phi flattop:0.5 --R 1 --at "$T/q1b"
 expect 2 "\-\-phi: flattop: c must be in (0, 1)" -- "$GFI" mise --model normal --n 100 --phi flattop:2 --R 1 --exact
 expect 2 "\-\-model: unknown model 'foo'" -- "$GFI" sample --model foo --n 3
 expect 2 "\-\-model" -- "$GFI" density --model foo --n 3 --seed 1 --R 1 --at "$T/q1"
