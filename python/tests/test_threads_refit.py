@@ -19,28 +19,45 @@ ROUNDS = 100
 
 def _hammer(est, fits, calls):
     """One thread refits est with the fits in turn, ROUNDS times; two threads
-    run the calls meanwhile. Returns the exceptions seen (none expected)."""
+    run the calls meanwhile. Between two refits every call thread completes at
+    least one call (the refit waits for it), so the calls overlap the refits
+    however the threads are scheduled; nothing depends on timing. Returns the
+    exceptions seen (none expected)."""
     errs = []
     stop = threading.Event()
+    cond = threading.Condition()
+    done = [0] * len(calls)
 
     def refit():
         try:
             for i in range(ROUNDS):
                 fits[i % len(fits)](est)
+                with cond:
+                    want = [d + 1 for d in done]
+                    cond.wait_for(lambda: stop.is_set() or all(d >= w for d, w in zip(done, want)))
+                if stop.is_set():
+                    break
         except BaseException as e:  # pragma: no cover - reported below
             errs.append(e)
         finally:
-            stop.set()
+            with cond:
+                stop.set()
+                cond.notify_all()
 
-    def call(fn):
+    def call(j, fn):
         try:
             while not stop.is_set():
                 fn(est)
+                with cond:
+                    done[j] += 1
+                    cond.notify_all()
         except BaseException as e:  # pragma: no cover
             errs.append(e)
-            stop.set()
+            with cond:
+                stop.set()
+                cond.notify_all()
 
-    ts = [threading.Thread(target=refit)] + [threading.Thread(target=call, args=(fn,)) for fn in calls]
+    ts = [threading.Thread(target=refit)] + [threading.Thread(target=call, args=(j, fn)) for j, fn in enumerate(calls)]
     for t in ts:
         t.start()
     for t in ts:
