@@ -778,21 +778,21 @@ static void test_layout_dropout(void) {
 /* The float32 forward takes sin and cos of the phases R_d q_d and R_d k_d
  * from tables (the angle-difference identity), built by a fast reduction up
  * to |R x| = 2^20 and by libm beyond. Coordinates on both sides of that
- * boundary, in one row and across rows (each axis has its own offset: 0,
- * just below, straddling and far above 2^20, and 5e6), against a
+ * boundary, in one row and across rows (each axis has its own phase
+ * offset: 0, just below, straddling and just above 2^20, and 5e6), against a
  * long-double brute force of H, within l D 2^-21 of max |v| per row (each
  * factor's stated error, 2^-21, times the l D factors of a weight). */
 static void test_phase_range(void) {
   enum { H = 2, Lq = 37, Lk = 75, D = 5, Dv = 3, l = 4 };
   static const double base[D] = {0, 1048572.0, 1048576.0, 1048580.0, 5e6};
-  const float Rh[H] = {1.0f, 2.0f};
+  const float Rh[H] = {1.3f, 2.7f}; /* phases R x not floats themselves */
   static float Q[H * Lq * D], K[H * Lk * D], V[H * Lk * Dv], Hf[H * Lq * Dv];
   double sv[2 * H * Lq];
   for (size_t h = 0; h < H; h++) {
     for (size_t i = 0; i < Lq; i++)
-      for (size_t d = 0; d < D; d++) Q[(h * Lq + i) * D + d] = (float)(base[d] + 3.5 * (2 * unif() - 1));
+      for (size_t d = 0; d < D; d++) Q[(h * Lq + i) * D + d] = (float)((base[d] + 3.5 * (2 * unif() - 1)) / Rh[h]);
     for (size_t j = 0; j < Lk; j++)
-      for (size_t d = 0; d < D; d++) K[(h * Lk + j) * D + d] = (float)(base[d] + 3.5 * (2 * unif() - 1));
+      for (size_t d = 0; d < D; d++) K[(h * Lk + j) * D + d] = (float)((base[d] + 3.5 * (2 * unif() - 1)) / Rh[h]);
   }
   for (size_t k = 0; k < H * Lk * Dv; k++) V[k] = (float)(2 * unif() - 1);
   gfi_attn_batch_spec s;
