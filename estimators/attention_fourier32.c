@@ -42,6 +42,22 @@
  * (2^-120 .. 2^123). Only |sinc| < 2^-60 and |u| > 2^20 (beyond the
  * reduction's reach) are set to 0; a row that then sums to 0 has its head
  * computed again in float64 (attention_batch.c).
+ *
+ * The forward by the angle-difference identity. The tables hold, besides the
+ * coordinates, sin a and cos a of the phase a = R_d x (the product of two
+ * floats, exact in double), reduced and evaluated in double and rounded to
+ * float (error 2^-25 each; a fast reduction for |a| <= 2^20, libm's sin and
+ * cos beyond, so the tables hold for every phase), for the keys and for each
+ * query row. A pair's factor is then sin u = sin a cos b - cos a sin b (two
+ * multiply-adds) divided by u = R (q - k), formed difference-first as above,
+ * for |u| >= 1, and the series of sin u / u to u^10 (truncation below 2e-10)
+ * for |u| < 1. Error of one factor: sin u from four values off by 2^-25 and
+ * two roundings, below 2^-22.7, over |u| >= 1; u's relative error 2^-23
+ * (the division's, 2^-24, apart) moves sinc by at most 2^-23 |sinc|: below
+ * 2^-21 in all, the stated bound, for every u and every |R q|, |R k|; for
+ * |u| < 1 the series as the difference-first form (a few ulp relative). The
+ * tiny, flushed and far (|u| > 2^20) factors are treated as above. The
+ * backward keeps the difference-first form (it needs cos u as well).
  * sinc'(u) = (cos u - sinc u)/u for n != 0, its Taylor series (truncation
  * below 1e-10) for n = 0: absolute error below 2^-22 / max(|u|, pi/4).
  *
@@ -56,8 +72,9 @@
  * Multiply-adds are fused where the level has FMA (fp-contract=fast, below;
  * ISO C mode turns it off): the polynomials, the reduction u - n pi/2 and the
  * sums then round once per multiply-add instead of twice, so every error
- * bound above holds as it stands; the forward's pair loop (AVX-512 clone)
- * runs 44 vector instructions per 16 lanes, 13 of them fused, instead of 52.
+ * bound above holds as it stands; the difference-first forward loop (AVX-512
+ * clone) ran 44 vector instructions per 16 lanes, 13 of them fused, instead
+ * of 52.
  * No step relies on a product being
  * rounded apart from its sum (the exact steps are bit operations, the sums
  * of integer-valued exponents and the exact reduction parts). Bits differ
@@ -96,8 +113,8 @@
 #define AF_SHIFT 1
 #define AF_TSHIFT TSHIFT
 #define AF_WCUT WCUT
-#define AF_NTAB 1 /* the coordinates, transposed */
-#define AF_NQ 1
+#define AF_NTAB 3 /* the coordinates, transposed; sin and cos of R_d x (the forward) */
+#define AF_NQ 3
 #define AF_LANE_SUMS 1
 #define LANE_BLOCKS 8 /* blocks (BB keys each) per lane sum: up to 8 float terms a lane */
 #define AF_TASK GFI_CLONES
@@ -188,27 +205,82 @@ static inline void sinc32_both(float u, float *s, float *ds) {
   *ds = !(fabsf(u) <= BIGU) ? 0.0f : d;
 }
 
-/* The coordinates of one head transposed, D x Lp (the padding zero). */
+/* sin and cos of the phase a = R x, exact in double (R and x are floats),
+ * rounded to float: Cody-Waite reduction a = n pi/2 + r with pi/2 in 33 + 33
+ * + 53 bits (n pi/2's first two parts exact for |n| < 2^20) and Taylor
+ * polynomials on |r| <= pi/4 (truncation below 1e-11) for |a| <= PHASE_TAB;
+ * libm's sin and cos beyond. Error of each value: its rounding to float,
+ * 2^-25, and below 1e-11. Branch-free in the first pass (it vectorises). */
+#define PHASE_TAB 0x1p20
+#define PIO2D_1 1.57079632673412561417e+00
+#define PIO2D_2 6.07710050630396597660e-11
+#define PIO2D_3 2.02226624879595063154e-21
+static void phase_sc(const float *x, size_t n, double R, float *sn, float *cs) {
+#pragma omp simd
+  for (size_t i = 0; i < n; i++) {
+    double a = R * (double)x[i];
+    double ac = fabs(a) <= PHASE_TAB ? a : 0.0;
+    double t = ac * 0.636619772367581343076 + 6755399441055744.0; /* 1.5 2^52 */
+    double nn = t - 6755399441055744.0;
+    int64_t ti;
+    memcpy(&ti, &t, sizeof ti);
+    unsigned q = (unsigned)ti & 3u;
+    double r = ((ac - nn * PIO2D_1) - nn * PIO2D_2) - nn * PIO2D_3, r2 = r * r;
+    double sr = r * (1.0 + r2 * (-1.0 / 6 + r2 * (1.0 / 120 + r2 * (-1.0 / 5040 + r2 * (1.0 / 362880 +
+                                                                                      r2 * (-1.0 / 39916800))))));
+    double cr = 1.0 + r2 * (-0.5 + r2 * (1.0 / 24 + r2 * (-1.0 / 720 + r2 * (1.0 / 40320 +
+                                                                              r2 * (-1.0 / 3628800 + r2 * (1.0 / 479001600))))));
+    double sv = (q & 1u) ? cr : sr, cv = (q & 1u) ? sr : cr;
+    sv = (q & 2u) ? -sv : sv;
+    cv = ((q + 1u) & 2u) ? -cv : cv;
+    sn[i] = (float)sv;
+    cs[i] = (float)cv;
+  }
+  for (size_t i = 0; i < n; i++) {
+    double a = R * (double)x[i];
+    if (!(fabs(a) <= PHASE_TAB)) {
+      sn[i] = (float)sin(a);
+      cs[i] = (float)cos(a);
+    }
+  }
+}
+
+/* The coordinates of one head transposed, D x Lp (the padding zero), and
+ * sin and cos of R_d times them (tables 1 and 2, n apart). */
 static void fill_head(const float *X, size_t rs, size_t L, size_t Lp, size_t D, const double *Rd, float *x,
                       size_t n) {
-  (void)Rd;
-  (void)n;
   for (size_t d = 0; d < D; d++) {
     for (size_t i = 0; i < L; i++) x[d * Lp + i] = X[i * rs + d];
     for (size_t i = L; i < Lp; i++) x[d * Lp + i] = 0;
+    phase_sc(x + d * Lp, Lp, Rd[d], x + n + d * Lp, x + 2 * n + d * Lp);
   }
 }
+/* A query row: per axis q_d, sin and cos of R_d q_d. */
 static inline void query_row(const float *Q, size_t D, const double *Rd, float *q) {
-  (void)Rd;
-  for (size_t d = 0; d < D; d++) q[d] = Q[d];
+  for (size_t d = 0; d < D; d++) {
+    float s, c;
+    phase_sc(Q + d, 1, Rd[d], &s, &c);
+    q[3 * d] = Q[d];
+    q[3 * d + 1] = s;
+    q[3 * d + 2] = c;
+  }
 }
+/* sin(u)/u on |u| < 1: Taylor to u^10 (truncation below 2e-10). */
+#define SINC1(u2)                                                                                   \
+  (1.0f + (u2) * (-1.0f / 6 + (u2) * (1.0f / 120 + (u2) * (-1.0f / 5040 + (u2) * (1.0f / 362880 +     \
+                                                                              (u2) * (-1.0f / 39916800))))))
+/* Forward factors by the angle-difference identity (see the top):
+ * sin u = sin a cos b - cos a sin b from the tables, divided by u = R (q - k)
+ * for |u| >= 1; the series for |u| < 1. */
 static inline void fwd_axis(const float *kt, size_t n, float rd, const float *q, size_t nb, float *m, float *e) {
-  (void)n;
-  const float *restrict k = kt;
-  const float qd = q[0];
+  const float *restrict k = kt, *restrict sk = kt + n, *restrict ck = kt + 2 * n;
+  const float qd = q[0], sq = q[1], cq = q[2];
 #pragma omp simd
   for (size_t b = 0; b < nb; b++) {
-    float sv = sinc32(rd * (qd - k[b]));
+    float u = rd * (qd - k[b]);
+    float su = sq * ck[b] - cq * sk[b];
+    float sv = fabsf(u) < 1.0f ? SINC1(u * u) : su / u;
+    sv = (fabsf(sv) < FLUSHF || !(fabsf(u) <= BIGU)) ? 0.0f : sv;
     int tiny = fabsf(sv) < TINYF;
     m[b] *= tiny ? sv * TSCALE : sv;
     e[b] -= tiny ? TSHIFT : 0.0f;

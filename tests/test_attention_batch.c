@@ -775,12 +775,67 @@ static void test_layout_dropout(void) {
   free(in), free(tin), free(sv), free(tmp), free(inf);
 }
 
+/* The float32 forward takes sin and cos of the phases R_d q_d and R_d k_d
+ * from tables (the angle-difference identity), built by a fast reduction up
+ * to |R x| = 2^20 and by libm beyond. Coordinates on both sides of that
+ * boundary, in one row and across rows (each axis has its own phase
+ * offset: 0, just below, straddling and just above 2^20, and 5e6), against a
+ * long-double brute force of H, within l D 2^-21 of max |v| per row (each
+ * factor's stated error, 2^-21, times the l D factors of a weight). */
+static void test_phase_range(void) {
+  enum { H = 2, Lq = 37, Lk = 75, D = 5, Dv = 3, l = 4 };
+  static const double base[D] = {0, 1048572.0, 1048576.0, 1048580.0, 5e6};
+  const float Rh[H] = {1.3f, 2.7f}; /* phases R x not floats themselves */
+  static float Q[H * Lq * D], K[H * Lk * D], V[H * Lk * Dv], Hf[H * Lq * Dv];
+  double sv[2 * H * Lq];
+  for (size_t h = 0; h < H; h++) {
+    for (size_t i = 0; i < Lq; i++)
+      for (size_t d = 0; d < D; d++) Q[(h * Lq + i) * D + d] = (float)((base[d] + 3.5 * (2 * unif() - 1)) / Rh[h]);
+    for (size_t j = 0; j < Lk; j++)
+      for (size_t d = 0; d < D; d++) K[(h * Lk + j) * D + d] = (float)((base[d] + 3.5 * (2 * unif() - 1)) / Rh[h]);
+  }
+  for (size_t k = 0; k < H * Lk * Dv; k++) V[k] = (float)(2 * unif() - 1);
+  gfi_attn_batch_spec s;
+  gfi_attn_batch_default_spec(&s);
+  gfi_kernel_pow(&s.kernel, l);
+  s.rmode = GFI_ATTN_R_HEAD;
+  s.dtype = GFI_ATTN_F32;
+  int st = gfi_attn_batch_forward(&s, 1, H, Lq, Lk, D, Dv, Q, K, V, Rh, NULL, NULL, NULL, Hf, sv, NULL);
+  CHECK(st == GFI_OK, "phase range: status %d", st);
+  double worst = 0;
+  for (size_t h = 0; h < H; h++) {
+    double vmax = 0;
+    for (size_t k = 0; k < Lk * Dv; k++) vmax = fmax(vmax, fabs(V[h * Lk * Dv + k]));
+    for (size_t i = 0; i < Lq; i++) {
+      long double S = 0, N[Dv] = {0};
+      for (size_t j = 0; j < Lk; j++) {
+        long double w = 1;
+        for (size_t d = 0; d < D; d++) {
+          long double u = (long double)Rh[h] * ((long double)Q[(h * Lq + i) * D + d] - K[(h * Lk + j) * D + d]);
+          w *= u == 0 ? 1.0L : sinl(u) / u;
+        }
+        w = w * w * w * w;
+        S += w;
+        for (size_t c = 0; c < Dv; c++) N[c] += w * V[(h * Lk + j) * Dv + c];
+      }
+      for (size_t c = 0; c < Dv; c++) {
+        double e = fabs((double)(N[c] / S) - Hf[(h * Lq + i) * Dv + c]) / vmax;
+        worst = fmax(worst, e);
+      }
+    }
+  }
+  const double tol = l * D * 0x1p-21;
+  CHECK(worst <= tol, "phase range: float32 H error %.3g of max |v| > %.3g", worst, tol);
+  if (getenv("GFI_TEST_VERBOSE")) printf("phase range: worst %.3g of max |v| (tol %.3g)\n", worst, tol);
+}
+
 int main(void) {
   test_tiny_factor_row();
   test_far_factor_row();
   test_huge_values();
   test_against_brute();
   test_float32();
+  test_phase_range();
   test_threads();
   test_errors();
   test_layout_dropout();
