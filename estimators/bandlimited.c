@@ -605,6 +605,7 @@ typedef struct {
   const double *x;
   double *lo, *hi; /* box: one per block (D each); centre: the centre */
   double *xc;      /* centre: the centred points */
+  double *copy;    /* centre: NULL, or a plain copy of the points made in the same pass */
 } pass_ctx;
 
 static int box_task(void *vc, size_t q, void *ws) {
@@ -620,7 +621,21 @@ static int centre_task(void *vc, size_t q, void *ws) {
   const pass_ctx *c = vc;
   const int D = c->D;
   const size_t i0 = q * c->blk, i1 = c->N - i0 < c->blk ? c->N : i0 + c->blk;
-  if (D == 1) {
+  if (c->copy && D == 1) { /* the points are read once for both */
+    const double c0 = c->lo[0];
+    for (size_t i = i0; i < i1; i++) {
+      const double v = c->x[i];
+      c->copy[i] = v;
+      c->xc[i] = v - c0;
+    }
+  } else if (c->copy) {
+    for (size_t i = i0; i < i1; i++)
+      for (int j = 0; j < D; j++) {
+        const double v = c->x[i * (size_t)D + j];
+        c->copy[i * (size_t)D + j] = v;
+        c->xc[i * (size_t)D + j] = v - c->lo[j];
+      }
+  } else if (D == 1) {
     const double c0 = c->lo[0];
     for (size_t i = i0; i < i1; i++) c->xc[i] = c->x[i] - c0;
   } else {
@@ -630,10 +645,10 @@ static int centre_task(void *vc, size_t q, void *ws) {
   return GFI_OK;
 }
 
-/* c NULL: one column, every coefficient cval */
+/* c NULL: one column, every coefficient cval; box NULL: the box is found here */
 static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, size_t ncol,
                     const double *c, double cval, const double *R, const gfi_opts *opts,
-                    double direct_pair) {
+                    double direct_pair, const bl_box *box) {
   *out = NULL;
   if (k && (kernel_knots(k, (double[KERNEL_KNOTS_MAX]){0}) < 0 || !k->A_finite)) return GFI_EINVAL;
   const int l = k ? kernel_band(k) : BL_GAUSS;
@@ -685,13 +700,17 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
     const size_t blk = pass_block(N), nblk = (N + blk - 1) / blk;
     const int nt = nblk > 1 ? threads_of(s->nthreads) : 1;
     double lo[PASS_BLOCKS * BL_MAX_DIM], hi[PASS_BLOCKS * BL_MAX_DIM];
-    pass_ctx pc = {D, N, blk, x, lo, hi, NULL};
-    (void)par_for(nblk, nt, 0, box_task, &pc); /* cannot fail */
-    for (size_t q = 1; q < nblk; q++) /* min and max are exact: any order */
-      for (int j = 0; j < D; j++) {
-        lo[j] = fmin(lo[j], lo[q * (size_t)D + j]);
-        hi[j] = fmax(hi[j], hi[q * (size_t)D + j]);
-      }
+    pass_ctx pc = {D, N, blk, x, lo, hi, NULL, box ? box->copy : NULL};
+    if (box) { /* the caller's pass found it */
+      for (int j = 0; j < D; j++) lo[j] = box->lo[j], hi[j] = box->hi[j];
+    } else {
+      (void)par_for(nblk, nt, 0, box_task, &pc); /* cannot fail */
+      for (size_t q = 1; q < nblk; q++) /* min and max are exact: any order */
+        for (int j = 0; j < D; j++) {
+          lo[j] = fmin(lo[j], lo[q * (size_t)D + j]);
+          hi[j] = fmax(hi[j], hi[q * (size_t)D + j]);
+        }
+    }
     for (int j = 0; j < D; j++) {
       s->ctr[j] = 0.5 * (lo[j] + hi[j]);
       s->dlo[j] = lo[j] - s->ctr[j];
@@ -782,12 +801,22 @@ int bl_sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double
     if (out) *out = NULL;
     return GFI_EINVAL;
   }
-  return sum_make(out, D, k, N, x, ncol, c, 0, R, opts, direct_pair);
+  return sum_make(out, D, k, N, x, ncol, c, 0, R, opts, direct_pair, NULL);
+}
+
+int bl_sum_make_box(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, size_t ncol,
+                    const double *c, double cval, const double *R, const gfi_opts *opts,
+                    double direct_pair, const bl_box *box) {
+  if (!box) {
+    if (out) *out = NULL;
+    return GFI_EINVAL;
+  }
+  return sum_make(out, D, k, N, x, ncol, c, cval, R, opts, direct_pair, box);
 }
 
 int bl_sum_make_uniform(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x,
                         double cval, const double *R, const gfi_opts *opts, double direct_pair) {
-  return sum_make(out, D, k, N, x, 1, NULL, cval, R, opts, direct_pair);
+  return sum_make(out, D, k, N, x, 1, NULL, cval, R, opts, direct_pair, NULL);
 }
 
 void bl_choice_free(bl_choice *ch) {

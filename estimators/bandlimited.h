@@ -119,6 +119,20 @@ int bl_sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double
  * density): the coefficients are not stored. */
 int bl_sum_make_uniform(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, double cval,
                         const double *R, const gfi_opts *opts, double direct_pair);
+/* What the caller's own pass over the data found (engine_check_data): the
+ * data box lo[j] <= x_ij <= hi[j], exactly the smallest and largest value
+ * per axis; copy: NULL, or N x D doubles that receive a plain copy of x in
+ * the pass that centres it (the direct route's lazy tables keep one). */
+typedef struct {
+  double lo[BL_MAX_DIM], hi[BL_MAX_DIM];
+  double *copy;
+} bl_box;
+/* bl_sum_make (c given) or bl_sum_make_uniform (c NULL, every coefficient
+ * cval) with the data box given, so the data are read once less: the same
+ * plan, bit for bit. GFI_EINVAL when box is NULL. */
+int bl_sum_make_box(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, size_t ncol,
+                    const double *c, double cval, const double *R, const gfi_opts *opts,
+                    double direct_pair, const bl_box *box);
 void bl_sum_free(bl_sum *s);
 
 /* Decide the route for M queries in the box [qlo, qhi] (uncentred) or, when

@@ -56,8 +56,11 @@ int engine_check_phase(size_t D, const double *R, size_t N, const double *x);
 /* One pass over x (N rows of D), in fixed blocks on nthreads threads (0:
  * all): GFI_ENONFINITE if some value is not finite; else *range (when R
  * and range are given) is GFI_ERANGE where some |R_j x_ij| >
- * ENGINE_PHASE_MAX, GFI_OK otherwise; returns GFI_OK then. */
-int engine_check_data(size_t D, const double *R, size_t N, const double *x, int nthreads, int *range);
+ * ENGINE_PHASE_MAX, GFI_OK otherwise; returns GFI_OK then. For N >= 1 and
+ * D <= 3, the same pass gives the data box: lo[j] and hi[j] (each may be
+ * NULL), the smallest and largest x_ij on axis j, for bl_sum_make_box. */
+int engine_check_data(size_t D, const double *R, size_t N, const double *x, int nthreads, int *range,
+                      double *lo, double *hi);
 
 /* Phase tables built on first use (the direct route may never run: a grid
  * that is binned, queries the fast route takes). The plan keeps a copy of
@@ -71,7 +74,9 @@ typedef struct engine_lazy {
   atomic_int done;
 } engine_lazy;
 
-/* Start: keep a copy of x (GFI_ENOMEM) for tables built later. */
+/* Start: keep a copy of x (GFI_ENOMEM) for tables built later; x NULL:
+ * only room for it, z->x, which the caller fills before any use (in a pass
+ * over the data of its own: bl_box.copy). */
 int engine_lazy_init(engine_lazy *z, size_t N, size_t D, const double *x, double pad);
 /* The tables (*rk .. *ck) exist afterwards (built now if not yet), or an
  * error status (GFI_ENOMEM; a later call tries again). */
