@@ -418,6 +418,10 @@ void bl_sum_free(bl_sum *s) {
   free(s);
 }
 
+const double *bl_sum_points(const bl_sum *s) { return s ? s->x : NULL; }
+
+static double *centred_copy(const bl_sum *s);
+
 /* F_col(w_q) for every column, into F (ncol x Q complex). */
 static int forward(const bl_sum *s, const bl_rule *r, double ntol, double *F) {
   const size_t Q = r->Q;
@@ -430,11 +434,15 @@ static int forward(const bl_sum *s, const bl_rule *r, double ntol, double *F) {
   nufft3_plan *p = NULL;
   int st = nufft3_plan_make(&p, s->D, s->dlo, s->dhi, -1, Q, nodes, &o);
   free(nodes);
+  /* the centred points, x - ctr, for this transform only */
+  double *xc = st ? NULL : centred_copy(s);
+  if (!st && !xc) st = GFI_ENOMEM;
   for (size_t col = 0; !st && col < s->ncol; col++) {
     nufft3_reset(p);
-    st = nufft3_add_real(p, s->N, s->x, s->c ? s->c + col * s->N : NULL, s->cval);
+    st = nufft3_add_real(p, s->N, xc, s->c ? s->c + col * s->N : NULL, s->cval);
     if (!st) st = nufft3_exec(p, F + 2 * col * Q);
   }
+  free(xc);
   nufft3_destroy(p);
   return st;
 }
@@ -502,7 +510,7 @@ static int scale_task(void *vc, size_t q, void *ws) {
       size_t cell = 0;
       for (int j = 0; j < D; j++) {
         /* x - dlo >= 0 (the box holds every point): truncation is floor */
-        double u = (s->x[i * (size_t)D + j] - s->dlo[j]) * x->icw[j];
+        double u = ((s->x[i * (size_t)D + j] - s->ctr[j]) - s->dlo[j]) * x->icw[j];
         size_t b = u < (double)x->nb[j] ? (size_t)(long long)u : x->nb[j] - 1;
         cell = cell * x->nb[j] + b;
       }
@@ -605,7 +613,6 @@ typedef struct {
   const double *x;
   double *lo, *hi; /* box: one per block (D each); centre: the centre */
   double *xc;      /* centre: the centred points */
-  double *copy;    /* centre: NULL, or a plain copy of the points made in the same pass */
 } pass_ctx;
 
 static int box_task(void *vc, size_t q, void *ws) {
@@ -621,21 +628,7 @@ static int centre_task(void *vc, size_t q, void *ws) {
   const pass_ctx *c = vc;
   const int D = c->D;
   const size_t i0 = q * c->blk, i1 = c->N - i0 < c->blk ? c->N : i0 + c->blk;
-  if (c->copy && D == 1) { /* the points are read once for both */
-    const double c0 = c->lo[0];
-    for (size_t i = i0; i < i1; i++) {
-      const double v = c->x[i];
-      c->copy[i] = v;
-      c->xc[i] = v - c0;
-    }
-  } else if (c->copy) {
-    for (size_t i = i0; i < i1; i++)
-      for (int j = 0; j < D; j++) {
-        const double v = c->x[i * (size_t)D + j];
-        c->copy[i * (size_t)D + j] = v;
-        c->xc[i * (size_t)D + j] = v - c->lo[j];
-      }
-  } else if (D == 1) {
+  if (D == 1) {
     const double c0 = c->lo[0];
     for (size_t i = i0; i < i1; i++) c->xc[i] = c->x[i] - c0;
   } else {
@@ -643,6 +636,16 @@ static int centre_task(void *vc, size_t q, void *ws) {
       for (int j = 0; j < D; j++) c->xc[i * (size_t)D + j] = c->x[i * (size_t)D + j] - c->lo[j];
   }
   return GFI_OK;
+}
+
+/* The points centred, x - ctr (N x D, to free), or NULL (no memory). */
+static double *centred_copy(const bl_sum *s) {
+  double *xc = gfi_malloc3(s->N, (size_t)s->D, sizeof *xc);
+  if (!xc) return NULL;
+  const size_t blk = pass_block(s->N), nblk = (s->N + blk - 1) / blk;
+  pass_ctx pc = {s->D, s->N, blk, s->x, (double *)s->ctr, NULL, xc};
+  (void)par_for(nblk, nblk > 1 ? threads_of(s->nthreads) : 1, 0, centre_task, &pc); /* cannot fail */
+  return xc;
 }
 
 /* c NULL: one column, every coefficient cval; box NULL: the box is found here */
@@ -700,7 +703,7 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
     const size_t blk = pass_block(N), nblk = (N + blk - 1) / blk;
     const int nt = nblk > 1 ? threads_of(s->nthreads) : 1;
     double lo[PASS_BLOCKS * BL_MAX_DIM], hi[PASS_BLOCKS * BL_MAX_DIM];
-    pass_ctx pc = {D, N, blk, x, lo, hi, NULL, box ? box->copy : NULL};
+    pass_ctx pc = {D, N, blk, x, lo, hi, NULL};
     if (box) { /* the caller's pass found it */
       for (int j = 0; j < D; j++) lo[j] = box->lo[j], hi[j] = box->hi[j];
     } else {
@@ -716,10 +719,10 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
       s->dlo[j] = lo[j] - s->ctr[j];
       s->dhi[j] = hi[j] - s->ctr[j];
     }
-    pc.lo = s->ctr;
-    pc.xc = s->x;
-    (void)par_for(nblk, nt, 0, centre_task, &pc); /* cannot fail */
   }
+  /* the points as given: the binning and the value scale centre them on the
+   * fly (the same fl(x - ctr)), the NUFFT on a centred copy of its own */
+  memcpy(s->x, x, N * (size_t)D * sizeof *x);
   for (size_t col = 0; col < ncol; col++) {
     if (!c) {
       s->c1[col] = (double)N * fabs(cval);

@@ -112,7 +112,7 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
 
   gfi_density_plan *p;
   int range = GFI_OK;
-  bl_box box = {{0}, {0}, NULL}; /* found by the check's pass; copy: filled by the centring pass */
+  bl_box box = {{0}, {0}}; /* found by the check's pass */
   st = plan_common(&p, DENSITY_FOURIER, N, D, data, weights, opts, R, &range, box.lo, box.hi);
   if (st) return st;
   p->kernel = *k;
@@ -145,12 +145,8 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   /* padding: u = rx - rk is huge (u^2 still finite) and sin(u) = 0, so the factor is 0 */
   if (tables) {
     st = engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->rl, p->sk, p->ck);
-  } else if (lazy) {
-    /* lazy: the fast route is made below, and its pass copies the data */
-    st = range ? range : engine_lazy_init(&p->lazy, N, D, NULL, 1e30);
-    box.copy = p->lazy.x;
   } else {
-    st = range; /* the same range check as the tables' */
+    st = range; /* the same range check as the tables'; lazy ones read the fast route's copy (below) */
   }
   if (st) {
     plan_free(p);
@@ -162,6 +158,7 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
     /* the weights themselves, or one value for all: no copy here */
     st = bl_sum_make_box(&p->fast, (int)D, k, N, data, 1, p->w, p->w ? 0 : p->uniform_w, R, opts,
                          direct_pair_cost(D), &box);
+    if (!st && lazy) st = engine_lazy_borrow(&p->lazy, bl_sum_points(p->fast), 1e30);
     if (st) {
       plan_free(p);
       return st;

@@ -145,12 +145,24 @@ int engine_lazy_init(engine_lazy *z, size_t N, size_t D, const double *x, double
   z->pad = pad;
   z->x = gfi_malloc3(N, D, sizeof *z->x);
   if (!z->x) return GFI_ENOMEM;
-  if (x) memcpy(z->x, x, N * D * sizeof *x);
+  memcpy(z->x, x, N * D * sizeof *x);
   if (pthread_mutex_init(&z->lock, NULL)) {
     free(z->x);
     z->x = NULL;
     return GFI_ENOMEM;
   }
+  z->lock_ok = 1;
+  return GFI_OK;
+}
+
+int engine_lazy_borrow(engine_lazy *z, const double *x, double pad) {
+  memset(z, 0, sizeof *z);
+  atomic_init(&z->done, 0);
+  z->pad = pad;
+  if (!x) return GFI_EINVAL;
+  if (pthread_mutex_init(&z->lock, NULL)) return GFI_ENOMEM;
+  z->x = (double *)x; /* read only */
+  z->borrowed = 1;
   z->lock_ok = 1;
   return GFI_OK;
 }
@@ -170,7 +182,7 @@ int engine_lazy_tables(engine_lazy *z, const engine_layout *L, size_t D, const d
       free(a), free(b), free(c), free(d);
     } else {
       *rk = a, *rl = b, *sk = c, *ck = d;
-      free(z->x);
+      if (!z->borrowed) free(z->x);
       z->x = NULL;
       atomic_store_explicit(&z->done, 1, memory_order_release);
     }
@@ -180,7 +192,7 @@ int engine_lazy_tables(engine_lazy *z, const engine_layout *L, size_t D, const d
 }
 
 void engine_lazy_free(engine_lazy *z) {
-  free(z->x);
+  if (!z->borrowed) free(z->x);
   z->x = NULL;
   if (z->lock_ok) pthread_mutex_destroy(&z->lock);
   z->lock_ok = 0;

@@ -68,16 +68,18 @@ int engine_check_data(size_t D, const double *R, size_t N, const double *x, int 
  * under the lock. */
 typedef struct engine_lazy {
   double *x; /* N x D data, until the tables are built */
+  int borrowed; /* x is not z's to free */
   double pad;
   pthread_mutex_t lock;
   int lock_ok;
   atomic_int done;
 } engine_lazy;
 
-/* Start: keep a copy of x (GFI_ENOMEM) for tables built later; x NULL:
- * only room for it, z->x, which the caller fills before any use (in a pass
- * over the data of its own: bl_box.copy). */
+/* Start: keep a copy of x (GFI_ENOMEM) for tables built later. */
 int engine_lazy_init(engine_lazy *z, size_t N, size_t D, const double *x, double pad);
+/* The same without a copy: x (N x D) is the plan's own copy of the data
+ * (bl_sum_points), alive as long as z, and not freed here. */
+int engine_lazy_borrow(engine_lazy *z, const double *x, double pad);
 /* The tables (*rk .. *ck) exist afterwards (built now if not yet), or an
  * error status (GFI_ENOMEM; a later call tries again). */
 int engine_lazy_tables(engine_lazy *z, const engine_layout *L, size_t D, const double *R, double **rk,

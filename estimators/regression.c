@@ -117,7 +117,7 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   if (st) return st;
   gfi_nw_plan *p;
   int range = GFI_OK;
-  bl_box box = {{0}, {0}, NULL}; /* found by the check's pass; copy: filled by the centring pass */
+  bl_box box = {{0}, {0}}; /* found by the check's pass */
   st = plan_common(&p, NW_FOURIER, N, D, V, x, y, opts, R, &range, box.lo, box.hi);
   if (st) return st;
   p->kernel = *k;
@@ -138,7 +138,7 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   }
   memcpy(p->R, R, D * sizeof *R);
   st = range ? range
-       : lazy ? engine_lazy_init(&p->lazy, N, D, NULL, PAD_COORD) /* copied by the fast route's pass */
+       : lazy ? GFI_OK /* the tables read the fast route's copy of the data (below) */
               : engine_phase_tables(&p->lay, D, x, R, PAD_COORD, p->rk, p->rl, p->sk, p->ck);
   if (st) {
     plan_free(p);
@@ -157,8 +157,8 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
       c[i] = 1.0;
       for (size_t v = 0; v < V; v++) c[(v + 1) * N + i] = y[i * V + v];
     }
-    box.copy = p->lazy.x;
     st = bl_sum_make_box(&p->fast, (int)D, k, N, x, V + 1, c, 0, R, opts, direct_pair_cost(D, V), &box);
+    if (!st) st = engine_lazy_borrow(&p->lazy, bl_sum_points(p->fast), PAD_COORD);
     free(c);
     if (st) {
       plan_free(p);
