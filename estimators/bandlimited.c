@@ -418,6 +418,10 @@ void bl_sum_free(bl_sum *s) {
   free(s);
 }
 
+const double *bl_sum_points(const bl_sum *s) { return s ? s->x : NULL; }
+
+static double *centred_copy(const bl_sum *s);
+
 /* F_col(w_q) for every column, into F (ncol x Q complex). */
 static int forward(const bl_sum *s, const bl_rule *r, double ntol, double *F) {
   const size_t Q = r->Q;
@@ -430,11 +434,15 @@ static int forward(const bl_sum *s, const bl_rule *r, double ntol, double *F) {
   nufft3_plan *p = NULL;
   int st = nufft3_plan_make(&p, s->D, s->dlo, s->dhi, -1, Q, nodes, &o);
   free(nodes);
+  /* the centred points, x - ctr, for this transform only */
+  double *xc = st ? NULL : centred_copy(s);
+  if (!st && !xc) st = GFI_ENOMEM;
   for (size_t col = 0; !st && col < s->ncol; col++) {
     nufft3_reset(p);
-    st = nufft3_add_real(p, s->N, s->x, s->c ? s->c + col * s->N : NULL, s->cval);
+    st = nufft3_add_real(p, s->N, xc, s->c ? s->c + col * s->N : NULL, s->cval);
     if (!st) st = nufft3_exec(p, F + 2 * col * Q);
   }
+  free(xc);
   nufft3_destroy(p);
   return st;
 }
@@ -502,7 +510,7 @@ static int scale_task(void *vc, size_t q, void *ws) {
       size_t cell = 0;
       for (int j = 0; j < D; j++) {
         /* x - dlo >= 0 (the box holds every point): truncation is floor */
-        double u = (s->x[i * (size_t)D + j] - s->dlo[j]) * x->icw[j];
+        double u = ((s->x[i * (size_t)D + j] - s->ctr[j]) - s->dlo[j]) * x->icw[j];
         size_t b = u < (double)x->nb[j] ? (size_t)(long long)u : x->nb[j] - 1;
         cell = cell * x->nb[j] + b;
       }
@@ -630,10 +638,20 @@ static int centre_task(void *vc, size_t q, void *ws) {
   return GFI_OK;
 }
 
-/* c NULL: one column, every coefficient cval */
+/* The points centred, x - ctr (N x D, to free), or NULL (no memory). */
+static double *centred_copy(const bl_sum *s) {
+  double *xc = gfi_malloc3(s->N, (size_t)s->D, sizeof *xc);
+  if (!xc) return NULL;
+  const size_t blk = pass_block(s->N), nblk = (s->N + blk - 1) / blk;
+  pass_ctx pc = {s->D, s->N, blk, s->x, (double *)s->ctr, NULL, xc};
+  (void)par_for(nblk, nblk > 1 ? threads_of(s->nthreads) : 1, 0, centre_task, &pc); /* cannot fail */
+  return xc;
+}
+
+/* c NULL: one column, every coefficient cval; box NULL: the box is found here */
 static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, size_t ncol,
                     const double *c, double cval, const double *R, const gfi_opts *opts,
-                    double direct_pair) {
+                    double direct_pair, const bl_box *box) {
   *out = NULL;
   if (k && (kernel_knots(k, (double[KERNEL_KNOTS_MAX]){0}) < 0 || !k->A_finite)) return GFI_EINVAL;
   const int l = k ? kernel_band(k) : BL_GAUSS;
@@ -686,21 +704,25 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
     const int nt = nblk > 1 ? threads_of(s->nthreads) : 1;
     double lo[PASS_BLOCKS * BL_MAX_DIM], hi[PASS_BLOCKS * BL_MAX_DIM];
     pass_ctx pc = {D, N, blk, x, lo, hi, NULL};
-    (void)par_for(nblk, nt, 0, box_task, &pc); /* cannot fail */
-    for (size_t q = 1; q < nblk; q++) /* min and max are exact: any order */
-      for (int j = 0; j < D; j++) {
-        lo[j] = fmin(lo[j], lo[q * (size_t)D + j]);
-        hi[j] = fmax(hi[j], hi[q * (size_t)D + j]);
-      }
+    if (box) { /* the caller's pass found it */
+      for (int j = 0; j < D; j++) lo[j] = box->lo[j], hi[j] = box->hi[j];
+    } else {
+      (void)par_for(nblk, nt, 0, box_task, &pc); /* cannot fail */
+      for (size_t q = 1; q < nblk; q++) /* min and max are exact: any order */
+        for (int j = 0; j < D; j++) {
+          lo[j] = fmin(lo[j], lo[q * (size_t)D + j]);
+          hi[j] = fmax(hi[j], hi[q * (size_t)D + j]);
+        }
+    }
     for (int j = 0; j < D; j++) {
       s->ctr[j] = 0.5 * (lo[j] + hi[j]);
       s->dlo[j] = lo[j] - s->ctr[j];
       s->dhi[j] = hi[j] - s->ctr[j];
     }
-    pc.lo = s->ctr;
-    pc.xc = s->x;
-    (void)par_for(nblk, nt, 0, centre_task, &pc); /* cannot fail */
   }
+  /* the points as given: the binning and the value scale centre them on the
+   * fly (the same fl(x - ctr)), the NUFFT on a centred copy of its own */
+  memcpy(s->x, x, N * (size_t)D * sizeof *x);
   for (size_t col = 0; col < ncol; col++) {
     if (!c) {
       s->c1[col] = (double)N * fabs(cval);
@@ -782,12 +804,22 @@ int bl_sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double
     if (out) *out = NULL;
     return GFI_EINVAL;
   }
-  return sum_make(out, D, k, N, x, ncol, c, 0, R, opts, direct_pair);
+  return sum_make(out, D, k, N, x, ncol, c, 0, R, opts, direct_pair, NULL);
+}
+
+int bl_sum_make_box(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, size_t ncol,
+                    const double *c, double cval, const double *R, const gfi_opts *opts,
+                    double direct_pair, const bl_box *box) {
+  if (!box) {
+    if (out) *out = NULL;
+    return GFI_EINVAL;
+  }
+  return sum_make(out, D, k, N, x, ncol, c, cval, R, opts, direct_pair, box);
 }
 
 int bl_sum_make_uniform(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x,
                         double cval, const double *R, const gfi_opts *opts, double direct_pair) {
-  return sum_make(out, D, k, N, x, 1, NULL, cval, R, opts, direct_pair);
+  return sum_make(out, D, k, N, x, 1, NULL, cval, R, opts, direct_pair, NULL);
 }
 
 void bl_choice_free(bl_choice *ch) {

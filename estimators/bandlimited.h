@@ -46,7 +46,7 @@ typedef struct bl_sum {
   double R[3], A, K0;  /* K0 = prod_j R_j / A_l, the kernel's peak */
   double ctr[3];       /* data centre (subtracted from data and queries) */
   double dlo[3], dhi[3]; /* centred data box */
-  double *x;           /* N x D centred data */
+  double *x;           /* N x D data as given (the centred x - ctr is formed where used, the same bits) */
   double *c;           /* ncol x N real coefficients; NULL: every one is cval (ncol 1) */
   double cval;
   double *c1;          /* ncol: sum_i |c_col,i| */
@@ -119,7 +119,23 @@ int bl_sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double
  * density): the coefficients are not stored. */
 int bl_sum_make_uniform(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, double cval,
                         const double *R, const gfi_opts *opts, double direct_pair);
+/* What the caller's own pass over the data found (engine_check_data): the
+ * data box lo[j] <= x_ij <= hi[j], exactly the smallest and largest value
+ * per axis. */
+typedef struct {
+  double lo[BL_MAX_DIM], hi[BL_MAX_DIM];
+} bl_box;
+/* bl_sum_make (c given) or bl_sum_make_uniform (c NULL, every coefficient
+ * cval) with the data box given, so the data are read once less: the same
+ * plan, bit for bit. GFI_EINVAL when box is NULL. */
+int bl_sum_make_box(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, size_t ncol,
+                    const double *c, double cval, const double *R, const gfi_opts *opts,
+                    double direct_pair, const bl_box *box);
 void bl_sum_free(bl_sum *s);
+/* The sum's copy of the points (N x D, row-major, the values given to
+ * bl_sum_make), alive until bl_sum_free: the direct route's lazy tables
+ * read it instead of keeping a copy of their own. */
+const double *bl_sum_points(const bl_sum *s);
 
 /* Decide the route for M queries in the box [qlo, qhi] (uncentred) or, when
  * gn != NULL, for the tensor grid with gn[j] points per axis on that box.

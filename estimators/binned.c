@@ -277,10 +277,10 @@ static inline void slab_range(size_t k0, int P, size_t a, size_t e, size_t *u0, 
 static inline void chunk_cells(const bin_ctx *x, int j, size_t i, size_t n, int o, int *kc, double *f) {
   const int D = x->s->D;
   const double *xs = x->s->x + i * (size_t)D + j;
-  const double base = x->base[j], ih = x->ih[j];
+  const double base = x->base[j], ih = x->ih[j], ctr = x->s->ctr[j];
 #pragma omp simd
-  for (size_t u = 0; u < n; u++) {
-    const double t = (xs[u * (size_t)D] - base) * ih;
+  for (size_t u = 0; u < n; u++) { /* the centred point, then its cell */
+    const double t = ((xs[u * (size_t)D] - ctr) - base) * ih;
     const int k = (int)t;
     f[u] = t - (double)k;
     kc[u] = k - o;

@@ -47,7 +47,7 @@ size_t density_ws_size(const gfi_density_plan *p) {
  * Fourier plans), *range is the phase-range check of the same pass. */
 static int plan_common(gfi_density_plan **out, density_type type, size_t N, size_t D,
                        const double *data, const double *weights, const gfi_opts *opts,
-                       const double *R, int *range) {
+                       const double *R, int *range, double *lo, double *hi) {
   if (!out) return GFI_EINVAL;
   *out = NULL;
   if (N == 0) return GFI_EEMPTY;
@@ -55,7 +55,7 @@ static int plan_common(gfi_density_plan **out, density_type type, size_t N, size
   if (st) return st;
   if (!data) return GFI_EINVAL;
   if (N > ((size_t)1 << 52) / D) return GFI_EDIM;
-  st = R ? engine_check_data(D, R, N, data, opts ? opts->nthreads : 0, range)
+  st = R ? engine_check_data(D, R, N, data, opts ? opts->nthreads : 0, range, lo, hi)
          : gfi_check_finite(data, N * D, NULL);
   if (st) return st;
   double wsum = 0;
@@ -112,7 +112,8 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
 
   gfi_density_plan *p;
   int range = GFI_OK;
-  st = plan_common(&p, DENSITY_FOURIER, N, D, data, weights, opts, R, &range);
+  bl_box box = {{0}, {0}}; /* found by the check's pass */
+  st = plan_common(&p, DENSITY_FOURIER, N, D, data, weights, opts, R, &range, box.lo, box.hi);
   if (st) return st;
   p->kernel = *k;
   size_t Np = p->lay.Np;
@@ -144,10 +145,8 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   /* padding: u = rx - rk is huge (u^2 still finite) and sin(u) = 0, so the factor is 0 */
   if (tables) {
     st = engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->rl, p->sk, p->ck);
-  } else if (lazy) {
-    st = range ? range : engine_lazy_init(&p->lazy, N, D, data, 1e30);
   } else {
-    st = range; /* the same range check as the tables' */
+    st = range; /* the same range check as the tables'; lazy ones read the fast route's copy (below) */
   }
   if (st) {
     plan_free(p);
@@ -157,9 +156,9 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   p->tol = tol;
   if (k->kind != GFI_PHI_CUSTOM && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
     /* the weights themselves, or one value for all: no copy here */
-    st = p->w ? bl_sum_make(&p->fast, (int)D, k, N, data, 1, p->w, R, opts, direct_pair_cost(D))
-              : bl_sum_make_uniform(&p->fast, (int)D, k, N, data, p->uniform_w, R, opts,
-                                    direct_pair_cost(D));
+    st = bl_sum_make_box(&p->fast, (int)D, k, N, data, 1, p->w, p->w ? 0 : p->uniform_w, R, opts,
+                         direct_pair_cost(D), &box);
+    if (!st && lazy) st = engine_lazy_borrow(&p->lazy, bl_sum_points(p->fast), 1e30);
     if (st) {
       plan_free(p);
       return st;
@@ -187,7 +186,7 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
   double lognorm = -0.5 * (double)D * log(2 * M_PI) - logdet_half;
   if (!st && lognorm > 700) st = GFI_ERANGE;
   gfi_density_plan *p = NULL;
-  if (!st) st = plan_common(&p, DENSITY_GAUSS, N, D, data, weights, opts, NULL, NULL);
+  if (!st) st = plan_common(&p, DENSITY_GAUSS, N, D, data, weights, opts, NULL, NULL, NULL, NULL);
   if (st) {
     free(Linv);
     return st;

@@ -54,43 +54,51 @@ int engine_check_phase(size_t D, const double *R, size_t N, const double *x) {
 typedef struct {
   size_t D, n; /* n = N D values */
   const double *x;
-  double *z, *amax; /* per task: 0 x summed (0 or NaN), max |x| per axis */
+  double *z, *lo, *hi; /* per task: 0 x summed (0 or NaN), smallest and largest x per axis */
 } check_ctx;
 
+/* One task of the check: finiteness (0 x summed is 0 unless some x is inf
+ * or NaN) and the data box of its values, with branch-free selections so
+ * the loops vectorise. max |x| on an axis is max(|lo|, |hi|), exactly. */
 static int check_task(void *vc, size_t t, void *ws) {
   (void)ws;
   const check_ctx *c = vc;
   const size_t D = c->D;
   /* task t covers values [t B, (t + 1) B); value v is on axis v % D */
   const size_t v0 = t * CHECK_BLOCK, v1 = c->n - v0 < CHECK_BLOCK ? c->n : v0 + CHECK_BLOCK;
-  double z = 0, *am = c->amax + t * D;
+  double z = 0, *lo = c->lo + t * D, *hi = c->hi + t * D;
   if (D == 1) {
     const double *x = c->x + v0;
     const size_t n = v1 - v0;
-    double m = 0;
-#pragma omp simd reduction(+ : z) reduction(max : m)
+    double a = x[0], b = x[0];
+#pragma omp simd reduction(+ : z) reduction(min : a) reduction(max : b)
     for (size_t v = 0; v < n; v++) {
-      const double a = fabs(x[v]);
-      z += 0.0 * a;
-      m = a > m ? a : m;
+      z += 0.0 * x[v];
+      a = x[v] < a ? x[v] : a;
+      b = x[v] > b ? x[v] : b;
     }
-    am[0] = m;
+    lo[0] = a;
+    hi[0] = b;
   } else {
-    double m[3] = {0, 0, 0};
+    /* the last task may hold fewer than D values: an axis without one
+     * keeps lo = inf, hi = -inf, which the merge ignores */
+    double a[3] = {INFINITY, INFINITY, INFINITY}, b[3] = {-INFINITY, -INFINITY, -INFINITY};
     size_t j = v0 % D;
     for (size_t v = v0; v < v1; v++) {
-      const double a = fabs(c->x[v]);
-      z += 0.0 * c->x[v];
-      m[j] = a > m[j] ? a : m[j];
+      const double u = c->x[v];
+      z += 0.0 * u;
+      a[j] = u < a[j] ? u : a[j];
+      b[j] = u > b[j] ? u : b[j];
       j = j + 1 == D ? 0 : j + 1;
     }
-    for (size_t k = 0; k < D; k++) am[k] = m[k];
+    for (size_t k = 0; k < D; k++) lo[k] = a[k], hi[k] = b[k];
   }
   c->z[t] = z;
   return GFI_OK;
 }
 
-int engine_check_data(size_t D, const double *R, size_t N, const double *x, int nthreads, int *range) {
+int engine_check_data(size_t D, const double *R, size_t N, const double *x, int nthreads, int *range,
+                      double *blo, double *bhi) {
   if (range) *range = GFI_OK;
   if (N == 0) return GFI_OK;
   if (!x || D == 0) return GFI_EINVAL;
@@ -100,26 +108,34 @@ int engine_check_data(size_t D, const double *R, size_t N, const double *x, int 
     return st;
   }
   const size_t n = N * D, ntask = (n + CHECK_BLOCK - 1) / CHECK_BLOCK;
-  double zs[64], ams[64 * 3];
-  check_ctx c = {D, n, x, zs, ams};
+  double zs[64], los[64 * 3], his[64 * 3];
+  check_ctx c = {D, n, x, zs, los, his};
   double *buf = NULL;
   if (ntask > 64) {
-    buf = gfi_malloc3(ntask, 4, sizeof *buf);
+    buf = gfi_malloc3(ntask, 7, sizeof *buf);
     if (!buf) return GFI_ENOMEM;
     c.z = buf;
-    c.amax = buf + ntask;
+    c.lo = buf + ntask;
+    c.hi = buf + 4 * ntask;
   }
   (void)par_for(ntask, ntask > 1 ? par_threads(nthreads) : 1, 0, check_task, &c); /* cannot fail */
-  double z = 0, am[3] = {0, 0, 0};
-  for (size_t t = 0; t < ntask; t++) {
+  double z = 0, lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (size_t t = 0; t < ntask; t++) { /* min and max are exact: any order */
     z += c.z[t];
-    for (size_t j = 0; j < D; j++) am[j] = fmax(am[j], c.amax[t * D + j]);
+    for (size_t j = 0; j < D; j++) {
+      lo[j] = fmin(lo[j], c.lo[t * D + j]);
+      hi[j] = fmax(hi[j], c.hi[t * D + j]);
+    }
   }
   free(buf);
   if (z != 0) return GFI_ENONFINITE;
   if (R && range)
     for (size_t j = 0; j < D; j++)
-      if (fabs(R[j] * am[j]) > ENGINE_PHASE_MAX) *range = GFI_ERANGE;
+      if (fabs(R[j] * fmax(fabs(lo[j]), fabs(hi[j]))) > ENGINE_PHASE_MAX) *range = GFI_ERANGE;
+  for (size_t j = 0; j < D; j++) {
+    if (blo) blo[j] = lo[j];
+    if (bhi) bhi[j] = hi[j];
+  }
   return GFI_OK;
 }
 
@@ -139,6 +155,18 @@ int engine_lazy_init(engine_lazy *z, size_t N, size_t D, const double *x, double
   return GFI_OK;
 }
 
+int engine_lazy_borrow(engine_lazy *z, const double *x, double pad) {
+  memset(z, 0, sizeof *z);
+  atomic_init(&z->done, 0);
+  z->pad = pad;
+  if (!x) return GFI_EINVAL;
+  if (pthread_mutex_init(&z->lock, NULL)) return GFI_ENOMEM;
+  z->x = (double *)x; /* read only */
+  z->borrowed = 1;
+  z->lock_ok = 1;
+  return GFI_OK;
+}
+
 int engine_lazy_tables(engine_lazy *z, const engine_layout *L, size_t D, const double *R, double **rk,
                        double **rl, double **sk, double **ck) {
   if (atomic_load_explicit(&z->done, memory_order_acquire)) return GFI_OK;
@@ -154,7 +182,7 @@ int engine_lazy_tables(engine_lazy *z, const engine_layout *L, size_t D, const d
       free(a), free(b), free(c), free(d);
     } else {
       *rk = a, *rl = b, *sk = c, *ck = d;
-      free(z->x);
+      if (!z->borrowed) free(z->x);
       z->x = NULL;
       atomic_store_explicit(&z->done, 1, memory_order_release);
     }
@@ -164,7 +192,7 @@ int engine_lazy_tables(engine_lazy *z, const engine_layout *L, size_t D, const d
 }
 
 void engine_lazy_free(engine_lazy *z) {
-  free(z->x);
+  if (!z->borrowed) free(z->x);
   z->x = NULL;
   if (z->lock_ok) pthread_mutex_destroy(&z->lock);
   z->lock_ok = 0;

@@ -56,8 +56,11 @@ int engine_check_phase(size_t D, const double *R, size_t N, const double *x);
 /* One pass over x (N rows of D), in fixed blocks on nthreads threads (0:
  * all): GFI_ENONFINITE if some value is not finite; else *range (when R
  * and range are given) is GFI_ERANGE where some |R_j x_ij| >
- * ENGINE_PHASE_MAX, GFI_OK otherwise; returns GFI_OK then. */
-int engine_check_data(size_t D, const double *R, size_t N, const double *x, int nthreads, int *range);
+ * ENGINE_PHASE_MAX, GFI_OK otherwise; returns GFI_OK then. For N >= 1 and
+ * D <= 3, the same pass gives the data box: lo[j] and hi[j] (each may be
+ * NULL), the smallest and largest x_ij on axis j, for bl_sum_make_box. */
+int engine_check_data(size_t D, const double *R, size_t N, const double *x, int nthreads, int *range,
+                      double *lo, double *hi);
 
 /* Phase tables built on first use (the direct route may never run: a grid
  * that is binned, queries the fast route takes). The plan keeps a copy of
@@ -65,6 +68,7 @@ int engine_check_data(size_t D, const double *R, size_t N, const double *x, int 
  * under the lock. */
 typedef struct engine_lazy {
   double *x; /* N x D data, until the tables are built */
+  int borrowed; /* x is not z's to free */
   double pad;
   pthread_mutex_t lock;
   int lock_ok;
@@ -73,6 +77,9 @@ typedef struct engine_lazy {
 
 /* Start: keep a copy of x (GFI_ENOMEM) for tables built later. */
 int engine_lazy_init(engine_lazy *z, size_t N, size_t D, const double *x, double pad);
+/* The same without a copy: x (N x D) is the plan's own copy of the data
+ * (bl_sum_points), alive as long as z, and not freed here. */
+int engine_lazy_borrow(engine_lazy *z, const double *x, double pad);
 /* The tables (*rk .. *ck) exist afterwards (built now if not yet), or an
  * error status (GFI_ENOMEM; a later call tries again). */
 int engine_lazy_tables(engine_lazy *z, const engine_layout *L, size_t D, const double *R, double **rk,

@@ -59,14 +59,15 @@ size_t nw_ws_size(const gfi_nw_plan *p) { return 4 * p->lay.qtile * p->D + 5 * p
 /* With R (the Fourier plans), *range is the phase-range check of the same
  * pass over x. */
 static int plan_common(gfi_nw_plan **out, nw_type type, size_t N, size_t D, size_t V,
-                       const double *x, const double *y, const gfi_opts *opts, const double *R, int *range) {
+                       const double *x, const double *y, const gfi_opts *opts, const double *R, int *range,
+                       double *lo, double *hi) {
   *out = NULL;
   if (N == 0) return GFI_EEMPTY;
   int st = gfi_check_dim(D);
   if (st) return st;
   if (V == 0 || !x || !y) return GFI_EINVAL;
   if (V > GFI_MAX_DIM || N > ((size_t)1 << 52) / (D + V)) return GFI_EDIM;
-  st = R ? engine_check_data(D, R, N, x, opts ? opts->nthreads : 0, range) : gfi_check_finite(x, N * D, NULL);
+  st = R ? engine_check_data(D, R, N, x, opts ? opts->nthreads : 0, range, lo, hi) : gfi_check_finite(x, N * D, NULL);
   if (st) return st;
   st = gfi_check_finite(y, N * V, NULL);
   if (st) return st;
@@ -116,7 +117,8 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   if (st) return st;
   gfi_nw_plan *p;
   int range = GFI_OK;
-  st = plan_common(&p, NW_FOURIER, N, D, V, x, y, opts, R, &range);
+  bl_box box = {{0}, {0}}; /* found by the check's pass */
+  st = plan_common(&p, NW_FOURIER, N, D, V, x, y, opts, R, &range, box.lo, box.hi);
   if (st) return st;
   p->kernel = *k;
   size_t Np = p->lay.Np;
@@ -136,7 +138,7 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   }
   memcpy(p->R, R, D * sizeof *R);
   st = range ? range
-       : lazy ? engine_lazy_init(&p->lazy, N, D, x, PAD_COORD)
+       : lazy ? GFI_OK /* the tables read the fast route's copy of the data (below) */
               : engine_phase_tables(&p->lay, D, x, R, PAD_COORD, p->rk, p->rl, p->sk, p->ck);
   if (st) {
     plan_free(p);
@@ -155,7 +157,8 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
       c[i] = 1.0;
       for (size_t v = 0; v < V; v++) c[(v + 1) * N + i] = y[i * V + v];
     }
-    st = bl_sum_make(&p->fast, (int)D, k, N, x, V + 1, c, R, opts, direct_pair_cost(D, V));
+    st = bl_sum_make_box(&p->fast, (int)D, k, N, x, V + 1, c, 0, R, opts, direct_pair_cost(D, V), &box);
+    if (!st) st = engine_lazy_borrow(&p->lazy, bl_sum_points(p->fast), PAD_COORD);
     free(c);
     if (st) {
       plan_free(p);
@@ -182,7 +185,7 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
   if (!Linv) return GFI_ENOMEM;
   st = engine_whiten(D, H, Linv, &logdet_half); /* the normalising constant cancels */
   gfi_nw_plan *p = NULL;
-  if (!st) st = plan_common(&p, NW_GAUSS, N, D, V, x, y, opts, NULL, NULL);
+  if (!st) st = plan_common(&p, NW_GAUSS, N, D, V, x, y, opts, NULL, NULL, NULL, NULL);
   if (st) {
     free(Linv);
     return st;
