@@ -143,11 +143,11 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   }
   /* padding: u = rx - rk is huge (u^2 still finite) and sin(u) = 0, so the factor is 0 */
   if (tables) {
-    st = engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->rl, p->sk, p->ck);
+    st = fail_named(engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->rl, p->sk, p->ck), "R");
   } else if (lazy) {
-    st = range ? range : engine_lazy_init(&p->lazy, N, D, data, 1e30);
+    st = range ? fail_param(range, "R") : engine_lazy_init(&p->lazy, N, D, data, 1e30);
   } else {
-    st = range; /* the same range check as the tables' */
+    st = fail_named(range, "R"); /* the same range check as the tables' */
   }
   if (st) {
     plan_free(p);

@@ -137,9 +137,9 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
     return GFI_ENOMEM;
   }
   memcpy(p->R, R, D * sizeof *R);
-  st = range ? range
+  st = range ? fail_param(range, "R") /* a phase R x beyond 2^52 */
        : lazy ? engine_lazy_init(&p->lazy, N, D, x, PAD_COORD)
-              : engine_phase_tables(&p->lay, D, x, R, PAD_COORD, p->rk, p->rl, p->sk, p->ck);
+              : fail_named(engine_phase_tables(&p->lay, D, x, R, PAD_COORD, p->rk, p->rl, p->sk, p->ck), "R");
   if (st) {
     plan_free(p);
     return st;

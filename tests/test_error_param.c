@@ -283,6 +283,24 @@ int main(void) {
   CHECK_NAMED(gfi_nw_eval(np, 3, xnan + 16, hout, &nf), GFI_ENONFINITE, "queries");
   gfi_nw_destroy(np);
 
+  /* a phase R x beyond 2^52 blames R */
+  double Rhuge = 1e16;
+  CHECK_NAMED(gfi_density_plan_fourier(&dp, k, 40, 1, x, NULL, &Rhuge, &o), GFI_ERANGE, "R");
+  CHECK_NAMED(gfi_nw_plan_fourier(&np, k, 40, 1, 1, x, y, &Rhuge, &o), GFI_ERANGE, "R");
+  CHECK(dp == NULL && np == NULL, "no plan on failure");
+  /* the selection criteria and the radius selection */
+  CHECK_NAMED(gfi_lscv(k, 1, 1, x, &R, &o, &v, &b, NULL), GFI_EEMPTY, "data");
+  CHECK_NAMED(gfi_lscv(k, 40, 1, xnan, &R, &o, &v, &b, NULL), GFI_ENONFINITE, "data");
+  CHECK_NAMED(gfi_lscv(k, 40, 1, x, &Rneg, &o, &v, &b, NULL), GFI_ERADIUS, "R");
+  CHECK_NAMED(gfi_lscv(&kbad, 40, 1, x, &R, &o, &v, &b, NULL), GFI_EORDER, "k");
+  CHECK_NAMED(gfi_loocv(k, 40, 1, 1, xnan, y, &R, &o, 0, &v, &nf, &b, NULL), GFI_ENONFINITE, "x");
+  CHECK_NAMED(gfi_loocv(k, 40, 1, 1, x, xnan, &R, &o, 0, &v, &nf, &b, NULL), GFI_ENONFINITE, "y");
+  CHECK_NAMED(gfi_loocv(k, 40, 1, 1, x, y, &Rneg, &o, 0, &v, &nf, &b, NULL), GFI_ERADIUS, "R");
+  gfi_select_default_opts(&so);
+  so.base.nthreads = 1;
+  CHECK_NAMED(gfi_select_lscv(k, 40, 1, xnan, &so, &res, NULL), GFI_ENONFINITE, "data");
+  CHECK_NAMED(gfi_select_loocv(k, 1, 1, 1, x, y, &so, &res, NULL), GFI_EEMPTY, "x");
+
   /* FLT positions */
   gfi_flt_positions *fp = NULL;
   CHECK_NAMED(gfi_flt_positions_line(&fp, 0), GFI_EEMPTY, "L");

@@ -230,8 +230,7 @@ class FourierKDE(_KDE):
         o = self._opts()
         plan = Handle(lib.gfi_density_destroy)
         st = lib.gfi_density_plan_fourier(ref(plan.ptr), ref(k), N, D, addr(x), addr(w), addr(R), ref(o))
-        check(st, "Fourier density estimator", {errors.GFI_ERANGE: "R"}, {"data": x, wname: w, "R": R},
-              {"weights": wname})
+        check(st, "Fourier density estimator", None, {"data": x, wname: w, "R": R}, {"weights": wname})
         info = FastInfo()
         check(lib.gfi_density_fast_info(plan.ptr, ref(info)), "route report")
         self.selection_ = selection

@@ -245,7 +245,7 @@ class FourierNW(_NW):
         o = make_opts(self._threads(), self.method, self.tol)
         plan = Handle(lib.gfi_nw_destroy)
         st = lib.gfi_nw_plan_fourier(ref(plan.ptr), ref(k), N, D, V, addr(X), addr(Ys), addr(R), ref(o))
-        check(st, "Fourier Nadaraya-Watson", {errors.GFI_ERANGE: "R"}, {"x": X, "y": Y, "R": R})
+        check(st, "Fourier Nadaraya-Watson", None, {"x": X, "y": Y, "R": R})
         self.R_, self.kernel_, self.selection_ = R, k, selection
         self._after_plan(plan, X, Y, vector, scale, amax, R=R, selection=selection)
 

@@ -266,6 +266,18 @@ def test_library_names_data_kernel_and_attention_parameters():
     with pytest.raises(gfi.NonFiniteError) as e:
         gfi.FourierNW(R=2).fit(x, y).predict(np.array([np.inf]))
     assert e.value.param == "x"
+    with pytest.raises(gfi.RangeError) as e:  # a phase R x beyond 2^52
+        gfi.FourierNW(R=1e16).fit(x, y)
+    assert e.value.param == "R"
+    with pytest.raises(gfi.NonFiniteError) as e:
+        gfi.lscv(xbad, 2.0)
+    assert e.value.param == "data"
+    with pytest.raises(gfi.NonFiniteError) as e:
+        gfi.loocv(x, ybad, 2.0)
+    assert e.value.param == "y"
+    with pytest.raises(gfi.RadiusError) as e:
+        gfi.loocv(x, y, -2.0)
+    assert e.value.param == "R"
     # attention
     Q = rng.normal(size=(6, 2))
     Kb = Q.copy()
