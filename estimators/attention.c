@@ -8,6 +8,7 @@
 #include "attention_internal.h"
 #include "gfi/validate.h"
 #include "alloc.h"
+#include "fail.h"
 
 void gfi_attn_default_spec(gfi_attn_spec *s) {
   if (!s) return;
@@ -25,21 +26,19 @@ int gfi_attn_plan_create(gfi_attn_plan **plan, const gfi_attn_spec *spec, size_t
   gfi_attn_spec s;
   gfi_attn_default_spec(&s);
   if (spec) s = *spec;
-  if (s.kind != GFI_ATTN_FOURIER && s.kind != GFI_ATTN_GAUSS) return GFI_EINVAL;
-  if (!(s.denom_tol >= 0 && s.denom_tol < 1)) return GFI_EINVAL;
+  if (s.kind != GFI_ATTN_FOURIER && s.kind != GFI_ATTN_GAUSS) return fail_param(GFI_EINVAL, "kind");
+  if (!(s.denom_tol >= 0 && s.denom_tol < 1)) return fail_param(GFI_EINVAL, "denom_tol");
   if (s.kind == GFI_ATTN_FOURIER) {
-    if (s.kernel.kind != GFI_PHI_POW) return s.kernel.kind == GFI_PHI_POLY || s.kernel.kind == GFI_PHI_CUSTOM
-                                                  ? GFI_EUNSUPPORTED
-                                                  : GFI_EINVAL;
-    int st = gfi_check_order(s.kernel.l);
-    if (st) return st;
+    if (s.kernel.kind != GFI_PHI_POW)
+      return fail_param(s.kernel.kind == GFI_PHI_POLY || s.kernel.kind == GFI_PHI_CUSTOM ? GFI_EUNSUPPORTED
+                                                                                        : GFI_EINVAL,
+                        "kernel");
+    if (gfi_check_order(s.kernel.l)) return fail_param(GFI_EORDER, "kernel");
   }
-  if (L == 0) return GFI_EEMPTY;
-  int st = gfi_check_dim(D);
-  if (st) return st;
-  st = gfi_check_dim(Dv);
-  if (st) return st;
-  if (L > ((size_t)1 << 40) / (D > Dv ? D : Dv)) return GFI_EDIM;
+  if (L == 0) return fail_param(GFI_EEMPTY, "L");
+  if (gfi_check_dim(D)) return fail_param(GFI_EDIM, "D");
+  if (gfi_check_dim(Dv)) return fail_param(GFI_EDIM, "Dv");
+  if (L > ((size_t)1 << 40) / (D > Dv ? D : Dv)) return fail_param(GFI_EDIM, "L");
   gfi_attn_plan *p = calloc(1, sizeof *p);
   if (!p) return GFI_ENOMEM;
   p->spec = s;
@@ -66,17 +65,15 @@ static int check_inputs(const gfi_attn_plan *p, const double *Q, const double *K
                         const double *R, double *Rd) {
   if (!Q || !K || !V || !R) return GFI_EINVAL;
   const size_t L = p->L, D = p->D, Dv = p->Dv;
-  int st = gfi_check_finite(Q, L * D, NULL);
-  if (!st) st = gfi_check_finite(K, L * D, NULL);
-  if (!st) st = gfi_check_finite(V, L * Dv, NULL);
-  if (st) return st;
+  if (gfi_check_finite(Q, L * D, NULL)) return fail_param(GFI_ENONFINITE, "Q");
+  if (gfi_check_finite(K, L * D, NULL)) return fail_param(GFI_ENONFINITE, "K");
+  if (gfi_check_finite(V, L * Dv, NULL)) return fail_param(GFI_ENONFINITE, "V");
   if (p->spec.kind == GFI_ATTN_GAUSS) {
-    if (!(isfinite(R[0]) && R[0] > 0)) return GFI_EBANDWIDTH;
+    if (!(isfinite(R[0]) && R[0] > 0)) return fail_param(GFI_EBANDWIDTH, "R");
     Rd[0] = R[0];
     return GFI_OK;
   }
-  st = gfi_check_radii(R, p->nparam, NULL);
-  if (st) return st;
+  if (gfi_check_radii(R, p->nparam, NULL)) return fail_param(GFI_ERADIUS, "R");
   for (size_t d = 0; d < D; d++) Rd[d] = p->spec.per_axis_R ? R[d] : R[0];
   return GFI_OK;
 }
@@ -196,14 +193,13 @@ int gfi_attn_backward(const gfi_attn_plan *p, const double *Q, const double *K, 
                       double *dQ, double *dK, double *dV, double *dR, gfi_attn_info *info) {
   if (!p || !H || !saved || !dH || !dQ || !dK || !dV || !dR) return GFI_EINVAL;
   const size_t L = p->L, D = p->D, Dv = p->Dv, np = p->nparam;
-  int st = gfi_check_finite(dH, L * Dv, NULL);
-  if (st) return st;
+  if (gfi_check_finite(dH, L * Dv, NULL)) return fail_param(GFI_ENONFINITE, "dH");
   for (size_t i = 0; i < L; i++)
-    if (isnan(saved[2 * i])) return GFI_EINVAL; /* not written by a forward */
+    if (isnan(saved[2 * i])) return fail_param(GFI_EINVAL, "saved"); /* not written by a forward */
   double *Rd = gfi_malloc2((D + L * np), sizeof *Rd);
   if (!Rd) return GFI_ENOMEM;
   double *dRrow = Rd + D;
-  st = check_inputs(p, Q, K, V, R, Rd);
+  int st = check_inputs(p, Q, K, V, R, Rd);
   if (st) {
     free(Rd);
     return st;

@@ -55,13 +55,15 @@ static int check_spec(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t L
   if (mask && s->mask_batch != 1 && s->mask_batch != B) return fail_param(GFI_EINVAL, "mask_batch");
   if (s->layout != GFI_ATTN_LAYOUT_BHLD && s->layout != GFI_ATTN_LAYOUT_LBHD) return fail_param(GFI_EINVAL, "layout");
   if (!(s->dropout >= 0 && s->dropout < 1)) return fail_param(GFI_EINVAL, "dropout");
-  if (s->kernel.kind != GFI_PHI_POW) return GFI_EUNSUPPORTED;
-  int st = gfi_check_order(s->kernel.l);
+  if (s->kernel.kind != GFI_PHI_POW) return fail_param(GFI_EUNSUPPORTED, "kernel");
+  int st = fail_named(gfi_check_order(s->kernel.l), "kernel");
   if (st) return st;
-  if (B == 0 || H == 0 || Lq == 0 || Lk == 0) return GFI_EEMPTY;
-  st = gfi_check_dim(D);
-  if (!st) st = gfi_check_dim(Dv);
-  if (st) return st;
+  if (B == 0) return fail_param(GFI_EEMPTY, "B");
+  if (H == 0) return fail_param(GFI_EEMPTY, "H");
+  if (Lq == 0) return fail_param(GFI_EEMPTY, "Lq");
+  if (Lk == 0) return fail_param(GFI_EEMPTY, "Lk");
+  if ((st = fail_named(gfi_check_dim(D), "D"))) return st;
+  if ((st = fail_named(gfi_check_dim(Dv), "Dv"))) return st;
   /* every array's element count, with room for 2x (tables, copies) */
   size_t n;
   const size_t W = D > Dv ? D : Dv, L = Lq > Lk ? Lq : Lk;
@@ -126,11 +128,11 @@ static int load_inputs(const gfi_attn_batch_spec *s, attn_fjob *J, const void *Q
   const size_t nR = gfi_attn_batch_nparam(s, H, D);
   const double *q = Q, *k = K, *v = V, *r = R;
   (void)BH;
-  int st = finite_in(J, q, J->qs, J->Lq, D, 0);
-  if (!st) st = finite_in(J, k, J->ks, J->Lk, D, 0);
-  if (!st) st = finite_in(J, v, J->vs, J->Lk, J->Dv, 0);
+  int st = fail_named(finite_in(J, q, J->qs, J->Lq, D, 0), "Q");
+  if (!st) st = fail_named(finite_in(J, k, J->ks, J->Lk, D, 0), "K");
+  if (!st) st = fail_named(finite_in(J, v, J->vs, J->Lk, J->Dv, 0), "V");
   if (st) return st;
-  st = gfi_check_radii(r, nR, NULL);
+  st = fail_named(gfi_check_radii(r, nR, NULL), "R");
   if (st) return st;
   for (size_t h = 0; h < H; h++)
     for (size_t d = 0; d < D; d++)
@@ -182,12 +184,12 @@ static int load_inputs32(const gfi_attn_batch_spec *s, attn_fjob *J, const void 
   const size_t nR = gfi_attn_batch_nparam(s, H, D);
   const float *r = R;
   (void)BH;
-  int st = finite_in(J, Q, J->qs, J->Lq, D, 1);
-  if (!st) st = finite_in(J, K, J->ks, J->Lk, D, 1);
-  if (!st) st = finite_in(J, V, J->vs, J->Lk, J->Dv, 1);
+  int st = fail_named(finite_in(J, Q, J->qs, J->Lq, D, 1), "Q");
+  if (!st) st = fail_named(finite_in(J, K, J->ks, J->Lk, D, 1), "K");
+  if (!st) st = fail_named(finite_in(J, V, J->vs, J->Lk, J->Dv, 1), "V");
   if (st) return st;
   for (size_t k = 0; k < nR; k++)
-    if (!(isfinite(r[k]) && r[k] > 0)) return GFI_ERADIUS;
+    if (!(isfinite(r[k]) && r[k] > 0)) return fail_param(GFI_ERADIUS, "R");
   for (size_t h = 0; h < H; h++)
     for (size_t d = 0; d < D; d++) {
       float x = s->rmode == GFI_ATTN_R_SCALAR ? r[0] : s->rmode == GFI_ATTN_R_HEAD ? r[h] : r[h * D + d];
@@ -495,7 +497,7 @@ int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, si
   if (s->dtype == GFI_ATTN_F32) {
     float *Rf = gfi_malloc2(H * D, sizeof *Rf), *Vs = NULL, *Hs = NULL;
     st = Rf ? load_inputs32(s, &J, Q, K, V, R, Rf, Rd) : GFI_ENOMEM;
-    if (!st) st = finite_f(dH, rows * Dv);
+    if (!st) st = fail_named(finite_f(dH, rows * Dv), "dH");
     J.dHf = dH;
     const double vs = st ? 1.0 : v_scale(&J, V, 1);
     const float *Hin = Hout;
@@ -532,7 +534,7 @@ int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, si
     return st;
   }
   st = load_inputs(s, &J, Q, K, V, R, Rd);
-  if (!st) st = gfi_check_finite(dH, rows * Dv, NULL);
+  if (!st) st = fail_named(gfi_check_finite(dH, rows * Dv, NULL), "dH");
   const double vs = st ? 1.0 : v_scale(&J, V, 0);
   const double *Hin = Hout;
   double *Vs = NULL, *Hs = NULL;

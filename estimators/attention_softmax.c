@@ -6,23 +6,26 @@
 #include "gfi/attention.h"
 #include "gfi/validate.h"
 #include "alloc.h"
+#include "fail.h"
 
 /* The lifted copies: q' = (q, 0), k' = (k, sqrt(M^2 - |k|^2)). */
 static int lift(size_t L, size_t D, const double *Q, const double *K, double **Qp, double **Kp) {
   *Qp = *Kp = NULL;
-  if (D + 1 > GFI_MAX_DIM) return GFI_EDIM;
-  if (L > ((size_t)1 << 40) / (D + 1)) return GFI_EDIM;
+  if (D + 1 > GFI_MAX_DIM) return fail_param(GFI_EDIM, "D");
+  if (L > ((size_t)1 << 40) / (D + 1)) return fail_param(GFI_EDIM, "L");
   double m2 = 0;
   for (size_t j = 0; j < L; j++) {
     double s = 0;
     for (size_t d = 0; d < D; d++) {
-      if (!isfinite(K[j * D + d]) || !isfinite(Q[j * D + d])) return GFI_ENONFINITE;
+      if (!isfinite(Q[j * D + d])) return fail_param(GFI_ENONFINITE, "Q");
+      if (!isfinite(K[j * D + d])) return fail_param(GFI_ENONFINITE, "K");
       s += K[j * D + d] * K[j * D + d];
     }
     if (s > m2) m2 = s;
   }
   /* M^2 a little above the largest squared norm: the extra coordinate stays >= sqrt(m2 / 1024 + 1) */
   m2 = m2 * (1 + 1.0 / 1024) + 1;
+  if (!(m2 < INFINITY)) return fail_param(GFI_ENONFINITE, NULL); /* |k|^2 overflowed: no input is at fault */
   double *q = gfi_malloc3(L, D + 1, sizeof *q), *k = gfi_malloc3(L, D + 1, sizeof *k);
   if (!q || !k) {
     free(q);
@@ -53,9 +56,10 @@ static int plan_of(gfi_attn_plan **p, size_t L, size_t D, size_t Dv, int causal,
 
 static int check(size_t L, size_t D, size_t Dv, const double *Q, const double *K, const double *V, double scale) {
   if (!Q || !K || !V) return GFI_EINVAL;
-  if (L == 0) return GFI_EEMPTY;
-  if (D == 0 || Dv == 0) return GFI_EDIM;
-  if (!(scale > 0) || !isfinite(scale)) return GFI_EBANDWIDTH;
+  if (L == 0) return fail_param(GFI_EEMPTY, "L");
+  if (D == 0) return fail_param(GFI_EDIM, "D");
+  if (Dv == 0) return fail_param(GFI_EDIM, "Dv");
+  if (!(scale > 0) || !isfinite(scale)) return fail_param(GFI_EBANDWIDTH, "scale");
   return GFI_OK;
 }
 

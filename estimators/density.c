@@ -50,17 +50,17 @@ static int plan_common(gfi_density_plan **out, density_type type, size_t N, size
                        const double *R, int *range, double *lo, double *hi) {
   if (!out) return GFI_EINVAL;
   *out = NULL;
-  if (N == 0) return GFI_EEMPTY;
-  int st = gfi_check_dim(D);
+  if (N == 0) return fail_param(GFI_EEMPTY, "data");
+  int st = fail_named(gfi_check_dim(D), "D");
   if (st) return st;
   if (!data) return GFI_EINVAL;
-  if (N > ((size_t)1 << 52) / D) return GFI_EDIM;
+  if (N > ((size_t)1 << 52) / D) return fail_param(GFI_EDIM, "data");
   st = R ? engine_check_data(D, R, N, data, opts ? opts->nthreads : 0, range, lo, hi)
          : gfi_check_finite(data, N * D, NULL);
-  if (st) return st;
+  if ((st = fail_named(st, "data"))) return st;
   double wsum = 0;
   if (weights) {
-    st = gfi_check_weights(weights, N, &wsum);
+    st = fail_named(gfi_check_weights(weights, N, &wsum), "weights");
     if (st) return st;
   }
   gfi_density_plan *p = calloc(1, sizeof *p);
@@ -92,18 +92,18 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   int ost = bl_check_opts(opts, &tol, &method);
   if (ost) return ost;
   if (method == GFI_METHOD_FAST && (k->kind == GFI_PHI_CUSTOM || D > BL_MAX_DIM))
-    return GFI_EUNSUPPORTED;
+    return fail_param(GFI_EUNSUPPORTED, "method");
   if (k->kind != GFI_PHI_CUSTOM) { /* a band-limited family (EINVAL for an unknown kind) */
-    int st = gfi_kernel_check_band(k);
+    int st = fail_named(gfi_kernel_check_band(k), "k");
     if (st) return st;
   } else if (!k->fn) {
-    return GFI_EINVAL;
+    return fail_param(GFI_EINVAL, "k");
   }
-  if (!k->A_finite || !isfinite(k->A) || !(k->A > 0)) return GFI_EINFINITE_A;
+  if (!k->A_finite || !isfinite(k->A) || !(k->A > 0)) return fail_param(GFI_EINFINITE_A, "k");
   if (!R) return GFI_EINVAL;
-  int st = gfi_check_dim(D);
+  int st = fail_named(gfi_check_dim(D), "D");
   if (st) return st;
-  st = gfi_check_radii(R, D, NULL);
+  st = fail_named(gfi_check_radii(R, D, NULL), "R");
   if (st) return st;
   /* The estimator's peak value is at most prod_j R_j / A. */
   double logC = 0;
@@ -144,9 +144,9 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   }
   /* padding: u = rx - rk is huge (u^2 still finite) and sin(u) = 0, so the factor is 0 */
   if (tables) {
-    st = engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->rl, p->sk, p->ck);
+    st = fail_named(engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->rl, p->sk, p->ck), "R");
   } else {
-    st = range; /* the same range check as the tables'; lazy ones read the fast route's copy (below) */
+    st = fail_named(range, "R"); /* the same range check as the tables'; lazy ones read the fast route's copy (below) */
   }
   if (st) {
     plan_free(p);
@@ -176,15 +176,15 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
   gfi_method method;
   int st = bl_check_opts(opts, &tol, &method);
   if (st) return st;
-  if (method == GFI_METHOD_FAST && D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
+  if (method == GFI_METHOD_FAST && D > BL_MAX_DIM) return fail_param(GFI_EUNSUPPORTED, "method");
   if (!H) return GFI_EINVAL;
-  st = gfi_check_dim(D);
+  st = fail_named(gfi_check_dim(D), "D");
   if (st) return st;
   double *Linv = gfi_malloc3(D, D, sizeof *Linv), logdet_half = 0;
   if (!Linv) return GFI_ENOMEM;
-  st = engine_whiten(D, H, Linv, &logdet_half);
+  st = fail_named(engine_whiten(D, H, Linv, &logdet_half), "H");
   double lognorm = -0.5 * (double)D * log(2 * M_PI) - logdet_half;
-  if (!st && lognorm > 700) st = GFI_ERANGE;
+  if (!st && lognorm > 700) st = fail_param(GFI_ERANGE, "H");
   gfi_density_plan *p = NULL;
   if (!st) st = plan_common(&p, DENSITY_GAUSS, N, D, data, weights, opts, NULL, NULL, NULL, NULL);
   if (st) {
@@ -344,10 +344,10 @@ int gfi_density_eval_info(const gfi_density_plan *p, size_t M, const double *que
   if (!p->fast) info_direct(p, no_fast_reason(p), info);
   if (M == 0) return GFI_OK;
   if (!queries || !out) return GFI_EINVAL;
-  if (M > ((size_t)1 << 52) / p->D) return GFI_EDIM;
-  int st = gfi_check_finite(queries, M * p->D, NULL);
+  if (M > ((size_t)1 << 52) / p->D) return fail_param(GFI_EDIM, "queries");
+  int st = fail_named(gfi_check_finite(queries, M * p->D, NULL), "queries");
   if (st) return st;
-  if (p->type == DENSITY_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return GFI_ERANGE;
+  if (p->type == DENSITY_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return fail_param(GFI_ERANGE, "queries");
   if (!p->fast) return eval_direct(p, M, queries, out);
   /* the Gaussian's fast route works on whitened queries */
   double *qw = NULL;
@@ -414,14 +414,14 @@ int gfi_density_fast_info(const gfi_density_plan *p, gfi_fast_info *info) {
 int gfi_bandwidth_rule(const char *rule, size_t N, size_t D, const double *data,
                        const double *weights, double *H) {
   if (!rule || !data || !H) return GFI_EINVAL;
-  if (N == 0) return GFI_EEMPTY;
-  int st = gfi_check_dim(D);
+  if (N == 0) return fail_param(GFI_EEMPTY, "data");
+  int st = fail_named(gfi_check_dim(D), "D");
   if (st) return st;
-  st = gfi_check_finite(data, N * D, NULL);
+  st = fail_named(gfi_check_finite(data, N * D, NULL), "data");
   if (st) return st;
   double wsum = (double)N, w2 = (double)N;
   if (weights) {
-    st = gfi_check_weights(weights, N, &wsum);
+    st = fail_named(gfi_check_weights(weights, N, &wsum), "weights");
     if (st) return st;
     w2 = 0;
     for (size_t i = 0; i < N; i++) w2 += (weights[i] / wsum) * (weights[i] / wsum);

@@ -8,6 +8,7 @@
 #include "gfi/validate.h"
 #include "alloc.h"
 #include "clones.h"
+#include "fail.h"
 #include "simd_sincos.h"
 
 /* A run of differences diff[first + j] = start + j * step, j < len: the
@@ -54,7 +55,7 @@ static gfi_flt_positions *pos_alloc(size_t L, size_t ell, size_t ndiff, size_t n
 
 int gfi_flt_positions_line(gfi_flt_positions **out, size_t L) {
   if (!out) return GFI_EINVAL;
-  if (L == 0) return GFI_EEMPTY;
+  if (L == 0) return fail_param(GFI_EEMPTY, "L");
   gfi_flt_positions *p = pos_alloc(L, 1, L, 1);
   if (!p) return GFI_ENOMEM;
   for (size_t i = 0; i < L; i++) {
@@ -69,7 +70,7 @@ int gfi_flt_positions_line(gfi_flt_positions **out, size_t L) {
 
 int gfi_flt_positions_grid(gfi_flt_positions **out, size_t n1, size_t n2) {
   if (!out) return GFI_EINVAL;
-  if (n1 == 0 || n2 == 0) return GFI_EEMPTY;
+  if (n1 == 0 || n2 == 0) return fail_param(GFI_EEMPTY, n1 == 0 ? "n1" : "n2");
   size_t L = n1 * n2, ndiff = n1 * (2 * n2 - 1) - (n2 - 1);
   gfi_flt_positions *p = pos_alloc(L, 2, ndiff, n1);
   if (!p) return GFI_ENOMEM;
@@ -101,9 +102,9 @@ int gfi_flt_positions_grid(gfi_flt_positions **out, size_t n1, size_t n2) {
 
 int gfi_flt_positions_points(gfi_flt_positions **out, size_t L, size_t ell, const double *pos) {
   if (!out || (L && !pos)) return GFI_EINVAL;
-  if (L == 0) return GFI_EEMPTY;
-  if (ell < 1 || ell > GFI_RPE_MAX_ELL) return GFI_EDIM;
-  if (gfi_check_finite(pos, L * ell, NULL)) return GFI_ENONFINITE;
+  if (L == 0) return fail_param(GFI_EEMPTY, "pos");
+  if (ell < 1 || ell > GFI_RPE_MAX_ELL) return fail_param(GFI_EDIM, "ell");
+  if (gfi_check_finite(pos, L * ell, NULL)) return fail_param(GFI_ENONFINITE, "pos");
   size_t ndiff = L * (L - 1) / 2 + 1;
   gfi_flt_positions *p = pos_alloc(L, ell, ndiff, ndiff);
   if (!p) return GFI_ENOMEM;
@@ -140,7 +141,7 @@ const double *gfi_flt_positions_diff(const gfi_flt_positions *p, size_t k, doubl
 int gfi_flt_draw(const gfi_rpe *rpe, const gfi_proposal *p, gsl_rng *rng, size_t r, double *xi, double *w) {
   if (!rpe || !p || !rng || (r && (!xi || !w))) return GFI_EINVAL;
   size_t ell = gfi_rpe_dim(rpe);
-  if (gfi_proposal_dim(p) != ell) return GFI_EDIM;
+  if (gfi_proposal_dim(p) != ell) return fail_param(GFI_EDIM, "p");
   int st = gfi_proposal_sample(p, rng, r, xi);
   if (st) return st;
   for (size_t k = 0; k < r; k++) {
@@ -163,8 +164,9 @@ static inline double phase(const double *d, const double *xi, size_t ell) {
 
 int gfi_flt_factors(gfi_flt_features kind, size_t L, size_t ell, const double *pos, size_t r,
                     const double *xi, const double *w, double *N1, double *N2) {
-  if (!pos || !xi || !w || !N1 || !N2 || r == 0) return GFI_EINVAL;
-  if (L == 0) return GFI_EEMPTY;
+  if (!pos || !xi || !w || !N1 || !N2) return GFI_EINVAL;
+  if (r == 0) return fail_param(GFI_EINVAL, "r");
+  if (L == 0) return fail_param(GFI_EEMPTY, "pos");
   for (size_t i = 0; i < L; i++)
     for (size_t k = 0; k < r; k++) {
       double a = phase(pos + i * ell, xi + k * ell, ell), c = cos(a), s = sin(a);
@@ -190,7 +192,7 @@ int gfi_flt_factors(gfi_flt_features kind, size_t L, size_t ell, const double *p
 
 int gfi_flt_mask(const gfi_rpe *rpe, size_t L, size_t ell, const double *pos, double *Nre, double *Nim) {
   if (!rpe || !pos || !Nre) return GFI_EINVAL;
-  if (gfi_rpe_dim(rpe) != ell) return GFI_EDIM;
+  if (gfi_rpe_dim(rpe) != ell) return fail_param(GFI_EDIM, "ell");
   double d[GFI_RPE_MAX_ELL];
   for (size_t i = 0; i < L; i++)
     for (size_t j = 0; j < L; j++) {
@@ -341,7 +343,8 @@ static int trial_fn(size_t k, gsl_rng *rng, double *out, void *vctx) {
 
 static int check_common(const gfi_rpe *rpe, const gfi_proposal *p, const gfi_flt_positions *P) {
   if (!rpe || !p || !P) return GFI_EINVAL;
-  if (gfi_rpe_dim(rpe) != P->ell || gfi_proposal_dim(p) != P->ell) return GFI_EDIM;
+  if (gfi_rpe_dim(rpe) != P->ell) return fail_param(GFI_EDIM, "pos");
+  if (gfi_proposal_dim(p) != P->ell) return fail_param(GFI_EDIM, "p");
   return GFI_OK;
 }
 
@@ -349,10 +352,11 @@ int gfi_flt_error_trials(const gfi_rpe *rpe, const gfi_proposal *p, const gfi_fl
                          size_t nr, const size_t *rs, size_t ntrials, const gfi_flt_opts *o, double *out) {
   int st = check_common(rpe, p, P);
   if (st) return st;
-  if (!rs || !out || nr == 0) return GFI_EINVAL;
-  if (ntrials == 0) return GFI_EEMPTY;
+  if (!rs || !out) return GFI_EINVAL;
+  if (nr == 0) return fail_param(GFI_EINVAL, "rs");
+  if (ntrials == 0) return fail_param(GFI_EEMPTY, "ntrials");
   for (size_t i = 0; i < nr; i++)
-    if (rs[i] == 0 || (i && rs[i] <= rs[i - 1])) return GFI_EINVAL;
+    if (rs[i] == 0 || (i && rs[i] <= rs[i - 1])) return fail_param(GFI_EINVAL, "rs");
   gfi_flt_opts def;
   gfi_flt_default_opts(&def);
   if (!o) o = &def;

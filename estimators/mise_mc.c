@@ -296,7 +296,7 @@ int gfi_ise_grid(const gfi_model *m, const gfi_kernel *k, size_t N, const double
     go.nthreads = o.base.nthreads;
     st = gfi_density_plan_fourier(&plan, k, N, D, data, NULL, R, &go);
   }
-  if (!st) st = gfi_density_eval(plan, M, pts, ph);
+  if (!st) st = fail_named(gfi_density_eval(plan, M, pts, ph), "R"); /* the grid's own points: a phase R x too large */
   if (!st) st = gfi_model_pdf(m, M, pts, pt);
   if (!st) {
     double s = 0, sp2 = 0;

@@ -62,14 +62,16 @@ static int plan_common(gfi_nw_plan **out, nw_type type, size_t N, size_t D, size
                        const double *x, const double *y, const gfi_opts *opts, const double *R, int *range,
                        double *lo, double *hi) {
   *out = NULL;
-  if (N == 0) return GFI_EEMPTY;
-  int st = gfi_check_dim(D);
+  if (N == 0) return fail_param(GFI_EEMPTY, "x");
+  int st = fail_named(gfi_check_dim(D), "D");
   if (st) return st;
-  if (V == 0 || !x || !y) return GFI_EINVAL;
-  if (V > GFI_MAX_DIM || N > ((size_t)1 << 52) / (D + V)) return GFI_EDIM;
+  if (!x || !y) return GFI_EINVAL;
+  if (V == 0) return fail_param(GFI_EINVAL, "V");
+  if (V > GFI_MAX_DIM) return fail_param(GFI_EDIM, "V");
+  if (N > ((size_t)1 << 52) / (D + V)) return fail_param(GFI_EDIM, "x");
   st = R ? engine_check_data(D, R, N, x, opts ? opts->nthreads : 0, range, lo, hi) : gfi_check_finite(x, N * D, NULL);
-  if (st) return st;
-  st = gfi_check_finite(y, N * V, NULL);
+  if ((st = fail_named(st, "x"))) return st;
+  st = fail_named(gfi_check_finite(y, N * V, NULL), "y");
   if (st) return st;
   gfi_nw_plan *p = calloc(1, sizeof *p);
   if (!p) return GFI_ENOMEM;
@@ -100,20 +102,20 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   int ost = bl_check_opts(opts, &tol, &method);
   if (ost) return ost;
   if (method == GFI_METHOD_FAST && (k->kind == GFI_PHI_CUSTOM || D > BL_MAX_DIM))
-    return GFI_EUNSUPPORTED;
+    return fail_param(GFI_EUNSUPPORTED, "method");
   /* a band-limited family other than phi(sinc) (flat-top): density only */
   if (k->kind != GFI_PHI_POW && k->kind != GFI_PHI_POLY && k->kind != GFI_PHI_CUSTOM)
-    return gfi_kernel_check_band(k) == GFI_OK ? GFI_EUNSUPPORTED : GFI_EINVAL;
+    return fail_param(gfi_kernel_check_band(k) == GFI_OK ? GFI_EUNSUPPORTED : GFI_EINVAL, "k");
   if (k->kind == GFI_PHI_POW || k->kind == GFI_PHI_POLY) {
-    int st = gfi_check_order(k->l);
+    int st = fail_named(gfi_check_order(k->l), "k");
     if (st) return st;
   } else if (k->kind != GFI_PHI_CUSTOM || !k->fn) {
-    return GFI_EINVAL;
+    return fail_param(GFI_EINVAL, "k");
   }
   if (!R) return GFI_EINVAL;
-  int st = gfi_check_dim(D);
+  int st = fail_named(gfi_check_dim(D), "D");
   if (st) return st;
-  st = gfi_check_radii(R, D, NULL);
+  st = fail_named(gfi_check_radii(R, D, NULL), "R");
   if (st) return st;
   gfi_nw_plan *p;
   int range = GFI_OK;
@@ -137,9 +139,9 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
     return GFI_ENOMEM;
   }
   memcpy(p->R, R, D * sizeof *R);
-  st = range ? range
+  st = range ? fail_param(range, "R") /* a phase R x beyond 2^52 */
        : lazy ? GFI_OK /* the tables read the fast route's copy of the data (below) */
-              : engine_phase_tables(&p->lay, D, x, R, PAD_COORD, p->rk, p->rl, p->sk, p->ck);
+              : fail_named(engine_phase_tables(&p->lay, D, x, R, PAD_COORD, p->rk, p->rl, p->sk, p->ck), "R");
   if (st) {
     plan_free(p);
     return st;
@@ -177,13 +179,13 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
   gfi_method method;
   int st = bl_check_opts(opts, &tol, &method);
   if (st) return st;
-  if (method == GFI_METHOD_FAST && D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
+  if (method == GFI_METHOD_FAST && D > BL_MAX_DIM) return fail_param(GFI_EUNSUPPORTED, "method");
   if (!H) return GFI_EINVAL;
-  st = gfi_check_dim(D);
+  st = fail_named(gfi_check_dim(D), "D");
   if (st) return st;
   double *Linv = gfi_malloc3(D, D, sizeof *Linv), logdet_half = 0;
   if (!Linv) return GFI_ENOMEM;
-  st = engine_whiten(D, H, Linv, &logdet_half); /* the normalising constant cancels */
+  st = fail_named(engine_whiten(D, H, Linv, &logdet_half), "H"); /* the normalising constant cancels */
   gfi_nw_plan *p = NULL;
   if (!st) st = plan_common(&p, NW_GAUSS, N, D, V, x, y, opts, NULL, NULL, NULL, NULL);
   if (st) {
@@ -342,10 +344,10 @@ static int eval_direct(const gfi_nw_plan *p, size_t M, const double *queries, do
   if (!p) return GFI_EINVAL;
   if (M == 0) return GFI_OK;
   if (!queries || !out) return GFI_EINVAL;
-  if (M > ((size_t)1 << 52) / (p->D + p->V)) return GFI_EDIM;
-  int st = gfi_check_finite(queries, M * p->D, NULL);
+  if (M > ((size_t)1 << 52) / (p->D + p->V)) return fail_param(GFI_EDIM, "queries");
+  int st = fail_named(gfi_check_finite(queries, M * p->D, NULL), "queries");
   if (st) return st;
-  if (p->type == NW_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return GFI_ERANGE;
+  if (p->type == NW_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return fail_param(GFI_ERANGE, "queries");
   const size_t V = p->V, D = p->D, W = NW_ACC(V);
   double *res = gfi_malloc3(M, W, sizeof *res);
   if (!res) return GFI_ENOMEM;
@@ -402,10 +404,10 @@ static int eval_direct(const gfi_nw_plan *p, size_t M, const double *queries, do
 int nw_block_sums(const gfi_nw_plan *p, size_t M, const double *queries, double *res) {
   if (!p || (M && (!queries || !res))) return GFI_EINVAL;
   if (M == 0) return GFI_OK;
-  if (M > ((size_t)1 << 52) / (p->D + p->V)) return GFI_EDIM;
-  int st = gfi_check_finite(queries, M * p->D, NULL);
+  if (M > ((size_t)1 << 52) / (p->D + p->V)) return fail_param(GFI_EDIM, "queries");
+  int st = fail_named(gfi_check_finite(queries, M * p->D, NULL), "queries");
   if (st) return st;
-  if (p->type == NW_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return GFI_ERANGE;
+  if (p->type == NW_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return fail_param(GFI_ERANGE, "queries");
   /* the scaled path: right for every D and l, with no second pass */
   return run_pass(p, M, queries, p->type == NW_FOURIER, res);
 }
@@ -570,10 +572,10 @@ int gfi_nw_eval_ex(const gfi_nw_plan *p, size_t M, const double *queries, double
   info_direct(p, info);
   if (!p->fast || M == 0) return eval_direct(p, M, queries, out, nflagged, flags, denom);
   if (!queries || !out) return GFI_EINVAL;
-  if (M > ((size_t)1 << 52) / (p->D + p->V)) return GFI_EDIM;
-  int st = gfi_check_finite(queries, M * p->D, NULL);
+  if (M > ((size_t)1 << 52) / (p->D + p->V)) return fail_param(GFI_EDIM, "queries");
+  int st = fail_named(gfi_check_finite(queries, M * p->D, NULL), "queries");
   if (st) return st;
-  if (p->type == NW_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return GFI_ERANGE;
+  if (p->type == NW_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return fail_param(GFI_ERANGE, "queries");
   const size_t D = p->D, nc = p->V + 1;
   /* the Gaussian's fast route works on whitened queries */
   double *qw = NULL;

@@ -552,14 +552,14 @@ static int radii_overflow(const gfi_kernel *k, size_t D, const double *R) {
 int gfi_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data, const double *R,
              const gfi_opts *opts, double *value, double *bound, gfi_method *route) {
   if (!value) return GFI_EINVAL;
-  int st = check_band(k);
+  int st = fail_named(check_band(k), "k");
   if (st) return st;
-  st = sel_check_data(N, D, data);
+  st = fail_named(sel_check_data(N, D, data), "data");
   if (st) return st;
   if (!R) return GFI_EINVAL;
-  st = gfi_check_radii(R, D, NULL);
+  st = fail_named(gfi_check_radii(R, D, NULL), "R");
   if (st) return st;
-  if (radii_overflow(k, D, R)) return GFI_ERANGE;
+  if (radii_overflow(k, D, R)) return fail_param(GFI_ERANGE, "R");
   double tol;
   gfi_method m;
   st = bl_check_opts(opts, &tol, &m);
@@ -884,17 +884,17 @@ int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x
               const double *R, const gfi_opts *opts, double denom_tol, double *value,
               size_t *nflagged, double *bound, gfi_method *route) {
   if (!value || !y || V == 0) return GFI_EINVAL;
-  int st = check_band_nw(k);
+  int st = fail_named(check_band_nw(k), "k");
   if (st) return st;
-  st = sel_check_data(N, D, x);
+  st = fail_named(sel_check_data(N, D, x), "x");
   if (st) return st;
   if (N > SIZE_MAX / V / sizeof(double)) return GFI_ENOMEM;
-  st = gfi_check_finite(y, N * V, NULL);
+  st = fail_named(gfi_check_finite(y, N * V, NULL), "y");
   if (st) return st;
   if (!R) return GFI_EINVAL;
-  st = gfi_check_radii(R, D, NULL);
+  st = fail_named(gfi_check_radii(R, D, NULL), "R");
   if (st) return st;
-  if (radii_overflow(k, D, R)) return GFI_ERANGE;
+  if (radii_overflow(k, D, R)) return fail_param(GFI_ERANGE, "R");
   if (!(denom_tol >= 0 && denom_tol < 1)) return fail_param(GFI_EINVAL, "denom_tol");
   if (denom_tol == 0) denom_tol = GFI_NW_DENOM_TOL;
   double tol;
@@ -1365,9 +1365,9 @@ static int select_common(const gfi_select_opts *opts, size_t D, gfi_select_opts 
 int gfi_select_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data,
                     const gfi_select_opts *opts, gfi_select_result *res, double *curve) {
   if (!res) return GFI_EINVAL;
-  int st = check_band(k);
+  int st = fail_named(check_band(k), "k");
   if (st) return st;
-  st = sel_check_data(N, D, data);
+  st = fail_named(sel_check_data(N, D, data), "data");
   if (st) return st;
   gfi_select_opts o;
   st = select_common(opts, D, &o);
@@ -1402,9 +1402,9 @@ int gfi_select_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const do
                      const double *y, const gfi_select_opts *opts, gfi_select_result *res,
                      double *curve) {
   if (!res || !y || V == 0) return GFI_EINVAL;
-  int st = check_band_nw(k);
+  int st = fail_named(check_band_nw(k), "k");
   if (st) return st;
-  st = sel_check_data(N, D, x);
+  st = fail_named(sel_check_data(N, D, x), "x");
   if (st) return st;
   gfi_select_opts o;
   st = select_common(opts, D, &o);

@@ -8,4 +8,11 @@
  *     if (!(tol >= 0 && tol < 1)) return fail_param(GFI_EINVAL, "tol"); */
 int fail_param(int status, const char *name);
 
+/* The status of a check on the parameter `name`, named when it failed
+ * (allocation failures name nothing):
+ *     if ((st = fail_named(gfi_check_finite(x, N * D, NULL), "x"))) return st; */
+static inline int fail_named(int status, const char *name) {
+  return status && status != 8 /* GFI_ENOMEM */ ? fail_param(status, name) : status;
+}
+
 #endif

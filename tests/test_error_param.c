@@ -184,5 +184,129 @@ int main(void) {
   gfi_attn_batch_default_spec(&as);
   as.denom_tol = 1;
   CHECK_NAMED(ATTN(as), GFI_EINVAL, "denom_tol");
+  gfi_attn_batch_default_spec(&as);
+  as.kernel.l = 9;
+  CHECK_NAMED(ATTN(as), GFI_EORDER, "kernel");
+  gfi_attn_batch_default_spec(&as);
+  CHECK_NAMED(gfi_attn_batch_forward(&as, 1, 1, 0, 4, 2, 2, q, q, q, &r1, NULL, NULL, &o, hout, saved, &info),
+              GFI_EEMPTY, "Lq");
+  CHECK_NAMED(gfi_attn_batch_forward(&as, 1, 1, 4, 4, 2, 0, q, q, q, &r1, NULL, NULL, &o, hout, saved, &info),
+              GFI_EDIM, "Dv");
+  double rbad = -1, qnan[8];
+  memcpy(qnan, q, sizeof q);
+  qnan[5] = NAN;
+  CHECK_NAMED(gfi_attn_batch_forward(&as, 1, 1, 4, 4, 2, 2, q, q, q, &rbad, NULL, NULL, &o, hout, saved, &info),
+              GFI_ERADIUS, "R");
+  CHECK_NAMED(gfi_attn_batch_forward(&as, 1, 1, 4, 4, 2, 2, q, qnan, q, &r1, NULL, NULL, &o, hout, saved, &info),
+              GFI_ENONFINITE, "K");
+  CHECK_NAMED(gfi_attn_batch_forward(&as, 1, 1, 4, 4, 2, 2, q, q, qnan, &r1, NULL, NULL, &o, hout, saved, &info),
+              GFI_ENONFINITE, "V");
+
+  /* single-sequence attention plans and calls */
+  gfi_attn_spec sp;
+  gfi_attn_plan *ap = NULL;
+  gfi_attn_default_spec(&sp);
+  sp.denom_tol = -1;
+  CHECK_NAMED(gfi_attn_plan_create(&ap, &sp, 4, 2, 2, &o), GFI_EINVAL, "denom_tol");
+  gfi_attn_default_spec(&sp);
+  sp.kind = (gfi_attn_kind)7;
+  CHECK_NAMED(gfi_attn_plan_create(&ap, &sp, 4, 2, 2, &o), GFI_EINVAL, "kind");
+  gfi_attn_default_spec(&sp);
+  sp.kernel.l = 0;
+  CHECK_NAMED(gfi_attn_plan_create(&ap, &sp, 4, 2, 2, &o), GFI_EORDER, "kernel");
+  gfi_attn_default_spec(&sp);
+  CHECK_STATUS(gfi_kernel_poly(&sp.kernel, 2, (const double[]){0, 1, 1}), GFI_OK);
+  CHECK_NAMED(gfi_attn_plan_create(&ap, &sp, 4, 2, 2, &o), GFI_EUNSUPPORTED, "kernel");
+  gfi_attn_default_spec(&sp);
+  CHECK_NAMED(gfi_attn_plan_create(&ap, &sp, 0, 2, 2, &o), GFI_EEMPTY, "L");
+  CHECK_NAMED(gfi_attn_plan_create(&ap, &sp, 4, 0, 2, &o), GFI_EDIM, "D");
+  CHECK_NAMED(gfi_attn_plan_create(&ap, &sp, 4, 2, GFI_MAX_DIM + 1, &o), GFI_EDIM, "Dv");
+  CHECK(ap == NULL, "no attention plan on failure");
+  CHECK_STATUS(gfi_attn_plan_create(&ap, &sp, 4, 2, 2, &o), GFI_OK);
+  double dq[8], dk[8], dv[8], dr;
+  CHECK_NAMED(gfi_attn_forward(ap, qnan, q, q, &r1, hout, saved, NULL), GFI_ENONFINITE, "Q");
+  CHECK_NAMED(gfi_attn_forward(ap, q, q, qnan, &r1, hout, saved, NULL), GFI_ENONFINITE, "V");
+  CHECK_NAMED(gfi_attn_forward(ap, q, q, q, &rbad, hout, saved, NULL), GFI_ERADIUS, "R");
+  CHECK_STATUS(gfi_attn_forward(ap, q, q, q, &r1, hout, saved, NULL), GFI_OK);
+  CHECK_NAMED(gfi_attn_backward(ap, q, q, q, &r1, hout, saved, qnan, dq, dk, dv, &dr, NULL), GFI_ENONFINITE,
+              "dH");
+  CHECK_NAMED(gfi_attn_backward(ap, q, qnan, q, &r1, hout, saved, q, dq, dk, dv, &dr, NULL), GFI_ENONFINITE,
+              "K");
+  gfi_attn_destroy(ap);
+  gfi_attn_default_spec(&sp);
+  sp.kind = GFI_ATTN_GAUSS;
+  CHECK_STATUS(gfi_attn_plan_create(&ap, &sp, 4, 2, 2, &o), GFI_OK);
+  CHECK_NAMED(gfi_attn_forward(ap, q, q, q, &rbad, hout, saved, NULL), GFI_EBANDWIDTH, "R");
+  gfi_attn_destroy(ap);
+  /* softmax attention */
+  CHECK_NAMED(gfi_attn_softmax_forward(4, 2, 2, q, q, q, 0, 0, &o, hout), GFI_EBANDWIDTH, "scale");
+  CHECK_NAMED(gfi_attn_softmax_forward(0, 2, 2, q, q, q, 1, 0, &o, hout), GFI_EEMPTY, "L");
+  CHECK_NAMED(gfi_attn_softmax_forward(4, 2, 0, q, q, q, 1, 0, &o, hout), GFI_EDIM, "Dv");
+  CHECK_NAMED(gfi_attn_softmax_forward(4, 2, 2, q, qnan, q, 1, 0, &o, hout), GFI_ENONFINITE, "K");
+  CHECK_NAMED(gfi_attn_softmax_forward(4, 2, 2, q, q, qnan, 1, 0, &o, hout), GFI_ENONFINITE, "V");
+
+  /* data, radius, weight, bandwidth and kernel checks of the plans */
+  double xnan[40], w[40], Rneg = -1, Hneg = -1;
+  H1 = 0.5;
+  memcpy(xnan, x, sizeof x);
+  xnan[17] = INFINITY;
+  for (int i = 0; i < 40; i++) w[i] = 1;
+  CHECK_NAMED(gfi_density_plan_fourier(&dp, k, 40, 1, xnan, NULL, &R, &o), GFI_ENONFINITE, "data");
+  CHECK_NAMED(gfi_density_plan_fourier(&dp, k, 0, 1, x, NULL, &R, &o), GFI_EEMPTY, "data");
+  CHECK_NAMED(gfi_density_plan_fourier(&dp, k, 40, 0, x, NULL, &R, &o), GFI_EDIM, "D");
+  CHECK_NAMED(gfi_density_plan_fourier(&dp, k, 40, 1, x, NULL, &Rneg, &o), GFI_ERADIUS, "R");
+  w[3] = NAN;
+  CHECK_NAMED(gfi_density_plan_fourier(&dp, k, 40, 1, x, w, &R, &o), GFI_EWEIGHT, "weights");
+  w[3] = 1;
+  gfi_kernel kbad = *k;
+  kbad.l = 12;
+  CHECK_NAMED(gfi_density_plan_fourier(&dp, &kbad, 40, 1, x, NULL, &R, &o), GFI_EORDER, "k");
+  CHECK_NAMED(gfi_density_plan_gauss(&dp, 40, 1, x, NULL, &Hneg, &o), GFI_EBANDWIDTH, "H");
+  CHECK_NAMED(gfi_density_plan_gauss(&dp, 40, 1, xnan, NULL, &H1, &o), GFI_ENONFINITE, "data");
+  CHECK_NAMED(gfi_bandwidth_rule("scott", 40, 1, xnan, NULL, &H1), GFI_ENONFINITE, "data");
+  CHECK_NAMED(gfi_bandwidth_rule("scott", 40, 1, x, w, &H1), GFI_OK, "");
+  w[0] = -100;
+  CHECK_NAMED(gfi_bandwidth_rule("scott", 40, 1, x, w, &H1), GFI_EWEIGHT, "weights");
+  CHECK(dp == NULL, "no plan on failure");
+  CHECK_STATUS(gfi_density_plan_fourier(&dp, k, 40, 1, x, NULL, &R, &o), GFI_OK);
+  CHECK_NAMED(gfi_density_eval(dp, 3, xnan + 16, hout), GFI_ENONFINITE, "queries");
+  gfi_density_destroy(dp);
+  CHECK_NAMED(gfi_nw_plan_fourier(&np, k, 40, 1, 1, xnan, y, &R, &o), GFI_ENONFINITE, "x");
+  CHECK_NAMED(gfi_nw_plan_fourier(&np, k, 40, 1, 1, x, xnan, &R, &o), GFI_ENONFINITE, "y");
+  CHECK_NAMED(gfi_nw_plan_fourier(&np, k, 40, 1, 0, x, y, &R, &o), GFI_EINVAL, "V");
+  CHECK_NAMED(gfi_nw_plan_fourier(&np, k, 40, 1, 1, x, y, &Rneg, &o), GFI_ERADIUS, "R");
+  CHECK_NAMED(gfi_nw_plan_fourier(&np, &kbad, 40, 1, 1, x, y, &R, &o), GFI_EORDER, "k");
+  CHECK_NAMED(gfi_nw_plan_gauss(&np, 40, 1, 1, x, y, &Hneg, &o), GFI_EBANDWIDTH, "H");
+  CHECK_NAMED(gfi_nw_plan_gauss(&np, 0, 1, 1, x, y, &H1, &o), GFI_EEMPTY, "x");
+  CHECK(np == NULL, "no plan on failure");
+  CHECK_STATUS(gfi_nw_plan_fourier(&np, k, 40, 1, 1, x, y, &R, &o), GFI_OK);
+  CHECK_NAMED(gfi_nw_eval(np, 3, xnan + 16, hout, &nf), GFI_ENONFINITE, "queries");
+  gfi_nw_destroy(np);
+
+  /* a phase R x beyond 2^52 blames R */
+  double Rhuge = 1e16;
+  CHECK_NAMED(gfi_density_plan_fourier(&dp, k, 40, 1, x, NULL, &Rhuge, &o), GFI_ERANGE, "R");
+  CHECK_NAMED(gfi_nw_plan_fourier(&np, k, 40, 1, 1, x, y, &Rhuge, &o), GFI_ERANGE, "R");
+  CHECK(dp == NULL && np == NULL, "no plan on failure");
+  /* the selection criteria and the radius selection */
+  CHECK_NAMED(gfi_lscv(k, 1, 1, x, &R, &o, &v, &b, NULL), GFI_EEMPTY, "data");
+  CHECK_NAMED(gfi_lscv(k, 40, 1, xnan, &R, &o, &v, &b, NULL), GFI_ENONFINITE, "data");
+  CHECK_NAMED(gfi_lscv(k, 40, 1, x, &Rneg, &o, &v, &b, NULL), GFI_ERADIUS, "R");
+  CHECK_NAMED(gfi_lscv(&kbad, 40, 1, x, &R, &o, &v, &b, NULL), GFI_EORDER, "k");
+  CHECK_NAMED(gfi_loocv(k, 40, 1, 1, xnan, y, &R, &o, 0, &v, &nf, &b, NULL), GFI_ENONFINITE, "x");
+  CHECK_NAMED(gfi_loocv(k, 40, 1, 1, x, xnan, &R, &o, 0, &v, &nf, &b, NULL), GFI_ENONFINITE, "y");
+  CHECK_NAMED(gfi_loocv(k, 40, 1, 1, x, y, &Rneg, &o, 0, &v, &nf, &b, NULL), GFI_ERADIUS, "R");
+  gfi_select_default_opts(&so);
+  so.base.nthreads = 1;
+  CHECK_NAMED(gfi_select_lscv(k, 40, 1, xnan, &so, &res, NULL), GFI_ENONFINITE, "data");
+  CHECK_NAMED(gfi_select_loocv(k, 1, 1, 1, x, y, &so, &res, NULL), GFI_EEMPTY, "x");
+
+  /* FLT positions */
+  gfi_flt_positions *fp = NULL;
+  CHECK_NAMED(gfi_flt_positions_line(&fp, 0), GFI_EEMPTY, "L");
+  CHECK_NAMED(gfi_flt_positions_grid(&fp, 3, 0), GFI_EEMPTY, "n2");
+  CHECK_NAMED(gfi_flt_positions_points(&fp, 3, 1, xnan + 16), GFI_ENONFINITE, "pos");
+  CHECK_NAMED(gfi_flt_positions_points(&fp, 3, 0, x), GFI_EDIM, "ell");
+  CHECK(fp == NULL, "no positions on failure");
   return check_summary("error-param");
 }

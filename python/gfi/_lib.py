@@ -354,16 +354,20 @@ def threads_arg(threads, check=True):
 
 # The library names the parameter at fault as its headers spell it; where
 # the Python argument has another name, this is it.
-_PY_NAMES = {"nthreads": "threads", "R_lo": "R_range", "R_hi": "R_range", "mask_batch": "mask"}
+_PY_NAMES = {"nthreads": "threads", "R_lo": "R_range", "R_hi": "R_range", "mask_batch": "mask",
+             "k": "phi", "kernel": "phi", "queries": "x", "pos": "positions", "rs": "r", "ntrials": "trials"}
 
 
-def _c_param(status):
+def _c_param(status, names=None):
     """The Python name of the parameter the library blamed for `status` in
-    this thread's last failure (gfi_error_param), or None."""
+    this thread's last failure (gfi_error_param), or None; names {C name:
+    Python name} renames for one call (before _PY_NAMES)."""
     n = lib.gfi_error_param(status)
     if not n:
         return None
     n = n.decode()
+    if names and n in names:
+        return names[n]
     return _PY_NAMES.get(n, n)
 
 
@@ -469,24 +473,25 @@ def grid_axes(lo, hi, shape):
                  for j in range(len(shape)))
 
 
-def check(status, what, params=None, arrays=None):
+def check(status, what, params=None, arrays=None, names=None):
     """Raise the gfi.Error for a non-zero status.
 
     The parameter at fault is the one the library names (gfi_error_param,
     read right after the failed call in the same thread; renamed by
-    _PY_NAMES where the Python argument is spelt otherwise). Where the
-    library names none: arrays {name: array} are searched for the
-    non-finite value on GFI_ENONFINITE or the empty one on GFI_EEMPTY, and
-    params {status: parameter name} gives this call's parameter for the
-    statuses the library does not yet attribute (data checks, kernels)."""
+    names {C name: Python name} for this call, else _PY_NAMES, where the
+    Python argument is spelt otherwise). arrays {name: array} give the
+    detail: the first non-finite value on GFI_ENONFINITE, the shape on
+    GFI_EEMPTY, of the array named (or, where the library names none, of
+    the first that has one). params {status: parameter name} gives this
+    call's parameter for the failures the library does not attribute."""
     if status == 0:
         return
-    param = _c_param(status)  # the library's word first
+    param = _c_param(status, names)  # the library's word first
     named = param is not None
     detail = ""
-    if status == errors.GFI_ENONFINITE and arrays and not named:
+    if status == errors.GFI_ENONFINITE and arrays:
         for n, a in arrays.items():
-            if a is None:
+            if a is None or (named and n != param):
                 continue
             bad = ~np.isfinite(a)
             if bad.any():
@@ -498,16 +503,17 @@ def check(status, what, params=None, arrays=None):
     if status in (errors.GFI_ENONFINITE, errors.GFI_EDENOM) and arrays and param is None \
             and not (params and status in params):
         # every input is finite: the computation itself overflowed
-        names = [n for n, a in arrays.items() if a is not None]
+        given = [n for n, a in arrays.items() if a is not None]
         if status == errors.GFI_ENONFINITE:
             msg = "a value overflowed a double although every input is finite"
-            detail = " (rescale %s or change the options)" % ", ".join(names)
+            detail = " (rescale %s or change the options)" % ", ".join(given)
         else:
             detail = " (every input is finite: a value overflowed; rescale %s or change the options)" % (
-                ", ".join(names))
-        param = names[0] if names else None
-    if status == errors.GFI_EEMPTY and arrays and not named:
-        arrs = [(n, a) for n, a in arrays.items() if a is not None and getattr(a, "ndim", 0) >= 1]
+                ", ".join(given))
+        param = given[0] if given else None
+    if status == errors.GFI_EEMPTY and arrays:
+        arrs = [(n, a) for n, a in arrays.items() if a is not None and getattr(a, "ndim", 0) >= 1
+                and (not named or n == param)]
         # the array with an axis of length 0, else the first (too few rows)
         hit = [(n, a) for n, a in arrs if 0 in a.shape] or arrs[:1]
         if hit:

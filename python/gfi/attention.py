@@ -10,6 +10,10 @@ from . import errors
 from ._lib import (lib, AttnSpec, AttnBatchSpec, AttnInfo, Handle, addr, as_f64, check, make_opts, ref)
 from .kernels import make_kernel
 
+# The library names the sizes it refuses (attention.h); the Python argument
+# that carries each is an array.
+_DIM_NAMES = {"L": "Q", "Lq": "Q", "Lk": "K", "B": "Q", "H": "Q", "D": "Q", "Dv": "V"}
+
 
 def _qkv(Q, K, V):
     q = as_f64(Q, "Q", ndim=(2, 3))
@@ -80,8 +84,7 @@ def fourier_attention(Q, K, V, R, phi=4, causal=False, denom_tol=None, threads=N
     o = make_opts(threads)
     plan = Handle(lib.gfi_attn_destroy)
     check(lib.gfi_attn_plan_create(ref(plan.ptr), ref(spec), L, D, Dv, ref(o)), "attention plan",
-          {errors.GFI_EEMPTY: "Q", errors.GFI_EDIM: "Q", errors.GFI_EORDER: "phi", errors.GFI_EINVAL: "denom_tol",
-           errors.GFI_EUNSUPPORTED: "phi"})
+          names=_DIM_NAMES)
     ns = lib.gfi_attn_saved_size(plan.ptr)
     H = np.empty((heads, L, Dv))
     saved = np.empty((heads, ns))
@@ -91,8 +94,7 @@ def fourier_attention(Q, K, V, R, phi=4, causal=False, denom_tol=None, threads=N
         st = lib.gfi_attn_forward(plan.ptr, addr(q3[h]), addr(k3[h]), addr(v3[h]), addr(Rh[h]), addr(H[h]),
                                   addr(saved[h]), ref(info))
         if st != errors.GFI_EDENOM:
-            check(st, "Fourier attention forward", {errors.GFI_ERADIUS: "R"},
-                  {"Q": q3[h], "K": k3[h], "V": v3[h], "R": Rh[h]})
+            check(st, "Fourier attention forward", None, {"Q": q3[h], "K": k3[h], "V": v3[h], "R": Rh[h]})
         nflagged[h] = info.nflagged
     Hout = H[0] if single else H
     if not return_context:
@@ -160,8 +162,7 @@ def softmax_attention(Q, K, V, scale=None, causal=False, threads=None):
     for h in range(heads):
         st = lib.gfi_attn_softmax_forward(L, D, Dv, addr(q3[h]), addr(k3[h]), addr(v3[h]), s, 1 if causal else 0,
                                           ref(o), addr(H[h]))
-        check(st, "softmax attention forward", {errors.GFI_EBANDWIDTH: "scale", errors.GFI_EEMPTY: "Q",
-                                                errors.GFI_EDIM: "Q"}, {"Q": q3[h], "K": k3[h], "V": v3[h]})
+        check(st, "softmax attention forward", None, {"Q": q3[h], "K": k3[h], "V": v3[h]}, _DIM_NAMES)
     return H[0] if single else H
 
 
@@ -182,8 +183,8 @@ def softmax_attention_backward(Q, K, V, dH, scale=None, causal=False, threads=No
     for h in range(heads):
         st = lib.gfi_attn_softmax_backward(L, D, Dv, addr(q3[h]), addr(k3[h]), addr(v3[h]), s, 1 if causal else 0,
                                            ref(o), addr(g3[h]), addr(dQ[h]), addr(dK[h]), addr(dV[h]))
-        check(st, "softmax attention backward", {errors.GFI_EBANDWIDTH: "scale"},
-              {"Q": q3[h], "K": k3[h], "V": v3[h], "dH": g3[h]})
+        check(st, "softmax attention backward", None, {"Q": q3[h], "K": k3[h], "V": v3[h], "dH": g3[h]},
+              _DIM_NAMES)
     if single:
         return dQ[0], dK[0], dV[0]
     return dQ, dK, dV
@@ -378,9 +379,8 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
     st = lib.gfi_attn_batch_forward(ref(s), B, H, Lq, Lk, D, Dv, addr(q), addr(k), addr(v), addr(r), addr(kp),
                                     addr(mk), ref(o), addr(out), addr(saved), ref(info))
     if st != errors.GFI_EDENOM:
-        check(st, "batched Fourier attention forward",
-              {errors.GFI_ERADIUS: "R", errors.GFI_EEMPTY: "Q", errors.GFI_EDIM: "Q", errors.GFI_EORDER: "phi",
-               errors.GFI_EUNSUPPORTED: "phi", errors.GFI_EINVAL: "eps"}, {"Q": q, "K": k, "V": v, "R": r})
+        check(st, "batched Fourier attention forward", {errors.GFI_EDIM: "Q"}, {"Q": q, "K": k, "V": v, "R": r},
+              _DIM_NAMES)
     if not return_context:
         return out
     ctx = BatchAttentionContext(q=q, k=k, v=v, R=r, R_shape=np.shape(R), rmode=rmode, spec=s, kp=kp, mk=mk,
@@ -409,7 +409,7 @@ def fourier_attention_batch_backward(ctx, dH):
                                      addr(ctx.kp), addr(ctx.mk), ref(o), addr(ctx.H), addr(ctx.saved), addr(g),
                                      addr(dQ), addr(dK), addr(dV), addr(dR), None)
     if st != errors.GFI_EDENOM:
-        check(st, "batched Fourier attention backward", {errors.GFI_ERANGE: "dH"}, {"dH": g})
+        check(st, "batched Fourier attention backward", {errors.GFI_ERANGE: "dH"}, {"dH": g}, _DIM_NAMES)
     if ctx.shared_axes:
         dR = dR.sum(axis=0)
     return dQ, dK, dV, dR.reshape(ctx.R_shape)

@@ -98,8 +98,7 @@ class _KDE(EstimatorBase):
         info = FastInfo()
         st = lib.gfi_density_eval_info(f.handle.ptr, M, addr(q), addr(p), ref(info))
         if st:
-            check(st, "density evaluation", {errors.GFI_ERANGE: "x", errors.GFI_EDIM: "x"},
-                  {"x": q.reshape(M, f.D)})
+            check(st, "density evaluation", None, {"x": q.reshape(M, f.D)})
         return p, info
 
     @property
@@ -231,11 +230,7 @@ class FourierKDE(_KDE):
         o = self._opts()
         plan = Handle(lib.gfi_density_destroy)
         st = lib.gfi_density_plan_fourier(ref(plan.ptr), ref(k), N, D, addr(x), addr(w), addr(R), ref(o))
-        check(st, "Fourier density estimator", {errors.GFI_ERADIUS: "R", errors.GFI_ERANGE: "R",
-                                                errors.GFI_EWEIGHT: wname, errors.GFI_EEMPTY: "data",
-                                                errors.GFI_EDIM: "data", errors.GFI_EINFINITE_A: "phi",
-                                                errors.GFI_EUNSUPPORTED: "method", errors.GFI_EINVAL: "phi"},
-              {"data": x, wname: w, "R": R})
+        check(st, "Fourier density estimator", None, {"data": x, wname: w, "R": R}, {"weights": wname})
         info = FastInfo()
         check(lib.gfi_density_fast_info(plan.ptr, ref(info)), "route report")
         self.selection_ = selection
@@ -393,10 +388,7 @@ class GaussianKDE(_KDE):
         o = self._opts()
         plan = Handle(lib.gfi_density_destroy)
         st = lib.gfi_density_plan_gauss(ref(plan.ptr), N, D, addr(x), addr(w), addr(H), ref(o))
-        check(st, "Gaussian KDE", {errors.GFI_EBANDWIDTH: "bandwidth", errors.GFI_EWEIGHT: wname,
-                                   errors.GFI_EEMPTY: "data", errors.GFI_EDIM: "data",
-                                   errors.GFI_EUNSUPPORTED: "method", errors.GFI_EINVAL: "tol"},
-              {"data": x, wname: w, "bandwidth": H})
+        check(st, "Gaussian KDE", None, {"data": x, wname: w, "bandwidth": H}, {"weights": wname, "H": "bandwidth"})
         self.H_ = H
         self._keep(plan, x, w, H=H)
 

@@ -75,7 +75,7 @@ class RPE:
         L = pos.shape[0]
         re, im = np.empty((L, L)), np.empty((L, L))
         check(lib.gfi_flt_mask(self._h.ptr, L, self.ell, addr(pos), addr(re), addr(im)), "FLT mask",
-              {errors.GFI_EEMPTY: "positions", errors.GFI_EDIM: "positions"}, {"positions": pos})
+              None, {"positions": pos}, {"ell": "positions"})
         return re + 1j * im
 
 
@@ -133,7 +133,7 @@ def flt_features(rpe, proposal, positions, r, seed, stream=0, features="complex"
         lib.gsl_rng_free(g)
     a, b = np.empty((L, 2 * r)), np.empty((L, 2 * r))  # complex: interleaved (re, im)
     check(lib.gfi_flt_factors(FEATURES[features], L, rpe.ell, addr(pos), r, addr(xi), addr(w), addr(a), addr(b)),
-          "FLT factors", {errors.GFI_EEMPTY: "positions"}, {"positions": pos})
+          "FLT factors", None, {"positions": pos})
     if features == "complex":
         a = a[:, 0::2] + 1j * a[:, 1::2]
         b = b[:, 0::2] + 1j * b[:, 1::2]
@@ -164,7 +164,7 @@ def flt_error_trials(rpe, proposal, r, trials, positions=None, L=None, grid=None
         st = lib.gfi_flt_positions_line(ref(P.ptr), int(L))
     else:
         raise errors.InvalidArgument(errors.GFI_EINVAL, "give positions, L or grid", "positions")
-    check(st, "FLT positions", {errors.GFI_EEMPTY: "L", errors.GFI_EINVAL: "L", errors.GFI_EDIM: "positions"})
+    check(st, "FLT positions", {errors.GFI_EINVAL: "L"}, names={"n1": "grid", "n2": "grid"})
     o = FltOpts()
     lib.gfi_flt_default_opts(ref(o))
     base = make_opts(threads, seed=seed)
@@ -172,5 +172,5 @@ def flt_error_trials(rpe, proposal, r, trials, positions=None, L=None, grid=None
     o.features = FEATURES[features]
     out = np.empty((int(trials), rs.size, len(METRICS)))
     check(lib.gfi_flt_error_trials(rpe._h.ptr, proposal._h.ptr, P.ptr, rs.size, addr(rs), int(trials), ref(o),
-                                   addr(out)), "FLT error trials", {errors.GFI_EDIM: "positions"})
+                                   addr(out)), "FLT error trials")
     return out

@@ -126,7 +126,7 @@ class _NW(EstimatorBase):
         st = lib.gfi_nw_eval_ex(f.handle.ptr, M, addr(q), addr(out), addr(nfl), addr(flags), addr(den),
                                 ref(info))
         if st != errors.GFI_EDENOM:
-            check(st, "Nadaraya-Watson evaluation", {errors.GFI_ERANGE: "x", errors.GFI_EDIM: "x"}, {"x": q})
+            check(st, "Nadaraya-Watson evaluation", None, {"x": q})
         self._info = info
         self.flags_ = flags
         self.nflagged_ = int(nfl[0])
@@ -245,10 +245,7 @@ class FourierNW(_NW):
         o = make_opts(self._threads(), self.method, self.tol)
         plan = Handle(lib.gfi_nw_destroy)
         st = lib.gfi_nw_plan_fourier(ref(plan.ptr), ref(k), N, D, V, addr(X), addr(Ys), addr(R), ref(o))
-        check(st, "Fourier Nadaraya-Watson", {errors.GFI_ERADIUS: "R", errors.GFI_ERANGE: "R",
-                                              errors.GFI_EEMPTY: "x", errors.GFI_EDIM: "x",
-                                              errors.GFI_EUNSUPPORTED: "method", errors.GFI_EINVAL: "phi"},
-              {"x": X, "y": Y, "R": R})
+        check(st, "Fourier Nadaraya-Watson", None, {"x": X, "y": Y, "R": R})
         self.R_, self.kernel_, self.selection_ = R, k, selection
         self._after_plan(plan, X, Y, vector, scale, amax, R=R, selection=selection)
 
@@ -293,9 +290,6 @@ class GaussianNW(_NW):
         o = make_opts(self._threads(), self.method, self.tol)
         plan = Handle(lib.gfi_nw_destroy)
         st = lib.gfi_nw_plan_gauss(ref(plan.ptr), N, D, V, addr(X), addr(Ys), addr(H), ref(o))
-        check(st, "Gaussian Nadaraya-Watson", {errors.GFI_EBANDWIDTH: "bandwidth", errors.GFI_EEMPTY: "x",
-                                               errors.GFI_EDIM: "x", errors.GFI_EUNSUPPORTED: "method",
-                                               errors.GFI_EINVAL: "tol"},
-              {"x": X, "y": Y, "bandwidth": H})
+        check(st, "Gaussian Nadaraya-Watson", None, {"x": X, "y": Y, "bandwidth": H}, {"H": "bandwidth"})
         self.H_ = H
         self._after_plan(plan, X, Y, vector, scale, amax, H=H)

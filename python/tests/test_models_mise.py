@@ -228,3 +228,91 @@ def test_attention_options_are_named_by_the_library():
             gfi.fourier_attention_batch(q, q, q, 1.0, **kw)
         assert e.value.param == name, (kw, e.value.param)
     gfi.fourier_attention_batch(q, q, q, 1.0, dropout=0.5, seed=1)
+
+
+def test_library_names_data_kernel_and_attention_parameters():
+    """The data, radius, weight, bandwidth, kernel and attention checks are
+    named by the library (gfi_error_param), the package only renames: these
+    calls pass no guess of their own, so a check the library left unnamed
+    would give param None."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=200)
+    y = np.sin(x)
+    ybad = y.copy()
+    ybad[17] = np.nan
+    with pytest.raises(gfi.NonFiniteError) as e:
+        gfi.FourierNW(R=2).fit(x, ybad)
+    assert e.value.param == "y" and "y[17, 0]" in str(e.value)
+    xbad = x.copy()
+    xbad[5] = np.inf
+    with pytest.raises(gfi.NonFiniteError) as e:
+        gfi.GaussianNW(bandwidth=0.3).fit(xbad, y)
+    assert e.value.param == "x" and "x[5, 0]" in str(e.value)
+    w = np.ones(200)
+    w[9] = np.nan
+    with pytest.raises(gfi.WeightError) as e:
+        gfi.FourierKDE(R=2).fit(x, sample_weight=w)
+    assert e.value.param == "sample_weight"
+    with pytest.raises(gfi.WeightError) as e:
+        gfi.GaussianKDE(bandwidth=0.3).fit(x, weights=w)
+    assert e.value.param == "weights"
+    for est in (gfi.GaussianKDE(bandwidth=np.array([[-1.0]])), gfi.GaussianNW(bandwidth=np.array([[-1.0]]))):
+        with pytest.raises(gfi.Error) as e:
+            est.fit(x, y) if isinstance(est, gfi.GaussianNW) else est.fit(x)
+        assert e.value.param == "bandwidth"
+    with pytest.raises(gfi.NonFiniteError) as e:
+        gfi.FourierKDE(R=2).fit(x).evaluate(np.array([0.0, np.nan]))
+    assert e.value.param == "x" and "x[1, 0]" in str(e.value)
+    with pytest.raises(gfi.NonFiniteError) as e:
+        gfi.FourierNW(R=2).fit(x, y).predict(np.array([np.inf]))
+    assert e.value.param == "x"
+    with pytest.raises(gfi.RangeError) as e:  # a phase R x beyond 2^52
+        gfi.FourierNW(R=1e16).fit(x, y)
+    assert e.value.param == "R"
+    with pytest.raises(gfi.NonFiniteError) as e:
+        gfi.lscv(xbad, 2.0)
+    assert e.value.param == "data"
+    with pytest.raises(gfi.NonFiniteError) as e:
+        gfi.loocv(x, ybad, 2.0)
+    assert e.value.param == "y"
+    with pytest.raises(gfi.RadiusError) as e:
+        gfi.loocv(x, y, -2.0)
+    assert e.value.param == "R"
+    # attention
+    Q = rng.normal(size=(6, 2))
+    Kb = Q.copy()
+    Kb[2, 1] = np.nan
+    with pytest.raises(gfi.InvalidArgument) as e:
+        gfi.fourier_attention(Q, Q, Q, 1.0, denom_tol=2)
+    assert e.value.param == "denom_tol"
+    with pytest.raises(gfi.NonFiniteError) as e:
+        gfi.fourier_attention(Q, Kb, Q, 1.0)
+    assert e.value.param == "K" and "K[2, 1]" in str(e.value)
+    with pytest.raises(gfi.RadiusError) as e:
+        gfi.fourier_attention(Q, Q, Q, -1.0)
+    assert e.value.param == "R"
+    H, ctx = gfi.fourier_attention(Q, Q, Q, 1.0, return_context=True)
+    with pytest.raises(gfi.NonFiniteError) as e:
+        gfi.fourier_attention_backward(ctx, Kb)
+    assert e.value.param == "dH"
+    with pytest.raises(gfi.NonFiniteError) as e:
+        gfi.softmax_attention(Q, Q, Kb)
+    assert e.value.param == "V"
+    Q4 = Q.reshape(1, 1, 6, 2)
+    with pytest.raises(gfi.NonFiniteError) as e:
+        gfi.fourier_attention_batch(Q4, Kb.reshape(1, 1, 6, 2), Q4, 1.0)
+    assert e.value.param == "K"
+    with pytest.raises(gfi.RadiusError) as e:
+        gfi.fourier_attention_batch(Q4, Q4, Q4, -1.0)
+    assert e.value.param == "R"
+    # FLT positions
+    rpe = gfi.RPE("gauss:s=1")
+    p = gfi.Proposal("gauss:tau=1", rpe)
+    with pytest.raises(gfi.EmptyError) as e:
+        gfi.flt_error_trials(rpe, p, r=4, trials=2, L=0)
+    assert e.value.param == "L"
+    rpe2 = gfi.RPE("gauss:s=1", 2)
+    p2 = gfi.Proposal("gauss:tau=1", rpe2)
+    with pytest.raises(gfi.EmptyError) as e:
+        gfi.flt_error_trials(rpe2, p2, r=4, trials=2, grid=(3, 0))
+    assert e.value.param == "grid"

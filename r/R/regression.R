@@ -38,8 +38,8 @@ fnw <- function(x, y, R, phi = 4, H, h, eval.points, denom.tol = 0,
   vector_y <- is.null(dim(y))
   y <- .points(y, "y")
   if (nrow(y) != nrow(x)) gfi_stop("y", "y has ", nrow(y), " rows, x has ", nrow(x), status = 6L, name = "edim")
-  if (!is.numeric(denom.tol) || length(denom.tol) != 1L || is.na(denom.tol) || denom.tol < 0 || denom.tol >= 1)
-    gfi_stop("denom.tol", "denom.tol must be in [0, 1) (0: 1e-8)")
+  if (!is.numeric(denom.tol) || length(denom.tol) != 1L)  # its range: checked by the library
+    gfi_stop("denom.tol", "denom.tol must be one number in [0, 1) (0: 1e-8)")
   tol <- .tol(tol)
   .threads(threads)
   gauss <- !missing(H) || !missing(h)

@@ -49,10 +49,26 @@ static void gfi_r_stop(int st, const char *param, const char *fmt, ...) {
 void gfi_r_stop_ext(int st, const char *param, const char *msg);
 void gfi_r_stop_ext(int st, const char *param, const char *msg) { gfi_r_stop(st, param, "%s", msg); }
 
-/* A library status: the library's own text after what was being done. */
+/* The R argument behind the parameter the library named for status st
+ * (gfi_error_param), or fallback where it named none or one that R's
+ * arguments do not carry under its own name (sizes, query arrays). */
+static const char *r_param(int st, const char *fallback) {
+  static const char *const map[][2] = {
+      {"denom_tol", "denom.tol"}, {"R_lo", "R.range"}, {"R_hi", "R.range"}, {"per_axis", "per.axis"},
+      {"nthreads", "threads"},    {"data", "x"},       {"k", "phi"},         {"weights", "w"},
+      {"x", "x"},                 {"y", "y"},          {"R", "R"},           {"H", "H"},
+      {"nscan", "nscan"},         {"method", "method"}, {"tol", "tol"}};
+  const char *n = gfi_error_param(st);
+  for (size_t i = 0; *n && i < sizeof map / sizeof map[0]; i++)
+    if (strcmp(n, map[i][0]) == 0) return map[i][1];
+  return fallback;
+}
+
+/* A library status: the library's own text after what was being done; the
+ * parameter the library names, else param. */
 static void check(int st, const char *param, const char *what) {
   if (st == GFI_OK) return;
-  gfi_r_stop(st, param, "%s: %s", what, gfi_strerror(st));
+  gfi_r_stop(st, r_param(st, param), "%s: %s", what, gfi_strerror(st));
 }
 
 /* ---- arguments ---- */
@@ -453,7 +469,7 @@ SEXP C_nw_plan(SEXP x, SEXP y, SEXP R, SEXP H, SEXP phi, SEXP denom_tol, SEXP me
   SEXP p = PROTECT(R_MakeExternalPtr(plan, Rf_install("gfi_nw_plan"), R_NilValue));
   R_RegisterCFinalizerEx(p, nw_finalizer, TRUE);
   double dt = Rf_asReal(denom_tol);
-  if (dt > 0) check(gfi_nw_set_denom_tol(plan, dt), "denom.tol", "denominator threshold");
+  if (dt != 0) check(gfi_nw_set_denom_tol(plan, dt), "denom.tol", "denominator threshold"); /* 0: the default */
   UNPROTECT(1);
   return p;
 }
