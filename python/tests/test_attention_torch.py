@@ -492,3 +492,21 @@ def test_strided_chunk_views_read_in_place(dt):
     _, ctx = gfi.fourier_attention_batch(qn, k.numpy(), v.numpy(), 0.9, return_context=True,
                                          dtype=qn.dtype)
     assert np.shares_memory(ctx.q, qn) and not qn.flags.c_contiguous
+
+
+def test_compile_and_script_as_documented():
+    """docs/attention.md: the modules run in eager mode. torch.jit.script
+    refuses them (the op is an autograd.Function over libgfi); where
+    torch.compile exists, the compiled module (graph breaks around the op)
+    gives the eager module's values; Debian's torch 1.13 has none."""
+    torch.manual_seed(5)
+    m = gt.FourierMultiheadAttention(8, 2, batch_first=True, R=0.9).double()
+    x = rand(2, 5, 8, seed=40)
+    eager, _ = m(x, x, x, need_weights=False)
+    with pytest.raises(Exception):
+        torch.jit.script(m)
+    if not hasattr(torch, "compile"):
+        assert int(torch.__version__.split(".")[0]) < 2  # torch.compile came with PyTorch 2.0
+        return
+    out, _ = torch.compile(m)(x, x, x, need_weights=False)
+    assert torch.equal(out, eager)
