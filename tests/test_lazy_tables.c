@@ -11,6 +11,7 @@
 #include <gsl/gsl_rng.h>
 #include "check.h"
 #include "gfi/gfi.h"
+#include "engine.h"
 
 #define NTHR 4
 #define M 7
@@ -38,9 +39,49 @@ static void *run(void *v) {
   return NULL;
 }
 
+/* engine_check_data's one pass: finiteness, the phase range and the data box
+ * against plain loops, at sizes where the last block of 2^17 values holds
+ * fewer than D values (D = 3, N = 43691: 131073 values) or splits a row,
+ * with the extremes and a non-finite value placed in that tail, on 1 and 2
+ * threads. */
+static void check_data_pass(gsl_rng *r) {
+  const size_t Ns[] = {1, 2, 43690, 43691, 43692, 65536, 65537, 87382, 131073};
+  for (size_t D = 1; D <= 3; D++)
+    for (size_t a = 0; a < sizeof Ns / sizeof *Ns; a++)
+      for (int nt = 1; nt <= 2; nt++) {
+        const size_t N = Ns[a], n = N * D;
+        double *x = malloc(n * sizeof *x), lo[3], hi[3], blo[3], bhi[3], R[3] = {2, 3, 5};
+        for (size_t v = 0; v < n; v++) x[v] = gsl_ran_gaussian(r, 1);
+        /* the extremes: in the tail values, and one at a random place */
+        x[n - 1] = 50 + (double)D;
+        if (n > 1) x[n - 2] = -60 - (double)D;
+        x[gsl_rng_uniform_int(r, n)] = 1e6;
+        for (size_t j = 0; j < D; j++) lo[j] = INFINITY, hi[j] = -INFINITY;
+        for (size_t v = 0; v < n; v++) lo[v % D] = fmin(lo[v % D], x[v]), hi[v % D] = fmax(hi[v % D], x[v]);
+        int range = -1;
+        CHECK_STATUS(engine_check_data(D, R, N, x, nt, &range, blo, bhi), GFI_OK);
+        CHECK(range == GFI_OK, "D=%zu N=%zu: range %d", D, N, range);
+        for (size_t j = 0; j < D; j++)
+          CHECK(blo[j] == lo[j] && bhi[j] == hi[j], "D=%zu N=%zu threads %d axis %zu: box [%g, %g], plain [%g, %g]",
+                D, N, nt, j, blo[j], bhi[j], lo[j], hi[j]);
+        /* the phase range: R x just beyond 2^52 on the last axis of the tail */
+        double Rb[3] = {1, 1, 1};
+        Rb[(n - 1) % D] = ENGINE_PHASE_MAX / x[n - 1] * 1.0000001;
+        CHECK_STATUS(engine_check_data(D, Rb, N, x, nt, &range, NULL, NULL), GFI_OK);
+        CHECK(range == GFI_ERANGE, "D=%zu N=%zu: phase beyond 2^52 in the tail not found", D, N);
+        /* a non-finite value as the very last one */
+        x[n - 1] = NAN;
+        CHECK_STATUS(engine_check_data(D, R, N, x, nt, &range, blo, bhi), GFI_ENONFINITE);
+        x[n - 1] = -INFINITY;
+        CHECK_STATUS(engine_check_data(D, NULL, N, x, nt, NULL, NULL, NULL), GFI_ENONFINITE);
+        free(x);
+      }
+}
+
 int main(void) {
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(r, 5);
+  check_data_pass(r);
   for (size_t D = 1; D <= 2; D++) {
     const size_t N = 40000;
     double *x = malloc(N * D * sizeof *x), *y = malloc(N * sizeof *y), q[M * 2], R[2] = {6, 4};
