@@ -262,6 +262,17 @@ typedef struct bl_cost {
  * GFI_ROUTE_* (may be NULL). */
 int bl_decide(gfi_method asked, const bl_cost *c, gfi_method *route, int *reason);
 
+/* After a fast pass whose bound missed tol: the accuracy e2 of the one
+ * tighter pass (the tighten policy, BL_TIGHTEN_MARGIN tol / bound times the
+ * accuracy e that ran, at least emin); 0 when no tighter pass is possible
+ * (e already at emin) or none is needed (bound <= tol). */
+double bl_tighter(double e, double bound, double tol, double emin);
+
+/* Whether a client keeps a fast result whose bound is `bound`: always when
+ * it asked for FAST or the bound is within tol; under AUTO a bound above tol
+ * falls back to the direct route where that may run (direct_ok). */
+int bl_keep_fast(gfi_method asked, double bound, double tol, int direct_ok);
+
 /* The one rule for criteria built from the squared empirical cf (the
  * Gaussian selectors): the accuracy to ask of gfi_ecf (its opts.tol, a bound
  * on each |phi_N(w) - phi_N~(w)| relative to sum |w_i| = 1) so that every

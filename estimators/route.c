@@ -36,6 +36,16 @@ int bl_decide(gfi_method asked, const bl_cost *c, gfi_method *route, int *reason
   return GFI_OK;
 }
 
+double bl_tighter(double e, double bound, double tol, double emin) {
+  if (!(bound > tol) || !(e > emin)) return 0;
+  double e2 = e * BL_TIGHTEN_MARGIN * tol / bound;
+  return e2 > emin ? e2 : emin;
+}
+
+int bl_keep_fast(gfi_method asked, double bound, double tol, int direct_ok) {
+  return asked == GFI_METHOD_FAST || bound <= tol || !direct_ok;
+}
+
 double bl_cf2_tol(double tol) {
   double t = (tol > 0 ? tol : GFI_FAST_TOL_DEFAULT) / 3.0;
   return t < BL_CF2_TOL_MIN ? BL_CF2_TOL_MIN : t;

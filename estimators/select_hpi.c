@@ -178,11 +178,9 @@ static int hpsi_route(size_t N, const double *x, int r, double g, int nt, gfi_me
   if (m == GFI_METHOD_FAST) {
     double e = bl_cf2_tol(tol);
     int st = hpsi_fast(N, x, r, g, nt, e, psi, bound);
-    if (!st && *bound > tol && e > BL_CF2_TOL_MIN) {
-      e = fmax(e * BL_TIGHTEN_MARGIN * tol / *bound, BL_CF2_TOL_MIN);
-      st = hpsi_fast(N, x, r, g, nt, e, psi, bound);
-    }
-    if (!st && (asked == GFI_METHOD_FAST || *bound <= tol || N > HPI_PAIRS_MAX)) {
+    double e2 = st ? 0 : bl_tighter(e, *bound, tol, BL_CF2_TOL_MIN);
+    if (e2 > 0) st = hpsi_fast(N, x, r, g, nt, e2, psi, bound);
+    if (!st && bl_keep_fast(asked, *bound, tol, N <= HPI_PAIRS_MAX)) {
       *fast = 1;
       return GFI_OK;
     }
