@@ -239,6 +239,8 @@ typedef struct {
 /* The Lagrange weights of cells k-o .. k-o+P-1 at t = k + f (P = 4: cubic,
  * o = 1; P = 6: quintic, o = 2), for a chunk of n points: W[u CH + j]. */
 #define BIN_CHUNK 128
+/* 2-D: a point's rows are prefetched this many points ahead */
+#define BIN_AHEAD 16
 static inline void lagrange_w(int P, size_t n, const double *f, const double *v, double *W) {
   if (P == 4) {
 #pragma omp simd
@@ -358,6 +360,13 @@ GFI_CLONES static void binn(const bin_ctx *x, size_t i0, size_t i1, const double
     for (size_t j = 0; j < n; j++)
       for (int q = 0; q < P; q++) Wt[j * 8 + (size_t)q] = Wl[(size_t)q * BIN_CHUNK + j];
     for (size_t j = 0; j < n; j++) {
+      if (D == 2 && j + BIN_AHEAD < n) { /* a large lattice's rows miss the cache: ask for them early */
+        const double *r = g + (size_t)kc[0][j + BIN_AHEAD] * row + (size_t)kc[1][j + BIN_AHEAD];
+        for (int u = 0; u < P; u++, r += row) {
+          __builtin_prefetch(r, 1);
+          __builtin_prefetch(r + P - 1, 1);
+        }
+      }
       const size_t k0 = (size_t)kc[0][j];
       if (k0 + (size_t)P <= a || k0 >= e) continue;
       size_t u0, u1;
