@@ -239,6 +239,8 @@ typedef struct {
 /* The Lagrange weights of cells k-o .. k-o+P-1 at t = k + f (P = 4: cubic,
  * o = 1; P = 6: quintic, o = 2), for a chunk of n points: W[u CH + j]. */
 #define BIN_CHUNK 128
+/* 2-D: a point's rows are prefetched this many points ahead */
+#define BIN_AHEAD 16
 static inline void lagrange_w(int P, size_t n, const double *f, const double *v, double *W) {
   if (P == 4) {
 #pragma omp simd
@@ -321,13 +323,31 @@ GFI_CLONES static void bin1(const bin_ctx *x, size_t i0, size_t i1, const double
   }
 }
 
-/* One column in 2-D or 3-D: the P^D cells around each point. */
+/* Rows u0 .. u1-1 of one point's P x P cells (P = 4 or 6, a constant
+ * where it is inlined): row u gets a_u times the last axis's P weights
+ * w[0..P-1], held in registers, so that each row is one or two vector
+ * updates rather than P scalar ones. Every cell takes the same product
+ * and sum as before, in the points' order: the same bits. */
+static inline void bin_rows(int P, double *g, size_t stride, size_t u0, size_t u1, const double *a,
+                            const double *w) {
+  double wl[6];
+  for (int q = 0; q < P; q++) wl[q] = w[q];
+  for (size_t u = u0; u < u1; u++) {
+    const double au = a[u * BIN_CHUNK];
+    double *r = g + u * stride;
+    for (int q = 0; q < P; q++) r[q] += au * wl[q];
+  }
+}
+
+/* One column in 2-D or 3-D: the P^D cells around each point. The last
+ * axis's weights are transposed per chunk (Wt: 8 per point) so that a
+ * point's row of P cells is updated from contiguous weights. */
 GFI_CLONES static void binn(const bin_ctx *x, size_t i0, size_t i1, const double *c, double cval, size_t a,
                             size_t e, double *g) {
   const int D = x->s->D, P = x->b->order, o = P / 2 - 1;
   const size_t G1 = x->b->G[1], G2 = D > 2 ? x->b->G[2] : 1, row = G1 * G2;
   int kc[3][BIN_CHUNK];
-  double f[BIN_CHUNK], v[BIN_CHUNK], one[BIN_CHUNK], W[3][6 * BIN_CHUNK];
+  double f[BIN_CHUNK], v[BIN_CHUNK], one[BIN_CHUNK], W[3][6 * BIN_CHUNK], Wt[8 * BIN_CHUNK];
   for (size_t j = 0; j < BIN_CHUNK; j++) one[j] = 1;
   for (size_t i = i0; i < i1; i += BIN_CHUNK) {
     const size_t n = i1 - i < BIN_CHUNK ? i1 - i : BIN_CHUNK;
@@ -336,23 +356,38 @@ GFI_CLONES static void binn(const bin_ctx *x, size_t i0, size_t i1, const double
       chunk_cells(x, d, i, n, o, kc[d], f);
       lagrange_w(P, n, f, d ? one : v, W[d]);
     }
+    const double *Wl = W[D - 1];
+    for (size_t j = 0; j < n; j++)
+      for (int q = 0; q < P; q++) Wt[j * 8 + (size_t)q] = Wl[(size_t)q * BIN_CHUNK + j];
     for (size_t j = 0; j < n; j++) {
+      if (D == 2 && j + BIN_AHEAD < n) { /* a large lattice's rows miss the cache: ask for them early */
+        const double *r = g + (size_t)kc[0][j + BIN_AHEAD] * row + (size_t)kc[1][j + BIN_AHEAD];
+        for (int u = 0; u < P; u++, r += row) {
+          __builtin_prefetch(r, 1);
+          __builtin_prefetch(r + P - 1, 1);
+        }
+      }
       const size_t k0 = (size_t)kc[0][j];
       if (k0 + (size_t)P <= a || k0 >= e) continue;
       size_t u0, u1;
       slab_range(k0, P, a, e, &u0, &u1);
       const size_t k1 = (size_t)kc[1][j], k2 = D > 2 ? (size_t)kc[2][j] : 0;
+      const double *wt = Wt + j * 8;
+      if (D == 2) {
+        double *r0 = g + k0 * row + k1;
+        if (P == 6)
+          bin_rows(6, r0, row, u0, u1, W[0] + j, wt);
+        else
+          bin_rows(4, r0, row, u0, u1, W[0] + j, wt);
+        continue;
+      }
       for (size_t u = u0; u < u1; u++) {
         const double a0 = W[0][u * BIN_CHUNK + j];
         double *r0 = g + (k0 + u) * row + k1 * G2 + k2;
-        if (D == 2) {
-          for (int q = 0; q < P; q++) r0[q] += a0 * W[1][q * BIN_CHUNK + j];
-          continue;
-        }
         for (int p = 0; p < P; p++) {
           const double a1 = a0 * W[1][p * BIN_CHUNK + j];
           double *r1 = r0 + (size_t)p * G2;
-          for (int q = 0; q < P; q++) r1[q] += a1 * W[2][q * BIN_CHUNK + j];
+          for (int q = 0; q < P; q++) r1[q] += a1 * wt[q];
         }
       }
     }
