@@ -289,7 +289,7 @@ static inline void bwd_axis(const float *qt, size_t nq, const float *kt, size_t 
 #define BWD_BLOCK_ARGS                                                                                          \
   size_t D, int l, float Eb, const float *qt, size_t nq, size_t Lqp, const float *kt, size_t nk, size_t Lkp, \
       const float *R, const float *coef, float *gs, float *gds, float *gu, float *gG, float *gt, float *gpe,     \
-      float *grun, float *grexp, float *glp, float *gsc, float *gsc2, float *gtsum, float *wt, float *lq,        \
+      float *grun, float *grexp, float *glp, float *gtsum, float *wt, float *lq,                                 \
       float *lr, double *dk0, size_t CL
 
 static inline void bwd_block(BWD_BLOCK_ARGS);
@@ -373,8 +373,6 @@ static inline void blk_down(size_t d0, float Eb, const float *restrict gs, const
 
 static inline void bwd_block(BWD_BLOCK_ARGS) {
   const float wcut = WCUT / (float)l;
-  (void)gsc;
-  (void)gsc2;
   for (size_t b = 0; b < BB; b++) {
     grun[b] = 1;
     grexp[b] = 0;

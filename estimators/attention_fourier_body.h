@@ -414,7 +414,7 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
 #if AF_BWD_BLOCK
       if (nb == BB && nv == nb && D % CHUNK == 0) { /* a full block: the including file's fused form */
         bwd_block(D, l, Eb, qt + i, f->nq, Lqp, kt + j0, f->nk, Lkp, R, coef, g.s, g.ds, g.u, g.G, g.t, g.pe, g.run,
-                  g.rexp, g.lp, g.sc, g.sc2, g.tsum, wt, lq, lr, dk0, CL);
+                  g.rexp, g.lp, g.tsum, wt, lq, lr, dk0, CL);
         goto block_sums_done;
       }
 #endif
