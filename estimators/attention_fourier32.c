@@ -17,21 +17,10 @@
  *           dH_i . v_j - P_i of a pair, dq and dR across blocks, dK and dV
  *           across query rows; the saved statistics.
  *
- * Difference-first phase. The float64 engine forms sin(a - b) from tables of
- * sin and cos of a = R q and b = R k; in float the rounding of a and b alone
- * is an absolute phase error 2^-24 (|a| + |b|), which for |R q| ~ 100 moves
- * sinc by up to 3e-6. Here u = R (q - k) is formed first (two roundings: a
- * relative error below 2^-23 of u) and reduced by n = round(2u/pi):
- * u = n pi/2 + r, |r| <= pi/4, with pi/2 in three parts. sin r / r and
- * cos r come from Taylor polynomials (truncation below 3e-9 and 1e-10 on
- * |r| <= pi/4), sinc u = sin(r)/r itself when n = 0 (no division, relative
- * accuracy near the peak) and +-(sin r or cos r) / u otherwise. Error of one
- * factor: the phase's relative error 2^-23 moves sinc by at most
- * |u sinc'(u)| 2^-23 <= 2^-23 (|u sinc'| <= 1 for every u), the reduction's
- * roundings |n| 2^-24 pi/2 ~ |u| 2^-24 divided by |u| add 2^-24, the
- * polynomials and the division a few ulp: an absolute error below about
- * 2^-21 (5e-7) for every u, and a relative error of a few ulp for |u| < pi/4
- * (where |u sinc'/sinc| < 0.22). A factor |sinc| < 2^-20 is kept as
+ * The phase u = R (q - k) is formed difference first (two roundings: a
+ * relative error below 2^-23 of u however large R q and R k are); sin u and
+ * cos u are never formed from it: they come from the angle-difference
+ * identity over tables (below). A factor |sinc| < 2^-20 is kept as
  * sinc 2^40 with -40 added to the pair's exponent (forward: the running
  * exponent; backward: a shift per axis, so each y_d gets the shifts of the
  * other factors), never flushed: one key at u = pi has sinc = -2.8e-8, and
@@ -39,27 +28,32 @@
  * (NaN, or 0 with eps) where its value is defined. The kept factors lie in
  * [2^-20, 2^20), so a mantissa times six of them (a prefix times a suffix
  * between renormalisations every CHUNK axes) stays inside float's range
- * (2^-120 .. 2^123). Only |sinc| < 2^-60 and |u| > 2^20 (beyond the
- * reduction's reach) are set to 0; a row that then sums to 0 has its head
- * computed again in float64 (attention_batch.c).
+ * (2^-120 .. 2^123). Only |sinc| < 2^-60 and |u| > 2^20 are set to 0; a
+ * row that then sums to 0 has its head computed again in float64
+ * (attention_batch.c).
  *
- * The forward by the angle-difference identity. The tables hold, besides the
- * coordinates, sin a and cos a of the phase a = R_d x (the product of two
- * floats, exact in double), reduced and evaluated in double and rounded to
- * float (error 2^-25 each; a fast reduction for |a| <= 2^20, libm's sin and
- * cos beyond, so the tables hold for every phase), for the keys and for each
- * query row. A pair's factor is then sin u = sin a cos b - cos a sin b (two
- * multiply-adds) divided by u = R (q - k), formed difference-first as above,
- * for |u| >= 1, and the series of sin u / u to u^10 (truncation below 2e-10)
- * for |u| < 1. Error of one factor: sin u from four values off by 2^-25 and
- * two roundings, below 2^-22.7, over |u| >= 1; u's relative error 2^-23
- * (the division's, 2^-24, apart) moves sinc by at most 2^-23 |sinc|: below
- * 2^-21 in all, the stated bound, for every u and every |R q|, |R k|; for
- * |u| < 1 the series as the difference-first form (a few ulp relative). The
- * tiny, flushed and far (|u| > 2^20) factors are treated as above. The
- * backward keeps the difference-first form (it needs cos u as well).
- * sinc'(u) = (cos u - sinc u)/u for n != 0, its Taylor series (truncation
- * below 1e-10) for n = 0: absolute error below 2^-22 / max(|u|, pi/4).
+ * The angle-difference identity. The tables hold, besides the coordinates,
+ * sin a and cos a of the phase a = R_d x (the product of two floats, exact
+ * in double), reduced and evaluated in double and rounded to float (error
+ * 2^-25 each; a fast reduction for |a| <= 2^20, libm's sin and cos beyond,
+ * so the tables hold for every phase), for the keys and for each query row.
+ * A pair's sin u = sin a cos b - cos a sin b and cos u = cos a cos b +
+ * sin a sin b are two multiply-adds each, off by at most 2^-25 (|sin a| +
+ * |cos a| + |sin b| + |cos b|) + two roundings <= 2^-22.7 for every |R q|,
+ * |R k|.
+ *   sinc u: sin u / u for |u| >= 1 (the forward divides, the backward
+ * multiplies by 1/u, which it needs again: one more rounding, 2^-24 |s|),
+ * the series of sin u / u to u^10 for |u| < 1 (truncation below 2e-10, a
+ * few ulp relative). For |u| >= 1: 2^-22.7 / |u| from sin u, 2^-23 |s| from
+ * u's relative error, 2^-24 |s| per rounding: below 2^-21.3, the stated
+ * 2^-21 (5e-7) per factor, for every u.
+ *   sinc' u (backward): (cos u - sinc u) / u for |u| >= 2, its series to
+ * u^15 for |u| < 2 (truncation below 2e-11 at |u| = 2; alternating terms
+ * up to 0.67, rounding about 1e-7; u's error moves it by |u sinc''| 2^-23
+ * <= 1e-7). For |u| >= 2: (2^-22.7 + 1.8e-7) / |u| from cos u and sinc u,
+ * |sinc'| (2^-23 + 2 2^-24) from u's error and two roundings (|sinc'| <=
+ * 0.44 there): below 2.7e-7 < 2^-21. (At |u| = 1 the same terms reach
+ * 5.6e-7, above 2^-21: hence the switch at 2.)
  *
  * Weights more than 2^-120 below the row's largest are set to 0 (a relative
  * change of a row below L 2^-120), so no subnormal float is formed.
@@ -70,8 +64,8 @@
  * by the shapes, so the results are the same bits for any thread count.
  *
  * Multiply-adds are fused where the level has FMA (fp-contract=fast, below;
- * ISO C mode turns it off): the polynomials, the reduction u - n pi/2 and the
- * sums then round once per multiply-add instead of twice, so every error
+ * ISO C mode turns it off): the polynomials, the identity's products, the
+ * phase reduction of the tables and the sums then round once per multiply-add instead of twice, so every error
  * bound above holds as it stands; the difference-first forward loop (AVX-512
  * clone) ran 44 vector instructions per 16 lanes, 13 of them fused, instead
  * of 52.
@@ -156,55 +150,6 @@ static inline double dot(const float *a, const float *b, size_t n) {
   return s;
 }
 
-/* Reduction u = n pi/2 + r (see the top): n, r and the quadrant n mod 4. */
-#define RED_SHIFT 12582912.0f /* 1.5 * 2^23: t - RED_SHIFT = round(t) */
-#define TWO_OVER_PI 0.636619772367581343f
-#define PIO2_1 1.5703125f
-#define PIO2_2 4.837512969970703125e-4f
-#define PIO2_3 7.549789948768648e-8f
-/* sin(r)/r and cos(r) on |r| <= pi/4 (Taylor) */
-#define SINR(r2) \
-  (1.0f + (r2) * (-1.0f / 6 + (r2) * (1.0f / 120 + (r2) * (-1.0f / 5040 + (r2) * (1.0f / 362880)))))
-#define COSR(r2)                                                                                  \
-  (1.0f + (r2) * (-0.5f + (r2) * (1.0f / 24 + (r2) * (-1.0f / 720 + (r2) * (1.0f / 40320 +      \
-                                                                            (r2) * (-1.0f / 3628800))))))
-/* sinc'(u) on |u| <= pi/4: u sum_{k=1..6} (-1)^k 2k u^(2k-2) / (2k+1)! */
-#define DSER(u, u2)                                                                          \
-  ((u) * (-2.0f / 6 + (u2) * (4.0f / 120 + (u2) * (-6.0f / 5040 + (u2) * (8.0f / 362880 +  \
-                                                                         (u2) * (-10.0f / 39916800 + (u2) * (12.0f / 6227020800.0f)))))))
-
-static inline float sinc32(float u) {
-  float t = u * TWO_OVER_PI + RED_SHIFT;
-  float n = t - RED_SHIFT;
-  uint32_t q = r2u(t) & 3u;
-  float r = ((u - n * PIO2_1) - n * PIO2_2) - n * PIO2_3;
-  float r2 = r * r;
-  float sr = SINR(r2), cr = COSR(r2);
-  float sv = (q & 1u) ? cr : r * sr;
-  sv = (q & 2u) ? -sv : sv;
-  float s = n == 0.0f ? sr : sv * (1.0f / u);
-  return (fabsf(s) < FLUSHF || !(fabsf(u) <= BIGU)) ? 0.0f : s;
-}
-
-static inline void sinc32_both(float u, float *s, float *ds) {
-  float t = u * TWO_OVER_PI + RED_SHIFT;
-  float n = t - RED_SHIFT;
-  uint32_t q = r2u(t) & 3u;
-  float r = ((u - n * PIO2_1) - n * PIO2_2) - n * PIO2_3;
-  float r2 = r * r;
-  float sr = SINR(r2), cr = COSR(r2), rs = r * sr;
-  float sv = (q & 1u) ? cr : rs, cv = (q & 1u) ? rs : cr;
-  sv = (q & 2u) ? -sv : sv;
-  cv = ((q + 1u) & 2u) ? -cv : cv;
-  float iu = 1.0f / u;
-  float sn = n == 0.0f ? sr : sv * iu;
-  int out = fabsf(sn) < FLUSHF || !(fabsf(u) <= BIGU);
-  sn = out ? 0.0f : sn;
-  float d = n == 0.0f ? DSER(u, r2) : (cv - sn) * iu; /* n = 0: r = u */
-  *s = sn;
-  *ds = !(fabsf(u) <= BIGU) ? 0.0f : d;
-}
-
 /* sin and cos of the phase a = R x, exact in double (R and x are floats),
  * rounded to float: Cody-Waite reduction a = n pi/2 + r with pi/2 in 33 + 33
  * + 53 bits (n pi/2's first two parts exact for |n| < 2^20) and Taylor
@@ -286,24 +231,172 @@ static inline void fwd_axis(const float *kt, size_t n, float rd, const float *q,
     e[b] -= tiny ? TSHIFT : 0.0f;
   }
 }
+/* sinc'(u) on |u| < 2: u sum_{k=1..8} (-1)^k 2k u^(2k-2) / (2k+1)!
+ * (alternating, decreasing terms: truncation below 2e-11 at |u| = 2). */
+#define DSER2(u, u2)                                                                                         \
+  ((u) * (-2.0f / 6 +                                                                                        \
+          (u2) * (4.0f / 120 +                                                                               \
+                  (u2) * (-6.0f / 5040 +                                                                     \
+                          (u2) * (8.0f / 362880 +                                                            \
+                                  (u2) * (-10.0f / 39916800 +                                                \
+                                          (u2) * (12.0f / 6227020800.0f +                                    \
+                                                  (u2) * (-14.0f / 1307674368000.0f +                        \
+                                                          (u2) * (16.0f / 355687428096000.0f)))))))))
+/* Backward factors by the same identity (see the top), from u = R (q - k)
+ * and sin u, cos u of the tables: s = sinc u as fwd_axis forms it (times
+ * 1/u instead of divided by u: one division for both), sinc' u =
+ * (cos u - sinc u) / u for |u| >= 2 and its series for |u| < 2; a factor
+ * below TINYF kept scaled by 2^TSHIFT with the shift in t. */
+static inline void bwd_factor(float uu, float su, float cu, float *s, float *ds, float *t) {
+  float u2 = uu * uu, iu = 1.0f / uu;
+  float sv = fabsf(uu) < 1.0f ? SINC1(u2) : su * iu;
+  int far = !(fabsf(uu) <= BIGU);
+  sv = (fabsf(sv) < FLUSHF || far) ? 0.0f : sv;
+  float dv = fabsf(uu) < 2.0f ? DSER2(uu, u2) : (cu - sv) * iu;
+  int tiny = fabsf(sv) < TINYF;
+  *s = tiny ? sv * TSCALE : sv;
+  *t = tiny ? TSHIFT : 0.0f;
+  *ds = far ? 0.0f : dv;
+}
 static inline void bwd_axis(const float *qt, size_t nq, const float *kt, size_t nk, float rd, size_t nb,
                             float *restrict s, float *restrict ds, float *restrict u, float *restrict tt) {
-  (void)nq;
-  (void)nk;
-  const float *restrict k = kt;
-  const float qd = qt[0];
+  const float *restrict k = kt, *restrict sk = kt + nk, *restrict ck = kt + 2 * nk;
+  const float qd = qt[0], sq = qt[nq], cq = qt[2 * nq];
 #pragma omp simd
   for (size_t b = 0; b < nb; b++) {
-    float uu = rd * (qd - k[b]), sv;
-    sinc32_both(uu, &sv, &ds[b]);
-    int tiny = fabsf(sv) < TINYF; /* as the forward: kept scaled, its exponent in t */
-    s[b] = tiny ? sv * TSCALE : sv;
-    tt[b] = tiny ? TSHIFT : 0.0f;
+    float uu = rd * (qd - k[b]), sv, dv, td;
+    bwd_factor(uu, sq * ck[b] - cq * sk[b], cq * ck[b] + sq * sk[b], &sv, &dv, &td);
+    s[b] = sv;
+    ds[b] = dv;
+    tt[b] = td;
     u[b] = uu;
   }
 }
 
+/* One full backward block (BB keys, none excluded): bwd_axis, grad_block
+ * and the lane sums of the body, the same arithmetic lane for lane, in two
+ * passes over the axes instead of four, one loop over the BB lanes per
+ * CHUNK axes (D a multiple of CHUNK): ascending, the factors and the prefix
+ * products; descending, the suffix products, the gradients and the lane
+ * sums. In the generic path the running product, exponent and shift of each
+ * lane go through memory from one short loop to the next (a store and a
+ * reload per axis on the critical path); here they stay in registers over
+ * a chunk of axes, beside the factor arithmetic.
+ * qt, kt: the query's and the block's entries of table 0 (axis d at d Lqp,
+ * d Lkp; tables nq, nk apart); lq, lr the row's lane sums; dk0 the chunk's
+ * dK^T at the block (axis d at d CL). */
+#define AF_BWD_BLOCK 1
+#define BWD_BLOCK_ARGS                                                                                          \
+  size_t D, int l, float Eb, const float *qt, size_t nq, size_t Lqp, const float *kt, size_t nk, size_t Lkp, \
+      const float *R, const float *coef, float *gs, float *gds, float *gu, float *gG, float *gt, float *gpe,     \
+      float *grun, float *grexp, float *glp, float *gtsum, float *wt, float *lq,                                 \
+      float *lr, double *dk0, size_t CL
+
+static inline void bwd_block(BWD_BLOCK_ARGS);
+
 #include "attention_fourier_body.h"
+
+/* Axes d0 .. d0 + CHUNK - 1 of the ascending pass (d0 a multiple of CHUNK:
+ * the running product's mantissa and exponent are split first, as in
+ * grad_block): factors, their shifts and the prefix products. */
+static inline void blk_up(size_t d0, const float *qt, size_t nq, size_t Lqp, const float *kt, size_t nk, size_t Lkp,
+                          const float *R, float *restrict gs, float *restrict gds, float *restrict gu,
+                          float *restrict gG, float *restrict gt, float *restrict pe, float *restrict run,
+                          float *restrict rexp, float *restrict tsum) {
+  float qd[CHUNK], sq[CHUNK], cq[CHUNK], rd[CHUNK];
+  for (size_t a = 0; a < CHUNK; a++) {
+    const float *q = qt + (d0 + a) * Lqp;
+    qd[a] = q[0];
+    sq[a] = q[nq];
+    cq[a] = q[2 * nq];
+    rd[a] = R[d0 + a];
+  }
+  const float *restrict kb = kt + d0 * Lkp;
+#pragma omp simd
+  for (size_t b = 0; b < BB; b++) {
+    float e = rexp[b] + expo(run[b]), r = mant(run[b]), ts = tsum[b];
+    rexp[b] = e;
+    pe[b] = e;
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 4 /* CHUNK: unrolled whole, so that the lane loop vectorises */
+#endif
+    for (size_t a = 0; a < CHUNK; a++) {
+      const float *k = kb + a * Lkp;
+      const size_t o = (d0 + a) * BB + b;
+      float uu = rd[a] * (qd[a] - k[b]), sd, dv, td;
+      bwd_factor(uu, sq[a] * k[2 * nk + b] - cq[a] * k[nk + b], cq[a] * k[2 * nk + b] + sq[a] * k[nk + b], &sd,
+                 &dv, &td);
+      gs[o] = sd;
+      gds[o] = dv;
+      gt[o] = td;
+      gu[o] = uu;
+      gG[o] = r;
+      r *= sd;
+      ts += td;
+    }
+    run[b] = r;
+    tsum[b] = ts;
+  }
+}
+
+/* Axes d0 + CHUNK - 1 down to d0 of the descending pass (a new suffix chunk
+ * starts at the top one, and with it the scale): suffix products, the
+ * gradients and the lane sums. */
+static inline void blk_down(size_t d0, float Eb, const float *restrict gs, const float *restrict gds,
+                            const float *restrict gu, const float *restrict gG, const float *restrict gt,
+                            const float *restrict pe, float *restrict run, float *restrict rexp,
+                            const float *restrict lp, const float *restrict tsum, const float *restrict coef,
+                            float *restrict lq, float *restrict lr, double *restrict dk0, size_t CL) {
+#pragma omp simd
+  for (size_t b = 0; b < BB; b++) {
+    float e = rexp[b] + expo(run[b]), r = mant(run[b]);
+    rexp[b] = e;
+    float k = pe[b] + e - Eb;
+    k -= tsum[b];
+    const float sc2 = cut2(k + TSHIFT), sc = cut2(k), l1 = lp[b], cf = coef[b];
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 4
+#endif
+    for (size_t a = CHUNK; a-- > 0;) {
+      const size_t o = (d0 + a) * BB + b;
+      float y = (gG[o] * r) * (gt[o] != 0 ? sc2 : sc);
+      float g = l1 * (gds[o] * y);
+      r *= gs[o];
+      float tt = cf * g;
+      lq[o] += tt;
+      lr[o] += tt * gu[o];
+      dk0[(d0 + a) * CL + b] -= (double)tt;
+    }
+    run[b] = r;
+  }
+}
+
+static inline void bwd_block(BWD_BLOCK_ARGS) {
+  const float wcut = WCUT / (float)l;
+  for (size_t b = 0; b < BB; b++) {
+    grun[b] = 1;
+    grexp[b] = 0;
+    gtsum[b] = 0;
+  }
+  for (size_t d0 = 0; d0 < D; d0 += CHUNK)
+    blk_up(d0, qt, nq, Lqp, kt, nk, Lkp, R, gs, gds, gu, gG, gt, gpe + (d0 / CHUNK) * BB, grun, grexp, gtsum);
+#pragma omp simd
+  for (size_t b = 0; b < BB; b++) {
+    float k = grexp[b] + expo(grun[b]) - Eb, m = mant(grun[b]);
+    k -= gtsum[b];
+    float x = scaled(m, k, wcut);
+    wt[b] = ipow(x, l);
+    glp[b] = (float)l * ipow(x, l - 1);
+  }
+  for (size_t b = 0; b < BB; b++) {
+    grun[b] = 1;
+    grexp[b] = 0;
+  }
+  for (size_t d0 = D; d0 > 0;) {
+    d0 -= CHUNK;
+    blk_down(d0, Eb, gs, gds, gu, gG, gt, gpe + (d0 / CHUNK) * BB, grun, grexp, glp, gtsum, coef, lq, lr, dk0, CL);
+  }
+}
 
 int attn_fjob_forward32(const attn_fjob *J, float *Hout, double *stat, double *ratio) {
   return engine_forward(J, Hout, stat, ratio);

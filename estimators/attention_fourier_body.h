@@ -20,6 +20,10 @@
  *                         axis of a query row in the forward
  *   FB, BB, CHUNK, ROW_TILE, ZEXP   block sizes and the zero exponent
  *   AF_TASK               attribute of the pair-loop tasks (GFI_CLONES or empty)
+ *   AF_BWD_BLOCK          1: a full backward block (BB keys, none excluded;
+ *                         D a multiple of CHUNK) goes to the including file's bwd_block (the
+ *                         factors, grad_block and the lane sums in one;
+ *                         needs AF_LANE_SUMS); 0 or undefined: no such path
  *   AF_LANE_SUMS          1: the backward sums a row's dq and dR terms per lane
  *                         over up to LANE_BLOCKS blocks (then in double);
  *                         0: per block (a horizontal sum per block and axis)
@@ -406,6 +410,14 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
         for (size_t b = 0; b < nb; b++) z[b] = 1;
       for (size_t b = 0; b < nb; b++)
         coef[b] = (AF_REAL)(((double)z[b] * dot(dh, V + (j0 + b) * J->vs[2], Dv) - Pi) * iS);
+      double *dk0 = dkT + (j0 - k0);
+#if AF_BWD_BLOCK
+      if (nb == BB && nv == nb && D % CHUNK == 0) { /* a full block: the including file's fused form */
+        bwd_block(D, l, Eb, qt + i, f->nq, Lqp, kt + j0, f->nk, Lkp, R, coef, g.s, g.ds, g.u, g.G, g.t, g.pe, g.run,
+                  g.rexp, g.lp, g.tsum, wt, lq, lr, dk0, CL);
+        goto block_sums_done;
+      }
+#endif
       for (size_t d = 0; d < D; d++) {
         AF_REAL *restrict s = g.s + d * BB, *restrict ds = g.ds + d * BB;
         bwd_axis(qt + d * Lqp + i, f->nq, kt + d * Lkp + j0, f->nk, R[d], nb, s, ds, g.u + d * BB,
@@ -419,7 +431,6 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
       if (nv < nb)
         for (size_t b = 0; b < nb; b++) coef[b] *= mk[b];
       grad_block(D, l, nb, Eb, &g, wt);
-      double *dk0 = dkT + (j0 - k0);
 #if AF_LANE_SUMS
       /* the row's dq and dR terms summed per lane (a horizontal sum per
        * block and axis cost as much as the block's factors), into double
@@ -436,6 +447,9 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
           dk[b] -= (double)tt;
         }
       }
+#if AF_BWD_BLOCK
+    block_sums_done:
+#endif
       if (++nlane == LANE_BLOCKS) {
         lane_flush(D, lq, lr, dq, dr);
         nlane = 0;
