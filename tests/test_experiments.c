@@ -68,10 +68,10 @@ static void test_claims(void) {
   CHECK_STATUS(gfi_exp_rate_claim(GFI_EXP_THM_3A, GFI_ORDINARY_SMOOTH, 1, 1, 100, &lr, &lR), GFI_EINVAL);
   CHECK_STATUS(gfi_exp_rate_claim(GFI_EXP_THM_4, GFI_ORDINARY_SMOOTH, 2, 1, 100, &lr, &lR), GFI_EINVAL);
   CHECK_STATUS(gfi_exp_rate_claim(GFI_EXP_THM_1, GFI_SUPERSMOOTH, 2, 1, 1, &lr, &lR), GFI_EINVAL);
-  CHECK_CLOSE(gfi_exp_rate_classical(4, GFI_SUPERSMOOTH, 2, 1), -0.8, 1e-15, 0);
-  CHECK_CLOSE(gfi_exp_rate_classical(1, GFI_ORDINARY_SMOOTH, 2, 1), -0.75, 1e-15, 0);
-  CHECK_CLOSE(gfi_exp_rate_classical(0, GFI_SUPERSMOOTH, 2, 2), -2.0 / 3, 1e-15, 0);
-  CHECK(gfi_exp_rate_classical(1, GFI_SUPERSMOOTH, 2, 1) == -1, "sinc kernel: -1 up to the logarithm");
+  CHECK_CLOSE(gfi_exp_rate_classical(KPOW(4), GFI_SUPERSMOOTH, 2, 1), -0.8, 1e-15, 0);
+  CHECK_CLOSE(gfi_exp_rate_classical(KPOW(1), GFI_ORDINARY_SMOOTH, 2, 1), -0.75, 1e-15, 0);
+  CHECK_CLOSE(gfi_exp_rate_classical(NULL, GFI_SUPERSMOOTH, 2, 2), -2.0 / 3, 1e-15, 0);
+  CHECK(gfi_exp_rate_classical(KPOW(1), GFI_SUPERSMOOTH, 2, 1) == -1, "sinc kernel: -1 up to the logarithm");
 }
 
 /* The verdict rules, against the two rules they replace: the density
@@ -112,17 +112,17 @@ static void test_density_fit(void) {
     mi[i] = r.mise;
   }
   gfi_exp_rate_fit c;
-  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_3B, m, 2, 7, N, Ro, mi, NULL, 3, 0.02, &c), GFI_OK);
+  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_3B, m, KPOW(2), 7, N, Ro, mi, NULL, 3, 0.02, &c), GFI_OK);
   CHECK(c.condition_met == 1 && strcmp(c.condition, "met") == 0, "3b has no C^2 hypothesis");
   gfi_exp_rate_fit c1;
-  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_1, lap, 4, 7, N, Ro, mi, NULL, 3, 0.02, &c1), GFI_OK);
+  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_1, lap, KPOW(4), 7, N, Ro, mi, NULL, 3, 0.02, &c1), GFI_OK);
   CHECK(c1.condition_met == 0 && strcmp(c1.condition, "not-C2") == 0, "Thm 1 on Laplace flagged");
   CHECK_CLOSE(c.fit.slope, -2.0 / 3, 0.01, 0);
   CHECK_CLOSE(c.fit_R.slope, 1.0 / 3, 0.01, 0);
   CHECK_CLOSE(c.claimed, -2.0 / 3, 1e-12, 0);
   CHECK(gfi_exp_verdict_consistent(c.verdict), "verdict %s", gfi_exp_verdict_name(c.verdict));
-  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_2, m, 6, 7, N, Ro, mi, NULL, 3, 0.02, &c), GFI_EINVAL);
-  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_3B, m, 2, 2, N, Ro, mi, NULL, 3, 0.02, &c), GFI_EEMPTY);
+  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_2, m, KPOW(6), 7, N, Ro, mi, NULL, 3, 0.02, &c), GFI_EINVAL);
+  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_3B, m, KPOW(2), 2, N, Ro, mi, NULL, 3, 0.02, &c), GFI_EEMPTY);
   gfi_model_free(m);
   gfi_model_free(lap);
 }
@@ -146,10 +146,48 @@ static void test_hypotheses(void) {
             "theorem %s hypothesis %zu", T->name, h);
   }
   /* sinc^l: one vanishing moment from l = 3 on, |z|^k integrable for k <= l - 2 */
-  CHECK(gfi_exp_kernel_vanishing_moments(2) == 0 && gfi_exp_kernel_vanishing_moments(3) == 1 &&
-            gfi_exp_kernel_vanishing_moments(8) == 1,
+  CHECK(gfi_exp_kernel_vanishing_moments(KPOW(2)) == 0 && gfi_exp_kernel_vanishing_moments(KPOW(3)) == 1 &&
+            gfi_exp_kernel_vanishing_moments(KPOW(8)) == 1,
         "vanishing moments");
-  CHECK(gfi_exp_kernel_finite_moment(1) == -1 && gfi_exp_kernel_finite_moment(4) == 2, "finite moments");
+  CHECK(gfi_exp_kernel_finite_moment(KPOW(1)) == -1 && gfi_exp_kernel_finite_moment(KPOW(4)) == 2, "finite moments");
+  /* a polynomial phi: its tails are those of its lowest power, its order at 0
+   * the least of its powers'; phi = z written as a polynomial is phi = z */
+  {
+    gfi_kernel p24, p46, p1, p12, ft;
+    const double a24[] = {0, 0, 1, 0, 0.5}, a46[] = {0, 0, 0, 0, 2, 0, 1}, a1[] = {0, 3}, a12[] = {0, 1, 1};
+    CHECK_STATUS(gfi_kernel_poly(&p24, 4, a24), GFI_OK);
+    CHECK_STATUS(gfi_kernel_poly(&p46, 6, a46), GFI_OK);
+    CHECK_STATUS(gfi_kernel_poly(&p1, 1, a1), GFI_OK);
+    CHECK_STATUS(gfi_kernel_poly(&p12, 2, a12), GFI_OK);
+    CHECK_STATUS(gfi_kernel_flattop(&ft, 0.5), GFI_OK);
+    CHECK(gfi_exp_kernel_vanishing_moments(&p24) == 0 && gfi_exp_kernel_finite_moment(&p24) == 0 &&
+              gfi_exp_kernel_vanishing_moments(&p46) == 1 && gfi_exp_kernel_finite_moment(&p46) == 2,
+          "polynomial moments");
+    CHECK(gfi_exp_kernel_vanishing_moments(&ft) == -1 && gfi_exp_kernel_finite_moment(NULL) == -1,
+          "not a sinc family");
+    CHECK_CLOSE(gfi_exp_rate_classical(&p24, GFI_SUPERSMOOTH, 2, 1), gfi_exp_rate_classical(KPOW(2), GFI_SUPERSMOOTH, 2, 1),
+                0, 0);
+    CHECK_CLOSE(gfi_exp_rate_classical(&p46, GFI_SUPERSMOOTH, 2, 1), -0.8, 1e-15, 0);
+    CHECK(gfi_exp_rate_classical(&p1, GFI_SUPERSMOOTH, 2, 1) == -1 &&
+              gfi_exp_rate_classical(&p12, GFI_SUPERSMOOTH, 2, 1) == gfi_exp_rate_classical(KPOW(2), GFI_SUPERSMOOTH, 2, 1),
+          "phi = 3 z is of infinite order, z + z^2 of order 1");
+    CHECK(isnan(gfi_exp_rate_classical(&ft, GFI_SUPERSMOOTH, 2, 1)), "flat-top: no classical exponent here");
+    struct {
+      gfi_exp_theorem_id th;
+      const gfi_kernel *k;
+      const char *want;
+    } pc[] = {{GFI_EXP_THM_1, &p46, "met"}, {GFI_EXP_THM_1, &p24, "l<4"}, {GFI_EXP_THM_3A, &p1, "met"},
+              {GFI_EXP_THM_3A, &p12, "l!=1"}, {GFI_EXP_THM_3B, &p12, "l!=2"}};
+    gfi_model *m = model("normal", 1);
+    for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++) {
+      char buf[48];
+      CHECK_STATUS(gfi_exp_density_condition(pc[i].th, m, pc[i].k, buf, sizeof buf, NULL), GFI_OK);
+      CHECK(strcmp(buf, pc[i].want) == 0, "polynomial case %zu: %s (want %s)", i, buf, pc[i].want);
+    }
+    char buf[48];
+    CHECK_STATUS(gfi_exp_density_condition(GFI_EXP_THM_1, m, &ft, buf, sizeof buf, NULL), GFI_EUNSUPPORTED);
+    gfi_model_free(m);
+  }
   struct {
     gfi_exp_theorem_id th;
     const char *spec;
@@ -169,7 +207,7 @@ static void test_hypotheses(void) {
     gfi_model *m = model(cases[i].spec, cases[i].D);
     char buf[48];
     int met = -1;
-    CHECK_STATUS(gfi_exp_density_condition(cases[i].th, m, cases[i].l, buf, sizeof buf, &met), GFI_OK);
+    CHECK_STATUS(gfi_exp_density_condition(cases[i].th, m, KPOW(cases[i].l), buf, sizeof buf, &met), GFI_OK);
     CHECK(strcmp(buf, cases[i].want) == 0 && met == (strcmp(cases[i].want, "met") == 0),
           "theorem %s, %s D=%zu l=%d: %s (want %s)", gfi_exp_theorem_get(cases[i].th)->name, cases[i].spec,
           cases[i].D, cases[i].l, buf, cases[i].want);
@@ -177,7 +215,7 @@ static void test_hypotheses(void) {
   }
   gfi_model *m = model("normal", 1);
   char buf[48];
-  CHECK_STATUS(gfi_exp_density_condition(GFI_EXP_THM_2, m, 6, buf, sizeof buf, NULL), GFI_EINVAL);
+  CHECK_STATUS(gfi_exp_density_condition(GFI_EXP_THM_2, m, KPOW(6), buf, sizeof buf, NULL), GFI_EINVAL);
   gfi_model_free(m);
 }
 

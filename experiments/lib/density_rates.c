@@ -250,7 +250,7 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
       rw->l = l;
       if (!gauss) {
         gfi_exp_rate_fit rc;
-        CHECK(gfi_exp_density_rate_fit(rth[t], mods[a], l, nN, xN, xR, xM, NULL, fitdec, slack, &rc), "rate fit");
+        CHECK(gfi_exp_density_rate_fit(rth[t], mods[a], &kp, nN, xN, xR, xM, NULL, fitdec, slack, &rc), "rate fit");
         fit = rc.fit, fitR = rc.fit_R;
         rw->claimed = rc.claimed, rw->claimed_R = rc.claimed_R, rw->classical = rc.classical;
         rw->verdict = rc.verdict;
@@ -275,7 +275,7 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
         free(lx);
         CHECK(s, "rate fit");
         rw->claimed = rw->claimed_R = NAN;
-        rw->classical = gfi_exp_rate_classical(0, rw->cls, rw->order, D);
+        rw->classical = gfi_exp_rate_classical(NULL, rw->cls, rw->order, D);
         rw->verdict = GFI_EXP_BASELINE;
         snprintf(rw->condition, sizeof rw->condition, "-");
       }
