@@ -377,6 +377,51 @@ static void test_density_study(void) {
         "Theorem 2 is not a density theorem");
 }
 
+/* Theorem 1 with kernels given by their text (--phi1): pow:4 written so is
+ * the default row to the bit; a polynomial is judged by its powers (lowest
+ * power 4: met; a z term: l<4) and measured; other kernels and bad text are
+ * refused naming --phi1. */
+static void test_density_phi1(void) {
+  gfi_exp_drates_params p;
+  gfi_exp_drates_default(&p);
+  p.theorems[0] = GFI_EXP_THM_1, p.ntheorems = 1;
+  p.models[0] = "laplace", p.nmodels = 1; /* no Gaussian-KDE row */
+  p.nmax = 1e4;
+  p.mc_reps = 0;
+  p.phi1[0] = "pow:4", p.phi1[1] = "poly:0,0,0,1,0,0.5", p.phi1[2] = "poly:0.2,0,0,1", p.nphi1 = 3;
+  gfi_exp_ctx ctx = {.program = "test"};
+  gfi_exp_rate_row *rows = NULL;
+  size_t n = 0;
+  gfi_exp_err e;
+  gfi_exp_err_clear(&e);
+  CHECK_STATUS(gfi_exp_density_rates(&p, &ctx, NULL, &rows, &n, &e), GFI_OK);
+  CHECK(n == 4, "rows: %zu (l = 4 and three --phi1 kernels)", n);
+  if (n == 4) {
+    CHECK(strcmp(rows[0].name, "1") == 0 && strcmp(rows[1].name, "1p1") == 0 && strcmp(rows[2].name, "1p2") == 0 &&
+              strcmp(rows[3].name, "1p3") == 0,
+          "names %s %s %s %s", rows[0].name, rows[1].name, rows[2].name, rows[3].name);
+    CHECK(rows[1].observed == rows[0].observed && rows[1].observed_R == rows[0].observed_R &&
+              rows[1].lo95 == rows[0].lo95 && strcmp(rows[1].condition, rows[0].condition) == 0,
+          "pow:4 as --phi1 is the l = 4 row");
+    CHECK(strcmp(rows[2].condition, "not-C2") == 0 && rows[2].l == 6, "powers 4 and 6: %s (l %d)",
+          rows[2].condition, rows[2].l);
+    CHECK(strcmp(rows[3].condition, "l<4,not-C2") == 0, "a z term: %s", rows[3].condition);
+    for (size_t i = 0; i < 4; i++)
+      CHECK(isfinite(rows[i].observed) && rows[i].observed < 0 && rows[i].verdict != GFI_EXP_NOT_MEASURED,
+            "row %zu measured: %g", i, rows[i].observed);
+    /* Laplace (beta = 2): 2s = min(2q, 3) = 3 for q = 2, the order of z^4, of z^4 + z^6 and of z + z^4 */
+    CHECK(rows[2].classical == -0.75 && rows[3].classical == -0.75 && rows[0].classical == -0.75,
+          "classical %g %g %g", rows[0].classical, rows[2].classical, rows[3].classical);
+  }
+  free(rows);
+  p.phi1[1] = "flattop:0.5";
+  CHECK(gfi_exp_density_rates(&p, &ctx, NULL, NULL, NULL, &e) == GFI_EUNSUPPORTED && strcmp(e.param, "--phi1") == 0,
+        "flat-top: %s %s", e.param, e.msg);
+  p.phi1[1] = "poly:x";
+  CHECK(gfi_exp_density_rates(&p, &ctx, NULL, NULL, NULL, &e) == GFI_EINVAL && strcmp(e.param, "--phi1") == 0,
+        "bad text: %s %s", e.param, e.msg);
+}
+
 static void test_repro_check(void) {
   gfi_exp_repro_params p;
   gfi_exp_repro_default(&p);
@@ -496,6 +541,7 @@ int main(void) {
   test_regress_study();
   test_lemma1();
   test_density_study();
+  test_density_phi1();
   test_repro_check();
   test_correlation();
   return check_summary("experiments");
