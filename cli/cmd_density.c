@@ -50,7 +50,7 @@ int cmd_density(int argc, char **argv) {
     CLI_OPT_THREADS(nthreads),
     {"backend", CLI_STR, &backend, .def = "cpu", .arg = "B",
      .help = "cpu, cuda (the GPU engine, float64; Fourier kernels with\n"
-             "phi = pow:L) or auto (the GPU when gfi has CUDA and a GPU is present)"},
+             "phi = pow:L or poly:..) or auto (the GPU when gfi has CUDA and a GPU is present)"},
     CLI_OPT_OUT(out),
     CLI_OPT_NPY_TABLE(npy_table),
     {0}};
@@ -133,8 +133,10 @@ int cmd_density(int argc, char **argv) {
     if (!slab) cli_check_phase("the data", N, D, data, R);
     cli_check_phase("the query points", M, D, x, R);
   }
-  cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST,
-                                       gauss ? "--kernel gauss" : "--method fast (a CPU route)");
+  const int gpu_phi = k.kind == GFI_PHI_POW || k.kind == GFI_PHI_POLY; /* libgfi_cuda's pair sums */
+  cli_backend be = cli_backend_resolve(backend, !gauss && gpu_phi && o.method != GFI_METHOD_FAST,
+                                       gauss ? "--kernel gauss" : !gpu_phi ? "--phi (a custom phi or the flat-top kernel)"
+                                                                           : "--method fast (a CPU route)");
   gfi_density_plan *plan = NULL;
   gfi_fast_info info;
   double *p = cli_array_for(src.grid ? "--grid" : "--at", "estimates", M, 1, sizeof *p);

@@ -35,6 +35,10 @@ int cmd_rates(int argc, char **argv) {
     {"l1", CLI_STR, &l1, .arg = "L1,L2,..",
      .help = "kernel powers for Theorem 1, one row each (default 4; e.g. 3,4,6,8:\n"
              "l = 3 fails the theorem's moment hypothesis and reads l<4)"},
+    {"phi1", CLI_STR, NULL, .arg = "SPEC", .flags = CLI_MULTI,
+     .help = "a kernel for Theorem 1 as --phi takes it (poly:a1,..,ad or pow:L), one\n"
+             "row each after those of --l1, named 1p1, 1p2, ... (a polynomial meets\n"
+             "the moment hypothesis when its lowest power is >= 4)"},
     {"model", CLI_STR, NULL, .arg = "SPEC", .flags = CLI_MULTI, .parse = check_model,
      .help = "truth (default normal, cauchy, laplace and, in 1-D, mw:6)"},
     {"dim", CLI_SIZE, &P.D, .def = "1", .arg = "D", .min = 1, .help = "dimension 1..3"},
@@ -83,6 +87,10 @@ int cmd_rates(int argc, char **argv) {
   const char *const *models = cli_values("model", &nm);
   if (nm > GFI_EXP_DRATES_MAXMODELS) cli_usage("--model", "at most %d models", GFI_EXP_DRATES_MAXMODELS);
   for (size_t a = 0; a < nm; a++) P.models[P.nmodels++] = models[a];
+  size_t nk;
+  const char *const *phis = cli_values("phi1", &nk);
+  if (nk > GFI_EXP_DRATES_MAXL) cli_usage("--phi1", "at most %d kernels", GFI_EXP_DRATES_MAXL);
+  for (size_t a = 0; a < nk; a++) P.phi1[P.nphi1++] = phis[a];
   {
     char *copy = strdup(ths), *save = NULL;
     if (!copy) cli_die(EXIT_RUNTIME, "--theorems: out of memory copying '%s'", ths);

@@ -82,7 +82,7 @@ int cmd_regress(int argc, char **argv) {
     CLI_OPT_TOL(ftol),
     CLI_OPT_THREADS(nthreads),
     {"backend", CLI_STR, &backend, .def = "cpu", .arg = "B",
-     .help = "cpu, cuda (the GPU engine, float64; phi = pow:L only) or\n"
+     .help = "cpu, cuda (the GPU engine, float64; phi = pow:L or poly:..) or\n"
              "auto (the GPU when gfi has CUDA and a GPU is present)"},
     CLI_OPT_OUT(outpath),
     CLI_OPT_NPY_TABLE(npy_table),
@@ -166,8 +166,9 @@ int cmd_regress(int argc, char **argv) {
     if (!slab) cli_check_phase("the data", N, D, x, R);
     cli_check_phase("the query points", M, D, q, R);
   }
-  const char *why = gauss ? "--kernel gauss" : k.kind != GFI_PHI_POW ? "a custom phi" : "--method fast (a CPU route)";
-  cli_backend be = cli_backend_resolve(backend, !gauss && k.kind == GFI_PHI_POW && o.method != GFI_METHOD_FAST, why);
+  const int gpu_phi = k.kind == GFI_PHI_POW || k.kind == GFI_PHI_POLY; /* libgfi_cuda's pair sums */
+  const char *why = gauss ? "--kernel gauss" : !gpu_phi ? "a custom phi" : "--method fast (a CPU route)";
+  cli_backend be = cli_backend_resolve(backend, !gauss && gpu_phi && o.method != GFI_METHOD_FAST, why);
   gfi_nw_plan *plan = NULL;
   gfi_fast_info info;
   double *out = cli_array_for(src.grid ? "--grid" : "--at", "estimates", M, V, sizeof *out);

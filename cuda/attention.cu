@@ -316,13 +316,20 @@ at_backward_k(size_t L, int D, int Dv, int l, int causal, const double *__restri
 
 /* --------------------------------------------------------------- host */
 
-static int at_check(const gfi_attn_spec *sp, size_t L, size_t D, size_t Dv, const double *R) {
+/* The checks of both calls; *kd the device descriptor of the kernel: the
+ * device code is written for phi = z^l (the weight factorises as (prod_d
+ * sinc)^l; the launches take kd->l alone, which keeps the kernels'
+ * registers as they were), so a polynomial or custom phi is
+ * GFI_EUNSUPPORTED, named "kernel". */
+static int at_check(const gfi_attn_spec *sp, size_t L, size_t D, size_t Dv, const double *R, gfi_cu_kern *kd) {
   if (!sp || !R) return GFI_EINVAL;
   if (sp->kind == GFI_ATTN_GAUSS) return GFI_EUNSUPPORTED;
   if (sp->kind != GFI_ATTN_FOURIER) return GFI_EINVAL;
   if (!(sp->denom_tol >= 0 && sp->denom_tol < 1)) return GFI_EINVAL;
-  if (sp->kernel.kind != GFI_PHI_POW) return GFI_EUNSUPPORTED;
+  if (sp->kernel.kind != GFI_PHI_POW) return fail_param(GFI_EUNSUPPORTED, "kernel");
   int st = gfi_check_order(sp->kernel.l);
+  if (st) return st;
+  st = gfi_cu_kern_make(&sp->kernel, 0, "kernel", kd);
   if (st) return st;
   if (L == 0) return GFI_EEMPTY;
   if (D == 0 || Dv == 0) return GFI_EDIM;
@@ -405,7 +412,8 @@ extern "C" int gfi_cuda_attn_forward(const gfi_attn_spec *spec, size_t L, size_t
                                      const double *Q, const double *K, const double *V,
                                      const double *R, double *H, double *saved,
                                      gfi_attn_info *info, const gfi_cuda_opts *opts) {
-  int st = at_check(spec, L, D, Dv, R);
+  gfi_cu_kern kd;
+  int st = at_check(spec, L, D, Dv, R, &kd);
   if (st) return st;
   if (!Q || !K || !V || !H) return GFI_EINVAL;
   gfi_cuda_opts o;
@@ -428,11 +436,11 @@ extern "C" int gfi_cuda_attn_forward(const gfi_attn_spec *spec, size_t L, size_t
     size_t ts = o.precision == GFI_CUDA_F32 ? sizeof(float) : sizeof(double);
     size_t smem = AT_WARPS * 3 * D * ts;
     if (o.precision == GFI_CUDA_F32)
-      GFI_LAUNCH(nb, 32 * AT_WARPS, smem, s, at_forward<float>)(L, (int)D, (int)Dv, spec->kernel.l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smem, s, at_forward<float>)(L, (int)D, (int)Dv, kd.l, spec->causal,
                                                         spec->denom_tol, (const float *)c.qt,
                                                         (const float *)c.kt, c.in[2], Hd, sd, rd);
     else
-      GFI_LAUNCH(nb, 32 * AT_WARPS, smem, s, at_forward<double>)(L, (int)D, (int)Dv, spec->kernel.l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smem, s, at_forward<double>)(L, (int)D, (int)Dv, kd.l, spec->causal,
                                                          spec->denom_tol, (const double *)c.qt,
                                                          (const double *)c.kt, c.in[2], Hd, sd, rd);
     GFI_CU_TRY(cudaGetLastError());
@@ -471,7 +479,8 @@ extern "C" int gfi_cuda_attn_backward(const gfi_attn_spec *spec, size_t L, size_
                                       const double *R, const double *H, const double *saved,
                                       const double *dH, double *dQ, double *dK, double *dV,
                                       double *dR, gfi_attn_info *info, const gfi_cuda_opts *opts) {
-  int st = at_check(spec, L, D, Dv, R);
+  gfi_cu_kern kd;
+  int st = at_check(spec, L, D, Dv, R, &kd);
   if (st) return st;
   if (!Q || !K || !V || !H || !saved || !dH || !dQ || !dK || !dV || !dR) return GFI_EINVAL;
   gfi_cuda_opts o;
@@ -503,16 +512,16 @@ extern "C" int gfi_cuda_attn_backward(const gfi_attn_spec *spec, size_t L, size_
     unsigned nb = (unsigned)((L + AT_WARPS - 1) / AT_WARPS);
     size_t smq = AT_WARPS * (2 * D + Dv) * sizeof(double), smk = AT_WARPS * (D + Dv) * sizeof(double);
     if (o.precision == GFI_CUDA_F32) {
-      GFI_LAUNCH(nb, 32 * AT_WARPS, smq, s, at_backward_q<float>)(L, (int)D, (int)Dv, spec->kernel.l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smq, s, at_backward_q<float>)(L, (int)D, (int)Dv, kd.l, spec->causal,
           spec->per_axis_R, c.Rd, (const float *)c.qt, (const float *)c.kt, c.in[2], c.in[3], svd, P,
           iS, dQd, dRrow);
-      GFI_LAUNCH(nb, 32 * AT_WARPS, smk, s, at_backward_k<float>)(L, (int)D, (int)Dv, spec->kernel.l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smk, s, at_backward_k<float>)(L, (int)D, (int)Dv, kd.l, spec->causal,
           c.Rd, (const float *)c.qt, (const float *)c.kt, c.in[2], c.in[3], svd, P, iS, dKd, dVd);
     } else {
-      GFI_LAUNCH(nb, 32 * AT_WARPS, smq, s, at_backward_q<double>)(L, (int)D, (int)Dv, spec->kernel.l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smq, s, at_backward_q<double>)(L, (int)D, (int)Dv, kd.l, spec->causal,
           spec->per_axis_R, c.Rd, (const double *)c.qt, (const double *)c.kt, c.in[2], c.in[3], svd,
           P, iS, dQd, dRrow);
-      GFI_LAUNCH(nb, 32 * AT_WARPS, smk, s, at_backward_k<double>)(L, (int)D, (int)Dv, spec->kernel.l, spec->causal,
+      GFI_LAUNCH(nb, 32 * AT_WARPS, smk, s, at_backward_k<double>)(L, (int)D, (int)Dv, kd.l, spec->causal,
           c.Rd, (const double *)c.qt, (const double *)c.kt, c.in[2], c.in[3], svd, P, iS, dKd, dVd);
     }
     GFI_CU_TRY(cudaGetLastError());

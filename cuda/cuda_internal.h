@@ -5,6 +5,10 @@
 #include "cuda_compat.h"
 #include <stddef.h>
 #include "gfi_cuda.h"
+#include "gfi_cuda_math.h"
+extern "C" {
+#include "fail.h"
+}
 
 /* cudaError_t -> gfi_status: allocation failures are GFI_ENOMEM, everything
  * else (no driver, no device, a failed launch) GFI_ENODEV. */
@@ -18,6 +22,13 @@ int gfi_cu_status(cudaError_t e);
       goto done;                         \
     }                                    \
   } while (0)
+
+/* The device descriptor of a kernel (gfi_cuda_math.h): power and
+ * polynomial phi; any other kernel (custom phi, flat-top) is refused as
+ * GFI_EUNSUPPORTED, named `name` (gfi_error_param), as is a polynomial
+ * when poly_ok is 0 (the engines whose device code is written for powers).
+ * k must have passed the caller's checks of its fields. */
+int gfi_cu_kern_make(const gfi_kernel *k, int poly_ok, const char *name, gfi_cu_kern *out);
 
 /* Resolve options (NULL = defaults) and select the device. */
 int gfi_cu_begin(const gfi_cuda_opts *in, gfi_cuda_opts *o);

@@ -10,7 +10,8 @@
 
 /* Tables shared by both plans. */
 struct ps_data {
-  int D, l, prec;
+  int D, prec;
+  gfi_cu_kern kern; /* the kernel as the device code gets it */
   size_t N, Np, chunk, nsplit;
   double R[PS_MAXD];
   void *ktab, *kw; /* T arrays: 3 D Np and Np */
@@ -63,13 +64,13 @@ static int upload_t(int prec, const double *h, size_t n, size_t stride, size_t n
 static int ps_data_make(ps_data *d, const gfi_kernel *k, size_t N, size_t D, const double *x,
                         const double *R, const double *wn, int prec, cudaStream_t s) {
   memset(d, 0, sizeof *d);
+  int st = gfi_cu_kern_make(k, 1, "k", &d->kern);
+  if (st) return st;
   d->D = (int)D;
-  d->l = k->l;
   d->prec = prec;
   d->N = N;
   for (size_t j = 0; j < D; j++) d->R[j] = R[j];
   ps_chunks(N, &d->Np, &d->chunk, &d->nsplit);
-  int st;
   const double *xd = NULL;
   double *xown = NULL;
   size_t ts = tsize(prec);
@@ -99,12 +100,16 @@ done:
   return st;
 }
 
-/* Common checks of both plan constructors. */
+/* Common checks of both plan constructors: power and polynomial phi (a
+ * custom phi or another band-limited family: GFI_EUNSUPPORTED, named k). */
 static int check_plan(const gfi_kernel *k, size_t N, size_t D, const double *x, const double *R) {
   if (!k || !x || !R) return GFI_EINVAL;
-  if (k->kind != GFI_PHI_POW) return k->kind == GFI_PHI_CUSTOM ? GFI_EUNSUPPORTED : GFI_EINVAL;
+  if (k->kind != GFI_PHI_POW && k->kind != GFI_PHI_POLY)
+    return fail_param(k->kind == GFI_PHI_CUSTOM || gfi_kernel_check_band(k) == GFI_OK ? GFI_EUNSUPPORTED : GFI_EINVAL,
+                      "k");
   int st = gfi_check_order(k->l);
   if (st) return st;
+  if (k->kind == GFI_PHI_POLY && (st = gfi_kernel_check_band(k)) != GFI_OK) return fail_param(st, "k");
   if (N == 0) return GFI_EEMPTY;
   st = gfi_check_dim(D);
   if (st) return st;
@@ -133,10 +138,10 @@ static int ps_eval(ps_data *d, size_t M, const double *q, const void *ky, int Vc
     if (st) goto done;
     cudaError_t e =
         d->prec == GFI_CUDA_F32
-            ? ps_launch<float>(nw, d->D, d->l, (const float *)qtab, m, (const float *)d->ktab,
+            ? ps_launch<float>(nw, d->D, &d->kern, (const float *)qtab, m, (const float *)d->ktab,
                                (const float *)d->kw, (const float *)ky, Vc, d->Np, d->chunk,
                                d->nsplit, part, s)
-            : ps_launch<double>(nw, d->D, d->l, (const double *)qtab, m, (const double *)d->ktab,
+            : ps_launch<double>(nw, d->D, &d->kern, (const double *)qtab, m, (const double *)d->ktab,
                                 (const double *)d->kw, (const double *)ky, Vc, d->Np, d->chunk,
                                 d->nsplit, part, s);
     GFI_CU_TRY(e);

@@ -9,6 +9,22 @@ int gfi_cu_status(cudaError_t e) {
   return e == cudaErrorMemoryAllocation ? GFI_ENOMEM : GFI_ENODEV;
 }
 
+int gfi_cu_kern_make(const gfi_kernel *k, int poly_ok, const char *name, gfi_cu_kern *out) {
+  memset(out, 0, sizeof *out);
+  if (k->kind == GFI_PHI_POW) {
+    out->kind = GFI_CU_PHI_POW;
+  } else if (k->kind == GFI_PHI_POLY && poly_ok) {
+    out->kind = GFI_CU_PHI_POLY;
+  } else {
+    return fail_param(GFI_EUNSUPPORTED, name);
+  }
+  if (k->l < 1 || k->l > GFI_CU_PHI_MAXPOW) return fail_param(GFI_EORDER, name);
+  out->l = k->l;
+  /* a power's coef[] may be unset (lib/kernel_internal.h: kernel_coef) */
+  for (int j = 1; j <= k->l; j++) out->coef[j] = k->kind == GFI_PHI_POW ? (double)(j == k->l) : k->coef[j];
+  return GFI_OK;
+}
+
 extern "C" void gfi_cuda_default_opts(gfi_cuda_opts *o) {
   if (!o) return;
   memset(o, 0, sizeof *o);

@@ -62,9 +62,11 @@ GFI_EXPORT int gfi_cuda_device_info(int device, char *name, size_t len, int *maj
 /* ---------------------------------------------------------- density */
 typedef struct gfi_cuda_density_plan gfi_cuda_density_plan;
 
-/* The Fourier density estimator of gfi_density_plan_fourier for phi = z^l
- * (custom phi: GFI_EUNSUPPORTED). Same arguments and errors; data, weights
- * and R may be host or device arrays (R: host only). */
+/* The Fourier density estimator of gfi_density_plan_fourier for a power
+ * phi = z^l or a polynomial phi (gfi_kernel_poly: phi(sinc) per axis by
+ * Horner, the product over axes); a custom phi or the flat-top kernel:
+ * GFI_EUNSUPPORTED, named "k" (gfi_error_param). Same arguments and
+ * errors; data, weights and R may be host or device arrays (R: host only). */
 GFI_EXPORT int gfi_cuda_density_plan_fourier(gfi_cuda_density_plan **plan, const gfi_kernel *k, size_t N,
                                   size_t D, const double *data, const double *weights,
                                   const double *R, const gfi_cuda_opts *opts);
@@ -76,7 +78,8 @@ GFI_EXPORT void gfi_cuda_density_destroy(gfi_cuda_density_plan *plan);
 /* ------------------------------------------------ Nadaraya-Watson */
 typedef struct gfi_cuda_nw_plan gfi_cuda_nw_plan;
 
-/* gfi_nw_plan_fourier for phi = z^l. The plan also keeps a CPU plan of the
+/* gfi_nw_plan_fourier for a power or polynomial phi (as the density
+ * plan). The plan also keeps a CPU plan of the
  * same data (host memory O(N (D + V))) for the rows the GPU cannot resolve. */
 GFI_EXPORT int gfi_cuda_nw_plan_fourier(gfi_cuda_nw_plan **plan, const gfi_kernel *k, size_t N, size_t D,
                              size_t V, const double *x, const double *y, const double *R,
@@ -95,7 +98,8 @@ GFI_EXPORT void gfi_cuda_nw_destroy(gfi_cuda_nw_plan *plan);
 
 /* Fourier attention forward and backward with the contract of
  * gfi_attn_forward / gfi_attn_backward (gfi/attention.h): spec->kind must be
- * GFI_ATTN_FOURIER (Gaussian: GFI_EUNSUPPORTED), scalar or per-axis R,
+ * GFI_ATTN_FOURIER (Gaussian: GFI_EUNSUPPORTED) with a power kernel (a
+ * polynomial or custom phi: GFI_EUNSUPPORTED, named "kernel"), scalar or per-axis R,
  * causal or not; saved holds 2 L doubles (E_i, S~_i) as on the CPU. Q, K, V,
  * H, dH, dQ, dK, dV and saved may be host or device arrays (R, dR: host).
  * The backward differentiates the product over axes with the full product
@@ -148,8 +152,8 @@ GFI_EXPORT int gfi_cuda_flt_error_trials(const gfi_rpe *rpe, const gfi_proposal 
 GFI_EXPORT int gfi_cuda_mixture_sample(const gfi_model *m, uint64_t seed, uint64_t stream, size_t N,
                             double *x, const gfi_cuda_opts *opts);
 
-/* Integrated squared error of the Fourier density estimator (phi = z^l,
- * radii R) for `nrep` replications: replication k = first_rep .. first_rep +
+/* Integrated squared error of the Fourier density estimator (a power or
+ * polynomial phi, radii R) for `nrep` replications: replication k = first_rep .. first_rep +
  * nrep - 1 draws N points with gfi_cuda_mixture_sample(m, seed, k), evaluates
  * the estimate at the G points `at` (G x D) and returns
  *     ise[k - first_rep] = sum_g qw[g] (p_hat(at_g) - p(at_g))^2,
@@ -171,7 +175,8 @@ GFI_EXPORT int gfi_cuda_mc_ise(const gfi_model *m, const gfi_kernel *k, const do
  * D) host or device. Agrees with gfi_ise_plancherel on the same points to
  * rounding (the sums are added in another order). The work limit is 2^48
  * (node, point) products instead of the CPU's 2^32 (GFI_EUNSUPPORTED
- * beyond). */
+ * beyond). Power and polynomial phi (their kappa factors come from the CPU's
+ * rule); other kernels: GFI_EUNSUPPORTED. */
 GFI_EXPORT int gfi_cuda_ise_plancherel(const gfi_model *m, const gfi_kernel *k, size_t N, const double *data,
                             const double *R, const gfi_mise_opts *mopts, double *ise,
                             const gfi_cuda_opts *opts);

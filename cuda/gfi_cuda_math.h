@@ -11,7 +11,8 @@
  *    (counter-based: point i of replication s always reads the same words).
  *  - Density / Nadaraya-Watson pair terms (float and double): the angle
  *    subtraction identity sin(a - b) = sin a cos b - cos a sin b, the Taylor
- *    series near u = 0, one division per pair.
+ *    series near u = 0, one division per pair for phi = z^l; for a
+ *    polynomial phi (gfi_cu_kern) one division per axis and phi by Horner.
  *  - Fourier attention pair terms: sinc and its derivative, the scaled
  *    (mantissa, exponent) product over axes, and the per-axis gradient of one
  *    weight from the full product (see gfi_cu_attn_grad_*).
@@ -238,6 +239,21 @@ GFI_HD float gfi_cu_pow2_f(double k) {
 
 /* Exponent of an exact zero product: below every other. */
 #define GFI_CU_ZERO_EXP (-1.0e6)
+
+/* ------------------------------------------------ kernel descriptor */
+
+/* The kernel phi(sinc) as the device code gets it (a value passed to the
+ * launches; no pointers): kind GFI_CU_PHI_POW, phi = z^l, or
+ * GFI_CU_PHI_POLY, phi(z) = sum_{j=1..l} coef[j] z^j (coef[0] = 0). Made
+ * from a gfi_kernel by gfi_cu_kern_make (cuda/cuda_internal.h). */
+#define GFI_CU_PHI_POW 0
+#define GFI_CU_PHI_POLY 2
+#define GFI_CU_PHI_MAXPOW 8
+typedef struct {
+  int kind;                         /* GFI_CU_PHI_POW or GFI_CU_PHI_POLY */
+  int l;                            /* the power, or the polynomial's degree (1..8) */
+  double coef[GFI_CU_PHI_MAXPOW + 1]; /* coef[j] of z^j; for a power coef[l] = 1 */
+} gfi_cu_kern;
 
 /* ------------------------------------------------ real-valued parts */
 #define GFI_CU_T double

@@ -71,6 +71,34 @@ GFI_HD GFI_CU_T GFI_CU_N(gfi_cu_pair_fourier)(int D, int l, const GFI_CU_T *q, c
   return GFI_CU_N(gfi_cu_ipow)(prod, l);
 }
 
+/* phi(z) = sum_j a[j] z^j by Horner, (((a_deg z + a_deg-1) z + ..) + a_1) z,
+ * as the CPU engines' kernel_phi. a holds GFI_CU_PHI_MAXPOW + 1 values, zero
+ * above the degree (a[0] unused): the steps above the degree leave r = +-0,
+ * so the value is that of Horner from the degree, bit for bit, and the fixed
+ * trip count lets nvcc unroll the loop and keep a[] out of local memory. */
+GFI_HD GFI_CU_T GFI_CU_N(gfi_cu_phi_poly)(const GFI_CU_T *a, GFI_CU_T z) {
+  GFI_CU_T r = 0;
+  for (int j = GFI_CU_PHI_MAXPOW; j >= 1; j--) r = (r + a[j]) * z;
+  return r;
+}
+
+/* Kernel value prod_j phi(sinc(R_j (x_j - k_j))) of one pair for a
+ * polynomial phi (coefficients a as for gfi_cu_phi_poly), without the
+ * normalisation: phi does not factor through the product, so each axis
+ * divides once and applies phi by Horner. q and k as for
+ * gfi_cu_pair_fourier. */
+GFI_HD GFI_CU_T GFI_CU_N(gfi_cu_pair_fourier_poly)(int D, const GFI_CU_T *a, const GFI_CU_T *q,
+                                                   const GFI_CU_T *k) {
+  GFI_CU_T prod = 1;
+  for (int j = 0; j < D; j++) {
+    GFI_CU_T n, d;
+    GFI_CU_N(gfi_cu_sinc_parts)(q[3 * j], q[3 * j + 1], q[3 * j + 2], k[3 * j], k[3 * j + 1],
+                                k[3 * j + 2], &n, &d);
+    prod *= GFI_CU_N(gfi_cu_phi_poly)(a, GFI_CU_N(gfi_cu_div)(n, d));
+  }
+  return prod;
+}
+
 /* ---- attention ----
  * sinc and its derivative from the identity, as the CPU attention engine:
  * the series of sinc_series.h for |u| < 0.5, |sinc| < 2^-64 flushed to 0. */

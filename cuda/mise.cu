@@ -349,9 +349,10 @@ extern "C" int gfi_cuda_ise_plancherel(const gfi_model *m, const gfi_kernel *ker
   if (N == 0) return GFI_EEMPTY;
   size_t D = gfi_model_dim(m);
   int st = gfi_check_radii(R, D, NULL);
-  /* the device's factors are those of sinc^l: power kernels only */
+  /* the kappa factors come from the CPU's rule (ise_pl_axis_factors), the
+   * device sums the empirical cf: power and polynomial phi */
   if (!st) st = gfi_kernel_check_band(kern);
-  if (!st && kern->kind != GFI_PHI_POW) st = GFI_EUNSUPPORTED;
+  if (!st && kern->kind != GFI_PHI_POW && kern->kind != GFI_PHI_POLY) st = fail_param(GFI_EUNSUPPORTED, "k");
   if (st) return st;
   if (D > 2) return GFI_EUNSUPPORTED;
   gfi_mise_opts mo;
@@ -390,10 +391,11 @@ extern "C" int gfi_cuda_mise_mc(const gfi_model *m, const gfi_kernel *kern, size
                                 const gfi_mise_opts *mopts, gfi_mise_result *res, double *ise_out,
                                 const gfi_cuda_opts *opts) {
   if (!m || !R || !res) return GFI_EINVAL;
-  /* the device's factors are those of sinc^l: power kernels only */
+  /* power and polynomial phi: the Plancherel factors come from the CPU's
+   * rule, the grid rule's estimates from the density pair sum */
   int st = gfi_kernel_check_band(kern);
   if (st) return st;
-  if (kern->kind != GFI_PHI_POW) return GFI_EUNSUPPORTED;
+  if (kern->kind != GFI_PHI_POW && kern->kind != GFI_PHI_POLY) return fail_param(GFI_EUNSUPPORTED, "k");
   if (N == 0) return GFI_EEMPTY;
   if (nreps < 2) return GFI_EINVAL;
   size_t D = gfi_model_dim(m);

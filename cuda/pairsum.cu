@@ -1,5 +1,6 @@
 /* Launchers of the pair-sum kernel: one instantiation per (precision,
- * D in {1, 2, 3, 4} or any D <= 64, l in {2, 4} or any l, density or NW). */
+ * D in {1, 2, 3, 4} or any D <= 64, l in {2, 4} or any l or a polynomial
+ * phi, density or NW). */
 #include "pairsum.cuh"
 
 __global__ void ps_combine_kernel(const double *__restrict__ part, size_t nsplit, size_t M, int nacc,
@@ -17,7 +18,7 @@ template <typename T> struct ps_qpt { static const int v = 2; };
 template <> struct ps_qpt<float> { static const int v = 4; };
 
 template <typename T, int DC, int LC, int NW>
-static cudaError_t ps_go(int D, int l, const T *qtab, size_t M, const T *ktab, const T *kw,
+static cudaError_t ps_go(int D, int l, const ps_phi<T> &phi, const T *qtab, size_t M, const T *ktab, const T *kw,
                          const T *ky, int Vc, size_t Np, size_t chunk, size_t nsplit, double *part,
                          cudaStream_t st) {
   const int QPT = ps_qpt<T>::v;
@@ -30,17 +31,20 @@ static cudaError_t ps_go(int D, int l, const T *qtab, size_t M, const T *ktab, c
   }
   size_t per = (size_t)PS_THREADS * QPT;
   dim3 grid((unsigned)((M + per - 1) / per), (unsigned)nsplit);
-  GFI_LAUNCH(grid, PS_THREADS, smem, st, ps_kernel<T, DC, LC, QPT, NW>)(D, l, qtab, M, ktab, kw, ky, Vc, Np,
+  GFI_LAUNCH(grid, PS_THREADS, smem, st, ps_kernel<T, DC, LC, QPT, NW>)(D, l, phi, qtab, M, ktab, kw, ky, Vc, Np,
                                                                  chunk, part);
   return cudaGetLastError();
 }
 
 template <typename T, int NW>
-static cudaError_t ps_dispatch(int D, int l, const T *qtab, size_t M, const T *ktab, const T *kw,
-                               const T *ky, int Vc, size_t Np, size_t chunk, size_t nsplit,
+static cudaError_t ps_dispatch(int D, const gfi_cu_kern *kern, const T *qtab, size_t M, const T *ktab,
+                               const T *kw, const T *ky, int Vc, size_t Np, size_t chunk, size_t nsplit,
                                double *part, cudaStream_t st) {
-#define PS_GO(DC, LC) ps_go<T, DC, LC, NW>(D, l, qtab, M, ktab, kw, ky, Vc, Np, chunk, nsplit, part, st)
-#define PS_L(DC) (l == 4 ? PS_GO(DC, 4) : l == 2 ? PS_GO(DC, 2) : PS_GO(DC, 0))
+  const int l = kern->l, poly = kern->kind == GFI_CU_PHI_POLY;
+  ps_phi<T> phi;
+  for (int j = 0; j <= GFI_CU_PHI_MAXPOW; j++) phi.a[j] = poly && j <= l ? (T)kern->coef[j] : (T)0;
+#define PS_GO(DC, LC) ps_go<T, DC, LC, NW>(D, l, phi, qtab, M, ktab, kw, ky, Vc, Np, chunk, nsplit, part, st)
+#define PS_L(DC) (poly ? PS_GO(DC, PS_POLY) : l == 4 ? PS_GO(DC, 4) : l == 2 ? PS_GO(DC, 2) : PS_GO(DC, 0))
   switch (NW ? (D <= 2 ? D : 0) : (D <= 4 ? D : 0)) {
     case 1: return PS_L(1);
     case 2: return PS_L(2);
@@ -53,12 +57,12 @@ static cudaError_t ps_dispatch(int D, int l, const T *qtab, size_t M, const T *k
 }
 
 template <typename T>
-cudaError_t ps_launch(int nw, int D, int l, const T *qtab, size_t M, const T *ktab, const T *kw,
-                      const T *ky, int Vc, size_t Np, size_t chunk, size_t nsplit, double *part,
-                      cudaStream_t st) {
+cudaError_t ps_launch(int nw, int D, const gfi_cu_kern *kern, const T *qtab, size_t M, const T *ktab,
+                      const T *kw, const T *ky, int Vc, size_t Np, size_t chunk, size_t nsplit,
+                      double *part, cudaStream_t st) {
   if (M == 0) return cudaSuccess;
-  return nw ? ps_dispatch<T, 1>(D, l, qtab, M, ktab, kw, ky, Vc, Np, chunk, nsplit, part, st)
-            : ps_dispatch<T, 0>(D, l, qtab, M, ktab, kw, ky, Vc, Np, chunk, nsplit, part, st);
+  return nw ? ps_dispatch<T, 1>(D, kern, qtab, M, ktab, kw, ky, Vc, Np, chunk, nsplit, part, st)
+            : ps_dispatch<T, 0>(D, kern, qtab, M, ktab, kw, ky, Vc, Np, chunk, nsplit, part, st);
 }
 
 template <typename T>
@@ -87,10 +91,10 @@ int ps_check_bad(int *bad_dev, cudaStream_t st) {
   return GFI_OK;
 }
 
-template cudaError_t ps_launch<double>(int, int, int, const double *, size_t, const double *,
+template cudaError_t ps_launch<double>(int, int, const gfi_cu_kern *, const double *, size_t, const double *,
                                        const double *, const double *, int, size_t, size_t, size_t,
                                        double *, cudaStream_t);
-template cudaError_t ps_launch<float>(int, int, int, const float *, size_t, const float *,
+template cudaError_t ps_launch<float>(int, int, const gfi_cu_kern *, const float *, size_t, const float *,
                                       const float *, const float *, int, size_t, size_t, size_t,
                                       double *, cudaStream_t);
 template int ps_prep<double>(const double *, size_t, size_t, int, const double *, double *, int *,

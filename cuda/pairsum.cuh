@@ -26,15 +26,29 @@ struct ps_radii {
   double R[PS_MAXD];
 };
 
+/* A polynomial phi in the working precision (gfi_cu_kern's coefficients
+ * rounded to T, zero above the degree), passed to the launch by value. */
+template <typename T> struct ps_phi {
+  T a[GFI_CU_PHI_MAXPOW + 1];
+};
+
 template <typename T> struct ps_ops;
 template <> struct ps_ops<double> {
   static __device__ __forceinline__ double pair(int D, int l, const double *q, const double *k) {
     return gfi_cu_pair_fourier_d(D, l, q, k);
   }
+  static __device__ __forceinline__ double poly(int D, const ps_phi<double> &f, const double *q,
+                                                const double *k) {
+    return gfi_cu_pair_fourier_poly_d(D, f.a, q, k);
+  }
 };
 template <> struct ps_ops<float> {
   static __device__ __forceinline__ float pair(int D, int l, const float *q, const float *k) {
     return gfi_cu_pair_fourier_f(D, l, q, k);
+  }
+  static __device__ __forceinline__ float poly(int D, const ps_phi<float> &f, const float *q,
+                                               const float *k) {
+    return gfi_cu_pair_fourier_poly_f(D, f.a, q, k);
   }
 };
 
@@ -68,10 +82,14 @@ __global__ void ps_prep_kernel(const double *__restrict__ x, size_t n, size_t np
   o[2] = (T)c;
 }
 
-/* NW: accumulators S, A, y_0..y_3 (Vc <= 4 of them used). Density: one. */
+/* NW: accumulators S, A, y_0..y_3 (Vc <= 4 of them used). Density: one.
+ * LC: the power l when > 0, any power (lrt) when 0, and when PS_POLY the
+ * polynomial phi (phi; lrt unused), whose pair term is
+ * gfi_cu_pair_fourier_poly. */
+#define PS_POLY (-1)
 template <typename T, int DC, int LC, int QPT, int NW>
 __global__ void __launch_bounds__(PS_THREADS)
-ps_kernel(int Drt, int lrt, const T *__restrict__ qtab, size_t M, const T *__restrict__ ktab,
+ps_kernel(int Drt, int lrt, ps_phi<T> phi, const T *__restrict__ qtab, size_t M, const T *__restrict__ ktab,
           const T *__restrict__ kw, const T *__restrict__ ky, int Vc, size_t Np, size_t chunk,
           double *__restrict__ part) {
   const int D = DC > 0 ? DC : Drt;
@@ -125,7 +143,8 @@ ps_kernel(int Drt, int lrt, const T *__restrict__ qtab, size_t M, const T *__res
       const T wp = sw[p];
 #pragma unroll
       for (int t = 0; t < QPT; t++) {
-        T K = ps_ops<T>::pair(D, l, DC > 0 ? qv[t] : qp[t], kp);
+        T K = LC == PS_POLY ? ps_ops<T>::poly(D, phi, DC > 0 ? qv[t] : qp[t], kp)
+                            : ps_ops<T>::pair(D, l, DC > 0 ? qv[t] : qp[t], kp);
         if (!NW) {
           tacc[t][0] += wp * K;
         } else {
@@ -167,11 +186,11 @@ static inline void ps_chunks(size_t N, size_t *Np, size_t *chunk, size_t *nsplit
   *nsplit = (np + c - 1) / c;
 }
 
-/* Launch the pair sum for one query batch (qtab: M rows). nw: 0 density,
- * 1 regression. Returns a cudaError_t. Defined in pairsum.cu for float and
- * double. */
+/* Launch the pair sum for one query batch (qtab: M rows) with the kernel
+ * kern (power or polynomial). nw: 0 density, 1 regression. Returns a
+ * cudaError_t. Defined in pairsum.cu for float and double. */
 template <typename T>
-cudaError_t ps_launch(int nw, int D, int l, const T *qtab, size_t M, const T *ktab, const T *kw,
+cudaError_t ps_launch(int nw, int D, const gfi_cu_kern *kern, const T *qtab, size_t M, const T *ktab, const T *kw,
                       const T *ky, int Vc, size_t Np, size_t chunk, size_t nsplit, double *part,
                       cudaStream_t st);
 

@@ -42,14 +42,12 @@ static double *sample(const char *spec, size_t D, size_t N, uint64_t seed, gfi_m
   return x;
 }
 
-static void fourier(size_t N, size_t D, const double *data, double R, int l, size_t M,
+static void fourier(size_t N, size_t D, const double *data, double R, const gfi_kernel *k, size_t M,
                     const double *q, double *out) {
-  gfi_kernel k;
-  gfi_kernel_pow(&k, l);
   double Rv[16];
   for (size_t j = 0; j < D; j++) Rv[j] = R;
   gfi_density_plan *p;
-  int st = gfi_density_plan_fourier(&p, &k, N, D, data, NULL, Rv, NULL);
+  int st = gfi_density_plan_fourier(&p, k, N, D, data, NULL, Rv, NULL);
   if (st) die("Fourier plan", st);
   st = gfi_density_eval(p, M, q, out);
   if (st) die("Fourier evaluation", st);
@@ -87,6 +85,9 @@ int main(int argc, char **argv) {
   }
   char path[4096];
 
+  gfi_kernel k4; /* phi = z^4 */
+  gfi_kernel_pow(&k4, 4);
+
   /* 1-D claw */
   {
     gfi_model *m;
@@ -96,8 +97,8 @@ int main(int argc, char **argv) {
     double *f3 = malloc(M * sizeof *f3), *f10 = malloc(M * sizeof *f10), *g = malloc(M * sizeof *g);
     for (size_t i = 0; i < M; i++) x[i] = -3 + 6.0 * i / (M - 1);
     gfi_model_pdf(m, M, x, truth);
-    fourier(N, 1, data, 3, 4, M, x, f3);
-    fourier(N, 1, data, 10, 4, M, x, f10);
+    fourier(N, 1, data, 3, &k4, M, x, f3);
+    fourier(N, 1, data, 10, &k4, M, x, f10);
     double H;
     int st = gfi_bandwidth_rule("scott", N, 1, data, NULL, &H);
     if (st) die("bandwidth", st);
@@ -143,7 +144,7 @@ int main(int argc, char **argv) {
       }
     gfi_model_pdf(m, M, q, truth);
     const double R = 3;
-    fourier(N, 2, data, R, 4, M, q, est);
+    fourier(N, 2, data, R, &k4, M, q, est);
     double mse = 0;
     for (size_t i = 0; i < M; i++) mse += (est[i] - truth[i]) * (est[i] - truth[i]) / M;
     FILE *f = open_out(out, "density_demo_2d.dat", path, sizeof path);

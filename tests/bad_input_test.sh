@@ -209,6 +209,8 @@ c 2 "--theorems" rates --theorems 9
 c 2 "--size" rates --size huge
 c 2 "--model" rates --model t:1e-300
 c 2 "--dim" rates --dim 7
+c 2 "--phi1" rates --phi1 poly:x
+c 2 "--phi1" rates --phi1 flattop:0.5
 c 2 "--rho" correlation --rho 1
 c 2 "--n" correlation --n 0.5
 

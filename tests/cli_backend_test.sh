@@ -12,6 +12,8 @@ seq -3 0.25 3 >"$T/q1"
 
 for cmd in "density --model mw:6 --n 5000 --seed 1 --phi pow:4 --R 3 --at $T/q1" \
            "regress --data $T/pairs --dim 1 --phi pow:4 --R 2 --at $T/q1" \
+           "density --model mw:6 --n 5000 --seed 1 --phi poly:0,1,0,0.5 --R 3 --at $T/q1" \
+           "regress --data $T/pairs --dim 1 --phi poly:0,1,0,0.5 --R 2 --at $T/q1" \
            "flt-error --rpe gauss:s=1 --proposal gauss:tau=0.3 --L 48 --r 16,64,200 --trials 6 --seed 4"; do
   name=${cmd%% *}
   rc=$(run $GFI $cmd --backend cpu); cp "$T/out" "$T/cpu"

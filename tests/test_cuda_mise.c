@@ -185,6 +185,48 @@ static void test_grid(void) {
   gfi_model_free(m);
 }
 
+/* A polynomial phi: the Plancherel ISE on the same points as the CPU's
+ * (kappa factors from the CPU's rule), and the grid rule's replications
+ * (the density pair sum's polynomial path) against gfi_ise_grid; the
+ * flat-top kernel is refused, naming k. */
+static void test_poly(void) {
+  const double a[] = {0, 0.3, 0.5, 0, 1};
+  gfi_kernel kp;
+  CHECK_STATUS(gfi_kernel_poly(&kp, 4, a), GFI_OK);
+  for (size_t D = 1; D <= 2; D++) {
+    gfi_model *m = model(D == 1 ? "mw:2" : "mix2", D);
+    const size_t N = 2000;
+    double R[2] = {2.5, 2}, *x = malloc(N * D * sizeof *x), cpu = NAN, gpu = NAN;
+    CHECK_STATUS(gfi_cuda_mixture_sample(m, 4, 1, N, x, NULL), GFI_OK);
+    CHECK_STATUS(gfi_ise_plancherel(m, &kp, N, x, R, NULL, &cpu), GFI_OK);
+    CHECK_STATUS(gfi_cuda_ise_plancherel(m, &kp, N, x, R, NULL, &gpu, NULL), GFI_OK);
+    double rel = fabs(gpu - cpu) / cpu;
+    printf("  polynomial phi, same points D=%zu N=%zu: CPU %.15g GPU %.15g rel %.2e\n", D, N, cpu, gpu, rel);
+    CHECK(rel < 1e-10, "poly D=%zu: GPU ISE %.17g vs CPU %.17g", D, gpu, cpu);
+    free(x);
+    gfi_model_free(m);
+  }
+  gfi_model *m = model("mw:2", 1);
+  double R = 3, ise[2], x[300], ref;
+  gfi_mise_opts o;
+  gfi_mise_default_opts(&o);
+  o.base.seed = 8;
+  o.ise = GFI_ISE_GRID;
+  gfi_mise_result r;
+  CHECK_STATUS(gfi_cuda_mise_mc(m, &kp, 300, &R, 2, &o, &r, ise, NULL), GFI_OK);
+  for (size_t rep = 0; rep < 2; rep++) {
+    CHECK_STATUS(gfi_cuda_mixture_sample(m, 8, rep, 300, x, NULL), GFI_OK);
+    CHECK_STATUS(gfi_ise_grid(m, &kp, 300, x, &R, NULL, NULL, &o, &ref, NULL), GFI_OK);
+    CHECK_CLOSE(ise[rep], ref, 1e-10, 0);
+  }
+  gfi_kernel kf;
+  CHECK_STATUS(gfi_kernel_flattop(&kf, 0.5), GFI_OK);
+  CHECK_STATUS(gfi_cuda_mise_mc(m, &kf, 300, &R, 2, &o, &r, NULL, NULL), GFI_EUNSUPPORTED);
+  const char *pn = gfi_error_param(GFI_EUNSUPPORTED);
+  CHECK(pn && !strcmp(pn, "k"), "flat-top refused naming %s", pn ? pn : "(none)");
+  gfi_model_free(m);
+}
+
 int main(void) {
   int n = 0;
   if (gfi_cuda_device_count(&n) != GFI_OK || n == 0) {
@@ -200,6 +242,7 @@ int main(void) {
   test_same_points();
   test_reproducible();
   test_grid();
+  test_poly();
   test_against_exact();
 #ifdef GFI_CUDA_EMU
   CHECK(gfi_cuda_emu_live_bytes() == 0, "%zu bytes of device memory still allocated",

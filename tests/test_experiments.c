@@ -68,10 +68,10 @@ static void test_claims(void) {
   CHECK_STATUS(gfi_exp_rate_claim(GFI_EXP_THM_3A, GFI_ORDINARY_SMOOTH, 1, 1, 100, &lr, &lR), GFI_EINVAL);
   CHECK_STATUS(gfi_exp_rate_claim(GFI_EXP_THM_4, GFI_ORDINARY_SMOOTH, 2, 1, 100, &lr, &lR), GFI_EINVAL);
   CHECK_STATUS(gfi_exp_rate_claim(GFI_EXP_THM_1, GFI_SUPERSMOOTH, 2, 1, 1, &lr, &lR), GFI_EINVAL);
-  CHECK_CLOSE(gfi_exp_rate_classical(4, GFI_SUPERSMOOTH, 2, 1), -0.8, 1e-15, 0);
-  CHECK_CLOSE(gfi_exp_rate_classical(1, GFI_ORDINARY_SMOOTH, 2, 1), -0.75, 1e-15, 0);
-  CHECK_CLOSE(gfi_exp_rate_classical(0, GFI_SUPERSMOOTH, 2, 2), -2.0 / 3, 1e-15, 0);
-  CHECK(gfi_exp_rate_classical(1, GFI_SUPERSMOOTH, 2, 1) == -1, "sinc kernel: -1 up to the logarithm");
+  CHECK_CLOSE(gfi_exp_rate_classical(KPOW(4), GFI_SUPERSMOOTH, 2, 1), -0.8, 1e-15, 0);
+  CHECK_CLOSE(gfi_exp_rate_classical(KPOW(1), GFI_ORDINARY_SMOOTH, 2, 1), -0.75, 1e-15, 0);
+  CHECK_CLOSE(gfi_exp_rate_classical(NULL, GFI_SUPERSMOOTH, 2, 2), -2.0 / 3, 1e-15, 0);
+  CHECK(gfi_exp_rate_classical(KPOW(1), GFI_SUPERSMOOTH, 2, 1) == -1, "sinc kernel: -1 up to the logarithm");
 }
 
 /* The verdict rules, against the two rules they replace: the density
@@ -112,17 +112,17 @@ static void test_density_fit(void) {
     mi[i] = r.mise;
   }
   gfi_exp_rate_fit c;
-  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_3B, m, 2, 7, N, Ro, mi, NULL, 3, 0.02, &c), GFI_OK);
+  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_3B, m, KPOW(2), 7, N, Ro, mi, NULL, 3, 0.02, &c), GFI_OK);
   CHECK(c.condition_met == 1 && strcmp(c.condition, "met") == 0, "3b has no C^2 hypothesis");
   gfi_exp_rate_fit c1;
-  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_1, lap, 4, 7, N, Ro, mi, NULL, 3, 0.02, &c1), GFI_OK);
+  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_1, lap, KPOW(4), 7, N, Ro, mi, NULL, 3, 0.02, &c1), GFI_OK);
   CHECK(c1.condition_met == 0 && strcmp(c1.condition, "not-C2") == 0, "Thm 1 on Laplace flagged");
   CHECK_CLOSE(c.fit.slope, -2.0 / 3, 0.01, 0);
   CHECK_CLOSE(c.fit_R.slope, 1.0 / 3, 0.01, 0);
   CHECK_CLOSE(c.claimed, -2.0 / 3, 1e-12, 0);
   CHECK(gfi_exp_verdict_consistent(c.verdict), "verdict %s", gfi_exp_verdict_name(c.verdict));
-  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_2, m, 6, 7, N, Ro, mi, NULL, 3, 0.02, &c), GFI_EINVAL);
-  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_3B, m, 2, 2, N, Ro, mi, NULL, 3, 0.02, &c), GFI_EEMPTY);
+  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_2, m, KPOW(6), 7, N, Ro, mi, NULL, 3, 0.02, &c), GFI_EINVAL);
+  CHECK_STATUS(gfi_exp_density_rate_fit(GFI_EXP_THM_3B, m, KPOW(2), 2, N, Ro, mi, NULL, 3, 0.02, &c), GFI_EEMPTY);
   gfi_model_free(m);
   gfi_model_free(lap);
 }
@@ -146,10 +146,48 @@ static void test_hypotheses(void) {
             "theorem %s hypothesis %zu", T->name, h);
   }
   /* sinc^l: one vanishing moment from l = 3 on, |z|^k integrable for k <= l - 2 */
-  CHECK(gfi_exp_kernel_vanishing_moments(2) == 0 && gfi_exp_kernel_vanishing_moments(3) == 1 &&
-            gfi_exp_kernel_vanishing_moments(8) == 1,
+  CHECK(gfi_exp_kernel_vanishing_moments(KPOW(2)) == 0 && gfi_exp_kernel_vanishing_moments(KPOW(3)) == 1 &&
+            gfi_exp_kernel_vanishing_moments(KPOW(8)) == 1,
         "vanishing moments");
-  CHECK(gfi_exp_kernel_finite_moment(1) == -1 && gfi_exp_kernel_finite_moment(4) == 2, "finite moments");
+  CHECK(gfi_exp_kernel_finite_moment(KPOW(1)) == -1 && gfi_exp_kernel_finite_moment(KPOW(4)) == 2, "finite moments");
+  /* a polynomial phi: its tails are those of its lowest power, its order at 0
+   * the least of its powers'; phi = z written as a polynomial is phi = z */
+  {
+    gfi_kernel p24, p46, p1, p12, ft;
+    const double a24[] = {0, 0, 1, 0, 0.5}, a46[] = {0, 0, 0, 0, 2, 0, 1}, a1[] = {0, 3}, a12[] = {0, 1, 1};
+    CHECK_STATUS(gfi_kernel_poly(&p24, 4, a24), GFI_OK);
+    CHECK_STATUS(gfi_kernel_poly(&p46, 6, a46), GFI_OK);
+    CHECK_STATUS(gfi_kernel_poly(&p1, 1, a1), GFI_OK);
+    CHECK_STATUS(gfi_kernel_poly(&p12, 2, a12), GFI_OK);
+    CHECK_STATUS(gfi_kernel_flattop(&ft, 0.5), GFI_OK);
+    CHECK(gfi_exp_kernel_vanishing_moments(&p24) == 0 && gfi_exp_kernel_finite_moment(&p24) == 0 &&
+              gfi_exp_kernel_vanishing_moments(&p46) == 1 && gfi_exp_kernel_finite_moment(&p46) == 2,
+          "polynomial moments");
+    CHECK(gfi_exp_kernel_vanishing_moments(&ft) == -1 && gfi_exp_kernel_finite_moment(NULL) == -1,
+          "not a sinc family");
+    CHECK_CLOSE(gfi_exp_rate_classical(&p24, GFI_SUPERSMOOTH, 2, 1), gfi_exp_rate_classical(KPOW(2), GFI_SUPERSMOOTH, 2, 1),
+                0, 0);
+    CHECK_CLOSE(gfi_exp_rate_classical(&p46, GFI_SUPERSMOOTH, 2, 1), -0.8, 1e-15, 0);
+    CHECK(gfi_exp_rate_classical(&p1, GFI_SUPERSMOOTH, 2, 1) == -1 &&
+              gfi_exp_rate_classical(&p12, GFI_SUPERSMOOTH, 2, 1) == gfi_exp_rate_classical(KPOW(2), GFI_SUPERSMOOTH, 2, 1),
+          "phi = 3 z is of infinite order, z + z^2 of order 1");
+    CHECK(isnan(gfi_exp_rate_classical(&ft, GFI_SUPERSMOOTH, 2, 1)), "flat-top: no classical exponent here");
+    struct {
+      gfi_exp_theorem_id th;
+      const gfi_kernel *k;
+      const char *want;
+    } pc[] = {{GFI_EXP_THM_1, &p46, "met"}, {GFI_EXP_THM_1, &p24, "l<4"}, {GFI_EXP_THM_3A, &p1, "met"},
+              {GFI_EXP_THM_3A, &p12, "l!=1"}, {GFI_EXP_THM_3B, &p12, "l!=2"}};
+    gfi_model *m = model("normal", 1);
+    for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++) {
+      char buf[48];
+      CHECK_STATUS(gfi_exp_density_condition(pc[i].th, m, pc[i].k, buf, sizeof buf, NULL), GFI_OK);
+      CHECK(strcmp(buf, pc[i].want) == 0, "polynomial case %zu: %s (want %s)", i, buf, pc[i].want);
+    }
+    char buf[48];
+    CHECK_STATUS(gfi_exp_density_condition(GFI_EXP_THM_1, m, &ft, buf, sizeof buf, NULL), GFI_EUNSUPPORTED);
+    gfi_model_free(m);
+  }
   struct {
     gfi_exp_theorem_id th;
     const char *spec;
@@ -169,7 +207,7 @@ static void test_hypotheses(void) {
     gfi_model *m = model(cases[i].spec, cases[i].D);
     char buf[48];
     int met = -1;
-    CHECK_STATUS(gfi_exp_density_condition(cases[i].th, m, cases[i].l, buf, sizeof buf, &met), GFI_OK);
+    CHECK_STATUS(gfi_exp_density_condition(cases[i].th, m, KPOW(cases[i].l), buf, sizeof buf, &met), GFI_OK);
     CHECK(strcmp(buf, cases[i].want) == 0 && met == (strcmp(cases[i].want, "met") == 0),
           "theorem %s, %s D=%zu l=%d: %s (want %s)", gfi_exp_theorem_get(cases[i].th)->name, cases[i].spec,
           cases[i].D, cases[i].l, buf, cases[i].want);
@@ -177,7 +215,7 @@ static void test_hypotheses(void) {
   }
   gfi_model *m = model("normal", 1);
   char buf[48];
-  CHECK_STATUS(gfi_exp_density_condition(GFI_EXP_THM_2, m, 6, buf, sizeof buf, NULL), GFI_EINVAL);
+  CHECK_STATUS(gfi_exp_density_condition(GFI_EXP_THM_2, m, KPOW(6), buf, sizeof buf, NULL), GFI_EINVAL);
   gfi_model_free(m);
 }
 
@@ -339,6 +377,51 @@ static void test_density_study(void) {
         "Theorem 2 is not a density theorem");
 }
 
+/* Theorem 1 with kernels given by their text (--phi1): pow:4 written so is
+ * the default row to the bit; a polynomial is judged by its powers (lowest
+ * power 4: met; a z term: l<4) and measured; other kernels and bad text are
+ * refused naming --phi1. */
+static void test_density_phi1(void) {
+  gfi_exp_drates_params p;
+  gfi_exp_drates_default(&p);
+  p.theorems[0] = GFI_EXP_THM_1, p.ntheorems = 1;
+  p.models[0] = "laplace", p.nmodels = 1; /* no Gaussian-KDE row */
+  p.nmax = 1e4;
+  p.mc_reps = 0;
+  p.phi1[0] = "pow:4", p.phi1[1] = "poly:0,0,0,1,0,0.5", p.phi1[2] = "poly:0.2,0,0,1", p.nphi1 = 3;
+  gfi_exp_ctx ctx = {.program = "test"};
+  gfi_exp_rate_row *rows = NULL;
+  size_t n = 0;
+  gfi_exp_err e;
+  gfi_exp_err_clear(&e);
+  CHECK_STATUS(gfi_exp_density_rates(&p, &ctx, NULL, &rows, &n, &e), GFI_OK);
+  CHECK(n == 4, "rows: %zu (l = 4 and three --phi1 kernels)", n);
+  if (n == 4) {
+    CHECK(strcmp(rows[0].name, "1") == 0 && strcmp(rows[1].name, "1p1") == 0 && strcmp(rows[2].name, "1p2") == 0 &&
+              strcmp(rows[3].name, "1p3") == 0,
+          "names %s %s %s %s", rows[0].name, rows[1].name, rows[2].name, rows[3].name);
+    CHECK(rows[1].observed == rows[0].observed && rows[1].observed_R == rows[0].observed_R &&
+              rows[1].lo95 == rows[0].lo95 && strcmp(rows[1].condition, rows[0].condition) == 0,
+          "pow:4 as --phi1 is the l = 4 row");
+    CHECK(strcmp(rows[2].condition, "not-C2") == 0 && rows[2].l == 6, "powers 4 and 6: %s (l %d)",
+          rows[2].condition, rows[2].l);
+    CHECK(strcmp(rows[3].condition, "l<4,not-C2") == 0, "a z term: %s", rows[3].condition);
+    for (size_t i = 0; i < 4; i++)
+      CHECK(isfinite(rows[i].observed) && rows[i].observed < 0 && rows[i].verdict != GFI_EXP_NOT_MEASURED,
+            "row %zu measured: %g", i, rows[i].observed);
+    /* Laplace (beta = 2): 2s = min(2q, 3) = 3 for q = 2, the order of z^4, of z^4 + z^6 and of z + z^4 */
+    CHECK(rows[2].classical == -0.75 && rows[3].classical == -0.75 && rows[0].classical == -0.75,
+          "classical %g %g %g", rows[0].classical, rows[2].classical, rows[3].classical);
+  }
+  free(rows);
+  p.phi1[1] = "flattop:0.5";
+  CHECK(gfi_exp_density_rates(&p, &ctx, NULL, NULL, NULL, &e) == GFI_EUNSUPPORTED && strcmp(e.param, "--phi1") == 0,
+        "flat-top: %s %s", e.param, e.msg);
+  p.phi1[1] = "poly:x";
+  CHECK(gfi_exp_density_rates(&p, &ctx, NULL, NULL, NULL, &e) == GFI_EINVAL && strcmp(e.param, "--phi1") == 0,
+        "bad text: %s %s", e.param, e.msg);
+}
+
 static void test_repro_check(void) {
   gfi_exp_repro_params p;
   gfi_exp_repro_default(&p);
@@ -458,6 +541,7 @@ int main(void) {
   test_regress_study();
   test_lemma1();
   test_density_study();
+  test_density_phi1();
   test_repro_check();
   test_correlation();
   return check_summary("experiments");

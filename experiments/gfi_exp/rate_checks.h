@@ -78,6 +78,13 @@ typedef struct gfi_exp_drates_params {
   uint64_t seed;
   double slack;               /* allowance in the verdict (0.02) */
   const char *outdir;         /* NULL: no files; else DIR/rates_table.dat and DIR/rates_<th>_<k>.dat */
+  /* Theorem 1 rows with a kernel given by its text (--phi1, gfi_kernel_parse:
+   * "poly:a1,..,ad" or "pow:L"), after those of l1, one row each, named 1p1,
+   * 1p2, ...: a polynomial phi is checked against the theorem's hypotheses
+   * through its powers (gfi_exp_density_condition). Appended last: the fields
+   * above keep their offsets. */
+  const char *phi1[GFI_EXP_DRATES_MAXL];
+  size_t nphi1;
 } gfi_exp_drates_params;
 
 void gfi_exp_drates_default(gfi_exp_drates_params *p);

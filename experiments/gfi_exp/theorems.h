@@ -74,26 +74,33 @@ typedef struct gfi_exp_theorem {
 const gfi_exp_theorem *gfi_exp_theorem_get(gfi_exp_theorem_id id);
 const gfi_exp_theorem *gfi_exp_theorem_find(const char *name);
 
-/* Moments of the kernel sinc(z)^l (l >= 1): the number m of its vanishing
- * moments (int z^j sinc^l dz = 0 for j = 1..m: m = 1 for l >= 3, by
- * symmetry; the second moment is positive for every l, so no power gives
- * m = 2; l = 1, 2: no first moment, m = 0) and the highest k with
- * int |z|^k |sinc z|^l dz finite (l - 2; -1 for l = 1, whose kernel is
- * not absolutely integrable). */
-int gfi_exp_kernel_vanishing_moments(int l);
-int gfi_exp_kernel_finite_moment(int l);
+/* Moments of the kernel phi(sinc z) of a power phi = z^l or a polynomial
+ * phi = sum_j a_j z^j (a_j >= 0; its tails are those of its lowest power
+ * j0, l for a power): the number m of its vanishing moments (int z^j
+ * phi(sinc z) dz = 0 for j = 1..m: m = 1 for j0 >= 3, by symmetry; the
+ * second moment is positive for every power, so no such kernel gives m = 2;
+ * j0 = 1, 2: no first moment, m = 0) and the highest k with int |z|^k
+ * |phi(sinc z)| dz finite (j0 - 2; -1 for j0 = 1, whose kernel is not
+ * absolutely integrable). -1 for NULL or any other kernel (custom phi,
+ * flat-top). */
+int gfi_exp_kernel_vanishing_moments(const gfi_kernel *k);
+int gfi_exp_kernel_finite_moment(const gfi_kernel *k);
 
 /* The condition of a density theorem (1, 3a, 3b) for the truth m and the
- * kernel phi = z^l: "met" when every hypothesis holds, otherwise the
- * failing hypotheses' values joined by ',' (e.g. "not-C2", "beta<=3",
- * "l<4,not-C2"), written to buf (size n). *met (may be NULL) gets 1 or 0.
- * Theorem 1: l >= 4 (m = 1 vanishing moment with a finite absolute moment
- * of order m + 1 = 2; fails "l<4"), p in C^2 ("not-C2"). Theorem 3a: l = 1
- * ("l!=1"), supersmooth or ordinary smooth with beta > 1 ("beta<=1").
- * Theorem 3b: l = 2 ("l!=2"), supersmooth or ordinary smooth with beta > 3
- * ("beta<=3"). A truth outside both classes fails "not-smooth-class".
- * GFI_EINVAL for a regression theorem or bad arguments. */
-int gfi_exp_density_condition(gfi_exp_theorem_id th, const gfi_model *m, int l, char *buf, size_t n, int *met);
+ * kernel k (a power phi = z^l or a polynomial phi): "met" when every
+ * hypothesis holds, otherwise the failing hypotheses' values joined by ','
+ * (e.g. "not-C2", "beta<=3", "l<4,not-C2"), written to buf (size n). *met
+ * (may be NULL) gets 1 or 0. Theorem 1: m = 1 vanishing moment with a
+ * finite absolute moment of order m + 1 = 2, i.e. l >= 4 (a polynomial:
+ * its lowest power >= 4; fails "l<4"), p in C^2 ("not-C2"). Theorem 3a:
+ * phi = z, l = 1 (a polynomial: z alone; fails "l!=1"), supersmooth or
+ * ordinary smooth with beta > 1 ("beta<=1"). Theorem 3b: phi = z^2 ("l!=2"),
+ * supersmooth or ordinary smooth with beta > 3 ("beta<=3"). A truth outside
+ * both classes fails "not-smooth-class". GFI_EINVAL for a regression
+ * theorem or bad arguments; GFI_EUNSUPPORTED for a kernel that is neither a
+ * power nor a polynomial phi. */
+int gfi_exp_density_condition(gfi_exp_theorem_id th, const gfi_model *m, const gfi_kernel *k, char *buf, size_t n,
+                              int *met);
 
 /* log g(N) (the claimed rate, constants dropped) and log of the claimed
  * radius schedule, for a truth (density) or design (regression) of
@@ -110,12 +117,14 @@ int gfi_exp_claimed_slope(gfi_exp_theorem_id th, gfi_smooth_class cls, double or
                           size_t n, const double *N, double *slope, double *slope_R);
 
 /* Classical exponent of the MISE (density) or MSE (regression) of a kernel
- * of the order of phi = z^l: -2s/(2s + D) with 2s = 2q (supersmooth) or
- * min(2q, 2 beta - 1) (ordinary smooth), q the order of kappa_l at 0 (q = 1
- * for l = 2, 2 for l >= 3, infinite for l = 1: then -(2 beta - 1)/(2 beta -
- * 1 + D) for ordinary smooth and -1, up to the logarithm, for supersmooth
- * truths). l = 0 means a Gaussian kernel (q = 2: -4/(D+4)). */
-double gfi_exp_rate_classical(int l, gfi_smooth_class cls, double order, size_t D);
+ * of the order of k: -2s/(2s + D) with 2s = 2q (supersmooth) or min(2q,
+ * 2 beta - 1) (ordinary smooth), q the order of the kernel's transform at 0:
+ * for phi = z^l q = 1 for l = 2, 2 for l >= 3, infinite for l = 1 (then
+ * -(2 beta - 1)/(2 beta - 1 + D) for ordinary smooth and -1, up to the
+ * logarithm, for supersmooth truths); for a polynomial phi the least q of
+ * its powers (kappa = sum_j a_j A_j kappa_j / A). k = NULL means a
+ * Gaussian kernel (q = 2: -4/(D+4)). NaN for any other kernel. */
+double gfi_exp_rate_classical(const gfi_kernel *k, gfi_smooth_class cls, double order, size_t D);
 
 typedef enum {
   GFI_EXP_CONSISTENT = 0,
@@ -141,12 +150,13 @@ int gfi_exp_verdict_consistent(gfi_exp_verdict v);
  * the condition (gfi_exp_density_condition). mise_se may be NULL (exact values:
  * ordinary least squares with the residual scatter as error); otherwise
  * weighted least squares with sigma = se/mise on the log scale. The
- * classical field is gfi_exp_rate_classical, except for l = 1 and a
- * supersmooth truth, where it is the local slope of (log N)^(D/alpha)/N over
- * the fitted sizes. */
+ * classical field is gfi_exp_rate_classical, except for phi = z (l = 1)
+ * and a supersmooth truth, where it is the local slope of
+ * (log N)^(D/alpha)/N over the fitted sizes. k: a power or polynomial phi
+ * (GFI_EUNSUPPORTED otherwise). */
 typedef struct gfi_exp_rate_fit {
   const gfi_exp_theorem *theorem;
-  int l;
+  int l;                 /* the kernel's power, or its polynomial's degree */
   size_t D;
   gfi_smooth_class cls;
   double order;
@@ -161,7 +171,8 @@ typedef struct gfi_exp_rate_fit {
   char condition[48];    /* "met" or what fails (gfi_exp_density_condition) */
 } gfi_exp_rate_fit;
 
-int gfi_exp_density_rate_fit(gfi_exp_theorem_id th, const gfi_model *m, int l, size_t n, const double *N,
+int gfi_exp_density_rate_fit(gfi_exp_theorem_id th, const gfi_model *m, const gfi_kernel *k, size_t n,
+                             const double *N,
                              const double *Ropt, const double *mise, const double *mise_se,
                              double fit_decades, double slack, gfi_exp_rate_fit *out);
 

@@ -142,10 +142,11 @@ done:
 
 /* ---- the comparison ---- */
 
-static void write_table(FILE *f, const gfi_exp_ctx *ctx, int l, const gfi_exp_corr_row *rows, size_t n) {
+static void write_table(FILE *f, const gfi_exp_ctx *ctx, const gfi_kernel *k, const gfi_exp_corr_row *rows,
+                        size_t n) {
   gfi_exp_header(f, ctx);
   gfi_dat_meta(f, "truth", "N(0, [[1, rho], [rho, 1]]) in D = 2");
-  gfi_dat_meta(f, "fourier", "phi = z^%d, one radius R for both axes, R* minimising the exact (Plancherel) MISE", l);
+  gfi_dat_meta(f, "fourier", "phi = z^%d, one radius R for both axes, R* minimising the exact (Plancherel) MISE", k->l);
   gfi_dat_meta(f, "gauss-iso", "Gaussian KDE, H = h^2 I, h* minimising the exact MISE (Marron & Wand)");
   gfi_dat_meta(f, "gauss-full", "Gaussian KDE, full H = L L' minimising the exact MISE (Nelder-Mead on the "
                "Cholesky factor, from h_iso^2 I)");
@@ -225,13 +226,13 @@ int gfi_exp_correlation(const gfi_exp_corr_params *p, const gfi_exp_ctx *ctx, FI
     m = NULL;
   }
   gfi_progress_end(&pg);
-  if (!st && table) write_table(table, ctx, l, rows, nrho * nN);
+  if (!st && table) write_table(table, ctx, &kp, rows, nrho * nN);
   if (!st && p->outdir) {
     char path[4096];
     FILE *f;
     snprintf(path, sizeof path, "%s/correlation.dat", p->outdir);
     if (!(st = gfi_exp_mkdir(p->outdir, e)) && !(st = gfi_exp_fopen(&f, path, e))) {
-      write_table(f, ctx, l, rows, nrho * nN);
+      write_table(f, ctx, &kp, rows, nrho * nN);
       st = gfi_exp_fclose(f, path, e);
     }
   }

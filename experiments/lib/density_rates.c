@@ -31,9 +31,15 @@ typedef struct {
 
 static void write_table(FILE *f, const gfi_exp_ctx *ctx, size_t D, double nmin, double nmax, double perdec,
                         double fitdec, double slack, long mcreps, int mcscaled, double mcn,
-                        uint64_t seed, const gfi_exp_rate_row *rows, size_t nrows) {
+                        uint64_t seed, const gfi_exp_rate_row *rows, size_t nrows,
+                        const gfi_exp_drates_params *p) {
   gfi_exp_header(f, ctx);
   gfi_dat_meta(f, "dim", "%zu", D);
+  for (size_t k = 0; k < p->nphi1; k++) { /* the kernels of the rows 1p1, 1p2, ... */
+    char key[16];
+    snprintf(key, sizeof key, "kernel-1p%zu", k + 1);
+    gfi_dat_meta(f, key, "phi %s", p->phi1[k]);
+  }
   gfi_dat_meta(f, "sizes", "N = %g..%g, %g per decade; fitted on the last %g decades", nmin, nmax, perdec, fitdec);
   gfi_dat_meta(f, "method", "R* by Brent on log R over the exact (Plancherel) MISE; slopes of log MISE* "
                "and log R* against log N by least squares, 95%% t intervals from the residual scatter");
@@ -102,22 +108,39 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
       th[t] = p->theorems[t];
     }
   }
-  /* the (theorem, l) rows: Theorem 1 once per power in p->l1 */
-  gfi_exp_theorem_id rth[3 + GFI_EXP_DRATES_MAXL];
-  int rl[3 + GFI_EXP_DRATES_MAXL];
+  /* the (theorem, kernel) rows: Theorem 1 once per power in p->l1, then
+   * once per kernel of p->phi1 (rk_text: its text; NULL for a power row) */
+  gfi_exp_theorem_id rth[3 + 2 * GFI_EXP_DRATES_MAXL];
+  gfi_kernel rk[3 + 2 * GFI_EXP_DRATES_MAXL];
+  const char *rk_text[3 + 2 * GFI_EXP_DRATES_MAXL];
   size_t nrt = 0;
   if (p->nl1 > GFI_EXP_DRATES_MAXL)
     return gfi_exp_fail_param(e, GFI_EINVAL, "--l1", "at most %d kernel powers", GFI_EXP_DRATES_MAXL);
+  if (p->nphi1 > GFI_EXP_DRATES_MAXL)
+    return gfi_exp_fail_param(e, GFI_EINVAL, "--phi1", "at most %d kernels", GFI_EXP_DRATES_MAXL);
   for (size_t t = 0; t < nth; t++) {
     const gfi_exp_theorem *T = gfi_exp_theorem_get(th[t]);
     if (th[t] == GFI_EXP_THM_1 && p->nl1) {
       for (size_t k = 0; k < p->nl1; k++) {
         if (p->l1[k] < 1 || p->l1[k] > 8)
           return gfi_exp_fail_param(e, GFI_EINVAL, "--l1", "kernel power %d is outside 1..8", p->l1[k]);
-        rth[nrt] = th[t], rl[nrt++] = p->l1[k];
+        rth[nrt] = th[t], rk_text[nrt] = NULL;
+        gfi_kernel_pow(&rk[nrt++], p->l1[k]);
       }
     } else {
-      rth[nrt] = th[t], rl[nrt++] = T->l_default;
+      rth[nrt] = th[t], rk_text[nrt] = NULL;
+      gfi_kernel_pow(&rk[nrt++], T->l_default);
+    }
+    for (size_t k = 0; th[t] == GFI_EXP_THM_1 && k < p->nphi1; k++) {
+      gfi_errinfo ei;
+      gfi_errinfo_clear(&ei);
+      int s = p->phi1[k] ? gfi_kernel_parse(&rk[nrt], p->phi1[k], &ei) : GFI_EINVAL;
+      if (s) return gfi_exp_fail_param(e, s, "--phi1", "'%s': %s", p->phi1[k] ? p->phi1[k] : "(null)",
+                                       ei.msg[0] ? ei.msg : gfi_strerror(s));
+      if (rk[nrt].kind != GFI_PHI_POW && rk[nrt].kind != GFI_PHI_POLY)
+        return gfi_exp_fail_param(e, GFI_EUNSUPPORTED, "--phi1", "'%s': Theorem 1 is checked with a power or "
+                                  "polynomial phi", p->phi1[k]);
+      rth[nrt] = th[t], rk_text[nrt++] = p->phi1[k];
     }
   }
   const char *models[GFI_EXP_DRATES_MAXMODELS];
@@ -199,9 +222,11 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
         continue;
       }
       const gfi_exp_theorem *T = gauss ? NULL : gfi_exp_theorem_get(rth[t]);
-      int l = gauss ? 0 : rl[t];
+      /* the row's kernel: a power z^l, or (rk_text) the polynomial of --phi1 */
       gfi_kernel kp;
-      if (!gauss) gfi_kernel_pow(&kp, l);
+      if (!gauss) kp = rk[t];
+      int l = gauss ? 0 : kp.l;
+      const char *ktext = gauss ? NULL : rk_text[t];
       double mcmax = 0;
       size_t mcp = 0;
       for (size_t i = 0; i < nN; i++) {
@@ -243,14 +268,20 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
       gfi_model_smoothness(mods[a], &rw->cls, &rw->order);
       size_t first = 0;
       rw->th = T;
-      snprintf(rw->name, sizeof rw->name, "%s", gauss ? "gauss-kde" : T->name);
+      if (ktext) { /* the k-th kernel of --phi1: 1p1, 1p2, ... */
+        size_t kth = 1;
+        for (size_t u = 0; u < t; u++) kth += rk_text[u] != NULL;
+        snprintf(rw->name, sizeof rw->name, "%sp%zu", T->name, kth);
+      } else {
+        snprintf(rw->name, sizeof rw->name, "%s", gauss ? "gauss-kde" : T->name);
+      }
       snprintf(rw->theorem, sizeof rw->theorem, "%s", gauss ? "baseline" : T->name);
       snprintf(rw->setting, sizeof rw->setting, "%s", models[a]);
       rw->D = D;
       rw->l = l;
       if (!gauss) {
         gfi_exp_rate_fit rc;
-        CHECK(gfi_exp_density_rate_fit(rth[t], mods[a], l, nN, xN, xR, xM, NULL, fitdec, slack, &rc), "rate fit");
+        CHECK(gfi_exp_density_rate_fit(rth[t], mods[a], &kp, nN, xN, xR, xM, NULL, fitdec, slack, &rc), "rate fit");
         fit = rc.fit, fitR = rc.fit_R;
         rw->claimed = rc.claimed, rw->claimed_R = rc.claimed_R, rw->classical = rc.classical;
         rw->verdict = rc.verdict;
@@ -275,7 +306,7 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
         free(lx);
         CHECK(s, "rate fit");
         rw->claimed = rw->claimed_R = NAN;
-        rw->classical = gfi_exp_rate_classical(0, rw->cls, rw->order, D);
+        rw->classical = gfi_exp_rate_classical(NULL, rw->cls, rw->order, D);
         rw->verdict = GFI_EXP_BASELINE;
         snprintf(rw->condition, sizeof rw->condition, "-");
       }
@@ -288,7 +319,7 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
       if (p->outdir) {
         char path[4096];
         FILE *f;
-        if (gauss || l == T->l_default)
+        if (gauss || ktext || l == T->l_default)
           snprintf(path, sizeof path, "%s/rates_%s_%zu.dat", p->outdir, rw->name, a);
         else
           snprintf(path, sizeof path, "%s/rates_%s_l%d_%zu.dat", p->outdir, rw->name, l, a);
@@ -298,6 +329,7 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
         gfi_dat_meta(f, "model", "%s", models[a]);
         gfi_dat_meta(f, "dim", "%zu", D);
         if (gauss) gfi_dat_meta(f, "kernel", "gaussian KDE, H = h^2 I at the MISE-optimal h");
+        else if (ktext) gfi_dat_meta(f, "kernel", "phi %s", ktext);
         else gfi_dat_meta(f, "kernel", "phi pow:%d", l);
         gfi_dat_meta(f, "fit", "%.17g %.17g", fit.intercept, fit.slope);
         gfi_dat_meta(f, "fit-range", "%.17g %.17g", Ns[first], Ns[nN - 1]);
@@ -315,12 +347,12 @@ int gfi_exp_density_rates(const gfi_exp_drates_params *p, const gfi_exp_ctx *ctx
     }
   gfi_progress_end(&pg);
   if (table) write_table(table, ctx, D, nmin, nmax, perdec, fitdec, slack, mcreps, full && p->mc_reps < 0, mcn, p->seed,
-                         rows, nrows);
+                         rows, nrows, p);
   if (p->outdir) {
     snprintf(tpath, sizeof tpath, "%s/rates_table.dat", p->outdir);
     if ((st = gfi_exp_fopen(&tf, tpath, e))) goto done;
     write_table(tf, ctx, D, nmin, nmax, perdec, fitdec, slack, mcreps, full && p->mc_reps < 0, mcn, p->seed,
-                rows, nrows);
+                rows, nrows, p);
     st = gfi_exp_fclose(tf, tpath, e);
     tf = NULL;
   }

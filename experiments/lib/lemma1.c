@@ -49,10 +49,12 @@ static int one_rep(size_t k, gsl_rng *r, double *out, void *vp) {
   return st;
 }
 
-/* E K and E K^2, K = (R/A) sinc(R (x - X))^l, by Gauss-Legendre quadrature
- * between consecutive zeros of the kernel over |y - x| <= W */
-static int kernel_moments(const gfi_model *m, int l, double R, double x, double *m1, double *m2) {
-  const double W = 200.0, h = M_PI / R, A = gfi_pow_A(l);
+/* E K and E K^2, K = (R/A) sinc(R (x - X))^l for the power kernel k
+ * (gfi_exp_lemma1 takes phi = z^l), by Gauss-Legendre quadrature between
+ * consecutive zeros of the kernel over |y - x| <= W */
+static int kernel_moments(const gfi_model *m, const gfi_kernel *k, double R, double x, double *m1, double *m2) {
+  const int l = k->l;
+  const double W = 200.0, h = M_PI / R, A = k->A;
   long K = (long)ceil(W / h);
   gsl_integration_glfixed_table *t = gsl_integration_glfixed_table_alloc(24);
   if (!t) return GFI_ENOMEM;
@@ -159,7 +161,7 @@ int gfi_exp_lemma1(const gfi_exp_lemma1_params *p, const gfi_exp_ctx *ctx, FILE 
     memset(&P, 0, sizeof P);
     P.x = at[i];
     double m1, m2;
-    if ((st = kernel_moments(m, p->l, R, at[i], &m1, &m2))) {
+    if ((st = kernel_moments(m, &k, R, at[i], &m1, &m2))) {
       gfi_exp_fail(e, st, "quadrature: %s", gfi_strerror(st));
       goto done;
     }

@@ -429,7 +429,7 @@ int gfi_exp_regress_rates(const gfi_exp_rrates_params *p, const gfi_exp_ctx *ctx
     /* claimed exponent (the baseline: the classical one) and log g(N) for the reference line */
     const gfi_exp_theorem *T = row->th >= 0 ? gfi_exp_theorem_get((gfi_exp_theorem_id)row->th) : NULL;
     double claimed, classical, lR;
-    classical = gfi_exp_rate_classical(row->l, cls, order, D);
+    classical = gfi_exp_rate_classical(row->l ? &sd.kernel : NULL, cls, order, D);
     if (T) {
       double Ns[16];
       for (size_t a = 0; a < nsizes; a++) Ns[a] = (double)(n0 << a);

@@ -43,9 +43,35 @@ static const gfi_exp_theorem TABLE[GFI_EXP_NTHEOREMS] = {
     {"design", "p bounded below on the evaluation set", "p-not-bounded-below"}}},
 };
 
-int gfi_exp_kernel_vanishing_moments(int l) { return l >= 3 ? 1 : 0; }
+/* The powers of sinc a power or polynomial phi carries: bit j for a_j > 0
+ * (j = 1..8); 0 for NULL or any other kernel. */
+static unsigned kernel_powers(const gfi_kernel *k) {
+  if (!k || k->l < 1 || k->l > GFI_PHI_MAXPOW) return 0;
+  if (k->kind == GFI_PHI_POW) return 1u << k->l;
+  if (k->kind != GFI_PHI_POLY) return 0;
+  unsigned s = 0;
+  for (int j = 1; j <= k->l; j++)
+    if (k->coef[j] > 0) s |= 1u << j;
+  return s;
+}
 
-int gfi_exp_kernel_finite_moment(int l) { return l >= 1 ? l - 2 : -1; }
+/* The lowest power j0 (its tails are the kernel's), 0 when there is none. */
+static int kernel_lowest_power(const gfi_kernel *k) {
+  unsigned s = kernel_powers(k);
+  for (int j = 1; j <= GFI_PHI_MAXPOW; j++)
+    if (s & (1u << j)) return j;
+  return 0;
+}
+
+int gfi_exp_kernel_vanishing_moments(const gfi_kernel *k) {
+  int j0 = kernel_lowest_power(k);
+  return j0 ? (j0 >= 3 ? 1 : 0) : -1;
+}
+
+int gfi_exp_kernel_finite_moment(const gfi_kernel *k) {
+  int j0 = kernel_lowest_power(k);
+  return j0 ? j0 - 2 : -1;
+}
 
 /* append a failing hypothesis' value to buf */
 static void add_fail(char *buf, size_t n, size_t *len, const char *what) {
@@ -54,9 +80,12 @@ static void add_fail(char *buf, size_t n, size_t *len, const char *what) {
   if (w > 0) *len += (size_t)w;
 }
 
-int gfi_exp_density_condition(gfi_exp_theorem_id th, const gfi_model *m, int l, char *buf, size_t n, int *met) {
+int gfi_exp_density_condition(gfi_exp_theorem_id th, const gfi_model *m, const gfi_kernel *k, char *buf, size_t n,
+                              int *met) {
   const gfi_exp_theorem *T = gfi_exp_theorem_get(th);
-  if (!T || T->regression || !m || !buf || n < 8 || l < 1) return GFI_EINVAL;
+  if (!T || T->regression || !m || !buf || n < 8 || !k) return GFI_EINVAL;
+  unsigned pw = kernel_powers(k);
+  if (!pw) return k->kind == GFI_PHI_POW || k->kind == GFI_PHI_POLY ? GFI_EINVAL : GFI_EUNSUPPORTED;
   gfi_smooth_class cls;
   double order;
   int known = gfi_model_smoothness(m, &cls, &order) == GFI_OK;
@@ -64,14 +93,14 @@ int gfi_exp_density_condition(gfi_exp_theorem_id th, const gfi_model *m, int l, 
   buf[0] = '\0';
   switch (th) {
   case GFI_EXP_THM_1:
-    if (gfi_exp_kernel_vanishing_moments(l) < 1 || gfi_exp_kernel_finite_moment(l) < 2) add_fail(buf, n, &len, "l<4");
+    if (gfi_exp_kernel_vanishing_moments(k) < 1 || gfi_exp_kernel_finite_moment(k) < 2) add_fail(buf, n, &len, "l<4");
     if (!gfi_model_is_c2(m)) add_fail(buf, n, &len, "not-C2");
     break;
   case GFI_EXP_THM_3A:
   case GFI_EXP_THM_3B: {
     int lneed = th == GFI_EXP_THM_3A ? 1 : 2;
     double bmin = th == GFI_EXP_THM_3A ? 1 : 3;
-    if (l != lneed) add_fail(buf, n, &len, lneed == 1 ? "l!=1" : "l!=2");
+    if (pw != 1u << lneed) add_fail(buf, n, &len, lneed == 1 ? "l!=1" : "l!=2");
     if (!known) add_fail(buf, n, &len, "not-smooth-class");
     else if (cls == GFI_ORDINARY_SMOOTH && !(order > bmin)) add_fail(buf, n, &len, lneed == 1 ? "beta<=1" : "beta<=3");
     break;
@@ -174,8 +203,20 @@ int gfi_exp_claimed_slope(gfi_exp_theorem_id th, gfi_smooth_class cls, double or
   return GFI_OK;
 }
 
-double gfi_exp_rate_classical(int l, gfi_smooth_class cls, double order, size_t D) {
-  double q = l == 1 ? INFINITY : (l == 2 ? 1.0 : 2.0);
+/* q_j, the order at 0 of the transform of sinc^j: infinite for j = 1 (flat
+ * near 0), 1 for j = 2, 2 for j >= 3; a polynomial's is the least over its
+ * powers. */
+static double kernel_order(unsigned pw) {
+  double q = INFINITY;
+  for (int j = 1; j <= GFI_PHI_MAXPOW; j++)
+    if (pw & (1u << j)) q = fmin(q, j == 1 ? INFINITY : (j == 2 ? 1.0 : 2.0));
+  return q;
+}
+
+double gfi_exp_rate_classical(const gfi_kernel *k, gfi_smooth_class cls, double order, size_t D) {
+  unsigned pw = kernel_powers(k);
+  if (k && !pw) return NAN;
+  double q = k ? kernel_order(pw) : 2.0;
   double two_s = cls == GFI_SUPERSMOOTH ? 2 * q : fmin(2 * q, 2 * order - 1);
   if (isinf(two_s)) return -1.0;
   return -two_s / (two_s + (double)D);
@@ -201,19 +242,20 @@ const char *gfi_exp_verdict_name(gfi_exp_verdict v) {
 
 int gfi_exp_verdict_consistent(gfi_exp_verdict v) { return v != GFI_EXP_SLOWER; }
 
-int gfi_exp_density_rate_fit(gfi_exp_theorem_id th, const gfi_model *m, int l, size_t n, const double *N,
-                             const double *Ropt, const double *mise, const double *mise_se,
+int gfi_exp_density_rate_fit(gfi_exp_theorem_id th, const gfi_model *m, const gfi_kernel *k, size_t n,
+                             const double *N, const double *Ropt, const double *mise, const double *mise_se,
                              double fit_decades, double slack, gfi_exp_rate_fit *out) {
   const gfi_exp_theorem *T = gfi_exp_theorem_get(th);
-  if (!m || !N || !Ropt || !mise || !out || !T || T->regression) return GFI_EINVAL;
+  if (!m || !k || !N || !Ropt || !mise || !out || !T || T->regression) return GFI_EINVAL;
+  if (!kernel_powers(k)) return k->kind == GFI_PHI_POW || k->kind == GFI_PHI_POLY ? GFI_EINVAL : GFI_EUNSUPPORTED;
   if (n < 3) return GFI_EEMPTY;
   memset(out, 0, sizeof *out);
   int st = gfi_model_smoothness(m, &out->cls, &out->order);
   if (st) return st;
   out->theorem = T;
-  out->l = l;
+  out->l = k->l;
   out->D = gfi_model_dim(m);
-  st = gfi_exp_density_condition(th, m, l, out->condition, sizeof out->condition, &out->condition_met);
+  st = gfi_exp_density_condition(th, m, k, out->condition, sizeof out->condition, &out->condition_met);
   if (st) return st;
   double lim = N[n - 1] / pow(10.0, fit_decades) * (1 - 1e-12);
   size_t first = 0;
@@ -238,8 +280,8 @@ int gfi_exp_density_rate_fit(gfi_exp_theorem_id th, const gfi_model *m, int l, s
   if (!st) st = gfi_fit_line(x, yr, NULL, first, n, 0, &out->fit_R);
   if (!st) st = gfi_exp_claimed_slope(th, out->cls, out->order, out->D, first, n, N, &out->claimed, &out->claimed_R);
   if (!st) {
-    out->classical = gfi_exp_rate_classical(l, out->cls, out->order, out->D);
-    if (l == 1 && out->cls == GFI_SUPERSMOOTH) {
+    out->classical = gfi_exp_rate_classical(k, out->cls, out->order, out->D);
+    if (kernel_powers(k) == 1u << 1 && out->cls == GFI_SUPERSMOOTH) {
       /* (log N)^(D/alpha)/N: the same local slope as the claim */
       for (size_t i = 0; i < n; i++) y[i] = out->D / out->order * log(x[i]) - x[i];
       out->classical = ls_slope(x, y, first, n);

@@ -51,7 +51,8 @@ class DratesParams(ctypes.Structure):
     _fields_ = [("full", ci), ("theorems", ci * 3), ("ntheorems", sz), ("l1", ci * MAXL), ("nl1", sz),
                 ("models", c_char_p * MAXMODELS), ("nmodels", sz), ("D", sz), ("nmin", cd), ("nmax", cd),
                 ("per_decade", cd), ("fit_decades", cd), ("mc_reps", ctypes.c_long), ("mc_nmax", cd),
-                ("seed", ctypes.c_uint64), ("slack", cd), ("outdir", c_char_p)]
+                ("seed", ctypes.c_uint64), ("slack", cd), ("outdir", c_char_p),
+                ("phi1", c_char_p * MAXL), ("nphi1", sz)]
 
 
 class RratesParams(ctypes.Structure):
@@ -138,7 +139,8 @@ _libc.fclose.argtypes, _libc.fclose.restype = [vp], ci
 # ---- arguments ----
 
 # The commands' option names (e->param) as this module's keyword arguments.
-_PARAM = {"--size": "size", "--theorems": "theorems", "--l1": "l1", "--model": "models", "--dim": "dim",
+_PARAM = {"--size": "size", "--theorems": "theorems", "--l1": "l1", "--phi1": "phi1", "--model": "models",
+          "--dim": "dim",
           "--nmin": "nmin", "--nmax": "nmax", "--per-decade": "per_decade", "--fit-decades": "fit_decades",
           "--mc": "mc", "--mc-nmax": "mc_nmax", "--seed": "seed", "--slack": "slack", "--out": "outdir",
           "--threads": "threads", "--reps": "reps", "--points": "points", "--rows": "rows",
@@ -308,7 +310,7 @@ def _table(raw, dtype, as_dicts):
 
 def density_rates(size="quick", theorems=None, l1=None, models=None, dim=1, nmin=None, nmax=None,
                   per_decade=None, fit_decades=None, mc=None, mc_nmax=None, seed=1, slack=0.02, outdir=None,
-                  threads=None, progress=False, as_dicts=False):
+                  threads=None, progress=False, as_dicts=False, phi1=None):
     """The density rate checks of `gfi rates` (Theorems 1, 3a, 3b).
 
     For each theorem and truth, R*(N) and MISE*(N) = min_R MISE (exact) over
@@ -318,6 +320,8 @@ def density_rates(size="quick", theorems=None, l1=None, models=None, dim=1, nmin
       size        "quick" or "full" (the sizes, Monte-Carlo replications, fit)
       theorems    subset of "1", "3a", "3b" (list or "1,3a"; None: all three)
       l1          kernel powers Theorem 1 is checked with, one row each
+      phi1        kernel spec(s) for Theorem 1 ("poly:a1,..,ad" or "pow:L"), one row
+                  each after those of l1, named "1p1", "1p2", ...
       models      truth spec(s) (None: normal, cauchy, laplace and, in 1-D, mw:6)
       dim         1..3
       nmin, nmax, per_decade, fit_decades   the grid of N (None: the size's)
@@ -364,6 +368,12 @@ def density_rates(size="quick", theorems=None, l1=None, models=None, dim=1, nmin
         keep.append(b)
         p.models[i] = b
     p.nmodels = len(ms)
+    ks = _strings(phi1, "phi1", MAXL)
+    for i, k in enumerate(ks):
+        b = k.encode()
+        keep.append(b)
+        p.phi1[i] = b
+    p.nphi1 = len(ks)
     p.D = _int(dim, "dim", 1)
     p.nmin, p.nmax = _positive(nmin, "nmin"), _positive(nmax, "nmax")
     p.per_decade, p.fit_decades = _positive(per_decade, "per_decade"), _positive(fit_decades, "fit_decades")
@@ -376,7 +386,7 @@ def density_rates(size="quick", theorems=None, l1=None, models=None, dim=1, nmin
     p.slack = float(slack)
     if outdir is not None:
         p.outdir = os.fsencode(outdir)
-    kw = dict(size=size, theorems=theorems, l1=l1, models=models, dim=dim, nmin=nmin, nmax=nmax,
+    kw = dict(size=size, theorems=theorems, l1=l1, phi1=phi1, models=models, dim=dim, nmin=nmin, nmax=nmax,
               per_decade=per_decade, fit_decades=fit_decades, mc=mc, mc_nmax=mc_nmax, seed=seed, slack=slack,
               threads=threads)
     raw = _run("gfi_exp_density_rates", p, "density_rates", kw, threads, progress)

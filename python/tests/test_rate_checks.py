@@ -65,6 +65,24 @@ def test_density_rates_equal_cli(cli, tmp_path):
     assert isinstance(d, list) and [_density_tokens(x) for x in d] == c  # any thread count
 
 
+def test_density_rates_phi1_equal_cli(cli):
+    # Theorem 1 with a polynomial phi (powers 4 and 6: the moment hypothesis holds)
+    kw = dict(theorems="1", models="normal", phi1=["poly:0,0,0,1,0,0.5"], nmin=100, nmax=1e4, per_decade=2,
+              fit_decades=1.5, mc=0, seed=7)
+    t = gfi.density_rates(threads=1, **kw)
+    assert list(t["name"]) == ["1", "1p1", "gauss-kde"]
+    assert t["condition"][1] == "met" and t["l"][1] == 6 and t["observed"][1] < 0
+    r = cli("rates", "--theorems", "1", "--model", "normal", "--phi1", "poly:0,0,0,1,0,0.5", "--nmin", "100",
+            "--nmax", "1e4", "--per-decade", "2", "--fit-decades", "1.5", "--mc", "0", "--seed", "7",
+            "--threads", "1")
+    c = _rows(r.stdout, 18)
+    assert "# kernel-1p1: phi poly:0,0,0,1,0,0.5" in r.stdout
+    assert [_density_tokens(row) for row in t] == c
+    with pytest.raises(gfi.Error) as ei:
+        gfi.density_rates(threads=1, **dict(kw, phi1="flattop:0.5"))
+    assert ei.value.param == "phi1"
+
+
 REGRESSION = dict(size="small", rows="thm2-1d-pt,gauss-1d,tail", defines="tail:thm=2;l=4;truth=sin;at=0.5/1.5/2.5",
                   reps=3, points=20, seed=3)
 REGRESSION_CLI = ["regress-rates", "--size", "small", "--rows", "thm2-1d-pt,gauss-1d,tail",
@@ -114,6 +132,7 @@ def test_progress_on_stderr(capfd):
     (dict(theorems="2"), gfi.InvalidArgument, "theorems"),  # a regression theorem
     (dict(theorems="1,9"), gfi.InvalidArgument, "theorems"),
     (dict(l1=[4, 9]), gfi.InvalidArgument, "l1"),
+    (dict(phi1="poly:x"), gfi.InvalidArgument, "phi1"),  # the C's check (--phi1)
     (dict(mc=1), gfi.InvalidArgument, "mc"),
     (dict(nmin=-5), gfi.InvalidArgument, "nmin"),
     (dict(nmin=1e4, nmax=1e3), gfi.InvalidArgument, "nmax"),
