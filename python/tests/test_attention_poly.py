@@ -125,3 +125,17 @@ def test_torch_gradcheck_and_module():
     h.sum().backward()
     assert torch.isfinite(m.log_R.grad).all()
     assert "phi=" in repr(m)
+
+
+def test_docs_section_runs():
+    import os
+    import re
+    root = os.environ.get("GFI_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
+    text = open(os.path.join(root, "docs", "attention.md")).read()
+    sec = text.split("## A polynomial phi", 1)
+    assert len(sec) == 2, "docs/attention.md lacks the section"
+    body = re.split(r"\n## ", sec[1], maxsplit=1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", body, re.S)
+    assert blocks
+    for b in blocks:
+        exec(compile(b, "docs/attention.md", "exec"), {})
