@@ -102,8 +102,8 @@
  * thread count. float32 storage (batched dtype GFI_ATTN_F32) runs the same
  * float64 engine on the float inputs, head by head, and rounds the outputs
  * to float: they are the float64 values on the same inputs to within one
- * rounding (within the float32 bound stated below). Cost: D sin/cos pairs
- * per pair and pass, far slower than the power engines; memory per thread
+ * rounding (within the float32 bound stated below). Cost: D sin and cos
+ * per pair and pass (the power engines: none, vectorised); memory per thread
  * 3 Lk + Dv doubles and Lk ints (forward), 5 D doubles (backward), plus
  * 2 B H Lq doubles. phi = z^l given as a polynomial reproduces the power
  * engine's H and gradients to about 1e-14 of each array's largest entry
