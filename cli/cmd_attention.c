@@ -104,7 +104,8 @@ static double *from_dtype(const void *x, size_t n, int f32) {
 
 typedef struct {
   const char *qpath, *kpath, *vpath, *Rs, *grad, *dhpath, *outpath, *kpadpath, *maskpath, *empty;
-  int l, causal, nthreads, f32;
+  gfi_kernel kern;
+  int causal, nthreads, f32;
   double tol, eps;
 } batch_args;
 
@@ -129,7 +130,7 @@ static int attention_batched(const batch_args *a) {
   const size_t nq = B * H * Lq * D, nk = B * H * Lk * D, nv = B * H * Lk * Dv, nh = B * H * Lq * Dv;
   gfi_attn_batch_spec sp;
   gfi_attn_batch_default_spec(&sp);
-  cli_check(gfi_kernel_pow(&sp.kernel, a->l), "--l");
+  sp.kernel = a->kern;
   sp.causal = a->causal;
   sp.denom_tol = a->tol;
   sp.eps = a->eps;
@@ -200,7 +201,7 @@ static int attention_batched(const batch_args *a) {
             info.first_empty % Lq);
   if (info.nflagged)
     cli_die(EXIT_RUNTIME, "%zu rows have a vanishing or negative denominator sum_j w_ij (first: batch %zu, head %zu, "
-            "query %zu; odd --l): their H is undefined", info.nflagged, info.first_flagged / (H * Lq),
+            "query %zu; odd --l or a polynomial --phi): their H is undefined", info.nflagged, info.first_flagged / (H * Lq),
             info.first_flagged / Lq % H, info.first_flagged % Lq);
   double *Hd = from_dtype(h, nh, a->f32);
   size_t dims[4] = {B, H, Lq, Dv};
@@ -236,6 +237,7 @@ int cmd_attention(int argc, char **argv) {
   double eps = 0;
   size_t heads = 1;
   int l = 4, causal = 0, nthreads = 0, grad_npy = 0;
+  const char *phi = NULL;
   double scale = 0, tol = 1e-8;
   const cli_opt opts[] = {
     {"q", CLI_STR, &qpath, .arg = "FILE", .section = "inputs (text tables or .npy float64 arrays, L rows)",
@@ -248,13 +250,17 @@ int cmd_attention(int argc, char **argv) {
      .help = "fourier: w_ij = prod_d sinc(R_d (q_id - k_jd))^l (FourierFormer eq. 15);\n"
              "softmax: w_ij = exp(scale q_i.k_j) (scaled dot-product attention)"},
     {"l", CLI_INT, &l, .def = "4", .arg = "L", .min = 1, .help = "fourier: phi(z) = z^L, L = 1..8"},
+    {"phi", CLI_STR, &phi, .arg = "pow:L|poly:a1,..",
+     .help = "fourier: phi as gfi density's --phi takes it (instead of --l): pow:L, or\n"
+             "poly:a1,..,ad for phi(z) = a1 z + .. + ad z^d (d <= 8, a_j >= 0); the weight\n"
+             "prod_d phi(sinc(R_d (q_d - k_d))) (a polynomial: a float64 per-pair engine)"},
     {"R", CLI_STR, &Rs, .arg = "R[,..]",
      .help = "fourier: one radius, D radii (per axis, every head) or heads*D\n"
              "radii (per head and axis); all > 0 (required for fourier)"},
     {"scale", CLI_POSITIVE, &scale, .arg = "S", .help = "softmax: the logit scale (default 1/sqrt(D))"},
     {"causal", CLI_FLAG, &causal, .help = "row i sees keys j <= i only"},
     {"denom-tol", CLI_DOUBLE, &tol, .def = "1e-8", .arg = "T",
-     .help = "fourier: flag a row (NaN) when sum_j w_ij <= T sum_j |w_ij| (odd l)"},
+     .help = "fourier: flag a row (NaN) when sum_j w_ij <= T sum_j |w_ij| (odd l, polynomials)"},
     {"key-pad", CLI_STR, &kpadpath, .arg = "FILE", .section = "batched layout (4-D .npy inputs)",
      .help = "with --q/--k/--v of shapes (B, H, Lq, D), (B, H, Lk, D), (B, H, Lk, Dv):\n"
              "key padding, a (B, Lk) .npy array (bool, uint8 or float); nonzero = key excluded"},
@@ -301,6 +307,16 @@ int cmd_attention(int argc, char **argv) {
   if (strcmp(empty, "error") != 0 && strcmp(empty, "zero") != 0)
     cli_usage("--empty", "expected error or zero, got '%s'", empty);
   if (!(eps >= 0 && isfinite(eps))) cli_usage("--eps", "must be >= 0 and finite");
+  gfi_kernel kern;
+  if (phi) {
+    if (cli_given("l")) cli_usage("--phi", "give --phi or --l, not both");
+    cli_phi("--phi", phi, &kern);
+    if (kern.kind != GFI_PHI_POW && kern.kind != GFI_PHI_POLY)
+      cli_usage("--phi", "attention takes pow:L or poly:a1,..,ad (phi of sinc), got '%s'", phi);
+  } else {
+    if (l > 8) cli_usage("--l", "expected 1..8");
+    gfi_kernel_pow(&kern, l);
+  }
   int batched = 0;
   if (gfi_npy_sniff(qpath)) {
     int nd;
@@ -320,19 +336,18 @@ int cmd_attention(int argc, char **argv) {
     if (cli_given("heads")) cli_usage("--heads", "not with 4-D inputs (the heads are their second axis)");
     if (!Rs) cli_usage("--R", "required for --kind fourier");
     if (!outpath) cli_usage("--out", "required with 4-D inputs (H is written as a .npy array)");
-    if (l > 8) cli_usage("--l", "expected 1..8");
     if (!(tol >= 0 && tol < 1)) cli_usage("--denom-tol", "must be in [0, 1)");
     if (!grad && (cli_given("dh") || grad_npy)) cli_usage(cli_given("dh") ? "--dh" : "--grad-npy", "needs --grad");
     batch_args a = {qpath, kpath, vpath, Rs, grad, dhpath, outpath, kpadpath, maskpath, empty,
-                    l, causal, nthreads, strcmp(dtype, "float32") == 0, tol, eps};
+                    kern, causal, nthreads, strcmp(dtype, "float32") == 0, tol, eps};
     return attention_batched(&a);
   }
   int fourier = strcmp(kind, "fourier") == 0;
   if (!fourier && strcmp(kind, "softmax") != 0) cli_usage("--kind", "expected fourier or softmax, got '%s'", kind);
-  if (l > 8) cli_usage("--l", "expected 1..8");
   if (!(tol >= 0 && tol < 1)) cli_usage("--denom-tol", "must be in [0, 1)");
   if (!fourier && cli_given("R")) cli_usage("--R", "only for --kind fourier");
   if (fourier && cli_given("scale")) cli_usage("--scale", "only for --kind softmax");
+  if (!fourier && (phi || cli_given("l"))) cli_usage(phi ? "--phi" : "--l", "only for --kind fourier");
   if (!grad && (cli_given("dh") || grad_npy)) cli_usage(cli_given("dh") ? "--dh" : "--grad-npy", "needs --grad");
   size_t Lq, Lk, Lv, cq, ck, cv;
   double *Q = cli_read_table("--q", qpath, 0, &Lq, &cq);
@@ -390,7 +405,7 @@ int cmd_attention(int argc, char **argv) {
     gfi_attn_spec sp;
     gfi_attn_default_spec(&sp);
     sp.kind = GFI_ATTN_FOURIER;
-    cli_check(gfi_kernel_pow(&sp.kernel, l), "--phi");
+    sp.kernel = kern;
     sp.per_axis_R = per_axis;
     sp.causal = causal;
     sp.denom_tol = tol;

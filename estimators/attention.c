@@ -10,6 +10,18 @@
 #include "alloc.h"
 #include "fail.h"
 
+int attn_check_kernel(const gfi_kernel *k) {
+  if (!k) return fail_param(GFI_EINVAL, "kernel");
+  if (k->kind == GFI_PHI_POW) return gfi_check_order(k->l) ? fail_param(GFI_EORDER, "kernel") : GFI_OK;
+  if (k->kind == GFI_PHI_FLATTOP || k->kind == GFI_PHI_CUSTOM) return fail_param(GFI_EUNSUPPORTED, "kernel");
+  if (k->kind != GFI_PHI_POLY) return fail_param(GFI_EINVAL, "kernel");
+  if (gfi_check_order(k->l)) return fail_param(GFI_EORDER, "kernel");
+  for (int j = 0; j <= k->l; j++)
+    if (!isfinite(k->coef[j])) return fail_param(GFI_ENONFINITE, "kernel");
+  if (k->coef[0] != 0 || k->coef[k->l] == 0) return fail_param(GFI_EINVAL, "kernel");
+  return GFI_OK;
+}
+
 void gfi_attn_default_spec(gfi_attn_spec *s) {
   if (!s) return;
   s->kind = GFI_ATTN_FOURIER;
@@ -29,11 +41,8 @@ int gfi_attn_plan_create(gfi_attn_plan **plan, const gfi_attn_spec *spec, size_t
   if (s.kind != GFI_ATTN_FOURIER && s.kind != GFI_ATTN_GAUSS) return fail_param(GFI_EINVAL, "kind");
   if (!(s.denom_tol >= 0 && s.denom_tol < 1)) return fail_param(GFI_EINVAL, "denom_tol");
   if (s.kind == GFI_ATTN_FOURIER) {
-    if (s.kernel.kind != GFI_PHI_POW)
-      return fail_param(s.kernel.kind == GFI_PHI_POLY || s.kernel.kind == GFI_PHI_CUSTOM ? GFI_EUNSUPPORTED
-                                                                                        : GFI_EINVAL,
-                        "kernel");
-    if (gfi_check_order(s.kernel.l)) return fail_param(GFI_EORDER, "kernel");
+    int st = attn_check_kernel(&s.kernel);
+    if (st) return st;
   }
   if (L == 0) return fail_param(GFI_EEMPTY, "L");
   if (gfi_check_dim(D)) return fail_param(GFI_EDIM, "D");
@@ -42,7 +51,6 @@ int gfi_attn_plan_create(gfi_attn_plan **plan, const gfi_attn_spec *spec, size_t
   gfi_attn_plan *p = calloc(1, sizeof *p);
   if (!p) return GFI_ENOMEM;
   p->spec = s;
-  p->l = s.kind == GFI_ATTN_FOURIER ? s.kernel.l : 0;
   p->spec.causal = s.causal ? 1 : 0;
   p->spec.per_axis_R = s.kind == GFI_ATTN_FOURIER && s.per_axis_R ? 1 : 0;
   p->L = L;
@@ -88,7 +96,7 @@ static void attn_plan_job(const gfi_attn_plan *p, const double *Q, const double 
   J->D = p->D;
   J->Dv = p->Dv;
   attn_fjob_default_strides(J);
-  J->l = p->l;
+  attn_fjob_set_kernel(J, &p->spec.kernel);
   J->causal = p->spec.causal;
   J->per_axis = p->spec.per_axis_R;
   J->denom_tol = p->spec.denom_tol;

@@ -55,8 +55,7 @@ static int check_spec(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t L
   if (mask && s->mask_batch != 1 && s->mask_batch != B) return fail_param(GFI_EINVAL, "mask_batch");
   if (s->layout != GFI_ATTN_LAYOUT_BHLD && s->layout != GFI_ATTN_LAYOUT_LBHD) return fail_param(GFI_EINVAL, "layout");
   if (!(s->dropout >= 0 && s->dropout < 1)) return fail_param(GFI_EINVAL, "dropout");
-  if (s->kernel.kind != GFI_PHI_POW) return fail_param(GFI_EUNSUPPORTED, "kernel");
-  int st = fail_named(gfi_check_order(s->kernel.l), "kernel");
+  int st = attn_check_kernel(&s->kernel);
   if (st) return st;
   if (B == 0) return fail_param(GFI_EEMPTY, "B");
   if (H == 0) return fail_param(GFI_EEMPTY, "H");
@@ -76,7 +75,7 @@ static int check_spec(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t L
   J->Lk = Lk;
   J->D = D;
   J->Dv = Dv;
-  J->l = s->kernel.l;
+  attn_fjob_set_kernel(J, &s->kernel);
   J->causal = s->causal ? 1 : 0;
   J->empty_zero = s->empty_zero ? 1 : 0;
   J->per_axis = s->rmode == GFI_ATTN_R_HEAD_AXIS;
@@ -250,12 +249,14 @@ static void head_job64(const attn_fjob *J, size_t bh, double *q, double *k, doub
   attn_fjob_default_strides(J1);
 }
 
-static int redo_forward64(const attn_fjob *J, float *Hout, double *stat, double *ratio) {
+/* all = 1: every head (a polynomial phi, which only the float64 per-pair
+ * engine evaluates: the float32 outputs are its values rounded to float). */
+static int redo_forward64(const attn_fjob *J, float *Hout, double *stat, double *ratio, int all) {
   const size_t BH = J->B * J->H, D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk;
   double *buf = NULL;
   int st = GFI_OK;
   for (size_t bh = 0; bh < BH && !st; bh++) {
-    int need = 0;
+    int need = all;
     for (size_t i = 0; i < Lq && !need; i++) need = row_needs64(stat + 2 * (bh * Lq + i));
     if (!need) continue;
     if (!buf) {
@@ -284,12 +285,12 @@ static int redo_forward64(const attn_fjob *J, float *Hout, double *stat, double 
 /* The backward of the marked heads in float64 (dQ, dK, dV of the head and
  * its rows of dRrow overwritten); J's V and H divided by vs. */
 static int redo_backward64(const attn_fjob *J, const float *H, const double *stat, float *dQ,
-                           float *dK, float *dV, double *dRrow) {
+                           float *dK, float *dV, double *dRrow, int all) {
   const size_t BH = J->B * J->H, D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk, np = J->per_axis ? D : 1;
   double *buf = NULL;
   int st = GFI_OK;
   for (size_t bh = 0; bh < BH && !st; bh++) {
-    if (!head_marked64(stat + 2 * bh * Lq, Lq)) continue;
+    if (!all && !head_marked64(stat + 2 * bh * Lq, Lq)) continue;
     if (!buf) {
       buf = gfi_malloc2(3 * (Lq * D + Lk * D + Lk * Dv) + 2 * Lq * Dv + 2 * Lq, sizeof *buf);
       if (!buf) return GFI_ENOMEM;
@@ -415,8 +416,9 @@ int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, size_t H, siz
       if (!Vs) st = GFI_ENOMEM;
       J.Vf = Vs;
     }
-    if (!st) st = attn_fjob_forward32(&J, Hout, stat, ratio);
-    if (!st) st = redo_forward64(&J, Hout, stat, ratio);
+    const int poly = attn_fjob_poly(&J);
+    if (!st && !poly) st = attn_fjob_forward32(&J, Hout, stat, ratio);
+    if (!st) st = redo_forward64(&J, Hout, stat, ratio, poly);
     if (!st && vs != 1.0) unscale_rows(&J, rows, Dv, vs, 1, Hout, stat);
     if (!st) st = report(stat, ratio, rows, info);
     free(Vs);
@@ -509,8 +511,9 @@ int gfi_attn_batch_backward(const gfi_attn_batch_spec *s, size_t B, size_t H, si
       J.Vf = Vs;
       Hin = Hs;
     }
-    if (!st) st = attn_fjob_backward32(&J, Hin, saved, dQ, dK, dV, dRrow);
-    if (!st) st = redo_backward64(&J, Hin, saved, dQ, dK, dV, dRrow);
+    const int poly = attn_fjob_poly(&J);
+    if (!st && !poly) st = attn_fjob_backward32(&J, Hin, saved, dQ, dK, dV, dRrow);
+    if (!st) st = redo_backward64(&J, Hin, saved, dQ, dK, dV, dRrow, poly);
     if (!st) {
       reduce_dR(s, B, H, Lq, D, np, nR, dRrow, dr);
       float *dq = dQ, *dk = dK, *drf = dR;

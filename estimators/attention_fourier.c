@@ -170,6 +170,7 @@ static inline void bwd_axis(const double *qt, size_t nq, const double *kt, size_
 #include "attention_fourier_body.h"
 
 int attn_fjob_forward(const attn_fjob *J, double *Hout, double *stat, double *ratio) {
+  if (attn_fjob_poly(J)) return attn_fjob_forward_poly(J, Hout, stat, ratio);
   return engine_forward(J, Hout, stat, ratio);
 }
 
@@ -186,5 +187,6 @@ size_t attn_fjob_key_chunks(size_t BH, size_t Lk) {
 
 int attn_fjob_backward(const attn_fjob *J, const double *H, const double *stat, const double *dH,
                        double *dQ, double *dK, double *dV, double *dRrow) {
+  if (attn_fjob_poly(J)) return attn_fjob_backward_poly(J, H, stat, dH, dQ, dK, dV, dRrow);
   return engine_backward(J, H, stat, dH, dQ, dK, dV, dRrow);
 }

@@ -11,8 +11,7 @@
 #include "gfi/rng.h"
 
 struct gfi_attn_plan {
-  gfi_attn_spec spec;
-  int l;          /* Fourier: the power of the kernel */
+  gfi_attn_spec spec; /* Fourier: spec.kernel is phi (attn_check_kernel) */
   size_t L, D, Dv;
   size_t Lp;      /* L rounded up to a multiple of 8: stride of the structure-of-arrays tables */
   size_t nparam;  /* 1 or D */
@@ -26,6 +25,11 @@ struct gfi_attn_plan {
  * Causal: query i sees keys j <= i + off, off = Lk - Lq. */
 typedef struct attn_fjob {
   size_t B, H, Lq, Lk, D, Dv;
+  /* kern: phi, a power or a polynomial (attn_check_kernel). l is derived from
+   * it by attn_fjob_set_kernel: the power of a power kernel (the power
+   * engines' exponent), 1 for a polynomial, whose row scale is 2^E_i
+   * (attention_fourier_poly.c). */
+  const gfi_kernel *kern;
   int l, causal, empty_zero, per_axis; /* per_axis: dR partials per axis (else summed) */
   double eps, denom_tol;
   const double *Q, *K, *V, *Rd;
@@ -52,6 +56,21 @@ typedef struct attn_fjob {
    * is contiguous. attn_fjob_default_strides sets those of the layout. */
   size_t qs[3], ks[3], vs[3];
 } attn_fjob;
+
+/* Fourier attention's phi: a power z^l (l = 1..8) or a polynomial
+ * sum_j a_j z^j, j = 1..deg (deg = k->l in 1..8), coefficients of either
+ * sign, finite, a_0 = 0 and a_deg != 0 (A is not used: it cancels). Anything
+ * else is refused by status (GFI_EUNSUPPORTED for the flat-top and a custom
+ * phi; GFI_EORDER, GFI_EINVAL, GFI_ENONFINITE) with the parameter "kernel". */
+int attn_check_kernel(const gfi_kernel *k);
+/* 1 when J's phi is a polynomial: the per-pair engine of
+ * attention_fourier_poly.c (float64) serves it, for float32 storage too. */
+static inline int attn_fjob_poly(const attn_fjob *J) { return J->kern && J->kern->kind == GFI_PHI_POLY; }
+/* J->kern = k (checked) and the power l the power engines use. */
+static inline void attn_fjob_set_kernel(attn_fjob *J, const gfi_kernel *k) {
+  J->kern = k;
+  J->l = k->kind == GFI_PHI_POW ? k->l : 1;
+}
 
 /* The input strides of Q, K, V as the layout (lbhd) lays them out. */
 static inline void attn_fjob_default_strides(attn_fjob *J) {
@@ -102,6 +121,13 @@ static inline size_t attn_fjob_qrow(const attn_fjob *J, size_t r) {
 int attn_fjob_forward(const attn_fjob *J, double *Hout, double *stat, double *ratio);
 int attn_fjob_backward(const attn_fjob *J, const double *H, const double *stat, const double *dH,
                        double *dQ, double *dK, double *dV, double *dRrow);
+
+/* The polynomial phi's engine (attention_fourier_poly.c), same contract as
+ * the two above; attn_fjob_forward / attn_fjob_backward pass it the jobs
+ * whose phi is a polynomial. */
+int attn_fjob_forward_poly(const attn_fjob *J, double *Hout, double *stat, double *ratio);
+int attn_fjob_backward_poly(const attn_fjob *J, const double *H, const double *stat, const double *dH,
+                            double *dQ, double *dK, double *dV, double *dRrow);
 
 /* The same in float32 (Qf, Kf, Vf, Rf, Rd; backward also dHf): H, dQ, dK, dV
  * float, statistics and dRrow double. GFI_OK or GFI_ENOMEM. */

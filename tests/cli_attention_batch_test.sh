@@ -56,4 +56,12 @@ expect 2 "\-\-dtype: expected float64 or float32" -- "$GFI" "${A[@]}" --out "$T/
 printf '1 2\n3 4\n' >"$T/t"
 expect 2 "\-\-key-pad: only with the batched layout" -- "$GFI" attention --q "$T/t" --k "$T/t" --v "$T/t" --R 1 \
   --key-pad "$T/kpad.npy"
+# --phi: z^4 as a polynomial gives the power's H; a polynomial in float32 is its float64 H rounded
+expect 0 "" -- "$GFI" "${A[@]}" --out "$T/hp4.npy" --phi poly:0,0,0,1 --grad "$T/gp4"
+e=$(python3 "$PY" cmp "$T/hp4.npy" "$T/h.npy")
+awk -v e="$e" 'BEGIN { exit !(e < 1e-13) }' && ok || bad "--phi poly:0,0,0,1 vs the power 4: $e"
+expect 0 "" -- "$GFI" "${A[@]}" --out "$T/hp.npy" --phi poly:0.5,0,1
+expect 0 "" -- "$GFI" "${A[@]}" --out "$T/hp32.npy" --phi poly:0.5,0,1 --dtype float32
+e=$(python3 "$PY" cmp "$T/hp32.npy" "$T/hp.npy")
+awk -v e="$e" 'BEGIN { exit !(e < 1e-6) }' && ok || bad "--phi poly float32 vs float64: $e"
 finish "cli attention batch"

@@ -120,4 +120,37 @@ head -3 "$T/k" >"$T/k3"
 expect 1 "rows, but --q" -- "$GFI" attention --q "$T/q" --k "$T/k3" --v "$T/v" --R 1
 printf '1 2 3 4\n1 x 3 4\n' >"$T/bad"
 expect 1 "bad:2" -- "$GFI" attention --q "$T/bad" --k "$T/bad" --v "$T/bad" --R 1
+# --phi: pow:L as --l; a polynomial against awk (phi(z) = a1 z + a2 z^2 + a3 z^3), its gradient file
+# written; z^4 as a polynomial equal to --l 4 within 1e-13; refusals by name
+expect 0 "" -- "$GFI" attention --q "$T/q" --k "$T/k" --v "$T/v" --heads 2 --R 1.3 --phi pow:2 --causal
+close_to <(data "$T/out") "$T/b2" 1e-13 && ok || bad "--phi pow:2 vs awk"
+awk -v a1=0.5 -v a2=0 -v a3=1 -v r=1.1 '
+  function sinc(x) { return x == 0 ? 1 : sin(x) / x }
+  function phi(z) { return a1 * z + a2 * z * z + a3 * z * z * z }
+  FILENAME == ARGV[1] { for (j = 1; j <= 4; j++) Q[FNR, j] = $j; n = FNR; next }
+  FILENAME == ARGV[2] { for (j = 1; j <= 4; j++) K[FNR, j] = $j; next }
+  { V[FNR, 1] = $1; V[FNR, 2] = $2 }
+  END {
+    for (i = 1; i <= n; i++) {
+      line = ""
+      for (h = 0; h < 2; h++) {
+        num = 0; den = 0
+        for (j = 1; j <= n; j++) {
+          w = phi(sinc(r * (Q[i, 2*h+1] - K[j, 2*h+1]))) * phi(sinc(r * (Q[i, 2*h+2] - K[j, 2*h+2])))
+          num += w * V[j, h + 1]; den += w
+        }
+        line = line (h ? " " : "") sprintf("%.17g", num / den)
+      }
+      print line
+    }
+  }' "$T/q" "$T/k" "$T/v" >"$T/bp"
+expect 0 "" -- "$GFI" attention --q "$T/q" --k "$T/k" --v "$T/v" --heads 2 --R 1.1 --phi poly:0.5,0,1 --grad "$T/gp"
+close_to <(data "$T/out") "$T/bp" 1e-13 && ok || bad "--phi poly:0.5,0,1 vs awk: $(paste <(data "$T/out") "$T/bp")"
+[ -s "$T/gp.dQ" ] && [ -s "$T/gp.dR" ] && ok || bad "--phi poly: gradient files"
+expect 0 "" -- "$GFI" attention --q "$T/q" --k "$T/k" --v "$T/v" --heads 2 --R 1.5,2,0.7,1.2 --phi poly:0,0,0,1
+close_to <(data "$T/out") "$T/b1" 1e-13 && ok || bad "--phi poly:0,0,0,1 vs the power 4"
+expect 2 "\-\-phi: give --phi or --l" -- "$GFI" attention --q "$T/q" --k "$T/k" --v "$T/v" --R 1 --phi pow:2 --l 2
+expect 2 "\-\-phi: attention takes pow:L or poly" -- "$GFI" attention --q "$T/q" --k "$T/k" --v "$T/v" --R 1 --phi flattop:0.5
+expect 2 "\-\-phi:.*negative" -- "$GFI" attention --q "$T/q" --k "$T/k" --v "$T/v" --R 1 --phi poly:1,-1
+expect 2 "\-\-phi: only for --kind fourier" -- "$GFI" attention --q "$T/q" --k "$T/k" --v "$T/v" --kind softmax --phi pow:2
 finish "cli attention"

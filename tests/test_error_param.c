@@ -215,7 +215,9 @@ int main(void) {
   sp.kernel.l = 0;
   CHECK_NAMED(gfi_attn_plan_create(&ap, &sp, 4, 2, 2, &o), GFI_EORDER, "kernel");
   gfi_attn_default_spec(&sp);
-  CHECK_STATUS(gfi_kernel_poly(&sp.kernel, 2, (const double[]){0, 1, 1}), GFI_OK);
+  CHECK_STATUS(gfi_kernel_flattop(&sp.kernel, 0.5), GFI_OK); /* attention takes the sinc families only */
+  CHECK_NAMED(gfi_attn_plan_create(&ap, &sp, 4, 2, 2, &o), GFI_EUNSUPPORTED, "kernel");
+  sp.kernel.kind = GFI_PHI_CUSTOM;
   CHECK_NAMED(gfi_attn_plan_create(&ap, &sp, 4, 2, 2, &o), GFI_EUNSUPPORTED, "kernel");
   gfi_attn_default_spec(&sp);
   CHECK_NAMED(gfi_attn_plan_create(&ap, &sp, 0, 2, 2, &o), GFI_EEMPTY, "L");

@@ -3,7 +3,8 @@
  *
  *   H_i = sum_j w_ij v_j / sum_j w_ij,     i = 0..L-1, j over all keys
  *                                          (causal: j <= i only)
- *   Fourier:  w_ij = prod_d sinc(R_d (q_id - k_jd))^l        (phi = z^l)
+ *   Fourier:  w_ij = prod_d phi(sinc(R_d (q_id - k_jd)))      (phi = z^l, or
+ *             a polynomial: see "Polynomial phi" below)
  *   Gaussian: w_ij = exp(-|q_i - k_j|^2 / (2 sigma^2))
  *
  * Q and K are L x D, V is L x Dv, H is L x Dv, all row-major. R is one radius
@@ -82,6 +83,32 @@
  * exactly at a zero of sinc, and every other factor 2^1000 larger than the
  * row's largest weight).
  *
+ * Polynomial phi (spec.kernel of kind GFI_PHI_POLY): phi(z) = sum_j a_j z^j,
+ * j = 1..deg (deg = kernel.l, 1..8, a_j = kernel.coef[j], a_0 = 0,
+ * a_deg != 0). Coefficients of either sign are accepted here (A cancels in
+ * the ratio): gfi_kernel_poly and gfi_kernel_parse make those with a_j >= 0,
+ * and a signed one is made by setting kind, l and coef[] directly. phi may
+ * then be 0 or negative anywhere, so weights and row sums of either sign
+ * occur for any degree and the denominator rule above (denom_tol, flagged
+ * rows NaN, GFI_EDENOM) applies as for odd l. Its engine
+ * (estimators/attention_fourier_poly.c) is a plain per-pair loop in float64:
+ * u_d = R_d (q_d - k_d), sin and cos from libm per factor, the product over
+ * axes renormalised after every factor (mantissa and exponent), the row's
+ * common factor 2^E_i with E_i the largest exponent of its nonzero weights
+ * (saved as E_i; T~_i = (S_i + eps) 2^-E_i); the gradient from phi' and
+ * prefix/suffix products of the other factors, never a quotient. The
+ * backward makes two passes over the pairs (queries: dQ, dR; keys: dK, dV),
+ * each output a sum in a fixed order, so the bits do not depend on the
+ * thread count. float32 storage (batched dtype GFI_ATTN_F32) runs the same
+ * float64 engine on the float inputs, head by head, and rounds the outputs
+ * to float: they are the float64 values on the same inputs to within one
+ * rounding (within the float32 bound stated below). Cost: D sin and cos
+ * per pair and pass (the power engines: none, vectorised); memory per thread
+ * 3 Lk + Dv doubles and Lk ints (forward), 5 D doubles (backward), plus
+ * 2 B H Lq doubles. phi = z^l given as a polynomial reproduces the power
+ * engine's H and gradients to about 1e-14 of each array's largest entry
+ * (tests/test_attention_poly.c).
+ *
  * Thread safety: a plan is immutable after creation; forward and backward on
  * a const plan may run from several threads at once. The plan keeps no
  * pointer to caller arrays. */
@@ -107,8 +134,9 @@ typedef enum { GFI_ATTN_FOURIER = 1, GFI_ATTN_GAUSS = 2 } gfi_attn_kind;
 typedef struct gfi_attn_spec {
   gfi_attn_kind kind; /* GFI_ATTN_FOURIER (default) or GFI_ATTN_GAUSS */
   gfi_kernel kernel;  /* Fourier: phi, a power kernel z^l, l = 1..8 (default
-                       * pow:4, FourierFormer's): the engine factorises the
-                       * weight as (prod_d sinc)^l. Other kinds: GFI_EUNSUPPORTED */
+                       * pow:4, FourierFormer's: the engine factorises the
+                       * weight as (prod_d sinc)^l) or a polynomial (above).
+                       * Flat-top and custom: GFI_EUNSUPPORTED ("kernel") */
   int per_axis_R;     /* Fourier: 1 = D radii, 0 = one radius (default 0) */
   int causal;         /* 1: row i sees keys j <= i only (default 0) */
   double denom_tol;   /* flag threshold above (default 1e-8; 0 <= tol < 1) */
@@ -130,8 +158,10 @@ typedef struct gfi_attn_plan gfi_attn_plan;
 /* Plan for sequences of length L with D query/key axes and Dv value axes.
  * Errors: GFI_EINVAL (NULL, bad kind or denom_tol), GFI_EEMPTY (L = 0),
  * GFI_EDIM (D or Dv outside 1..GFI_MAX_DIM, or L*D too large),
- * GFI_EORDER (Fourier l outside 1..8), GFI_EUNSUPPORTED (a Fourier kernel
- * that is not a power), GFI_ENOMEM. */
+ * GFI_EORDER (Fourier l or degree outside 1..8), GFI_EUNSUPPORTED (a flat-top
+ * or custom kernel), GFI_EINVAL or GFI_ENONFINITE (a polynomial with a_0 != 0,
+ * a_deg = 0 or a coefficient not finite), GFI_ENOMEM; the parameter named
+ * by gfi_error_param is "kernel" for all of the kernel's. */
 GFI_EXPORT int gfi_attn_plan_create(gfi_attn_plan **plan, const gfi_attn_spec *spec, size_t L, size_t D,
                          size_t Dv, const gfi_opts *opts);
 
@@ -278,7 +308,7 @@ typedef enum { GFI_ATTN_LAYOUT_BHLD = 0, GFI_ATTN_LAYOUT_LBHD = 1 } gfi_attn_lay
 
 /* Initialise with gfi_attn_batch_default_spec; fields are only ever appended. */
 typedef struct gfi_attn_batch_spec {
-  gfi_kernel kernel;     /* power kernels phi = z^l, l = 1..8 (default l = 4); others: GFI_EUNSUPPORTED */
+  gfi_kernel kernel;     /* phi = z^l, l = 1..8 (default l = 4), or a polynomial (as gfi_attn_spec) */
   gfi_attn_rmode rmode;  /* R layout (default GFI_ATTN_R_SCALAR) */
   int causal;            /* 1: query i sees keys j <= i + Lk - Lq (default 0) */
   double eps;            /* H = N / (S + eps), eps >= 0 finite (default 0; FourierFormer: 1e-6) */
@@ -303,8 +333,8 @@ GFI_EXPORT size_t gfi_attn_batch_saved_size(size_t B, size_t H, size_t Lq);
  * (flagged or empty rows, see above; every other row is valid) or, before
  * anything is written: GFI_EINVAL (NULL array, bad spec field), GFI_EEMPTY
  * (B, H, Lq or Lk = 0), GFI_EDIM (D or Dv outside 1..GFI_MAX_DIM, sizes that
- * overflow), GFI_EORDER (l outside 1..8), GFI_EUNSUPPORTED (a kernel other
- * than a power), GFI_ENONFINITE (Q, K or V), GFI_ERADIUS, GFI_ENOMEM. */
+ * overflow), GFI_EORDER (l outside 1..8), GFI_EUNSUPPORTED (a flat-top or
+ * custom kernel), GFI_ENONFINITE (Q, K or V), GFI_ERADIUS, GFI_ENOMEM. */
 GFI_EXPORT int gfi_attn_batch_forward(const gfi_attn_batch_spec *s, size_t B, size_t H, size_t Lq, size_t Lk,
                                       size_t D, size_t Dv, const void *Q, const void *K, const void *V,
                                       const void *R, const unsigned char *key_pad, const unsigned char *mask,

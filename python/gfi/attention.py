@@ -8,6 +8,7 @@ import numpy as np
 
 from . import errors
 from ._lib import (lib, AttnSpec, AttnBatchSpec, AttnInfo, Handle, addr, as_f64, check, make_opts, ref)
+from ._lib import Kernel
 from .kernels import make_kernel
 
 # The library names the sizes it refuses (attention.h); the Python argument
@@ -39,12 +40,43 @@ class AttentionContext:
         self.__dict__.update(kw)
 
 
+def attention_kernel(phi):
+    """The kernel Fourier attention takes from phi: an int l (phi = z^l), the
+    text forms of make_kernel ("pow:L", "poly:a1,..,ad"), or a sequence of
+    coefficients (a_1, .., a_deg) of phi(z) = sum_k a_k z^k, deg <= 8, of
+    either sign (attention's ratio does not need A, so a negative coefficient
+    is allowed here, unlike for densities; rows whose denominator vanishes or
+    turns negative are NaN, as for odd l). The flat-top kernel is refused by
+    the library (UnsupportedError naming phi)."""
+    if isinstance(phi, (str, int, np.integer, Kernel)) or phi is None:
+        return make_kernel(phi)
+    try:
+        coefs = [float(t) for t in phi]
+    except TypeError:
+        return make_kernel(phi)
+    if not coefs or len(coefs) > 8 or all(c >= 0 for c in coefs):
+        return make_kernel(coefs)
+    while coefs and coefs[-1] == 0:
+        coefs.pop()
+    k = Kernel()
+    k.kind = 2  # GFI_PHI_POLY; the library checks the coefficients
+    k.l = len(coefs)
+    k.A = float("nan")
+    for j, c in enumerate(coefs):
+        k.coef[j + 1] = c
+    return k
+
+
+def _set_kernel(spec, phi):
+    k = attention_kernel(phi)
+    ctypes.memmove(ctypes.addressof(spec.kernel), ctypes.addressof(k), ctypes.sizeof(spec.kernel))
+
+
 def _spec(phi, per_axis, causal, denom_tol):
     s = AttnSpec()
     lib.gfi_attn_default_spec(ref(s))
     s.kind = 1
-    k = make_kernel(phi)
-    ctypes.memmove(ctypes.addressof(s.kernel), ctypes.addressof(k), ctypes.sizeof(s.kernel))
+    _set_kernel(s, phi)
     s.per_axis_R = 1 if per_axis else 0
     s.causal = 1 if causal else 0
     if denom_tol is not None:
@@ -353,8 +385,7 @@ def fourier_attention_batch(Q, K, V, R, phi=4, causal=False, key_padding_mask=No
         raise errors.InvalidArgument(errors.GFI_EINVAL, "empty must be 'nan' or 'zero', got %r" % (empty,), "empty")
     s = AttnBatchSpec()
     lib.gfi_attn_batch_default_spec(ref(s))
-    kern = make_kernel(phi)
-    ctypes.memmove(ctypes.addressof(s.kernel), ctypes.addressof(kern), ctypes.sizeof(s.kernel))
+    _set_kernel(s, phi)
     s.rmode = _RMODE[rmode]
     s.causal = 1 if causal else 0
     s.eps = float(eps)

@@ -220,7 +220,9 @@ class FourierAttention(torch.nn.Module):
     radius per axis (eq. 54) instead of one; heads: with per_axis, a radius
     per head and axis (inputs (heads, L, D) or (B, heads, L, D)); with
     per_head (and heads), one radius per head; phi: l of phi = z^l (default
-    4); causal: row i sees keys j <= i (with (B, H, L, D) inputs, j <= i +
+    4), or a polynomial: "poly:a1,..,ad" or the coefficients (a1, .., ad) of
+    phi(z) = sum_k a_k z^k, of either sign (gfi.attention.attention_kernel;
+    a slower float64 per-pair engine, also for float32 tensors); causal: row i sees keys j <= i (with (B, H, L, D) inputs, j <= i +
     Lk - Lq); eps: H = N / (S + eps), default 1e-6 as every FourierFormer
     model's code (0: the exact ratio; 43-100% of a small causal LM's rows
     have sum_j w_ij^4 < 1e-6, so the choice matters); dropout: attention
@@ -323,8 +325,9 @@ class FourierAttention(torch.nn.Module):
                                                    self.on_flagged, self.per_axis and R.dim() == 1, p, seed)
 
     def extra_repr(self):
-        return "R shape=%s (%s), phi=z^%s, causal=%s, eps=%g, dropout=%g, layout=%s" % (
-            tuple(self._param().shape), "raw" if self.raw_R else "log", self.phi, self.causal, self.eps,
+        phi = "z^%d" % self.phi if isinstance(self.phi, int) else repr(self.phi)
+        return "R shape=%s (%s), phi=%s, causal=%s, eps=%g, dropout=%g, layout=%s" % (
+            tuple(self._param().shape), "raw" if self.raw_R else "log", phi, self.causal, self.eps,
             self.dropout, self.layout)
 
 

@@ -126,7 +126,7 @@ def test_options_reach_the_library(cli):
 
 def test_mise_polynomial_kernel(cli):
     # z^4 as a polynomial: the same MISE as pow:4 to rounding; a mixture: the CLI's bits;
-    # attention refuses non-powers
+    # attention takes the sinc families only: the flat-top is refused by name
     a = gfi.mise_exact("mw:6", R=3, N=1000, phi=4)["mise"]
     b = gfi.mise_exact("mw:6", R=3, N=1000, phi="poly:0,0,0,1")["mise"]
     assert abs(a - b) < 1e-10 * a
@@ -135,7 +135,7 @@ def test_mise_polynomial_kernel(cli):
     row = table(r.stdout)[0]
     assert (c["mise"], c["bias2"], c["var"]) == (row[2], row[4], row[5]) and c["mise"] != a
     with pytest.raises(gfi.UnsupportedError) as e:
-        gfi.fourier_attention(np.zeros((3, 2)), np.zeros((3, 2)), np.ones((3, 1)), 1.0, phi="poly:0,1,0,1")
+        gfi.fourier_attention(np.zeros((3, 2)), np.zeros((3, 2)), np.ones((3, 1)), 1.0, phi="flattop:0.5")
     assert e.value.param == "phi"
 
 
