@@ -8,7 +8,6 @@
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
-#include <gsl/gsl_min.h>
 #ifdef GFI_HAVE_OPENMP
 #include <omp.h>
 #endif
@@ -17,6 +16,7 @@
 #include "par.h"
 #include "gsl_quiet.h"
 #include "gfi/validate.h"
+#include "gfi/select.h"
 #include "alloc.h"
 #include "fail.h"
 
@@ -184,53 +184,63 @@ int gfi_mise_gauss_exact(const gfi_model *m, double N, const double *H, gfi_mise
 
 /* ---- one-dimensional minimisation on a log scale ---------------------------- */
 
-typedef int (*logfun)(double x, void *ctx, gfi_mise_result *res);
+/* The MISE at the scale r (a radius or a bandwidth). */
+typedef int (*scalefun)(double r, void *ctx, gfi_mise_result *res);
 
-/* The last MIN_MEMO points evaluated: near its end Brent's iteration asks
- * for the same x again and again (its own resolution, about 1.5e-8 |x|, is
- * coarser than the interval test of 1e-9, so it runs to the iteration cap
- * proposing one point), and each evaluation is a full quadrature. The memo
- * returns the very result computed before, so the minimiser sees the same
- * values and ends at the same bits. */
+/* The last MIN_MEMO points evaluated: the bracket's points come back in the
+ * radius search's scan, and each evaluation is a full quadrature. The memo
+ * returns the very result computed before, so the search sees the same
+ * values at the same r. best: the lowest MISE seen and its r, the result
+ * returned where the search ends on it. */
 #define MIN_MEMO 8
 typedef struct {
-  logfun f;
+  scalefun f;
   void *ctx;
-  int status;
   size_t nmemo, next;
-  double mx[MIN_MEMO];
+  double mr_r[MIN_MEMO];
   gfi_mise_result mr[MIN_MEMO];
+  double best_r;
+  gfi_mise_result best;
 } min_ctx;
 
-static int memo_eval(min_ctx *c, double x, gfi_mise_result *r) {
+static int memo_eval(min_ctx *c, double r, gfi_mise_result *res) {
   for (size_t k = 0; k < c->nmemo; k++)
-    if (c->mx[k] == x) {
-      *r = c->mr[k];
+    if (c->mr_r[k] == r) {
+      *res = c->mr[k];
       return GFI_OK;
     }
-  int st = c->f(x, c->ctx, r);
+  int st = c->f(r, c->ctx, res);
   if (st) return st;
-  c->mx[c->next] = x;
-  c->mr[c->next] = *r;
+  c->mr_r[c->next] = r;
+  c->mr[c->next] = *res;
   c->next = (c->next + 1) % MIN_MEMO;
   if (c->nmemo < MIN_MEMO) c->nmemo++;
+  if (res->mise < c->best.mise || !(c->best_r > 0)) {
+    c->best_r = r;
+    c->best = *res;
+  }
   return GFI_OK;
 }
 
-static double min_eval(double x, void *p) {
-  min_ctx *c = p;
-  gfi_mise_result r;
-  int st = memo_eval(c, x, &r);
-  if (st || !(r.mise > 0)) {
-    if (!c->status) c->status = st ? st : GFI_EQUAD;
-    return INFINITY;
-  }
-  return log(r.mise);
+/* log MISE at r; an error or a MISE that is not positive ends the search
+ * (GFI_EQUAD for the latter). */
+static int min_eval(min_ctx *c, double r, double *v) {
+  gfi_mise_result res;
+  int st = memo_eval(c, r, &res);
+  if (st) return st;
+  if (!(res.mise > 0)) return GFI_EQUAD;
+  *v = log(res.mise);
+  return GFI_OK;
 }
 
-/* Bracket a minimum of f (log MISE as a function of x = log r) starting at x0,
- * expanding geometrically within [xlo, xhi], then Brent. */
-static int minimise_log(logfun f, void *ctx, double x0, double xlo, double xhi, double *xopt,
+static int min_radius_fn(void *ctx, double r, double *v) { return min_eval(ctx, r, v); }
+
+/* Bracket a minimum of f (log MISE as a function of x = log r) starting at
+ * x0, expanding geometrically within [xlo, xhi]; then the library's radius
+ * search (gfi_minimize_radius: a scan of the bracket, the finer scan of its
+ * lowest local minima and Brent's method to 1e-5 in log r) on it. */
+#define MIN_SCAN 3
+static int minimise_log(scalefun f, void *ctx, double x0, double xlo, double xhi, double *ropt,
                         gfi_mise_result *res) {
   min_ctx c;
   memset(&c, 0, sizeof c);
@@ -238,8 +248,11 @@ static int minimise_log(logfun f, void *ctx, double x0, double xlo, double xhi, 
   c.ctx = ctx;
   double step = log(2.0);
   double a = x0 - step, b = x0, cc = x0 + step;
-  double fa = min_eval(a, &c), fb = min_eval(b, &c), fc = min_eval(cc, &c);
-  if (c.status) return c.status;
+  double fa, fb, fc;
+  int st = min_eval(&c, exp(a), &fa);
+  if (!st) st = min_eval(&c, exp(b), &fb);
+  if (!st) st = min_eval(&c, exp(cc), &fc);
+  if (st) return st;
   int it = 0;
   while (!(fb < fa && fb < fc)) {
     if (++it > 200) return GFI_EQUAD;
@@ -249,48 +262,26 @@ static int minimise_log(logfun f, void *ctx, double x0, double xlo, double xhi, 
       b = a, fb = fa;
       a = b - step;
       if (a < xlo) return GFI_EQUAD;
-      fa = min_eval(a, &c);
+      st = min_eval(&c, exp(a), &fa);
     } else {
       step *= 1.6;
       a = b, fa = fb;
       b = cc, fb = fc;
       cc = b + step;
       if (cc > xhi) return GFI_EQUAD;
-      fc = min_eval(cc, &c);
+      st = min_eval(&c, exp(cc), &fc);
     }
-    if (c.status) return c.status;
+    if (st) return st;
   }
-  /* Brent's iteration reports a non-finite value (min_eval's INFINITY on
-   * error) through GSL's error handler. */
-  gfi_gsl_quiet_enter();
-  gsl_min_fminimizer *s = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
-  if (!s) {
-    gfi_gsl_quiet_leave();
-    return GFI_ENOMEM;
-  }
-  gsl_function F = {min_eval, &c};
-  if (gsl_min_fminimizer_set_with_values(s, &F, b, fb, a, fa, cc, fc) != GSL_SUCCESS) {
-    gsl_min_fminimizer_free(s);
-    gfi_gsl_quiet_leave();
-    return GFI_EQUAD;
-  }
-  int st = GFI_OK;
-  for (int i = 0; i < 200; i++) {
-    if (gsl_min_fminimizer_iterate(s) != GSL_SUCCESS) {
-      st = GFI_EQUAD;
-      break;
-    }
-    if (c.status) break;
-    double lo = gsl_min_fminimizer_x_lower(s), hi = gsl_min_fminimizer_x_upper(s);
-    if (gsl_min_test_interval(lo, hi, 1e-9, 0) == GSL_SUCCESS) break;
-  }
-  double x = gsl_min_fminimizer_x_minimum(s);
-  gsl_min_fminimizer_free(s);
-  gfi_gsl_quiet_leave();
-  if (c.status) return c.status;
+  gfi_select_result sr;
+  st = gfi_minimize_radius(min_radius_fn, &c, exp(a), exp(cc), MIN_SCAN, &sr);
   if (st) return st;
-  *xopt = x;
-  return memo_eval(&c, x, res);
+  *ropt = sr.R[0];
+  if (sr.R[0] == c.best_r) {
+    *res = c.best;
+    return GFI_OK;
+  }
+  return memo_eval(&c, sr.R[0], res);
 }
 
 typedef struct {
@@ -302,10 +293,9 @@ typedef struct {
   gfi_mise_opts o;
 } ropt_ctx;
 
-static int ropt_f(double x, void *p, gfi_mise_result *res) {
+static int ropt_f(double r, void *p, gfi_mise_result *res) {
   ropt_ctx *c = p;
   double R[MISE_MAXD];
-  double r = exp(x);
   for (size_t j = 0; j < c->D; j++) R[j] = r * c->Rdir[j];
   return gfi_mise_exact(c->m, c->k, c->N, R, &c->o, res);
 }
@@ -339,11 +329,7 @@ int gfi_ropt(const gfi_model *m, const gfi_kernel *k, double N, const double *Rd
   double hmin = INFINITY;
   for (size_t j = 0; j < c.D; j++) hmin = fmin(hmin, pi.h[j] / c.Rdir[j]);
   double x0 = log(hmin) + log(N) / (c.D + 4.0);
-  double x;
-  st = minimise_log(ropt_f, &c, x0, log(1e-8), log(1e14), &x, res);
-  if (st) return st;
-  *r_opt = exp(x);
-  return GFI_OK;
+  return minimise_log(ropt_f, &c, x0, log(1e-8), log(1e14), r_opt, res);
 }
 
 typedef struct {
@@ -352,12 +338,12 @@ typedef struct {
   size_t D;
 } hopt_ctx;
 
-static int hopt_f(double x, void *p, gfi_mise_result *res) {
+static int hopt_f(double h, void *p, gfi_mise_result *res) {
   hopt_ctx *c = p;
   double H[MISE_MAXD * MISE_MAXD * 4];
   size_t D = c->D;
   if (D > 6) return GFI_EUNSUPPORTED;
-  double h2 = exp(2 * x);
+  double h2 = h * h;
   for (size_t a = 0; a < D * D; a++) H[a] = 0;
   for (size_t a = 0; a < D; a++) H[a * D + a] = h2;
   return gfi_mise_gauss_exact(c->m, c->N, H, res);
@@ -377,9 +363,5 @@ int gfi_mise_gauss_hopt(const gfi_model *m, double N, double *h, gfi_mise_result
   for (size_t a = 0; a < K; a++)
     for (size_t j = 0; j < c.D; j++) smin = fmin(smin, sqrt(S[a * c.D * c.D + j * c.D + j]));
   double x0 = log(smin) - log(N) / (c.D + 4.0);
-  double x;
-  st = minimise_log(hopt_f, &c, x0, log(1e-12), log(1e6), &x, res);
-  if (st) return st;
-  *h = exp(x);
-  return GFI_OK;
+  return minimise_log(hopt_f, &c, x0, log(1e-12), log(1e6), h, res);
 }
