@@ -46,8 +46,9 @@ int cmd_ropt(int argc, char **argv) {
   const cli_spec cs = {
     "usage: gfi ropt --model SPEC --dim D --n N1[,N2,..] --phi pow:L [options]\n\n"
     "The radius R* minimising the exact MISE of the generalized Fourier density\n"
-    "estimator (phi(z) = z^L) for N points of a truth model: GSL's Brent method on\n"
-    "log R after a geometric bracket search, with no upper cap on R. For normal-\n"
+    "estimator (phi(z) = z^L) for N points of a truth model: a geometric bracket\n"
+    "search on log R, with no upper cap on R, then on that bracket the radius search\n"
+    "of --select below (a scan, Brent's method on log R to 1e-5). For normal-\n"
     "mixture truths the Gaussian KDE at its MISE-optimal bandwidth h* (H = h*^2 I,\n"
     "exact MISE of Marron & Wand 1992) is printed alongside as the baseline.\n\n"
     "   or: gfi ropt --data FILE --dim D --phi pow:L|poly:A1,.. --select lscv [--R-range LO,HI] [--per-axis]\n"

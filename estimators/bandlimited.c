@@ -42,10 +42,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef GFI_HAVE_OPENMP
-#include <omp.h>
-#endif
 #include "bandlimited.h"
+#include "engine_pass.h"
 #include "kernel_internal.h"
 #include "../lib/alloc.h"
 #include "../lib/nufft.h"
@@ -85,16 +83,9 @@ static double round_term(const bl_rule *r, const double *xabs) {
   return BL_ROUND_C * DBL_EPSILON * (th + sqrt((double)r->Q));
 }
 
-static int threads_of(int n) {
-#ifdef GFI_HAVE_OPENMP
-  return n > 0 ? n : omp_get_max_threads();
-#else
-  (void)n;
-  return 1;
-#endif
-}
-
-int bl_threads(int n) { return threads_of(n); }
+/* The passes' thread count and blocks (engine_pass.c, shared with binned.c). */
+static int threads_of(int n) { return bl_threads(n); }
+static size_t pass_block(size_t N) { return bl_pass_block(N); }
 
 /* ---- options ------------------------------------------------------------ */
 
@@ -492,18 +483,6 @@ static const size_t scale_cells[4] = {0, 4096, 256, 40};
  * per axis against the true c1 R / A_l (A_l <= pi): halved to stay below.
  * Queries away from the data have smaller values: the a-posteriori check
  * catches those. One pass over the data, deterministic. */
-/* The data passes of bl_sum run over fixed blocks of points, at most
- * PASS_BLOCKS of them and none below PASS_BLOCK_MIN points (a function of N
- * only): partial results are combined in block order, so they are the same
- * bits for any thread count. */
-#define PASS_BLOCK_MIN ((size_t)1 << 16)
-#define PASS_BLOCKS ((size_t)16)
-static size_t pass_block(size_t N) {
-  size_t b = (N + PASS_BLOCKS - 1) / PASS_BLOCKS;
-  return b < PASS_BLOCK_MIN ? PASS_BLOCK_MIN : b;
-}
-size_t bl_pass_block(size_t N) { return pass_block(N); }
-
 typedef struct {
   const bl_sum *s;
   size_t blk, col, ncell, ncopy, nb[3], stride;

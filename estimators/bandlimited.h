@@ -297,8 +297,5 @@ int bl_binned_plan(const bl_sum *s, const double *lo, const double *hi, const si
  * bounds (binning, positions' rounding, the FFTs' rounding). */
 int bl_binned_eval(const bl_sum *s, const bl_binned *b, const double *lo, const double *hi,
                    const size_t *n, double *out, double *babs);
-/* bandlimited.c's fixed data blocks and thread count, shared with binned.c. */
-size_t bl_pass_block(size_t N);
-int bl_threads(int n);
 
 #endif

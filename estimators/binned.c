@@ -59,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bandlimited.h"
+#include "engine_pass.h"
 #include "kernel_internal.h"
 #include "../lib/alloc.h"
 #include "../lib/clones.h"

@@ -7,9 +7,7 @@
 #include <string.h>
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
-#include <gsl/gsl_integration.h>
 #include <gsl/gsl_linalg.h>
-#include <gsl/gsl_min.h>
 #ifdef GFI_HAVE_OPENMP
 #include <omp.h>
 #endif
@@ -18,6 +16,7 @@
 #include "par.h"
 #include "gsl_quiet.h"
 #include "gfi/validate.h"
+#include "gfi/select.h"
 #include "alloc.h"
 #include "fail.h"
 
@@ -52,267 +51,6 @@ int mise_opts_check(const gfi_mise_opts *o) {
 int gfi_mise_exact_supported(const gfi_model *m) {
   psi_info pi;
   return m && psi_info_init(m, &pi) == GFI_OK;
-}
-
-/* ---- the exact route's integrals ------------------------------------------ */
-
-static double tail_integrand(double t, void *p) { return psi_amp2_1d((const gfi_model *)p, t); }
-
-/* 2 int_L^inf |psi_f|^2 dt */
-static int tail_1d(const gfi_model *f, double L, double *out) {
-  /* qagiu reports rounding (accepted below) through GSL's error handler. */
-  gfi_gsl_quiet_enter();
-  gsl_integration_workspace *ws = gsl_integration_workspace_alloc(500);
-  if (!ws) {
-    gfi_gsl_quiet_leave();
-    return GFI_ENOMEM;
-  }
-  gsl_function F = {tail_integrand, (void *)f};
-  double r, e;
-  int gs = gsl_integration_qagiu(&F, L, 1e-300, 1e-12, 500, ws, &r, &e);
-  gsl_integration_workspace_free(ws);
-  gfi_gsl_quiet_leave();
-  if (gs != GSL_SUCCESS && gs != GSL_EROUND) {
-    /* accept a result whose error is negligible in absolute terms */
-    if (!(isfinite(r) && e < 1e-14)) return GFI_EQUAD;
-  }
-  if (!isfinite(r)) return GFI_EQUAD;
-  *out = 2 * r;
-  return GFI_OK;
-}
-
-/* The integrals' outer axis as tasks of the driver: node i0 of axis 0 sums
- * over the other axes into its own slot, reduced afterwards in node order. */
-typedef struct {
-  const psi_info *pi;
-  size_t D, n1, n2;
-  const axis_nodes *ax;
-  double *const *kap, *const *wp;
-  unsigned char *const *inb;
-  double *part;
-} integrals_ctx;
-
-static int mixture_node(void *vc, size_t i0, void *ws) {
-  const integrals_ctx *c = vc;
-  (void)ws;
-  const size_t D = c->D, n1 = c->n1, n2 = c->n2;
-  const axis_nodes *ax = c->ax;
-  double *const *kap = c->kap;
-  unsigned char *const *inb = c->inb;
-  double t[MISE_MAXD], s_in = 0, s_out = 0, s_k2 = 0, s_box = 0;
-  t[0] = ax[0].t[i0];
-  for (size_t i1 = 0; i1 < n1; i1++) {
-    double w01 = ax[0].w[i0];
-    double k01 = kap[0][i0];
-    int b01 = inb[0][i0];
-    if (D > 1) {
-      t[1] = ax[1].t[i1];
-      w01 *= ax[1].w[i1];
-      k01 *= kap[1][i1];
-      b01 = b01 && inb[1][i1];
-    }
-    for (size_t i2 = 0; i2 < n2; i2++) {
-      double W = w01, K = k01;
-      int in = b01;
-      if (D > 2) {
-        t[2] = ax[2].t[i2];
-        W *= ax[2].w[i2];
-        K *= kap[2][i2];
-        in = in && inb[2][i2];
-      }
-      double re, im;
-      psi_mixture_eval(c->pi, t, &re, &im);
-      double p2 = W * (re * re + im * im);
-      if (in) {
-        double omk = 1.0 - K;
-        s_in += p2 * omk * omk;
-        s_k2 += p2 * K * K;
-        s_box += p2;
-      } else {
-        s_out += p2;
-      }
-    }
-  }
-  c->part[4 * i0] = s_in;
-  c->part[4 * i0 + 1] = s_out;
-  c->part[4 * i0 + 2] = s_k2;
-  c->part[4 * i0 + 3] = s_box;
-  return GFI_OK;
-}
-
-static int product_node(void *vc, size_t i0, void *ws) {
-  const integrals_ctx *c = vc;
-  (void)ws;
-  const size_t D = c->D, n1 = c->n1, n2 = c->n2;
-  double *const *kap = c->kap, *const *wp = c->wp;
-  double s = 0;
-  for (size_t i1 = 0; i1 < n1; i1++) {
-    double w01 = wp[0][i0] * (D > 1 ? wp[1][i1] : 1.0);
-    double k01 = kap[0][i0] * (D > 1 ? kap[1][i1] : 1.0);
-    for (size_t i2 = 0; i2 < n2; i2++) {
-      double W = w01 * (D > 2 ? wp[2][i2] : 1.0);
-      double K = k01 * (D > 2 ? kap[2][i2] : 1.0);
-      double omk = 1.0 - K;
-      s += W * omk * omk;
-    }
-  }
-  c->part[i0] = s;
-  return GFI_OK;
-}
-
-static int integrals_mixture(const psi_info *pi, const gfi_kernel *k, const double *R, double res, int nthreads,
-                             mise_integrals *I) {
-  const size_t D = pi->D;
-  axis_nodes ax[MISE_MAXD] = {{0}};
-  double *kap[MISE_MAXD] = {0};
-  unsigned char *inb[MISE_MAXD] = {0};
-  double *part = NULL;
-  int st = GFI_OK;
-  size_t total = 1;
-  for (size_t j = 0; j < D && !st; j++) {
-    double a = j == 0 ? 0.0 : -pi->T[j];
-    st = axis_build(a, pi->T[j], k, R[j], pi->h[j], pi->osc[j], 0, res, ax + j);
-    if (st) break;
-    if (total > MAX_NODES / ax[j].n) st = GFI_EUNSUPPORTED;
-    total *= ax[j].n;
-    kap[j] = gfi_malloc2(ax[j].n, sizeof *kap[j]);
-    inb[j] = malloc(ax[j].n);
-    if (!kap[j] || !inb[j]) {
-      st = GFI_ENOMEM;
-      break;
-    }
-    for (size_t i = 0; i < ax[j].n; i++) {
-      double u = ax[j].t[i] / R[j];
-      inb[j][i] = fabs(u) < kernel_band(k);
-      kap[j][i] = inb[j][i] ? gfi_kernel_kappa(k, u) : 0.0;
-    }
-  }
-  size_t n0 = st ? 0 : ax[0].n;
-  if (!st) {
-    part = gfi_calloc4(4, n0, 1, sizeof *part);
-    if (!part) st = GFI_ENOMEM;
-  }
-  if (!st) {
-    size_t n1 = D > 1 ? ax[1].n : 1, n2 = D > 2 ? ax[2].n : 1;
-    integrals_ctx c = {pi, D, n1, n2, ax, kap, NULL, inb, part};
-    par_for(n0, nthreads, 1, mixture_node, &c);
-    double s[4];
-    par_sum(part, n0, 4, s);
-    /* the half-space t_1 >= 0 counts twice (|psi(-t)| = |psi(t)|, Kbar even) */
-    I->bias_in = 2 * s[0];
-    I->bias_out = 2 * s[1];
-    I->k2 = 2 * s[2];
-    I->psi_box = 2 * s[3];
-  }
-  free(part);
-  for (size_t j = 0; j < D; j++) {
-    axis_free(ax + j);
-    free(kap[j]);
-    free(inb[j]);
-  }
-  return st;
-}
-
-static int integrals_product(const psi_info *pi, const gfi_kernel *k, const double *R, double res, int nthreads,
-                             mise_integrals *I) {
-  const size_t D = pi->D;
-  axis_nodes ax[MISE_MAXD] = {{0}};
-  double *kap[MISE_MAXD] = {0}, *wp[MISE_MAXD] = {0};
-  double B[MISE_MAXD], O[MISE_MAXD], Tt[MISE_MAXD], K2[MISE_MAXD];
-  double *part = NULL;
-  int st = GFI_OK;
-  size_t total = 1;
-  for (size_t j = 0; j < D && !st; j++) {
-    double L = kernel_band(k) * R[j];
-    double b = fmin(L, pi->T[j]);
-    st = axis_build(0.0, b, k, R[j], pi->h[j], pi->osc[j], pi->graded[j], res, ax + j);
-    if (st) break;
-    if (total > MAX_NODES / ax[j].n) st = GFI_EUNSUPPORTED;
-    total *= ax[j].n;
-    size_t n = ax[j].n;
-    kap[j] = gfi_malloc2(n, sizeof *kap[j]);
-    wp[j] = gfi_malloc2(n, sizeof *wp[j]);
-    double *im = gfi_malloc2(n, sizeof *im);
-    if (!kap[j] || !wp[j] || !im) {
-      free(im);
-      st = GFI_ENOMEM;
-      break;
-    }
-    st = gfi_model_cf(pi->fac[j], n, ax[j].t, wp[j], im);
-    if (st) {
-      free(im);
-      break;
-    }
-    B[j] = 0;
-    K2[j] = 0;
-    for (size_t i = 0; i < n; i++) {
-      double a2 = wp[j][i] * wp[j][i] + im[i] * im[i];
-      kap[j][i] = gfi_kernel_kappa(k, ax[j].t[i] / R[j]);
-      wp[j][i] = ax[j].w[i] * a2; /* weight times |psi_j|^2 */
-      B[j] += wp[j][i];
-      K2[j] += wp[j][i] * kap[j][i] * kap[j][i];
-    }
-    free(im);
-    B[j] *= 2;
-    K2[j] *= 2;
-    st = tail_1d(pi->fac[j], L, O + j);
-    Tt[j] = B[j] + O[j];
-  }
-  size_t n0 = st ? 0 : ax[0].n;
-  if (!st) {
-    part = calloc(n0, sizeof *part);
-    if (!part) st = GFI_ENOMEM;
-  }
-  if (!st) {
-    size_t n1 = D > 1 ? ax[1].n : 1, n2 = D > 2 ? ax[2].n : 1;
-    integrals_ctx c = {pi, D, n1, n2, ax, kap, wp, NULL, part};
-    par_for(n0, nthreads, 1, product_node, &c);
-    double s = 0;
-    for (size_t i0 = 0; i0 < n0; i0++) s += part[i0];
-    I->bias_in = ldexp(s, (int)D); /* all axes on t_j >= 0: 2^D orthants */
-    double out = 0, k2 = 1, box = 1;
-    for (size_t j = 0; j < D; j++) {
-      double term = O[j];
-      for (size_t i = 0; i < j; i++) term *= B[i];
-      for (size_t i = j + 1; i < D; i++) term *= Tt[i];
-      out += term;
-      k2 *= K2[j];
-      box *= B[j];
-    }
-    I->bias_out = out;
-    I->k2 = k2;
-    I->psi_box = box;
-  }
-  free(part);
-  for (size_t j = 0; j < D; j++) {
-    axis_free(ax + j);
-    free(kap[j]);
-    free(wp[j]);
-  }
-  return st;
-}
-
-int mise_integrals_compute(const psi_info *pi, const gfi_kernel *k, const double *R, double res, int nthreads,
-                           mise_integrals *I) {
-  memset(I, 0, sizeof *I);
-  if (!(res > 0) || !isfinite(res)) return GFI_EINVAL;
-  /* Count the nodes first: a rule too large to finish in reasonable time and
-   * memory is refused before anything is built (the counts stay in I). */
-  double total = 1;
-  int over = 0;
-  for (size_t j = 0; j < pi->D; j++) {
-    size_t n;
-    if (pi->route == PSI_MIXTURE)
-      n = axis_count(j == 0 ? 0.0 : -pi->T[j], pi->T[j], k, R[j], pi->h[j], pi->osc[j], 0, res);
-    else
-      n = axis_count(0.0, fmin(kernel_band(k) * R[j], pi->T[j]), k, R[j], pi->h[j], pi->osc[j], pi->graded[j], res);
-    I->nodes[j] = n;
-    total *= (double)n;
-    over |= n > GFI_MISE_EXACT_MAX_AXIS;
-  }
-  if (over || total > (double)GFI_MISE_EXACT_MAX_NODES) return GFI_ERANGE;
-  return pi->route == PSI_MIXTURE ? integrals_mixture(pi, k, R, res, nthreads, I)
-                                  : integrals_product(pi, k, R, res, nthreads, I);
 }
 
 static int resolve_threads(const gfi_mise_opts *o) {
@@ -446,53 +184,63 @@ int gfi_mise_gauss_exact(const gfi_model *m, double N, const double *H, gfi_mise
 
 /* ---- one-dimensional minimisation on a log scale ---------------------------- */
 
-typedef int (*logfun)(double x, void *ctx, gfi_mise_result *res);
+/* The MISE at the scale r (a radius or a bandwidth). */
+typedef int (*scalefun)(double r, void *ctx, gfi_mise_result *res);
 
-/* The last MIN_MEMO points evaluated: near its end Brent's iteration asks
- * for the same x again and again (its own resolution, about 1.5e-8 |x|, is
- * coarser than the interval test of 1e-9, so it runs to the iteration cap
- * proposing one point), and each evaluation is a full quadrature. The memo
- * returns the very result computed before, so the minimiser sees the same
- * values and ends at the same bits. */
+/* The last MIN_MEMO points evaluated: the bracket's points come back in the
+ * radius search's scan, and each evaluation is a full quadrature. The memo
+ * returns the very result computed before, so the search sees the same
+ * values at the same r. best: the lowest MISE seen and its r, the result
+ * returned where the search ends on it. */
 #define MIN_MEMO 8
 typedef struct {
-  logfun f;
+  scalefun f;
   void *ctx;
-  int status;
   size_t nmemo, next;
-  double mx[MIN_MEMO];
+  double mr_r[MIN_MEMO];
   gfi_mise_result mr[MIN_MEMO];
+  double best_r;
+  gfi_mise_result best;
 } min_ctx;
 
-static int memo_eval(min_ctx *c, double x, gfi_mise_result *r) {
+static int memo_eval(min_ctx *c, double r, gfi_mise_result *res) {
   for (size_t k = 0; k < c->nmemo; k++)
-    if (c->mx[k] == x) {
-      *r = c->mr[k];
+    if (c->mr_r[k] == r) {
+      *res = c->mr[k];
       return GFI_OK;
     }
-  int st = c->f(x, c->ctx, r);
+  int st = c->f(r, c->ctx, res);
   if (st) return st;
-  c->mx[c->next] = x;
-  c->mr[c->next] = *r;
+  c->mr_r[c->next] = r;
+  c->mr[c->next] = *res;
   c->next = (c->next + 1) % MIN_MEMO;
   if (c->nmemo < MIN_MEMO) c->nmemo++;
+  if (res->mise < c->best.mise || !(c->best_r > 0)) {
+    c->best_r = r;
+    c->best = *res;
+  }
   return GFI_OK;
 }
 
-static double min_eval(double x, void *p) {
-  min_ctx *c = p;
-  gfi_mise_result r;
-  int st = memo_eval(c, x, &r);
-  if (st || !(r.mise > 0)) {
-    if (!c->status) c->status = st ? st : GFI_EQUAD;
-    return INFINITY;
-  }
-  return log(r.mise);
+/* log MISE at r; an error or a MISE that is not positive ends the search
+ * (GFI_EQUAD for the latter). */
+static int min_eval(min_ctx *c, double r, double *v) {
+  gfi_mise_result res;
+  int st = memo_eval(c, r, &res);
+  if (st) return st;
+  if (!(res.mise > 0)) return GFI_EQUAD;
+  *v = log(res.mise);
+  return GFI_OK;
 }
 
-/* Bracket a minimum of f (log MISE as a function of x = log r) starting at x0,
- * expanding geometrically within [xlo, xhi], then Brent. */
-static int minimise_log(logfun f, void *ctx, double x0, double xlo, double xhi, double *xopt,
+static int min_radius_fn(void *ctx, double r, double *v) { return min_eval(ctx, r, v); }
+
+/* Bracket a minimum of f (log MISE as a function of x = log r) starting at
+ * x0, expanding geometrically within [xlo, xhi]; then the library's radius
+ * search (gfi_minimize_radius: a scan of the bracket, the finer scan of its
+ * lowest local minima and Brent's method to 1e-5 in log r) on it. */
+#define MIN_SCAN 3
+static int minimise_log(scalefun f, void *ctx, double x0, double xlo, double xhi, double *ropt,
                         gfi_mise_result *res) {
   min_ctx c;
   memset(&c, 0, sizeof c);
@@ -500,8 +248,11 @@ static int minimise_log(logfun f, void *ctx, double x0, double xlo, double xhi, 
   c.ctx = ctx;
   double step = log(2.0);
   double a = x0 - step, b = x0, cc = x0 + step;
-  double fa = min_eval(a, &c), fb = min_eval(b, &c), fc = min_eval(cc, &c);
-  if (c.status) return c.status;
+  double fa, fb, fc;
+  int st = min_eval(&c, exp(a), &fa);
+  if (!st) st = min_eval(&c, exp(b), &fb);
+  if (!st) st = min_eval(&c, exp(cc), &fc);
+  if (st) return st;
   int it = 0;
   while (!(fb < fa && fb < fc)) {
     if (++it > 200) return GFI_EQUAD;
@@ -511,48 +262,26 @@ static int minimise_log(logfun f, void *ctx, double x0, double xlo, double xhi, 
       b = a, fb = fa;
       a = b - step;
       if (a < xlo) return GFI_EQUAD;
-      fa = min_eval(a, &c);
+      st = min_eval(&c, exp(a), &fa);
     } else {
       step *= 1.6;
       a = b, fa = fb;
       b = cc, fb = fc;
       cc = b + step;
       if (cc > xhi) return GFI_EQUAD;
-      fc = min_eval(cc, &c);
+      st = min_eval(&c, exp(cc), &fc);
     }
-    if (c.status) return c.status;
+    if (st) return st;
   }
-  /* Brent's iteration reports a non-finite value (min_eval's INFINITY on
-   * error) through GSL's error handler. */
-  gfi_gsl_quiet_enter();
-  gsl_min_fminimizer *s = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
-  if (!s) {
-    gfi_gsl_quiet_leave();
-    return GFI_ENOMEM;
-  }
-  gsl_function F = {min_eval, &c};
-  if (gsl_min_fminimizer_set_with_values(s, &F, b, fb, a, fa, cc, fc) != GSL_SUCCESS) {
-    gsl_min_fminimizer_free(s);
-    gfi_gsl_quiet_leave();
-    return GFI_EQUAD;
-  }
-  int st = GFI_OK;
-  for (int i = 0; i < 200; i++) {
-    if (gsl_min_fminimizer_iterate(s) != GSL_SUCCESS) {
-      st = GFI_EQUAD;
-      break;
-    }
-    if (c.status) break;
-    double lo = gsl_min_fminimizer_x_lower(s), hi = gsl_min_fminimizer_x_upper(s);
-    if (gsl_min_test_interval(lo, hi, 1e-9, 0) == GSL_SUCCESS) break;
-  }
-  double x = gsl_min_fminimizer_x_minimum(s);
-  gsl_min_fminimizer_free(s);
-  gfi_gsl_quiet_leave();
-  if (c.status) return c.status;
+  gfi_select_result sr;
+  st = gfi_minimize_radius(min_radius_fn, &c, exp(a), exp(cc), MIN_SCAN, &sr);
   if (st) return st;
-  *xopt = x;
-  return memo_eval(&c, x, res);
+  *ropt = sr.R[0];
+  if (sr.R[0] == c.best_r) {
+    *res = c.best;
+    return GFI_OK;
+  }
+  return memo_eval(&c, sr.R[0], res);
 }
 
 typedef struct {
@@ -564,10 +293,9 @@ typedef struct {
   gfi_mise_opts o;
 } ropt_ctx;
 
-static int ropt_f(double x, void *p, gfi_mise_result *res) {
+static int ropt_f(double r, void *p, gfi_mise_result *res) {
   ropt_ctx *c = p;
   double R[MISE_MAXD];
-  double r = exp(x);
   for (size_t j = 0; j < c->D; j++) R[j] = r * c->Rdir[j];
   return gfi_mise_exact(c->m, c->k, c->N, R, &c->o, res);
 }
@@ -601,11 +329,7 @@ int gfi_ropt(const gfi_model *m, const gfi_kernel *k, double N, const double *Rd
   double hmin = INFINITY;
   for (size_t j = 0; j < c.D; j++) hmin = fmin(hmin, pi.h[j] / c.Rdir[j]);
   double x0 = log(hmin) + log(N) / (c.D + 4.0);
-  double x;
-  st = minimise_log(ropt_f, &c, x0, log(1e-8), log(1e14), &x, res);
-  if (st) return st;
-  *r_opt = exp(x);
-  return GFI_OK;
+  return minimise_log(ropt_f, &c, x0, log(1e-8), log(1e14), r_opt, res);
 }
 
 typedef struct {
@@ -614,12 +338,12 @@ typedef struct {
   size_t D;
 } hopt_ctx;
 
-static int hopt_f(double x, void *p, gfi_mise_result *res) {
+static int hopt_f(double h, void *p, gfi_mise_result *res) {
   hopt_ctx *c = p;
   double H[MISE_MAXD * MISE_MAXD * 4];
   size_t D = c->D;
   if (D > 6) return GFI_EUNSUPPORTED;
-  double h2 = exp(2 * x);
+  double h2 = h * h;
   for (size_t a = 0; a < D * D; a++) H[a] = 0;
   for (size_t a = 0; a < D; a++) H[a * D + a] = h2;
   return gfi_mise_gauss_exact(c->m, c->N, H, res);
@@ -639,9 +363,5 @@ int gfi_mise_gauss_hopt(const gfi_model *m, double N, double *h, gfi_mise_result
   for (size_t a = 0; a < K; a++)
     for (size_t j = 0; j < c.D; j++) smin = fmin(smin, sqrt(S[a * c.D * c.D + j * c.D + j]));
   double x0 = log(smin) - log(N) / (c.D + 4.0);
-  double x;
-  st = minimise_log(hopt_f, &c, x0, log(1e-12), log(1e6), &x, res);
-  if (st) return st;
-  *h = exp(x);
-  return GFI_OK;
+  return minimise_log(hopt_f, &c, x0, log(1e-12), log(1e6), h, res);
 }

@@ -1,17 +1,20 @@
 /* The Plancherel quadrature shared by the exact MISE, the exact ISE of one
  * estimate and the Monte-Carlo MISE (CPU and GPU): what the quadrature knows
  * about |psi|^2 of a truth (its scales, and psi itself), the Gauss-Legendre
- * node lists on each frequency axis, and the node rule of a Plancherel ISE.
- * See plancherel.h. */
+ * node lists on each frequency axis, the exact MISE's integrals on them and
+ * the node rule of a Plancherel ISE. See plancherel.h. */
 #include <math.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_integration.h>
 #include "gauss_legendre.h"
 #include "par.h"
 #include "plancherel.h"
 #include "mise_internal.h"
 #include "alloc.h"
+#include "gsl_quiet.h"
 
 /* |psi|^2 of a Gaussian pair term is below e^-LOG_CUT of its peak beyond T. */
 #define LOG_CUT 45.0
@@ -311,6 +314,267 @@ int axis_build(double a, double b, const gfi_kernel *k, double R, double h, doub
   return GFI_OK;
 }
 
+
+/* ---- the exact route's integrals ------------------------------------------ */
+
+static double tail_integrand(double t, void *p) { return psi_amp2_1d((const gfi_model *)p, t); }
+
+/* 2 int_L^inf |psi_f|^2 dt */
+static int tail_1d(const gfi_model *f, double L, double *out) {
+  /* qagiu reports rounding (accepted below) through GSL's error handler. */
+  gfi_gsl_quiet_enter();
+  gsl_integration_workspace *ws = gsl_integration_workspace_alloc(500);
+  if (!ws) {
+    gfi_gsl_quiet_leave();
+    return GFI_ENOMEM;
+  }
+  gsl_function F = {tail_integrand, (void *)f};
+  double r, e;
+  int gs = gsl_integration_qagiu(&F, L, 1e-300, 1e-12, 500, ws, &r, &e);
+  gsl_integration_workspace_free(ws);
+  gfi_gsl_quiet_leave();
+  if (gs != GSL_SUCCESS && gs != GSL_EROUND) {
+    /* accept a result whose error is negligible in absolute terms */
+    if (!(isfinite(r) && e < 1e-14)) return GFI_EQUAD;
+  }
+  if (!isfinite(r)) return GFI_EQUAD;
+  *out = 2 * r;
+  return GFI_OK;
+}
+
+/* The integrals' outer axis as tasks of the driver: node i0 of axis 0 sums
+ * over the other axes into its own slot, reduced afterwards in node order. */
+typedef struct {
+  const psi_info *pi;
+  size_t D, n1, n2;
+  const axis_nodes *ax;
+  double *const *kap, *const *wp;
+  unsigned char *const *inb;
+  double *part;
+} integrals_ctx;
+
+static int mixture_node(void *vc, size_t i0, void *ws) {
+  const integrals_ctx *c = vc;
+  (void)ws;
+  const size_t D = c->D, n1 = c->n1, n2 = c->n2;
+  const axis_nodes *ax = c->ax;
+  double *const *kap = c->kap;
+  unsigned char *const *inb = c->inb;
+  double t[MISE_MAXD], s_in = 0, s_out = 0, s_k2 = 0, s_box = 0;
+  t[0] = ax[0].t[i0];
+  for (size_t i1 = 0; i1 < n1; i1++) {
+    double w01 = ax[0].w[i0];
+    double k01 = kap[0][i0];
+    int b01 = inb[0][i0];
+    if (D > 1) {
+      t[1] = ax[1].t[i1];
+      w01 *= ax[1].w[i1];
+      k01 *= kap[1][i1];
+      b01 = b01 && inb[1][i1];
+    }
+    for (size_t i2 = 0; i2 < n2; i2++) {
+      double W = w01, K = k01;
+      int in = b01;
+      if (D > 2) {
+        t[2] = ax[2].t[i2];
+        W *= ax[2].w[i2];
+        K *= kap[2][i2];
+        in = in && inb[2][i2];
+      }
+      double re, im;
+      psi_mixture_eval(c->pi, t, &re, &im);
+      double p2 = W * (re * re + im * im);
+      if (in) {
+        double omk = 1.0 - K;
+        s_in += p2 * omk * omk;
+        s_k2 += p2 * K * K;
+        s_box += p2;
+      } else {
+        s_out += p2;
+      }
+    }
+  }
+  c->part[4 * i0] = s_in;
+  c->part[4 * i0 + 1] = s_out;
+  c->part[4 * i0 + 2] = s_k2;
+  c->part[4 * i0 + 3] = s_box;
+  return GFI_OK;
+}
+
+static int product_node(void *vc, size_t i0, void *ws) {
+  const integrals_ctx *c = vc;
+  (void)ws;
+  const size_t D = c->D, n1 = c->n1, n2 = c->n2;
+  double *const *kap = c->kap, *const *wp = c->wp;
+  double s = 0;
+  for (size_t i1 = 0; i1 < n1; i1++) {
+    double w01 = wp[0][i0] * (D > 1 ? wp[1][i1] : 1.0);
+    double k01 = kap[0][i0] * (D > 1 ? kap[1][i1] : 1.0);
+    for (size_t i2 = 0; i2 < n2; i2++) {
+      double W = w01 * (D > 2 ? wp[2][i2] : 1.0);
+      double K = k01 * (D > 2 ? kap[2][i2] : 1.0);
+      double omk = 1.0 - K;
+      s += W * omk * omk;
+    }
+  }
+  c->part[i0] = s;
+  return GFI_OK;
+}
+
+static int integrals_mixture(const psi_info *pi, const gfi_kernel *k, const double *R, double res, int nthreads,
+                             mise_integrals *I) {
+  const size_t D = pi->D;
+  axis_nodes ax[MISE_MAXD] = {{0}};
+  double *kap[MISE_MAXD] = {0};
+  unsigned char *inb[MISE_MAXD] = {0};
+  double *part = NULL;
+  int st = GFI_OK;
+  size_t total = 1;
+  for (size_t j = 0; j < D && !st; j++) {
+    double a = j == 0 ? 0.0 : -pi->T[j];
+    st = axis_build(a, pi->T[j], k, R[j], pi->h[j], pi->osc[j], 0, res, ax + j);
+    if (st) break;
+    if (total > MAX_NODES / ax[j].n) st = GFI_EUNSUPPORTED;
+    total *= ax[j].n;
+    kap[j] = gfi_malloc2(ax[j].n, sizeof *kap[j]);
+    inb[j] = malloc(ax[j].n);
+    if (!kap[j] || !inb[j]) {
+      st = GFI_ENOMEM;
+      break;
+    }
+    for (size_t i = 0; i < ax[j].n; i++) {
+      double u = ax[j].t[i] / R[j];
+      inb[j][i] = fabs(u) < kernel_band(k);
+      kap[j][i] = inb[j][i] ? gfi_kernel_kappa(k, u) : 0.0;
+    }
+  }
+  size_t n0 = st ? 0 : ax[0].n;
+  if (!st) {
+    part = gfi_calloc4(4, n0, 1, sizeof *part);
+    if (!part) st = GFI_ENOMEM;
+  }
+  if (!st) {
+    size_t n1 = D > 1 ? ax[1].n : 1, n2 = D > 2 ? ax[2].n : 1;
+    integrals_ctx c = {pi, D, n1, n2, ax, kap, NULL, inb, part};
+    par_for(n0, nthreads, 1, mixture_node, &c);
+    double s[4];
+    par_sum(part, n0, 4, s);
+    /* the half-space t_1 >= 0 counts twice (|psi(-t)| = |psi(t)|, Kbar even) */
+    I->bias_in = 2 * s[0];
+    I->bias_out = 2 * s[1];
+    I->k2 = 2 * s[2];
+    I->psi_box = 2 * s[3];
+  }
+  free(part);
+  for (size_t j = 0; j < D; j++) {
+    axis_free(ax + j);
+    free(kap[j]);
+    free(inb[j]);
+  }
+  return st;
+}
+
+static int integrals_product(const psi_info *pi, const gfi_kernel *k, const double *R, double res, int nthreads,
+                             mise_integrals *I) {
+  const size_t D = pi->D;
+  axis_nodes ax[MISE_MAXD] = {{0}};
+  double *kap[MISE_MAXD] = {0}, *wp[MISE_MAXD] = {0};
+  double B[MISE_MAXD], O[MISE_MAXD], Tt[MISE_MAXD], K2[MISE_MAXD];
+  double *part = NULL;
+  int st = GFI_OK;
+  size_t total = 1;
+  for (size_t j = 0; j < D && !st; j++) {
+    double L = kernel_band(k) * R[j];
+    double b = fmin(L, pi->T[j]);
+    st = axis_build(0.0, b, k, R[j], pi->h[j], pi->osc[j], pi->graded[j], res, ax + j);
+    if (st) break;
+    if (total > MAX_NODES / ax[j].n) st = GFI_EUNSUPPORTED;
+    total *= ax[j].n;
+    size_t n = ax[j].n;
+    kap[j] = gfi_malloc2(n, sizeof *kap[j]);
+    wp[j] = gfi_malloc2(n, sizeof *wp[j]);
+    double *im = gfi_malloc2(n, sizeof *im);
+    if (!kap[j] || !wp[j] || !im) {
+      free(im);
+      st = GFI_ENOMEM;
+      break;
+    }
+    st = gfi_model_cf(pi->fac[j], n, ax[j].t, wp[j], im);
+    if (st) {
+      free(im);
+      break;
+    }
+    B[j] = 0;
+    K2[j] = 0;
+    for (size_t i = 0; i < n; i++) {
+      double a2 = wp[j][i] * wp[j][i] + im[i] * im[i];
+      kap[j][i] = gfi_kernel_kappa(k, ax[j].t[i] / R[j]);
+      wp[j][i] = ax[j].w[i] * a2; /* weight times |psi_j|^2 */
+      B[j] += wp[j][i];
+      K2[j] += wp[j][i] * kap[j][i] * kap[j][i];
+    }
+    free(im);
+    B[j] *= 2;
+    K2[j] *= 2;
+    st = tail_1d(pi->fac[j], L, O + j);
+    Tt[j] = B[j] + O[j];
+  }
+  size_t n0 = st ? 0 : ax[0].n;
+  if (!st) {
+    part = calloc(n0, sizeof *part);
+    if (!part) st = GFI_ENOMEM;
+  }
+  if (!st) {
+    size_t n1 = D > 1 ? ax[1].n : 1, n2 = D > 2 ? ax[2].n : 1;
+    integrals_ctx c = {pi, D, n1, n2, ax, kap, wp, NULL, part};
+    par_for(n0, nthreads, 1, product_node, &c);
+    double s = 0;
+    for (size_t i0 = 0; i0 < n0; i0++) s += part[i0];
+    I->bias_in = ldexp(s, (int)D); /* all axes on t_j >= 0: 2^D orthants */
+    double out = 0, k2 = 1, box = 1;
+    for (size_t j = 0; j < D; j++) {
+      double term = O[j];
+      for (size_t i = 0; i < j; i++) term *= B[i];
+      for (size_t i = j + 1; i < D; i++) term *= Tt[i];
+      out += term;
+      k2 *= K2[j];
+      box *= B[j];
+    }
+    I->bias_out = out;
+    I->k2 = k2;
+    I->psi_box = box;
+  }
+  free(part);
+  for (size_t j = 0; j < D; j++) {
+    axis_free(ax + j);
+    free(kap[j]);
+    free(wp[j]);
+  }
+  return st;
+}
+
+int mise_integrals_compute(const psi_info *pi, const gfi_kernel *k, const double *R, double res, int nthreads,
+                           mise_integrals *I) {
+  memset(I, 0, sizeof *I);
+  if (!(res > 0) || !isfinite(res)) return GFI_EINVAL;
+  /* Count the nodes first: a rule too large to finish in reasonable time and
+   * memory is refused before anything is built (the counts stay in I). */
+  double total = 1;
+  int over = 0;
+  for (size_t j = 0; j < pi->D; j++) {
+    size_t n;
+    if (pi->route == PSI_MIXTURE)
+      n = axis_count(j == 0 ? 0.0 : -pi->T[j], pi->T[j], k, R[j], pi->h[j], pi->osc[j], 0, res);
+    else
+      n = axis_count(0.0, fmin(kernel_band(k) * R[j], pi->T[j]), k, R[j], pi->h[j], pi->osc[j], pi->graded[j], res);
+    I->nodes[j] = n;
+    total *= (double)n;
+    over |= n > GFI_MISE_EXACT_MAX_AXIS;
+  }
+  if (over || total > (double)GFI_MISE_EXACT_MAX_NODES) return GFI_ERANGE;
+  return pi->route == PSI_MIXTURE ? integrals_mixture(pi, k, R, res, nthreads, I)
+                                  : integrals_product(pi, k, R, res, nthreads, I);
+}
 
 /* ---- the node rule of a Plancherel ISE ------------------------------------ */
 

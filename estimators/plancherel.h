@@ -73,6 +73,23 @@ void axis_free(axis_nodes *ax);
 size_t axis_count(double a, double b, const gfi_kernel *k, double R, double h, double osc, int graded,
                   double res);
 
+/* ---- the exact route's integrals -------------------------------------------- */
+
+/* The exact MISE's integrals (not yet scaled by (2 pi)^-D):
+ *   bias_in  = int_box |psi|^2 (1 - Kbar)^2     bias_out = int_outside |psi|^2
+ *   k2       = int |psi|^2 Kbar^2               psi_box  = int_box |psi|^2 */
+typedef struct mise_integrals {
+  double bias_in, bias_out, k2, psi_box;
+  size_t nodes[3]; /* the quadrature's nodes per axis (also on GFI_ERANGE) */
+} mise_integrals;
+
+/* On the axes of axis_build (a mixture: the half-space t_1 >= 0 of the
+ * tensor rule; a product: per axis, the tails outside the box by adaptive
+ * quadrature). GFI_ERANGE, before anything is built, when the node counts
+ * exceed GFI_MISE_EXACT_MAX_AXIS per axis or GFI_MISE_EXACT_MAX_NODES. */
+int mise_integrals_compute(const psi_info *pi, const gfi_kernel *k, const double *R, double res, int nthreads,
+                           mise_integrals *I);
+
 /* ---- the node rule of a Plancherel ISE --------------------------------------- */
 
 /* What a Plancherel ISE of (model, kernel, R) needs beyond the data: |psi|^2's

@@ -29,6 +29,7 @@
 #include "bandlimited.h"
 #include "engine.h"
 #include "fail.h"
+#include "freq_axis.h"
 #include "kernel_internal.h"
 #include "select_internal.h"
 #include "../lib/nufft.h"
@@ -264,104 +265,11 @@ static int lscv_direct(const gfi_kernel *kl, size_t N, size_t D, const double *x
 
 /* ---- LSCV, fast ------------------------------------------------------------------ */
 
-typedef struct {
-  size_t n;
-  double *w;   /* node frequencies */
-  double *gw;  /* GL weight / (2 pi) (doubled on the half axis) */
-  double *kap; /* kappa_l(w / R) */
-  double err;  /* quadrature bound, relative to the axis' int |g| scale R */
-} sel_axis;
-
-static void sel_axis_free(sel_axis *a) {
-  free(a->w);
-  free(a->gw);
-  free(a->kap);
-  memset(a, 0, sizeof *a);
-}
-
-#define SEL_ALPHA_SUB 256.0
-#define SEL_AXIS_MAX ((size_t)1 << 20)
 #define SEL_NODES_MAX ((size_t)1 << 24)
-
-/* One axis of the rule for int g(w) |F(w)|^2 dw / 2pi with g a polynomial of
- * degree deg on each knot interval of kappa(w / R) (kernel_knots: not
- * integers for the flat-top), |g| <= 3, and |F|^2 a
- * trigonometric sum of frequencies in [-S, S]; relative target e (of R). */
-static int sel_axis_build(const gfi_kernel *kern, double R, double S, int half, int deg, double e,
-                          sel_axis *ax) {
-  memset(ax, 0, sizeof *ax);
-  double kn[KERNEL_KNOTS_MAX];
-  int nkn = kernel_knots(kern, kn);
-  if (nkn < 2) return GFI_EINVAL;
-  double knots[KERNEL_KNOTS_MAX + 1];
-  int nk = 0;
-  if (!half) {
-    for (int j = 0; j < nkn; j++) knots[nk++] = kn[j] * R;
-  } else {
-    knots[nk++] = 0;
-    for (int j = 0; j < nkn; j++)
-      if (kn[j] > 0) knots[nk++] = kn[j] * R;
-  }
-  const double mult = half ? 2.0 : 1.0;
-  size_t nsub[2 * GFI_PHI_MAXPOW + 1], ns[2 * GFI_PHI_MAXPOW + 1], nsub_tot = 0, total = 0;
-  for (int k = 0; k + 1 < nk; k++) {
-    double a = (knots[k + 1] - knots[k]) * S / 2;
-    double m = ceil(a / SEL_ALPHA_SUB);
-    if (!(m >= 1)) m = 1;
-    if (m > (double)SEL_AXIS_MAX) return GFI_ERANGE;
-    nsub[k] = (size_t)m;
-    nsub_tot += nsub[k];
-  }
-  double err = 0;
-  for (int k = 0; k + 1 < nk; k++) {
-    double h = (knots[k + 1] - knots[k]) / (double)nsub[k], a = h * S / 2;
-    double logt = log(e * R / (double)nsub_tot) - log(3 * mult / (2 * M_PI) * h / 2);
-    size_t n = bl_gl_count(a, deg, logt, (size_t)(deg / 2 + 2));
-    if (n == 0) return GFI_ERANGE;
-    ns[k] = n;
-    if (nsub[k] > SEL_AXIS_MAX / n || total > SEL_AXIS_MAX - nsub[k] * n) return GFI_ERANGE;
-    total += nsub[k] * n;
-    err += (double)nsub[k] * 3 * mult / (2 * M_PI) * h / 2 * exp(bl_gl_log_bound(n, a, deg));
-  }
-  ax->w = malloc(total * sizeof *ax->w);
-  ax->gw = malloc(total * sizeof *ax->gw);
-  ax->kap = malloc(total * sizeof *ax->kap);
-  double *gx = malloc(2048 * sizeof *gx), *gwt = malloc(2048 * sizeof *gwt);
-  if (!ax->w || !ax->gw || !ax->kap || !gx || !gwt) {
-    free(gx);
-    free(gwt);
-    sel_axis_free(ax);
-    return GFI_ENOMEM;
-  }
-  size_t at = 0, tab = 0;
-  for (int k = 0; k + 1 < nk; k++) {
-    if (ns[k] != tab) {
-      bl_gauss_legendre(ns[k], gx, gwt);
-      tab = ns[k];
-    }
-    double h = (knots[k + 1] - knots[k]) / (double)nsub[k];
-    for (size_t m = 0; m < nsub[k]; m++) {
-      double a = knots[k] + (double)m * h, b = (m + 1 == nsub[k]) ? knots[k + 1] : a + h;
-      double c = 0.5 * (a + b), hw = 0.5 * (b - a);
-      for (size_t i = 0; i < ns[k]; i++) {
-        double w = c + hw * gx[i];
-        ax->w[at] = w;
-        ax->gw[at] = mult / (2 * M_PI) * hw * gwt[i];
-        ax->kap[at] = gfi_kernel_kappa(kern, w / R);
-        at++;
-      }
-    }
-  }
-  free(gx);
-  free(gwt);
-  ax->n = total;
-  ax->err = err / R;
-  return GFI_OK;
-}
 
 /* |F(w_q)|^2 at the tensor nodes of ax (last axis fastest), F = (1/N) sum e^{-i w.x}. */
 static int sel_F2(size_t N, size_t D, const double *xc, const double *lo, const double *hi,
-                  const sel_axis *ax, double ntol, int nt, double *F2) {
+                  const fa_axis *ax, double ntol, int nt, double *F2) {
   size_t Q = 1;
   for (size_t j = 0; j < D; j++) Q *= ax[j].n;
   double *nodes = malloc(Q * D * sizeof *nodes), *c = malloc(2 * N * sizeof *c);
@@ -434,7 +342,7 @@ static int lscv_fast(const gfi_kernel *kern, size_t N, size_t D, const double *x
   double lo[3], hi[3], S[3];
   double *xc = centre(N, D, x, lo, hi, S);
   if (!xc) return GFI_ENOMEM;
-  sel_axis ax[3];
+  fa_axis ax[3];
   memset(ax, 0, sizeof ax);
   int st = GFI_OK;
   size_t Q = 1;
@@ -443,7 +351,10 @@ static int lscv_fast(const gfi_kernel *kern, size_t N, size_t D, const double *x
   double e = LSCV_RHO / (4 * BL_NUFFT_SAFETY) * tol;
   if (e < 1e-17) e = 1e-17;
   for (size_t j = 0; j < D && !st; j++) {
-    st = sel_axis_build(kern, R[j], S[j] > 0 ? S[j] : 1e-300, j == 0, deg, e / (double)D, &ax[j]);
+    /* int g(w) |F(w)|^2 dw / 2pi, g of degree deg on each knot interval and
+     * |g| <= 3 (kappa^2 - 2N/(N-1) kappa); the target relative to R */
+    const fa_gl_spec sp = {deg, 3.0, (size_t)(deg / 2 + 2), R[j]};
+    st = fa_gl_axis(kern, R[j], S[j] > 0 ? S[j] : 1e-300, j == 0, e / (double)D, &sp, &ax[j]);
     if (!st && ax[j].n > SEL_NODES_MAX / Q) st = GFI_ERANGE;
     if (!st) Q *= ax[j].n;
   }
@@ -487,7 +398,7 @@ static int lscv_fast(const gfi_kernel *kern, size_t N, size_t D, const double *x
   }
   free(F2);
   free(xc);
-  for (size_t j = 0; j < D; j++) sel_axis_free(&ax[j]);
+  for (size_t j = 0; j < D; j++) fa_axis_free(&ax[j]);
   return st;
 }
 

@@ -4,7 +4,7 @@
  * GSL's error handler is one process-wide pointer, and its default aborts.
  * gfi never switches it off for the process: code that calls a GSL routine
  * whose error report is part of normal operation (an adaptive quadrature
- * that hits rounding, Brent's method on a non-finite value) brackets the
+ * that hits rounding) brackets the
  * calls with gfi_gsl_quiet_enter / gfi_gsl_quiet_leave. The first thread in
  * installs a handler that does nothing and the last one out restores the
  * caller's, under a mutex, so gfi's threads can nest and overlap such

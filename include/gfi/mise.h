@@ -168,14 +168,17 @@ GFI_EXPORT int gfi_ise_gauss(const gfi_model *m, size_t N, const double *data, c
 GFI_EXPORT int gfi_mise_gauss_mc(const gfi_model *m, size_t N, const double *H, size_t nreps,
                                  const gfi_mise_opts *opts, gfi_mise_result *res, double *ise_out);
 
-/* The MISE-optimal isotropic Gaussian bandwidth H = h^2 I (Brent on log h)
- * and the MISE there. */
+/* The MISE-optimal isotropic Gaussian bandwidth H = h^2 I (as gfi_ropt: a
+ * bracket on log h, then gfi_minimize_radius on it) and the MISE there. */
 GFI_EXPORT int gfi_mise_gauss_hopt(const gfi_model *m, double N, double *h, gfi_mise_result *res);
 
 /* The radius minimising the exact MISE along R = r * Rdir (Rdir: D positive
- * numbers, NULL = all ones): Brent's method (GSL) on log r after a geometric
- * bracket search with no upper cap. *r_opt receives r; res the MISE there.
- * GFI_EQUAD when no minimum is bracketed (MISE monotone over 1e-6..1e12). */
+ * numbers, NULL = all ones): a geometric bracket search on log r with no
+ * upper cap, then the radius search of gfi_minimize_radius on the bracket
+ * (a scan of 3 radii, the finer scan of its lowest local minimum, Brent's
+ * method to 1e-5 in log r). *r_opt receives r (one at which the MISE was
+ * computed); res the MISE there. GFI_EQUAD when no minimum is bracketed
+ * (MISE monotone over 1e-8..1e14). */
 GFI_EXPORT int gfi_ropt(const gfi_model *m, const gfi_kernel *k, double N, const double *Rdir,
              const gfi_mise_opts *opts, double *r_opt, gfi_mise_result *res);
 
