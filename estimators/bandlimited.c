@@ -258,29 +258,18 @@ static int axis_build(const gfi_kernel *kern, double R, double A, double S, int 
   return GFI_OK;
 }
 
-/* One axis of the Gaussian kernel K(u) = (R / sqrt(2 pi)) e^{-R^2 u^2 / 2},
- * transform e^{-w^2 / (2 R^2)}: the trapezoid rule w_k = k d, |k| <= K,
- * weight d e^{-w_k^2 / (2 R^2)} / (2 pi). Two errors, each relative to
- * K(0) = R / sqrt(2 pi) and for every |u| <= S:
- *  - aliasing (Poisson summation): the infinite rule sums K over the copies
- *    u + m P, P = 2 pi / d; with P = S + t / R the error is at most
- *    sum_{m != 0} e^{-R^2 (u + m P)^2 / 2} <= 2 e^{-t^2/2} / (1 - e^{-t^2});
- *  - truncation: the weights beyond K d sum to at most the integral beyond
- *    W = K d (the weight decreases in |w|): erfc(W / (R sqrt 2)).
- * t and W are the smallest meeting half of etarget each. */
-static int axis_build_gauss(double R, double S, int half, double etarget, size_t *n_out,
-                            double **w_out, double **wk_out, double *err_out) {
+/* One axis of a family whose transform is entire (the Gaussian,
+ * kernel_rule): the trapezoid rule w_k = k d, |k| <= K, weight
+ * d kappa(w_k / R) / (2 pi), with the node spacing d = 2 pi / P, P = S + t / R,
+ * and K d = v R from the family's aliasing and truncation bounds
+ * (kernel_alias, kernel_tail: relative to the peak, for every |u| <= S),
+ * t and v the smallest meeting half of etarget each. */
+static int axis_build_trap(const gfi_kernel *kern, double R, double S, int half, double etarget,
+                           size_t *n_out, double **w_out, double **wk_out, double *err_out) {
   const double ea = 0.5 * etarget, et = 0.5 * etarget;
-  double t = sqrt(2 * log(2 / ea)); /* 2 e^{-t^2/2} = ea */
-  double alias = 2 * exp(-0.5 * t * t) / (1 - exp(-t * t));
-  /* smallest v with erfc(v / sqrt 2) <= et: bisection below the bound
-   * erfc(x) <= e^{-x^2} */
-  double vhi = sqrt(2 * log(1 / et)), vlo = 0;
-  for (int it = 0; it < 60; it++) {
-    double mid = 0.5 * (vlo + vhi);
-    if (erfc(mid / M_SQRT2) <= et) vhi = mid;
-    else vlo = mid;
-  }
+  double t = kernel_alias_reach(kern, ea);
+  double alias = kernel_alias(kern, t);
+  double vhi = kernel_tail_reach(kern, et);
   const double P = S + t / R, d = 2 * M_PI / P;
   const double Kd = ceil(vhi * R / d);
   if (!(Kd < (double)BL_AXIS_MAX / 2)) return GFI_ERANGE;
@@ -296,28 +285,29 @@ static int axis_build_gauss(double R, double S, int half, double etarget, size_t
     double k = half ? (double)i : (double)i - (double)K;
     double wi = k * d, v = wi / R;
     w[i] = wi;
-    wk[i] = (half && i > 0 ? 2.0 : 1.0) * d / (2 * M_PI) * exp(-0.5 * v * v);
+    wk[i] = (half && i > 0 ? 2.0 : 1.0) * d / (2 * M_PI) * gfi_kernel_kappa(kern, v);
   }
   *n_out = n;
   *w_out = w;
   *wk_out = wk;
-  *err_out = alias + erfc((double)K * d / R / M_SQRT2);
+  *err_out = alias + kernel_tail(kern, (double)K * d / R);
   return GFI_OK;
 }
 
-/* kern NULL: the Gaussian kernel. */
+/* The rule of the kernel's family (kernel_rule): Gauss-Legendre on the
+ * transform's pieces or the trapezoid rule. */
 static int rule_make(bl_rule *r, int D, const gfi_kernel *kern, const double *R, double A,
                      const double *S, double eps) {
   memset(r, 0, sizeof *r);
-  const int l = kern ? kernel_band(kern) : BL_GAUSS;
+  const int trap = kernel_rule(kern) == KERNEL_RULE_TRAPEZOID;
   r->D = D;
-  r->l = l;
+  r->l = kernel_band(kern);
   double e[3] = {0, 0, 0};
   size_t Q = 1;
   for (int j = 0; j < D; j++) {
     r->span[j] = S[j];
-    int st = l == BL_GAUSS
-                 ? axis_build_gauss(R[j], S[j], j == 0, eps / D, &r->n[j], &r->w[j], &r->wk[j], &e[j])
+    int st = trap
+                 ? axis_build_trap(kern, R[j], S[j], j == 0, eps / D, &r->n[j], &r->w[j], &r->wk[j], &e[j])
                  : axis_build(kern, R[j], A, S[j], j == 0, eps / D, &r->n[j], &r->w[j], &r->wk[j], &e[j]);
     if (st) {
       rule_free(r);
@@ -539,7 +529,7 @@ static int value_scale(const bl_sum *s, double *rho) {
   double vol = 1;
   for (int j = 0; j < D; j++) {
     double wdt = s->dhi[j] - s->dlo[j];
-    double lobe = (s->l == BL_GAUSS ? 2.0 : 2 * M_PI) / s->R[j];
+    double lobe = kernel_lobe(&s->kern) / s->R[j];
     double k = floor(wdt / lobe);
     if (!(k >= 1)) k = 1; /* also for a zero-width box */
     if (k > (double)scale_cells[D]) k = (double)scale_cells[D];
@@ -660,8 +650,7 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
                     const double *c, double cval, const double *R, const gfi_opts *opts,
                     double direct_pair, const bl_box *box) {
   *out = NULL;
-  if (k && (kernel_knots(k, (double[KERNEL_KNOTS_MAX]){0}) < 0 || !k->A_finite)) return GFI_EINVAL;
-  const int l = k ? kernel_band(k) : BL_GAUSS;
+  if (!kernel_engine_ok(k)) return GFI_EINVAL;
   if (D < 1 || D > BL_MAX_DIM || N == 0 || ncol == 0 || (!c && ncol != 1)) return GFI_EINVAL;
   double tol;
   gfi_method method;
@@ -677,15 +666,15 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
   }
   s->f0_lock_ok = 1;
   s->D = D;
-  s->l = l;
-  if (k) s->kern = *k;
+  s->l = kernel_band(k);
+  s->kern = *k;
   s->N = N;
   s->ncol = ncol;
-  s->A = l == BL_GAUSS ? sqrt(2 * M_PI) : k->A;
+  s->A = k->A;
   s->K0 = 1;
   for (int j = 0; j < D; j++) {
     s->R[j] = R[j];
-    s->K0 *= R[j] / s->A * (l == BL_GAUSS ? 1.0 : kernel_peak(k)); /* the peak: phi(1) R / A */
+    s->K0 *= R[j] / s->A * kernel_peak(k); /* the peak: phi(1) R / A */
   }
   s->tol = tol;
   s->method = method;
@@ -769,7 +758,7 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
   double S0[3], qlo[3], qhi[3];
   for (int j = 0; j < D; j++) {
     double wdt = s->dhi[j] - s->dlo[j];
-    double m = fmax(0.25 * wdt, fmin(wdt, (l == BL_GAUSS ? 2.0 : 4 * M_PI) / R[j]));
+    double m = fmax(0.25 * wdt, fmin(wdt, kernel_margin(k) / R[j]));
     qlo[j] = s->dlo[j] - m + s->ctr[j];
     qhi[j] = s->dhi[j] + m + s->ctr[j];
     S0[j] = wdt + 2 * m;
@@ -833,14 +822,14 @@ void bl_choice_free(bl_choice *ch) {
   if (ch) rule_free(&ch->rule);
 }
 
-double bl_fast_estimate(int D, int l, const double *R, const double *S, size_t N, size_t M, size_t ncol,
-                        double ntol, int *explode) {
-  /* Gauss-Legendre needs about a/2 + 8 nodes per knot interval (a = R S);
-   * the first axis is halved (the rule's symmetry) */
+double bl_fast_estimate(int D, const gfi_kernel *k, const double *R, const double *S, size_t N, size_t M,
+                        size_t ncol, double ntol, int *explode) {
+  /* the family's estimate per axis (kernel_nodes); the first axis is halved
+   * (the rule's symmetry) */
   double Qe = 1;
   *explode = 0;
   for (int j = 0; j < D; j++) {
-    double e = (j == 0 ? 0.5 : 1.0) * (l == BL_GAUSS ? 2.7 * (R[j] * S[j] + 8) : l * (0.5 * R[j] * S[j] + 8));
+    double e = (j == 0 ? 0.5 : 1.0) * kernel_nodes(k, R[j], S[j]);
     if (!(e <= (double)BL_AXIS_MAX)) *explode = 1;
     Qe *= e;
   }
@@ -879,7 +868,7 @@ int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, c
      * about a/2 + 8 nodes per knot interval, a = R S) and the fast cost it
      * implies; auto decides without the rule when even that loses. */
     int explode;
-    double cl = fast_fixed(D) + bl_fast_estimate(D, s->l, s->R, S, s->N, gn ? 0 : M, s->ncol, s->ntol, &explode);
+    double cl = fast_fixed(D) + bl_fast_estimate(D, &s->kern, s->R, S, s->N, gn ? 0 : M, s->ncol, s->ntol, &explode);
     if (explode || cl >= ch->cost_direct) {
       ch->route = GFI_METHOD_DIRECT;
       ch->reason = explode ? GFI_ROUTE_NODES : GFI_ROUTE_COST;
@@ -909,7 +898,7 @@ int bl_choose(const bl_sum *s, size_t M, const double *qlo, const double *qhi, c
     ch->useF0 = 1;
     r = &s->r0;
   } else {
-    st = rule_make(&ch->rule, D, s->l == BL_GAUSS ? NULL : &s->kern, s->R, s->A, S, s->eps);
+    st = rule_make(&ch->rule, D, &s->kern, s->R, s->A, S, s->eps);
     r = &ch->rule;
   }
   int grid_ok = 0;

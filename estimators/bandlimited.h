@@ -8,11 +8,12 @@
  *
  *   s_col(y) = sum_i c_col,i prod_j (R_j / A_l) sinc(R_j (y_j - x_ij))^l
  *
- * at scattered points or on a tensor grid; with l = BL_GAUSS the kernel is
- * the Gaussian prod_j (R_j / sqrt(2 pi)) exp(-R_j^2 (y_j - x_ij)^2 / 2)
- * (R_j = 1 / h_j), whose transform exp(-w^2 / (2 R^2)) is integrated by the
- * trapezoid rule, truncated where its tail is below the target (see
- * bandlimited.c). The plan may keep F(w) at the nodes of a design span (the
+ * at scattered points or on a tensor grid, or the same with any kernel
+ * family the engine takes (kernel_internal.h: kernel_engine_ok), whose
+ * operations give A, the peak and the frequency rule; the Gaussian
+ * (kernel_gauss: prod_j (R_j / sqrt(2 pi)) exp(-R_j^2 (y_j - x_ij)^2 / 2),
+ * R_j = 1 / h_j) has its transform integrated by the trapezoid rule,
+ * truncated where its tail is below the target. The plan may keep F(w) at the nodes of a design span (the
  * data box widened by a margin), computed by the first evaluation that
  * needs it (under a lock); queries inside the span reuse F, queries outside
  * get a wider rule and their own F in call-local memory, so evaluation on a
@@ -40,8 +41,8 @@ typedef struct bl_rule {
 } bl_rule;
 
 typedef struct bl_sum {
-  int D, l;            /* l: the kernel's highest sinc power, or BL_GAUSS */
-  gfi_kernel kern;     /* the band-limited kernel (unused for BL_GAUSS) */
+  int D, l;            /* l: kernel_band (the highest sinc power; 0 for the Gaussian) */
+  gfi_kernel kern;     /* the kernel: its family's operations (kernel_internal.h) */
   size_t N, ncol;
   double R[3], A, K0;  /* K0 = prod_j R_j / A_l, the kernel's peak */
   double ctr[3];       /* data centre (subtracted from data and queries) */
@@ -96,10 +97,6 @@ typedef struct bl_choice {
   bl_binned bin;       /* bin.on: the grid is binned (no rule, no NUFFT) */
 } bl_choice;
 
-/* l of the Gaussian kernel (band-limited kernels have l = 1..8): a bl_sum
- * made with kernel NULL. */
-#define BL_GAUSS 0
-
 /* Largest D with a fast route (the NUFFTs are D <= 3). */
 #define BL_MAX_DIM 3
 
@@ -107,8 +104,9 @@ typedef struct bl_choice {
  * method is one of GFI_METHOD_*. */
 int bl_check_opts(const gfi_opts *opts, double *tol, gfi_method *method);
 
-/* Build the data side. c: ncol x N real coefficients (column-major by
- * column: c[col N + i]). R: D radii. Under GFI_METHOD_FAST the rule of the
+/* Build the data side. k: the kernel (a band-limited family or
+ * kernel_gauss; GFI_EINVAL for NULL or any other). c: ncol x N real
+ * coefficients (column-major by column: c[col N + i]). R: D radii. Under GFI_METHOD_FAST the rule of the
  * design span is built here (GFI_ERANGE when its node count or NUFFT
  * grid explodes), under AUTO when the cost model says a fast evaluation of
  * about N queries would pay. direct_pair: the direct route's cost per
@@ -233,11 +231,11 @@ void bl_gauss_legendre(size_t n, double *x, double *w);
 double bl_nufft_cost(int D, size_t nsrc, size_t ntgt, const size_t *grid, double ntol);
 /* The fast route's cost estimated before its rule is built (the auto
  * route's first test): ncol columns from N sources onto the nodes that
- * radii R over spans S need (kernel power l, BL_GAUSS for the Gaussian),
- * then to M targets (0: none). *explode when the node count would exceed
- * the rule's limits (the fast route cannot run). */
-double bl_fast_estimate(int D, int l, const double *R, const double *S, size_t N, size_t M, size_t ncol,
-                        double ntol, int *explode);
+ * radii R over spans S need (the kernel family's kernel_nodes), then to
+ * M targets (0: none). *explode when the node count would exceed the
+ * rule's limits (the fast route cannot run). */
+double bl_fast_estimate(int D, const gfi_kernel *k, const double *R, const double *S, size_t N, size_t M,
+                        size_t ncol, double ntol, int *explode);
 
 /* ---- the one route decision (route.c) ------------------------------------ */
 

@@ -218,7 +218,7 @@ static int plan_order(const bl_sum *s, const double *lo, const double *hi, const
 int bl_binned_plan(const bl_sum *s, const double *lo, const double *hi, const size_t *n, double beps, int order,
                    bl_binned *b) {
   memset(b, 0, sizeof *b);
-  if (s->l == BL_GAUSS || !(beps > 0) || (order != 0 && order != 4 && order != 6)) return 0;
+  if (!kernel_binned(&s->kern) || !(beps > 0) || (order != 0 && order != 4 && order != 6)) return 0;
   if (order) return plan_order(s, lo, hi, n, beps, order, b);
   bl_binned b6;
   const int ok4 = plan_order(s, lo, hi, n, beps, 4, b), ok6 = plan_order(s, lo, hi, n, beps, 6, &b6);

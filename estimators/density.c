@@ -8,6 +8,7 @@
 #include "gfi/validate.h"
 #include "alloc.h"
 #include "fail.h"
+#include "kernel_internal.h"
 
 /* Coordinate used for padding points: far from every query, so that their
  * kernel values are exactly 0. */
@@ -208,9 +209,12 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
       if (Linv[a * D + b] != 0) p->hdiag = 0;
   if (D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
     /* The fast route on the whitened data: N(z - z_i; 0, I) det(Linv), the
-     * unit Gaussian of the engine (R = 1) with det(Linv) in the coefficients. */
+     * unit Gaussian family of the engine (kernel_gauss, R = 1) with det(Linv)
+     * in the coefficients. */
     double *z = engine_whiten_rows(D, Linv, N, data), *c = NULL;
     const double one[BL_MAX_DIM] = {1, 1, 1}, det = exp(-logdet_half);
+    gfi_kernel gk;
+    kernel_gauss(&gk);
     if (p->w) { /* weighted: one coefficient per point; else one for all */
       c = gfi_malloc2(N, sizeof *c);
       if (c)
@@ -219,9 +223,9 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
     if (!z || (p->w && !c))
       st = GFI_ENOMEM;
     else if (p->w)
-      st = bl_sum_make(&p->fast, (int)D, NULL, N, z, 1, c, one, opts, direct_pair_cost(D));
+      st = bl_sum_make(&p->fast, (int)D, &gk, N, z, 1, c, one, opts, direct_pair_cost(D));
     else
-      st = bl_sum_make_uniform(&p->fast, (int)D, NULL, N, z, p->uniform_w * det, one, opts,
+      st = bl_sum_make_uniform(&p->fast, (int)D, &gk, N, z, p->uniform_w * det, one, opts,
                                direct_pair_cost(D));
     free(z);
     free(c);

@@ -10,6 +10,7 @@
 #include "gfi/validate.h"
 #include "alloc.h"
 #include "fail.h"
+#include "kernel_internal.h"
 
 /* Padding points sit far from every query: their kernel values are 0. */
 #define PAD_COORD 1e100
@@ -208,16 +209,18 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
     for (size_t b = 0; b < a; b++)
       if (Linv[a * D + b] != 0) p->hdiag = 0;
   if (D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
-    /* the fast route on the whitened data, unit Gaussian (R = 1) */
+    /* the fast route on the whitened data, the unit Gaussian family (kernel_gauss, R = 1) */
     double *z = engine_whiten_rows(D, Linv, N, x), *c = NULL;
     if (N <= SIZE_MAX / sizeof(double) / (V + 1)) c = malloc((V + 1) * N * sizeof *c);
     const double one[BL_MAX_DIM] = {1, 1, 1};
+    gfi_kernel gk;
+    kernel_gauss(&gk);
     if (z && c)
       for (size_t i = 0; i < N; i++) {
         c[i] = 1.0;
         for (size_t v = 0; v < V; v++) c[(v + 1) * N + i] = y[i * V + v];
       }
-    st = z && c ? bl_sum_make(&p->fast, (int)D, NULL, N, z, V + 1, c, one, opts,
+    st = z && c ? bl_sum_make(&p->fast, (int)D, &gk, N, z, V + 1, c, one, opts,
                               direct_pair_cost(D, V))
                 : GFI_ENOMEM;
     free(z);

@@ -422,12 +422,12 @@ static void data_spans(size_t N, size_t D, const double *x, double *S) {
  * cannot run (its rule would exceed the node limits). At N = 300 in 2-D
  * with R from 0.5 to 32 the direct LOO-CV sum is about 10x cheaper, which
  * an N-only rule missed. */
-static double crit_fast_cost(int loo, int l, size_t N, size_t D, size_t ncol, const double *S,
+static double crit_fast_cost(int loo, const gfi_kernel *k, size_t N, size_t D, size_t ncol, const double *S,
                              const double *R, double tol, int *fast_ok) {
   int explode;
   /* the estimate takes the NUFFT tolerance the route will run at (the
    * engine's rule, with the a-priori scale of lscv_fast), not tol itself */
-  double cf = bl_fast_estimate((int)D, l, R, S, N, loo ? N : 0, ncol, bl_ntol(tol, LSCV_RHO, 2), &explode);
+  double cf = bl_fast_estimate((int)D, k, R, S, N, loo ? N : 0, ncol, bl_ntol(tol, LSCV_RHO, 2), &explode);
   *fast_ok = !explode;
   return cf;
 }
@@ -436,7 +436,7 @@ static double crit_direct_cost(int loo, size_t N, size_t D) {
 }
 
 /* Auto at one radius vector R. */
-static gfi_method crit_route(gfi_method m, int loo, int l, size_t N, size_t D, size_t ncol,
+static gfi_method crit_route(gfi_method m, int loo, const gfi_kernel *k, size_t N, size_t D, size_t ncol,
                              const double *x, const double *R, double tol) {
   if (m != GFI_METHOD_AUTO) return m;
   bl_cost c = {crit_direct_cost(loo, N, D), 0, 0, 1, D > BL_MAX_DIM ? GFI_ROUTE_DIM : 0};
@@ -444,7 +444,7 @@ static gfi_method crit_route(gfi_method m, int loo, int l, size_t N, size_t D, s
     double S[3];
     data_spans(N, D, x, S);
     int ok;
-    c.fast = crit_fast_cost(loo, l, N, D, ncol, S, R, tol, &ok);
+    c.fast = crit_fast_cost(loo, k, N, D, ncol, S, R, tol, &ok);
     if (!ok) c.fast_why = GFI_ROUTE_NODES;
   }
   gfi_method r = GFI_METHOD_DIRECT;
@@ -476,7 +476,7 @@ int gfi_lscv(const gfi_kernel *k, size_t N, size_t D, const double *data, const 
   st = bl_check_opts(opts, &tol, &m);
   if (st) return st;
   int nt = opts ? opts->nthreads : 0;
-  m = crit_route(m, 0, k->l, N, D, 1, data, R, tol);
+  m = crit_route(m, 0, k, N, D, 1, data, R, tol);
   if (m == GFI_METHOD_FAST && D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
   if (bound) *bound = 0;
   if (route) *route = m;
@@ -813,7 +813,7 @@ int gfi_loocv(const gfi_kernel *k, size_t N, size_t D, size_t V, const double *x
   st = bl_check_opts(opts, &tol, &m);
   if (st) return st;
   int nt = opts ? opts->nthreads : 0;
-  m = crit_route(m, 1, k->l, N, D, V + 1, x, R, tol);
+  m = crit_route(m, 1, k, N, D, V + 1, x, R, tol);
   if (m == GFI_METHOD_FAST && D > BL_MAX_DIM) return GFI_EUNSUPPORTED;
   double *slots = malloc(2 * N * sizeof *slots);
   if (!slots) return GFI_ENOMEM;
@@ -1200,7 +1200,7 @@ static gfi_method search_route(const gfi_kernel *k, size_t N, size_t D, size_t n
   for (size_t s = 0; s < nscan && !c.fast_why; s++) {
     double r = lo * pow(hi / lo, (double)s / (double)(nscan - 1)), R[3] = {r, r, r};
     int ok;
-    c.fast += crit_fast_cost(loo, k->l, N, D, ncol, S, R, tol, &ok);
+    c.fast += crit_fast_cost(loo, k, N, D, ncol, S, R, tol, &ok);
     if (!ok) c.fast_why = GFI_ROUTE_NODES;
   }
   gfi_method route = GFI_METHOD_DIRECT;

@@ -221,6 +221,7 @@ double gfi_kernel_kappa(const gfi_kernel *k, double u) {
     if (isnan(u) || !(c > 0 && c < 1)) return NAN;
     return au <= c ? 1.0 : au < 1 ? (1 - au) / (1 - c) : 0.0;
   }
+  if (k && kernel_is_gauss(k)) return exp(-0.5 * u * u); /* the Gaussian (kernel_gauss.c) */
   if (!k || (k->kind != GFI_PHI_POW && k->kind != GFI_PHI_POLY)) return NAN;
   if (k->kind == GFI_PHI_POW) return gfi_kappa(k->l, u);
   if (!k->A_finite) return NAN;

@@ -32,9 +32,32 @@ static inline double kernel_binom(int n, int k) {
  *   kernel_dbound        sup |d^P/du^P A K(u)| per unit of the peak (binning)
  *   kernel_pair          LSCV's pair function int kappa^2 e^{i v w} dw for
  *                        families other than sinc (the sinc families: select.c)
+ *   kernel_lobe          the main lobe's width (value scale's histogram)
+ *   kernel_margin        the design span's margin beyond the data box
+ *   kernel_nodes         the fast route's node count estimate per axis
+ *   kernel_rule          which frequency rule: Gauss-Legendre on the pieces
+ *                        (kernel_knots) or the trapezoid rule on the line
+ *                        (kernel_alias, kernel_tail and their reaches)
+ *   kernel_binned        whether the binned route applies
  *
  * The sinc families (power, polynomial) keep their own vectorised inner
- * loops; every other family goes through kernel_spatial. */
+ * loops; every other family goes through kernel_spatial.
+ *
+ * The Gaussian (lib/kernel_gauss.c) is the one family that is not band-
+ * limited: the kernel-sum engine's Gaussian, A K(u) = e^{-u^2/2} with
+ * A = sqrt(2 pi) and R = 1 / h per axis, transform e^{-w^2/2} (units of R).
+ * Its kind is internal (no public constructor): the Gaussian estimators
+ * (gfi_density_plan_gauss, gfi_nw_plan_gauss) hand kernel_gauss's object to
+ * the engine. kernel_knots refuses it (no pieces), so the band-limited
+ * clients (exact MISE, LSCV, the Plancherel ISE) never take it. */
+
+/* The Gaussian's kind: outside gfi_phi_kind's public values. */
+#define GFI_KERNEL_GAUSS ((gfi_phi_kind)16)
+
+/* The Gaussian kernel (kind GFI_KERNEL_GAUSS, l = 0, A = sqrt(2 pi)). */
+void kernel_gauss(gfi_kernel *k);
+
+static inline int kernel_is_gauss(const gfi_kernel *k) { return k->kind == GFI_KERNEL_GAUSS; }
 
 /* The sinc families (power, polynomial): phi(sinc), with the vectorised
  * inner loops and the B-spline facts of their own. Every other band-limited
@@ -44,7 +67,8 @@ static inline int kernel_is_sinc(const gfi_kernel *k) {
 }
 
 /* The transform's support edge: the highest sinc power of a power or
- * polynomial kernel, 1 for the flat-top; after gfi_kernel_check_band. */
+ * polynomial kernel, 1 for the flat-top, 0 for the Gaussian (no edge);
+ * after gfi_kernel_check_band. */
 static inline int kernel_band(const gfi_kernel *k) { return k->l; }
 
 /* The flat-top kernel's parameter c (gfi_kernel_flattop). */
@@ -78,16 +102,18 @@ static inline double kernel_phi(const gfi_kernel *k, double z) {
  * = 2 (cos(c u) - cos(u)) / ((1 - c^2) u^2), without cancellation (lib/kernel.c). */
 double kernel_flattop_spatial(double c, double u);
 
-/* A K(u) at the phase difference u: phi(sinc(u)), or the flat-top's product. */
+/* A K(u) at the phase difference u: phi(sinc(u)), the flat-top's product,
+ * or the Gaussian's e^{-u^2/2}. */
 static inline double kernel_spatial(const gfi_kernel *k, double u) {
   if (k->kind == GFI_PHI_FLATTOP) return kernel_flattop_spatial(kernel_flattop_c(k), u);
+  if (kernel_is_gauss(k)) return exp(-0.5 * u * u);
   return kernel_phi(k, gfi_sinc(u));
 }
 
 /* sup_u |A K(u)|: phi(1) for the sinc families with a_j >= 0 (|sinc| <= 1),
- * 1 for the flat-top (a product of two sincs). */
+ * 1 for the flat-top (a product of two sincs) and the Gaussian. */
 static inline double kernel_peak(const gfi_kernel *k) {
-  return k->kind == GFI_PHI_FLATTOP ? 1.0 : kernel_phi(k, 1.0);
+  return k->kind == GFI_PHI_FLATTOP || kernel_is_gauss(k) ? 1.0 : kernel_phi(k, 1.0);
 }
 
 /* kappa's degree on each piece between knots: l - 1 for the sinc families
@@ -139,5 +165,72 @@ double kernel_pair_flattop(double c, double v);
 static inline double kernel_pair(const gfi_kernel *k, double v) {
   return k->kind == GFI_PHI_FLATTOP ? kernel_pair_flattop(kernel_flattop_c(k), v) : NAN;
 }
+
+/* ---- what the kernel-sum engine asks of a family (bandlimited.c, binned.c) */
+
+/* A kernel the engine takes: a band-limited family (its knots) with finite
+ * A, or the Gaussian. */
+static inline int kernel_engine_ok(const gfi_kernel *k) {
+  double kn[KERNEL_KNOTS_MAX];
+  return k && (kernel_is_gauss(k) || kernel_knots(k, kn) >= 0) && k->A_finite;
+}
+
+/* The main lobe's width in units of 1 / R: the cells of the value scale's
+ * histogram are at least this wide (2 pi for the band-limited families,
+ * sinc's first zeros; 2, twice the standard deviation, for the Gaussian). */
+static inline double kernel_lobe(const gfi_kernel *k) { return kernel_is_gauss(k) ? 2.0 : 2 * M_PI; }
+
+/* A few kernel widths in units of 1 / R: the design span widens the data
+ * box by this much (at most the box's width) on each side (4 pi for the
+ * band-limited families, 2 for the Gaussian). */
+static inline double kernel_margin(const gfi_kernel *k) { return kernel_is_gauss(k) ? 2.0 : 4 * M_PI; }
+
+/* The fast route's node count estimate on one whole axis of radius R and
+ * span S (before the rule is built): Gauss-Legendre needs about a/2 + 8
+ * nodes on each of the band's l knot intervals of width 2 R (a = R S); the
+ * Gaussian's trapezoid rule about 2.7 (R S + 8). */
+static inline double kernel_nodes(const gfi_kernel *k, double R, double S) {
+  return kernel_is_gauss(k) ? 2.7 * (R * S + 8) : k->l * (0.5 * R * S + 8);
+}
+
+/* The fast route's frequency rule: Gauss-Legendre on the transform's pieces
+ * (kernel_knots, kernel_piece_degree) for the band-limited families; for
+ * the Gaussian, whose transform is entire with Gaussian tails, the
+ * trapezoid rule on the line, its aliasing bounded by kernel_alias and its
+ * truncation by kernel_tail. */
+enum { KERNEL_RULE_PIECES = 0, KERNEL_RULE_TRAPEZOID = 1 };
+static inline int kernel_rule(const gfi_kernel *k) {
+  return kernel_is_gauss(k) ? KERNEL_RULE_TRAPEZOID : KERNEL_RULE_PIECES;
+}
+
+/* The trapezoid rule's two errors per axis, relative to the peak K(0) and
+ * for every |u| <= S (lib/kernel_gauss.c; NaN for the band-limited
+ * families):
+ *   kernel_alias(k, t)    aliasing: with nodes at the spacing 2 pi / P,
+ *                         P = S + t / R, the rule sums K over the copies
+ *                         u + m P, m != 0: at most this;
+ *   kernel_tail(k, v)     truncation of the rule beyond |w| = v R;
+ *   kernel_alias_reach, kernel_tail_reach: the t and v for a target e. */
+double kernel_gauss_alias(double t);
+double kernel_gauss_alias_reach(double e);
+double kernel_gauss_tail(double v);
+double kernel_gauss_tail_reach(double e);
+static inline double kernel_alias(const gfi_kernel *k, double t) {
+  return kernel_is_gauss(k) ? kernel_gauss_alias(t) : NAN;
+}
+static inline double kernel_alias_reach(const gfi_kernel *k, double e) {
+  return kernel_is_gauss(k) ? kernel_gauss_alias_reach(e) : NAN;
+}
+static inline double kernel_tail(const gfi_kernel *k, double v) {
+  return kernel_is_gauss(k) ? kernel_gauss_tail(v) : NAN;
+}
+static inline double kernel_tail_reach(const gfi_kernel *k, double e) {
+  return kernel_is_gauss(k) ? kernel_gauss_tail_reach(e) : NAN;
+}
+
+/* Whether the binned route applies (binned.c): its bound takes
+ * kernel_dbound's constants and the samples' rounding of the band-limited
+ * families; the Gaussian has none (its grids take the trapezoid rule). */
+static inline int kernel_binned(const gfi_kernel *k) { return !kernel_is_gauss(k); }
 
 #endif

@@ -2,9 +2,13 @@
  * the direct route and a plain brute-force sum: D = 1, 2, 3; isotropic,
  * per-axis and full bandwidth matrices; h from tiny to huge; scattered
  * points and grids; an outlier; weights; vector and signed responses; the
- * error following tol; identical bits for 1 and 2 threads; auto's fallback. */
+ * error following tol; identical bits for 1 and 2 threads; auto's fallback.
+ * First the Gaussian family's operations (kernel_internal.h) against
+ * independent sums and quadratures. */
 #include <string.h>
 #include "check.h"
+#include "bandlimited.h"
+#include "kernel_internal.h"
 #define FAST_CHECK_SEED 0x9E3779B97F4A7C15ULL
 #include "fast_check.h"
 
@@ -280,6 +284,87 @@ static void test_threads(void) {
 /* auto: the direct sum when the nodes explode (tiny h in 3-D) or where it
  * is cheaper (few points); FAST where they explode is GFI_ERANGE; D > 3 has
  * no fast route. */
+
+/* int_a^b f by composite Simpson with n (even) panels. */
+static double simpson(double (*f)(double, double), double p, double a, double b, int n) {
+  const double h = (b - a) / n;
+  double s = f(a, p) + f(b, p);
+  for (int i = 1; i < n; i++) s += (i % 2 ? 4 : 2) * f(a + i * h, p);
+  return s * h / 3;
+}
+static double gauss_pdf(double w, double p) {
+  (void)p;
+  return exp(-0.5 * w * w) / sqrt(2 * M_PI);
+}
+static double gauss_cos(double x, double u) { return exp(-0.5 * x * x) * cos(u * x); }
+
+/* The Gaussian family's operations: its facts, the transform against the
+ * quadrature of e^{-x^2/2} cos(u x), the trapezoid rule's truncation
+ * against the quadrature of the tail, its aliasing bound against the sum of
+ * the copies it bounds (and within a factor 2.5 of it), the reaches, and
+ * what the engine and its routes take. */
+static void test_family(void) {
+  gfi_kernel g, p4, ft;
+  kernel_gauss(&g);
+  CHECK_STATUS(gfi_kernel_pow(&p4, 4), GFI_OK);
+  CHECK_STATUS(gfi_kernel_flattop(&ft, 0.5), GFI_OK);
+  CHECK(kernel_is_gauss(&g) && !kernel_is_gauss(&p4) && !kernel_is_gauss(&ft), "kind");
+  CHECK_CLOSE(g.A, simpson(gauss_cos, 0, -40, 40, 4000), 1e-13, 0);
+  CHECK(g.A_finite && kernel_band(&g) == 0 && kernel_peak(&g) == 1.0, "A, band, peak");
+  for (double u = -6; u <= 6; u += 0.37) {
+    CHECK_CLOSE(kernel_spatial(&g, u), exp(-0.5 * u * u), 1e-15, 0);
+    CHECK_CLOSE(gfi_kernel_kappa(&g, u), simpson(gauss_cos, u, -40, 40, 4000) / g.A, 1e-12, 1e-15);
+  }
+  double kn[KERNEL_KNOTS_MAX];
+  CHECK(kernel_knots(&g, kn) < 0 && !kernel_is_sinc(&g), "no pieces, not sinc");
+  CHECK(kernel_rule(&g) == KERNEL_RULE_TRAPEZOID && kernel_rule(&p4) == KERNEL_RULE_PIECES &&
+            kernel_rule(&ft) == KERNEL_RULE_PIECES,
+        "rules");
+  CHECK(!kernel_binned(&g) && kernel_binned(&p4) && kernel_binned(&ft), "binned route");
+  CHECK(kernel_engine_ok(&g) && kernel_engine_ok(&p4) && kernel_engine_ok(&ft) && !kernel_engine_ok(NULL),
+        "the engine's kernels");
+  CHECK(kernel_lobe(&g) == 2.0 && kernel_lobe(&p4) == 2 * M_PI && kernel_margin(&g) == 2.0 &&
+            kernel_margin(&ft) == 4 * M_PI,
+        "lobe, margin");
+  CHECK(kernel_nodes(&g, 3, 5) == 2.7 * 23 && kernel_nodes(&p4, 3, 5) == 4 * 15.5, "node estimates");
+  CHECK(isnan(kernel_tail(&p4, 1)) && isnan(kernel_alias(&ft, 1)), "no trapezoid bounds for band-limited");
+  /* truncation: the mass of e^{-w^2/2} beyond |w| = v, two tails */
+  for (double v = 0.5; v <= 9; v += 0.5) {
+    double q = 2 * simpson(gauss_pdf, 0, v, v + 40, 40000);
+    CHECK_CLOSE(kernel_tail(&g, v), q, 1e-9, 1e-300);
+  }
+  for (double e = 1e-2; e >= 1e-18; e /= 100) {
+    double v = kernel_tail_reach(&g, e);
+    CHECK(kernel_tail(&g, v) <= e && kernel_tail(&g, v * (1 - 1e-9)) > e, "tail reach at %g", e);
+    double t = kernel_alias_reach(&g, e);
+    CHECK_CLOSE(2 * exp(-0.5 * t * t), e, 1e-12, 0);
+    CHECK(kernel_alias(&g, t) >= e * (1 - 1e-12), "alias(reach(e)) >= e (to rounding)");
+  }
+  /* aliasing: sum_{m != 0} e^{-R^2 (u + m P)^2 / 2} over |u| <= S, P = S + t / R */
+  const double Rs[3] = {0.3, 1, 7}, Ss[3] = {0.1, 2, 30}, ts[3] = {1.5, 4, 8};
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++)
+      for (int c = 0; c < 3; c++) {
+        const double R = Rs[a], S = Ss[b], t = ts[c], P = S + t / R, bd = kernel_alias(&g, t);
+        double worst = 0;
+        for (int i = 0; i <= 200; i++) {
+          double u = -S + 2 * S * i / 200, sum = 0;
+          for (int m = -400; m <= 400; m++)
+            if (m) sum += exp(-0.5 * R * R * (u + m * P) * (u + m * P));
+          worst = fmax(worst, sum);
+        }
+        CHECK(worst <= bd && worst >= bd / 2.5, "alias R %g S %g t %g: %g against %g", R, S, t, worst, bd);
+      }
+  /* the engine takes a family, not a sentinel */
+  bl_sum *s = NULL;
+  const double x[3] = {0, 1, 2}, c1[3] = {1, 1, 1}, one[1] = {1};
+  CHECK_STATUS(bl_sum_make(&s, 1, NULL, 3, x, 1, c1, one, NULL, 1.0), GFI_EINVAL);
+  CHECK(s == NULL, "no sum");
+  CHECK_STATUS(bl_sum_make(&s, 1, &g, 3, x, 1, c1, one, NULL, 1.0), GFI_OK);
+  CHECK(s && s->A == g.A && s->K0 == 1 / g.A, "the Gaussian sum's A and peak");
+  bl_sum_free(s);
+}
+
 static void test_auto_errors(void) {
   const size_t N = 50, D = 3;
   double x[150], q[30], H[16] = {0}, o[50];
@@ -320,6 +405,7 @@ static void test_auto_errors(void) {
 }
 
 int main(void) {
+  CHECK_TIMED(test_family);
   CHECK_TIMED(test_auto_errors);
   CHECK_TIMED(test_threads);
   CHECK_TIMED(test_tol_sweep);
