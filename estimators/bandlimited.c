@@ -12,7 +12,7 @@
  * Approximation Theory and Approximation Practice, Thm 19.3, whose I_n has
  * n + 1 nodes: the rule is exact to degree 2n + 1 there, 2n - 1 here),
  * minimised here over rho. The
- * intervals are split so that a <= BL_ALPHA_SUB (cheap GL tables, small
+ * intervals are split so that a <= FA_ALPHA_SUB (cheap GL tables, small
  * overhead), and n is the smallest count meeting the per-interval share of
  * the target. The integrand is even in w up to conjugation (real c), so axis
  * 0 is integrated over w_0 >= 0 with doubled weights and the real part is
@@ -44,6 +44,7 @@
 #include <string.h>
 #include "bandlimited.h"
 #include "engine_pass.h"
+#include "freq_axis.h"
 #include "kernel_internal.h"
 #include "../lib/alloc.h"
 #include "../lib/nufft.h"
@@ -55,12 +56,8 @@
 #include "engine.h"
 #include "par.h"
 
-/* Largest a = h S / 2 on one sub-interval. */
-#define BL_ALPHA_SUB 256.0
-/* Largest GL count on one sub-interval (far above what a <= 256 needs). */
-#define BL_N_SUB_MAX 2048
-/* Node-count limits: beyond them the route "explodes". */
-#define BL_AXIS_MAX ((size_t)1 << 20)
+/* Node-count limit over all axes: beyond it the route "explodes" (one
+ * axis: FA_AXIS_MAX). */
 #define BL_NODES_MAX ((size_t)1 << 24)
 /* Cost model: nanoseconds on one core, fitted to bench_fast_route (x86-64, AVX2,
  * the NUFFT of lib/nufft.c as of this writing: its type-3 transforms spend
@@ -102,67 +99,6 @@ int bl_check_opts(const gfi_opts *opts, double *tol, gfi_method *method) {
 
 /* ---- quadrature --------------------------------------------------------- */
 
-/* log of the Gauss-Legendre error bound for int_{-1}^{1} p(t) e^{i a t} dt,
- * deg p = deg, |p| <= 1 on [-1, 1], n nodes; minimised over rho. The rule
- * with n nodes is exact to degree 2n - 1, so the Chebyshev coefficients
- * from degree 2n on (|a_k| <= 2 M rho^-k) make the error: rho^(-2(n-1)) in
- * Trefethen's bound, whose n counts n + 1 nodes. (Read with n nodes the
- * bound was short by rho^2, large where a is small: l = 1, R = 1, one
- * point, a query 0.5 away gave 2.4e-9 against a bound of 1.1e-11.) */
-/* The bound's terms free of n at each rho of the grid (head: the first
- * three, tail: the last), made once per (a, deg): the search for n then
- * costs a multiply-add per rho instead of a pow and two logs, with the
- * same operations in the same order as the whole expression, so the same
- * bits. */
-#define GL_RHO_MAX 400
-typedef struct {
-  size_t m;
-  double head[GL_RHO_MAX], lr[GL_RHO_MAX], tail[GL_RHO_MAX];
-} gl_terms;
-
-static void gl_terms_make(gl_terms *g, double a, int deg) {
-  g->m = 0;
-  for (double t = -4.0; t <= 3.0 && g->m < GL_RHO_MAX; t += 0.02) {
-    double rho = 1.0 + pow(10.0, t);
-    double lr = log(rho);
-    g->head[g->m] = log(64.0 / 15.0) + deg * lr + 0.5 * a * (rho - 1.0 / rho);
-    g->lr[g->m] = lr;
-    g->tail[g->m] = log(rho * rho - 1.0);
-    g->m++;
-  }
-}
-
-static double gl_terms_bound(const gl_terms *g, size_t n) {
-  double best = INFINITY;
-  for (size_t i = 0; i < g->m; i++) {
-    double v = g->head[i] - 2.0 * (double)(n - 1) * g->lr[i] - g->tail[i];
-    if (v < best) best = v;
-  }
-  return best;
-}
-
-static double gl_log_bound(size_t n, double a, int deg) {
-  gl_terms g;
-  gl_terms_make(&g, a, deg);
-  return gl_terms_bound(&g, n);
-}
-
-/* Smallest n with gl_log_bound <= logt (0 when none up to BL_N_SUB_MAX). */
-static size_t gl_count(double a, int deg, double logt, size_t nmin) {
-  gl_terms g;
-  gl_terms_make(&g, a, deg);
-  size_t lo = nmin, hi = BL_N_SUB_MAX;
-  if (gl_terms_bound(&g, hi) > logt) return 0;
-  if (gl_terms_bound(&g, lo) <= logt) return lo;
-  while (hi - lo > 1) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (gl_terms_bound(&g, mid) <= logt) hi = mid;
-    else lo = mid;
-  }
-  return hi;
-}
-
-
 static void rule_free(bl_rule *r) {
   for (int j = 0; j < 3; j++) {
     free(r->w[j]);
@@ -171,90 +107,26 @@ static void rule_free(bl_rule *r) {
   }
 }
 
-/* One axis. half: integrate over [0, lR] with doubled weights. etarget:
- * this axis' share, relative to R/A. Returns GFI_ERANGE when too many nodes. */
+/* One axis of a band-limited family: freq_axis.c's Gauss-Legendre rule on
+ * the transform's pieces (|kappa| <= 1 there: a mixture of B-splines with
+ * non-negative weights, or the flat-top's trapezoid), the target relative to
+ * R/A; the weights wk = the rule's weight times kappa(w / R). half: [0, lR]
+ * with doubled weights. GFI_ERANGE when too many nodes. */
 static int axis_build(const gfi_kernel *kern, double R, double A, double S, int half, double etarget,
                       size_t *n_out, double **w_out, double **wk_out, double *err_out) {
-  /* knots: at most 2 l + 1 <= 17 of them (kernel_knots), in units of R */
-  double kk[KERNEL_KNOTS_MAX];
-  int nkk = kernel_knots(kern, kk);
-  if (nkk < 0) return GFI_EORDER;
-  const int deg = kernel_piece_degree(kern); /* kappa's degree on a piece */
-  double knots[KERNEL_KNOTS_MAX + 1];
-  int nk = 0;
-  if (half) knots[nk++] = 0;
-  for (int i = 0; i < nkk; i++)
-    if (!half || kk[i] > 0) knots[nk++] = kk[i] * R;
-  /* kappa is a mixture of B-splines with non-negative weights (powers and
-   * polynomials with a_j >= 0) or the flat-top's trapezoid: 0 <= kappa <=
-   * kappa(0) = 1, the bound the quadrature's error estimate assumes */
-  const double mult = half ? 2.0 : 1.0;
-  /* sub-intervals */
-  size_t nsub_tot = 0, nsub[2 * GFI_PHI_MAXPOW + 1];
-  for (int k = 0; k + 1 < nk; k++) {
-    double h = knots[k + 1] - knots[k];
-    double a = h * S / 2;
-    double m = ceil(a / BL_ALPHA_SUB);
-    if (!(m >= 1)) m = 1;
-    if (m > (double)BL_AXIS_MAX) return GFI_ERANGE;
-    nsub[k] = (size_t)m;
-    nsub_tot += nsub[k];
-  }
-  /* per sub-interval: (mult / 2pi) (h/2) GL <= etarget (R/A) / nsub_tot */
-  double total_err = 0;
-  size_t total = 0, ns_all[2 * GFI_PHI_MAXPOW + 1];
-  for (int k = 0; k + 1 < nk; k++) {
-    double h = (knots[k + 1] - knots[k]) / (double)nsub[k];
-    double a = h * S / 2;
-    double logt = log(etarget * (R / A) / (double)nsub_tot) - log(mult / (2 * M_PI) * h / 2);
-    size_t nmin = (size_t)((deg + 2) / 2);
-    if (nmin < 2) nmin = 2;
-    size_t n = gl_count(a, deg, logt, nmin);
-    if (n == 0) return GFI_ERANGE;
-    ns_all[k] = n;
-    if (nsub[k] > BL_AXIS_MAX / n || total > BL_AXIS_MAX - nsub[k] * n) return GFI_ERANGE;
-    total += nsub[k] * n;
-    total_err += (double)nsub[k] * mult / (2 * M_PI) * h / 2 * exp(gl_log_bound(n, a, deg));
-  }
-  double *w = gfi_malloc2(total, sizeof *w), *wk = gfi_malloc2(total, sizeof *wk);
-  if (!w || !wk) {
-    free(w);
-    free(wk);
-    return GFI_ENOMEM;
-  }
-  size_t at = 0, tab_n = 0;
-  double *gx = malloc(BL_N_SUB_MAX * sizeof *gx), *gw = malloc(BL_N_SUB_MAX * sizeof *gw);
-  if (!gx || !gw) {
-    free(gx);
-    free(gw);
-    free(w);
-    free(wk);
-    return GFI_ENOMEM;
-  }
-  for (int k = 0; k + 1 < nk; k++) {
-    size_t n = ns_all[k];
-    if (n != tab_n) {
-      gl_rule(n, gx, gw);
-      tab_n = n;
-    }
-    double h = (knots[k + 1] - knots[k]) / (double)nsub[k];
-    for (size_t m = 0; m < nsub[k]; m++) {
-      double a = knots[k] + (double)m * h, b = (m + 1 == nsub[k]) ? knots[k + 1] : a + h;
-      double c = 0.5 * (a + b), hw = 0.5 * (b - a);
-      for (size_t i = 0; i < n; i++) {
-        double xi = c + hw * gx[i];
-        w[at] = xi;
-        wk[at] = mult / (2 * M_PI) * hw * gw[i] * gfi_kernel_kappa(kern, xi / R);
-        at++;
-      }
-    }
-  }
-  free(gx);
-  free(gw);
-  *n_out = total;
-  *w_out = w;
-  *wk_out = wk;
-  *err_out = total_err / (R / A);
+  const int deg = kernel_piece_degree(kern);
+  size_t nmin = (size_t)((deg + 2) / 2);
+  if (nmin < 2) nmin = 2;
+  const fa_gl_spec sp = {.deg = deg, .amp = 1.0, .nmin = nmin, .scale = R / A};
+  fa_axis ax;
+  int st = fa_gl_axis(kern, R, S, half, etarget, &sp, &ax);
+  if (st) return st == GFI_EINVAL ? GFI_EORDER : st;
+  for (size_t i = 0; i < ax.n; i++) ax.gw[i] *= ax.kap[i];
+  *n_out = ax.n;
+  *w_out = ax.w;
+  *wk_out = ax.gw;
+  *err_out = ax.err;
+  free(ax.kap);
   return GFI_OK;
 }
 
@@ -272,7 +144,7 @@ static int axis_build_trap(const gfi_kernel *kern, double R, double S, int half,
   double vhi = kernel_tail_reach(kern, et);
   const double P = S + t / R, d = 2 * M_PI / P;
   const double Kd = ceil(vhi * R / d);
-  if (!(Kd < (double)BL_AXIS_MAX / 2)) return GFI_ERANGE;
+  if (!(Kd < (double)FA_AXIS_MAX / 2)) return GFI_ERANGE;
   const size_t K = (size_t)Kd;
   const size_t n = half ? K + 1 : 2 * K + 1;
   double *w = malloc(n * sizeof *w), *wk = malloc(n * sizeof *wk);
@@ -830,7 +702,7 @@ double bl_fast_estimate(int D, const gfi_kernel *k, const double *R, const doubl
   *explode = 0;
   for (int j = 0; j < D; j++) {
     double e = (j == 0 ? 0.5 : 1.0) * kernel_nodes(k, R[j], S[j]);
-    if (!(e <= (double)BL_AXIS_MAX)) *explode = 1;
+    if (!(e <= (double)FA_AXIS_MAX)) *explode = 1;
     Qe *= e;
   }
   if (!(Qe <= (double)BL_NODES_MAX)) *explode = 1;
@@ -1423,6 +1295,4 @@ double *bl_grid_points(size_t D, const double *lo, const double *hi, const size_
 
 /* ---- the quadrature helpers, for other rules in frequency ------------------ */
 
-double bl_gl_log_bound(size_t n, double a, int deg) { return gl_log_bound(n, a, deg); }
-size_t bl_gl_count(double a, int deg, double logt, size_t nmin) { return gl_count(a, deg, logt, nmin); }
 void bl_gauss_legendre(size_t n, double *x, double *w) { gl_rule(n, x, w); }

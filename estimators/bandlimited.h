@@ -218,13 +218,8 @@ int bl_grid_check(size_t D, const double *R, const double *lo, const double *hi,
 /* The grid's G points (G x D, last axis fastest), or NULL (no memory). */
 double *bl_grid_points(size_t D, const double *lo, const double *hi, const size_t *n, size_t G);
 
-/* The Gauss-Legendre helpers of the rule, for other integrals in frequency
- * (estimators/select.c): log of the n-point error bound for
- * int_{-1}^{1} p(t) e^{i a t} dt with deg p = deg and |p| <= 1; the smallest
- * n >= nmin meeting exp(logt) (0: none up to 2048); the n nodes (increasing)
- * and weights on [-1, 1]. */
-double bl_gl_log_bound(size_t n, double a, int deg);
-size_t bl_gl_count(double a, int deg, double logt, size_t nmin);
+/* The n Gauss-Legendre nodes (increasing) and weights on [-1, 1], for other
+ * integrals in frequency (the error bound and node count: freq_axis.h). */
 void bl_gauss_legendre(size_t n, double *x, double *w);
 
 /* Cost-model helpers shared with the ecf. */

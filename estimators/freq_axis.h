@@ -12,6 +12,16 @@
  * and the most nodes on one axis (beyond: GFI_ERANGE). */
 #define FA_ALPHA_SUB 256.0
 #define FA_AXIS_MAX ((size_t)1 << 20)
+/* The most Gauss-Legendre nodes on one sub-interval (far above what
+ * a <= FA_ALPHA_SUB needs). */
+#define FA_N_SUB_MAX 2048
+
+/* log of the Gauss-Legendre error bound for int_{-1}^{1} p(t) e^{i a t} dt,
+ * deg p = deg, |p| <= 1 on [-1, 1], n nodes (minimised over the Bernstein
+ * ellipse's rho; freq_axis.c), and the smallest n >= nmin meeting log
+ * target logt (0 when none up to FA_N_SUB_MAX). */
+double fa_gl_log_bound(size_t n, double a, int deg);
+size_t fa_gl_count(double a, int deg, double logt, size_t nmin);
 
 typedef struct fa_axis {
   size_t n;
@@ -33,11 +43,11 @@ typedef struct fa_gl_spec {
 
 /* The Gauss-Legendre rule on the knot intervals of kappa(w / R), each split
  * into sub-intervals of phase a = h S / 2 <= FA_ALPHA_SUB, with on each the
- * smallest n >= nmin whose error bound for p(t) e^{i a t} (bl_gl_log_bound)
+ * smallest n >= nmin whose error bound for p(t) e^{i a t} (fa_gl_log_bound)
  * meets the sub-interval's share of etarget scale. half: w >= 0 only, with
  * doubled weights (an integrand even up to conjugation). GFI_EINVAL for a
  * kernel with fewer than 2 knots, GFI_ERANGE beyond FA_AXIS_MAX nodes or
- * 2048 per sub-interval, GFI_ENOMEM. ax is freed with fa_axis_free (also
+ * FA_N_SUB_MAX per sub-interval, GFI_ENOMEM. ax is freed with fa_axis_free (also
  * after a failure). */
 int fa_gl_axis(const gfi_kernel *kern, double R, double S, int half, double etarget, const fa_gl_spec *sp,
                fa_axis *ax);
