@@ -11,7 +11,8 @@
  *           and sinc' u, their running product, the weight w~ = (prod 2^-E)^l
  *           and, in the backward, every dw~/du_d and its product with the
  *           pair's coefficient; a row's dq_d and dR_d terms summed per
- *           lane (16 keys a block) over at most 8 blocks;
+ *           lane (16 keys a block) over at most 8 blocks; a key's dK_d
+ *           terms of the full blocks summed over at most 8 query rows;
  *   double: every sum over keys or queries: the row sums S_i, A_i and the
  *           numerator N_i (forward), P_i = dH_i . H_i and the coefficient
  *           dH_i . v_j - P_i of a pair, dq and dR across blocks, dK and dV
@@ -111,6 +112,7 @@
 #define AF_NQ 3
 #define AF_LANE_SUMS 1
 #define LANE_BLOCKS 8 /* blocks (BB keys each) per lane sum: up to 8 float terms a lane */
+#define DK_ROWS 8     /* query rows per float dK sum of the fused blocks: up to 8 terms a key and axis */
 #define AF_TASK GFI_CLONES
 #define AF_Q(J) ((J)->Qf)
 #define AF_K(J) ((J)->Kf)
@@ -284,13 +286,14 @@ static inline void bwd_axis(const float *qt, size_t nq, const float *kt, size_t 
  * a chunk of axes, beside the factor arithmetic.
  * qt, kt: the query's and the block's entries of table 0 (axis d at d Lqp,
  * d Lkp; tables nq, nk apart); lq, lr the row's lane sums; dk0 the chunk's
- * dK^T at the block (axis d at d CL). */
+ * float dK^T sums at the block (axis d at d CL; the body adds them into
+ * double every DK_ROWS rows). */
 #define AF_BWD_BLOCK 1
 #define BWD_BLOCK_ARGS                                                                                          \
   size_t D, int l, float Eb, const float *qt, size_t nq, size_t Lqp, const float *kt, size_t nk, size_t Lkp, \
       const float *R, const float *coef, float *gs, float *gds, float *gu, float *gG, float *gt, float *gpe,     \
       float *grun, float *grexp, float *glp, float *gtsum, float *wt, float *lq,                                 \
-      float *lr, double *dk0, size_t CL
+      float *lr, float *dk0, size_t CL
 
 static inline void bwd_block(BWD_BLOCK_ARGS);
 
@@ -346,7 +349,7 @@ static inline void blk_down(size_t d0, float Eb, const float *restrict gs, const
                             const float *restrict gu, const float *restrict gG, const float *restrict gt,
                             const float *restrict pe, float *restrict run, float *restrict rexp,
                             const float *restrict lp, const float *restrict tsum, const float *restrict coef,
-                            float *restrict lq, float *restrict lr, double *restrict dk0, size_t CL) {
+                            float *restrict lq, float *restrict lr, float *restrict dk0, size_t CL) {
 #pragma omp simd
   for (size_t b = 0; b < BB; b++) {
     float e = rexp[b] + expo(run[b]), r = mant(run[b]);
@@ -365,7 +368,7 @@ static inline void blk_down(size_t d0, float Eb, const float *restrict gs, const
       float tt = cf * g;
       lq[o] += tt;
       lr[o] += tt * gu[o];
-      dk0[(d0 + a) * CL + b] -= (double)tt;
+      dk0[(d0 + a) * CL + b] += tt;
     }
     run[b] = r;
   }

@@ -23,7 +23,9 @@
  *   AF_BWD_BLOCK          1: a full backward block (BB keys, none excluded;
  *                         D a multiple of CHUNK) goes to the including file's bwd_block (the
  *                         factors, grad_block and the lane sums in one;
- *                         needs AF_LANE_SUMS); 0 or undefined: no such path
+ *                         needs AF_LANE_SUMS; its dK terms go to a per-lane
+ *                         AF_REAL sum over up to DK_ROWS query rows, then
+ *                         into double); 0 or undefined: no such path
  *   AF_LANE_SUMS          1: the backward sums a row's dq and dR terms per lane
  *                         over up to LANE_BLOCKS blocks (then in double);
  *                         0: per block (a horizontal sum per block and axis)
@@ -335,6 +337,22 @@ static inline void lane_flush(size_t D, AF_REAL *lq, AF_REAL *lr, double *dq, do
 }
 #endif
 
+#if AF_BWD_BLOCK
+/* dkT[d CL + j] -= the fused blocks' dK sums dkf (D x CL) of keys j < n,
+ * which are zeroed. */
+static inline void dk_flush(size_t D, size_t CL, size_t n, AF_REAL *dkf, double *dkT) {
+  for (size_t d = 0; d < D; d++) {
+    AF_REAL *restrict a = dkf + d * CL;
+    double *restrict o = dkT + d * CL;
+#pragma omp simd
+    for (size_t j = 0; j < n; j++) {
+      o[j] -= (double)a[j];
+      a[j] = 0;
+    }
+  }
+}
+#endif
+
 static size_t gblock_reals(size_t D) { return ((4 + AF_SHIFT) * D + (D + CHUNK - 1) / CHUNK) * BB; }
 
 /* Backward, one task: head bh, keys [k0, k1) (chunk c), over every query row
@@ -383,6 +401,11 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
   double *dr = dq + D, *dkT = dr + D, *dv = dkT + D * CL;
   memset(dkT, 0, D * CL * sizeof *dkT);
   memset(dv, 0, CL * Dv * sizeof *dv);
+#if AF_BWD_BLOCK
+  AF_REAL *dkf = (AF_REAL *)(dv + CL * Dv); /* the fused blocks' dK terms, D x CL, over up to DK_ROWS rows */
+  memset(dkf, 0, D * CL * sizeof *dkf);
+  size_t dkrows = 0, dkn = 0; /* rows held in dkf; keys touched (from k0) */
+#endif
   for (size_t i = attn_fjob_query_begin(J, k0); i < Lq; i++) {
     if (invS[i] == 0) continue; /* flagged, empty or underflowed row: no gradient */
     const size_t je = attn_fjob_key_end(J, i), jend = je < k1 ? je : k1;
@@ -414,7 +437,8 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
 #if AF_BWD_BLOCK
       if (nb == BB && nv == nb && D % CHUNK == 0) { /* a full block: the including file's fused form */
         bwd_block(D, l, Eb, qt + i, f->nq, Lqp, kt + j0, f->nk, Lkp, R, coef, g.s, g.ds, g.u, g.G, g.t, g.pe, g.run,
-                  g.rexp, g.lp, g.tsum, wt, lq, lr, dk0, CL);
+                  g.rexp, g.lp, g.tsum, wt, lq, lr, dkf + (j0 - k0), CL);
+        if (j0 + BB - k0 > dkn) dkn = j0 + BB - k0;
         goto block_sums_done;
       }
 #endif
@@ -481,6 +505,12 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
 #if AF_LANE_SUMS
     if (nlane) lane_flush(D, lq, lr, dq, dr);
 #endif
+#if AF_BWD_BLOCK
+    if (dkn && ++dkrows == DK_ROWS) {
+      dk_flush(D, CL, dkn, dkf, dkT);
+      dkrows = dkn = 0;
+    }
+#endif
     /* du_d/dR_d = q_id - k_jd = u_d / R_d */
     double rsum = 0;
     for (size_t d = 0; d < D; d++) {
@@ -492,6 +522,9 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
     }
     if (!J->per_axis) part[i * PW + D] = rsum;
   }
+#if AF_BWD_BLOCK
+  if (dkn) dk_flush(D, CL, dkn, dkf, dkT);
+#endif
   AF_REAL *dK = f->dK + attn_fjob_hoff(J, bh, Lk) * D, *dV = f->dV + attn_fjob_hoff(J, bh, Lk) * Dv;
   for (size_t j = k0; j < k1; j++) {
     for (size_t d = 0; d < D; d++) dK[j * rs * D + d] = (AF_REAL)(Rd[d] * dkT[d * CL + (j - k0)]);
@@ -573,6 +606,9 @@ static int engine_backward(const attn_fjob *J, const AF_REAL *H, const double *s
   par_spec sp0 = {2 * BH, J->nthreads, 0, 1, NULL, NULL};
   int st = par_run(&sp0, fill_task, &f);
   size_t ws = (gblock_reals(D) + 4 * BB + 2 * AF_LANE_SUMS * D * BB) * sizeof(AF_REAL) + (2 * D + D * chunklen + chunklen * Dv) * sizeof(double);
+#if AF_BWD_BLOCK
+  ws += D * chunklen * sizeof(AF_REAL); /* dkf */
+#endif
   par_spec sp1 = {BH * nchunk, J->nthreads, ws, 1, NULL, NULL};
   if (!st) st = par_run(&sp1, bwd_task, &f);
   par_spec sp2 = {BH * f.ntq, J->nthreads, 0, 4, NULL, NULL};

@@ -307,6 +307,24 @@ def test_float32_backward_phase_range_and_series_switch(l, causal):
     assert max(worst.values()) < 0.125, worst
 
 
+@pytest.mark.parametrize("l", [2, 4])
+@pytest.mark.parametrize("causal", [False, True])
+def test_float32_backward_full_blocks_with_tiny_factors(l, causal):
+    """Full blocks of 16 keys holding factors below 2^-20 (u = float(pi) and
+    float(2 pi) from 0: sinc about 3e-8, kept scaled with a shift) in the
+    fused float32 backward, beside blocks without them and a partial block:
+    every entry within check_f32's bound."""
+    rng = np.random.default_rng(1)
+    f = (lambda x: x.astype(np.float32).astype(np.float64))
+    Q, K = f(rng.uniform(-1, 1, (1, 2, 20, 8))), f(rng.uniform(-1, 1, (1, 2, 36, 8)))
+    Q[..., 0] = 0.0
+    K[:, :, 3, 0] = float(np.float32(np.pi))
+    K[:, :, 17, 2] = float(np.float32(2 * np.pi))
+    Q[:, :, 5, 2] = 0.0
+    V, dH = f(rng.normal(size=(1, 2, 36, 3))), f(rng.normal(size=(1, 2, 20, 3)))
+    check_f32((Q, K, V, dH), 1.0, l, {"causal": causal}, "zero", "tiny")
+
+
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
 def test_empty_rows_and_zero_option(dt):
     # Lq > Lk with the causal offset: the first Lq - Lk rows see no key
