@@ -106,7 +106,6 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   st = plan_common(&p, DENSITY_FOURIER, N, D, data, weights, opts, R, &range, box.lo, box.hi);
   if (st) return st;
   p->kernel = *k;
-  size_t Np = p->lay.Np;
   p->R = gfi_malloc2(D, sizeof *p->R);
   p->g = gfi_malloc2(D, sizeof *p->g);
   /* The direct route's phase tables (3 D N doubles and 2 D N sines and
@@ -116,13 +115,7 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
    * the fast route takes, never need them). */
   const int lazy = method == GFI_METHOD_AUTO && k->kind != GFI_PHI_CUSTOM && D <= BL_MAX_DIM;
   int tables = method != GFI_METHOD_FAST && !lazy;
-  if (tables) {
-    p->rk = gfi_malloc3(D, Np, sizeof *p->rk);
-    p->rl = gfi_malloc3(D, Np, sizeof *p->rl);
-    p->sk = gfi_malloc3(D, Np, sizeof *p->sk);
-    p->ck = gfi_malloc3(D, Np, sizeof *p->ck);
-  }
-  if (!p->R || !p->g || (tables && (!p->rk || !p->rl || !p->sk || !p->ck))) {
+  if (!p->R || !p->g) {
     plan_free(p);
     return GFI_ENOMEM;
   }
@@ -134,7 +127,7 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   }
   /* padding: u = rx - rk is huge (u^2 still finite) and sin(u) = 0, so the factor is 0 */
   if (tables) {
-    st = fail_named(engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->rl, p->sk, p->ck), "R");
+    st = fail_named(engine_phase_tables_new(&p->lay, D, data, R, 1e30, &p->rk, &p->rl, &p->sk, &p->ck), "R");
   } else {
     st = fail_named(range, "R"); /* the same range check as the tables'; lazy ones read the fast route's copy (below) */
   }

@@ -117,25 +117,18 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   st = plan_common(&p, NW_FOURIER, N, D, V, x, y, opts, R, &range, box.lo, box.hi);
   if (st) return st;
   p->kernel = *k;
-  size_t Np = p->lay.Np;
   /* The direct route's phase tables: with a fast route, on first direct
    * use (rows the fast route settles, a binned grid, never need them). */
   const int lazy = k->kind != GFI_PHI_CUSTOM && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT;
   p->R = gfi_malloc2(D, sizeof *p->R);
-  if (!lazy) {
-    p->rk = gfi_malloc3(D, Np, sizeof *p->rk);
-    p->rl = gfi_malloc3(D, Np, sizeof *p->rl);
-    p->sk = gfi_malloc3(D, Np, sizeof *p->sk);
-    p->ck = gfi_malloc3(D, Np, sizeof *p->ck);
-  }
-  if (!p->R || (!lazy && (!p->rk || !p->rl || !p->sk || !p->ck))) {
+  if (!p->R) {
     plan_free(p);
     return GFI_ENOMEM;
   }
   memcpy(p->R, R, D * sizeof *R);
   st = range ? fail_param(range, "R") /* a phase R x beyond 2^52 */
        : lazy ? GFI_OK /* the tables read the fast route's copy of the data (below) */
-              : fail_named(engine_phase_tables(&p->lay, D, x, R, PAD_COORD, p->rk, p->rl, p->sk, p->ck), "R");
+              : fail_named(engine_phase_tables_new(&p->lay, D, x, R, PAD_COORD, &p->rk, &p->rl, &p->sk, &p->ck), "R");
   if (st) {
     plan_free(p);
     return st;
