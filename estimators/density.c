@@ -5,14 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "density_internal.h"
+#include "plan_common.h"
 #include "gfi/validate.h"
 #include "alloc.h"
 #include "fail.h"
 #include "kernel_internal.h"
-
-/* Coordinate used for padding points: far from every query, so that their
- * kernel values are exactly 0. */
-#define PAD_COORD 1e100
 
 /* The cost model's direct cost per (query, data point) pair: nanoseconds on
  * one core (bench_fast_route: 0.43, 0.76, 0.99 ns for D = 1, 2, 3, l = 2..4)
@@ -55,10 +52,7 @@ static int plan_common(gfi_density_plan **out, density_type type, size_t N, size
   int st = fail_named(gfi_check_dim(D), "D");
   if (st) return st;
   if (!data) return GFI_EINVAL;
-  if (N > ((size_t)1 << 52) / D) return fail_param(GFI_EDIM, "data");
-  st = R ? engine_check_data(D, R, N, data, opts ? opts->nthreads : 0, range, lo, hi)
-         : gfi_check_finite(data, N * D, NULL);
-  if ((st = fail_named(st, "data"))) return st;
+  if ((st = plan_check_points(N, D, D, data, "data", R, opts, range, lo, hi))) return st;
   double wsum = 0;
   if (weights) {
     st = fail_named(gfi_check_weights(weights, N, &wsum), "weights");
@@ -90,10 +84,8 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   *plan = NULL;
   double tol;
   gfi_method method;
-  int ost = bl_check_opts(opts, &tol, &method);
+  int ost = plan_check_method(opts, k->kind == GFI_PHI_CUSTOM, D, &tol, &method);
   if (ost) return ost;
-  if (method == GFI_METHOD_FAST && (k->kind == GFI_PHI_CUSTOM || D > BL_MAX_DIM))
-    return fail_param(GFI_EUNSUPPORTED, "method");
   if (k->kind != GFI_PHI_CUSTOM) { /* a band-limited family (EINVAL for an unknown kind) */
     int st = fail_named(gfi_kernel_check_band(k), "k");
     if (st) return st;
@@ -101,10 +93,7 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
     return fail_param(GFI_EINVAL, "k");
   }
   if (!k->A_finite || !isfinite(k->A) || !(k->A > 0)) return fail_param(GFI_EINFINITE_A, "k");
-  if (!R) return GFI_EINVAL;
-  int st = fail_named(gfi_check_dim(D), "D");
-  if (st) return st;
-  st = fail_named(gfi_check_radii(R, D, NULL), "R");
+  int st = plan_check_radii(D, R);
   if (st) return st;
   /* The estimator's peak value is at most prod_j R_j / A. */
   double logC = 0;
@@ -117,7 +106,6 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   st = plan_common(&p, DENSITY_FOURIER, N, D, data, weights, opts, R, &range, box.lo, box.hi);
   if (st) return st;
   p->kernel = *k;
-  size_t Np = p->lay.Np;
   p->R = gfi_malloc2(D, sizeof *p->R);
   p->g = gfi_malloc2(D, sizeof *p->g);
   /* The direct route's phase tables (3 D N doubles and 2 D N sines and
@@ -127,13 +115,7 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
    * the fast route takes, never need them). */
   const int lazy = method == GFI_METHOD_AUTO && k->kind != GFI_PHI_CUSTOM && D <= BL_MAX_DIM;
   int tables = method != GFI_METHOD_FAST && !lazy;
-  if (tables) {
-    p->rk = gfi_malloc3(D, Np, sizeof *p->rk);
-    p->rl = gfi_malloc3(D, Np, sizeof *p->rl);
-    p->sk = gfi_malloc3(D, Np, sizeof *p->sk);
-    p->ck = gfi_malloc3(D, Np, sizeof *p->ck);
-  }
-  if (!p->R || !p->g || (tables && (!p->rk || !p->rl || !p->sk || !p->ck))) {
+  if (!p->R || !p->g) {
     plan_free(p);
     return GFI_ENOMEM;
   }
@@ -145,7 +127,7 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   }
   /* padding: u = rx - rk is huge (u^2 still finite) and sin(u) = 0, so the factor is 0 */
   if (tables) {
-    st = fail_named(engine_phase_tables(&p->lay, D, data, R, 1e30, p->rk, p->rl, p->sk, p->ck), "R");
+    st = fail_named(engine_phase_tables_new(&p->lay, D, data, R, 1e30, &p->rk, &p->rl, &p->sk, &p->ck), "R");
   } else {
     st = fail_named(range, "R"); /* the same range check as the tables'; lazy ones read the fast route's copy (below) */
   }
@@ -175,17 +157,13 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
   *plan = NULL;
   double tol;
   gfi_method method;
-  int st = bl_check_opts(opts, &tol, &method);
+  int st = plan_check_method(opts, 0, D, &tol, &method);
   if (st) return st;
-  if (method == GFI_METHOD_FAST && D > BL_MAX_DIM) return fail_param(GFI_EUNSUPPORTED, "method");
-  if (!H) return GFI_EINVAL;
-  st = fail_named(gfi_check_dim(D), "D");
+  double *Linv, logdet_half;
+  st = plan_whiten(D, H, &Linv, &logdet_half);
   if (st) return st;
-  double *Linv = gfi_malloc3(D, D, sizeof *Linv), logdet_half = 0;
-  if (!Linv) return GFI_ENOMEM;
-  st = fail_named(engine_whiten(D, H, Linv, &logdet_half), "H");
   double lognorm = -0.5 * (double)D * log(2 * M_PI) - logdet_half;
-  if (!st && lognorm > 700) st = fail_param(GFI_ERANGE, "H");
+  if (lognorm > 700) st = fail_param(GFI_ERANGE, "H");
   gfi_density_plan *p = NULL;
   if (!st) st = plan_common(&p, DENSITY_GAUSS, N, D, data, weights, opts, NULL, NULL, NULL, NULL);
   if (st) {
@@ -195,39 +173,25 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
   p->Linv = Linv;
   p->lognorm = lognorm;
   p->exp_floor = -708.0;
-  p->z = gfi_malloc3(D, p->lay.Np, sizeof *p->z);
-  if (!p->z) {
+  if (plan_gauss_table(&p->lay, D, Linv, data, &p->z, &p->hdiag)) {
     plan_free(p);
     return GFI_ENOMEM;
   }
-  engine_whitened_table(&p->lay, D, Linv, data, PAD_COORD, p->z); /* padding: exp(-huge) = 0 */
   p->method = method;
   p->tol = tol;
-  p->hdiag = 1;
-  for (size_t a = 0; a < D; a++)
-    for (size_t b = 0; b < a; b++)
-      if (Linv[a * D + b] != 0) p->hdiag = 0;
   if (D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
     /* The fast route on the whitened data: N(z - z_i; 0, I) det(Linv), the
-     * unit Gaussian family of the engine (kernel_gauss, R = 1) with det(Linv)
-     * in the coefficients. */
-    double *z = engine_whiten_rows(D, Linv, N, data), *c = NULL;
-    const double one[BL_MAX_DIM] = {1, 1, 1}, det = exp(-logdet_half);
-    gfi_kernel gk;
-    kernel_gauss(&gk);
+     * unit Gaussian family with det(Linv) in the coefficients. */
+    const double det = exp(-logdet_half);
+    double *c = NULL;
     if (p->w) { /* weighted: one coefficient per point; else one for all */
       c = gfi_malloc2(N, sizeof *c);
       if (c)
         for (size_t i = 0; i < N; i++) c[i] = p->w[i] * det;
     }
-    if (!z || (p->w && !c))
-      st = GFI_ENOMEM;
-    else if (p->w)
-      st = bl_sum_make(&p->fast, (int)D, &gk, N, z, 1, c, one, opts, direct_pair_cost(D));
-    else
-      st = bl_sum_make_uniform(&p->fast, (int)D, &gk, N, z, p->uniform_w * det, one, opts,
-                               direct_pair_cost(D));
-    free(z);
+    st = p->w && !c ? GFI_ENOMEM
+                    : plan_gauss_fast(&p->fast, D, Linv, N, data, 1, c, p->uniform_w * det, opts,
+                                      direct_pair_cost(D));
     free(c);
     if (st) {
       plan_free(p);
@@ -287,18 +251,12 @@ static int eval_direct(const gfi_density_plan *p, size_t M, const double *querie
 
 
 static void info_direct(const gfi_density_plan *p, int reason, gfi_fast_info *info) {
-  memset(info, 0, sizeof *info);
-  info->route = GFI_METHOD_DIRECT;
-  info->reason = reason;
-  info->dim = p->D;
-  info->tol = p->tol > 0 ? p->tol : GFI_FAST_TOL_DEFAULT;
+  plan_info_direct(info, p->D, p->tol, reason);
 }
 
 /* Why a plan has no fast route. */
 static int no_fast_reason(const gfi_density_plan *p) {
-  if (p->type == DENSITY_FOURIER && p->kernel.kind == GFI_PHI_CUSTOM) return GFI_ROUTE_KERNEL;
-  if (p->D > BL_MAX_DIM) return GFI_ROUTE_DIM;
-  return GFI_ROUTE_REQUESTED;
+  return plan_no_fast_reason(p->type == DENSITY_FOURIER && p->kernel.kind == GFI_PHI_CUSTOM, p->D);
 }
 
 static double max_abs(const double *v, size_t n) {
@@ -348,10 +306,8 @@ int gfi_density_eval_info(const gfi_density_plan *p, size_t M, const double *que
   if (!p->fast) info_direct(p, no_fast_reason(p), info);
   if (M == 0) return GFI_OK;
   if (!queries || !out) return GFI_EINVAL;
-  if (M > ((size_t)1 << 52) / p->D) return fail_param(GFI_EDIM, "queries");
-  int st = fail_named(gfi_check_finite(queries, M * p->D, NULL), "queries");
+  int st = plan_check_queries(M, p->D, p->D, p->type == DENSITY_FOURIER ? p->R : NULL, queries);
   if (st) return st;
-  if (p->type == DENSITY_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return fail_param(GFI_ERANGE, "queries");
   if (!p->fast) return eval_direct(p, M, queries, out);
   /* the Gaussian's fast route works on whitened queries */
   double *qw = NULL;
@@ -386,12 +342,7 @@ int gfi_density_eval_grid(const gfi_density_plan *p, const double *lo, const dou
   }
   /* Gaussian, diagonal H: the whitened grid is the grid Linv_jj lo_j : Linv_jj hi_j */
   double zlo[BL_MAX_DIM], zhi[BL_MAX_DIM];
-  if (p->fast && p->type == DENSITY_GAUSS) {
-    for (size_t j = 0; j < p->D; j++) {
-      zlo[j] = p->Linv[j * p->D + j] * lo[j];
-      zhi[j] = p->Linv[j * p->D + j] * hi[j];
-    }
-  }
+  if (p->fast && p->type == DENSITY_GAUSS) plan_whiten_grid(p->D, p->Linv, lo, hi, zlo, zhi);
   const double *glo = lo, *ghi = hi;
   if (p->fast && p->type == DENSITY_GAUSS) glo = zlo, ghi = zhi;
   if (!p->fast) {

@@ -5,42 +5,19 @@
 #include <math.h>
 #include "density_internal.h"
 #include "simd_math.h"
+#include "gauss_block.h"
 
 GFI_CLONES void density_gauss_task(const gfi_density_plan *p, const double *queries, size_t q0, size_t q1,
                         size_t i0, size_t i1, double *part, double *ws) {
   const size_t D = p->D, Np = p->lay.Np, nq = q1 - q0, B = p->lay.dblock;
   double *qz = ws, *d2 = ws + 3 * nq * D;
-  for (size_t q = 0; q < nq; q++) {
-    const double *x = queries + (q0 + q) * D;
-    for (size_t a = 0; a < D; a++) {
-      double s = 0;
-      for (size_t b = 0; b <= a; b++) s += p->Linv[a * D + b] * x[b];
-      qz[q * D + a] = s;
-    }
-    part[q] = 0;
-  }
+  gauss_whiten_tile(D, p->Linv, queries, q0, nq, qz);
+  for (size_t q = 0; q < nq; q++) part[q] = 0;
   const double ln = p->lognorm, lo = p->exp_floor;
   for (size_t b = i0; b < i1; b += B) {
     const double *restrict w = p->w ? p->w + b : NULL;
     for (size_t q = 0; q < nq; q++) {
-      {
-        const double *restrict z = p->z + b;
-        const double zq = qz[q * D];
-#pragma omp simd
-        for (size_t i = 0; i < B; i++) {
-          double d = zq - z[i];
-          d2[i] = d * d;
-        }
-      }
-      for (size_t a = 1; a < D; a++) {
-        const double *restrict z = p->z + a * Np + b;
-        const double zq = qz[q * D + a];
-#pragma omp simd
-        for (size_t i = 0; i < B; i++) {
-          double d = zq - z[i];
-          d2[i] += d * d;
-        }
-      }
+      gauss_block_d2(D, Np, p->z, b, B, qz + q * D, d2);
       double s = 0;
       if (w) {
 #pragma omp simd reduction(+ : s)

@@ -174,13 +174,9 @@ int engine_lazy_tables(engine_lazy *z, const engine_layout *L, size_t D, const d
   pthread_mutex_lock(&z->lock);
   int st = GFI_OK;
   if (!atomic_load_explicit(&z->done, memory_order_relaxed)) {
-    const size_t Np = L->Np;
-    double *a = gfi_malloc3(D, Np, sizeof *a), *b = gfi_malloc3(D, Np, sizeof *b);
-    double *c = gfi_malloc3(D, Np, sizeof *c), *d = gfi_malloc3(D, Np, sizeof *d);
-    st = a && b && c && d ? engine_phase_tables(L, D, z->x, R, z->pad, a, b, c, d) : GFI_ENOMEM;
-    if (st) {
-      free(a), free(b), free(c), free(d);
-    } else {
+    double *a, *b, *c, *d;
+    st = engine_phase_tables_new(L, D, z->x, R, z->pad, &a, &b, &c, &d);
+    if (!st) {
       *rk = a, *rl = b, *sk = c, *ck = d;
       if (!z->borrowed) free(z->x);
       z->x = NULL;
@@ -188,6 +184,20 @@ int engine_lazy_tables(engine_lazy *z, const engine_layout *L, size_t D, const d
     }
   }
   pthread_mutex_unlock(&z->lock);
+  return st;
+}
+
+int engine_phase_tables_new(const engine_layout *L, size_t D, const double *x, const double *R, double pad,
+                            double **rk, double **rl, double **sk, double **ck) {
+  const size_t Np = L->Np;
+  double *a = gfi_malloc3(D, Np, sizeof *a), *b = gfi_malloc3(D, Np, sizeof *b);
+  double *c = gfi_malloc3(D, Np, sizeof *c), *d = gfi_malloc3(D, Np, sizeof *d);
+  int st = a && b && c && d ? engine_phase_tables(L, D, x, R, pad, a, b, c, d) : GFI_ENOMEM;
+  if (st) {
+    free(a), free(b), free(c), free(d);
+    a = b = c = d = NULL;
+  }
+  *rk = a, *rl = b, *sk = c, *ck = d;
   return st;
 }
 

@@ -93,6 +93,10 @@ void engine_lazy_free(engine_lazy *z);
  * |R_j x_ij| > ENGINE_PHASE_MAX. */
 int engine_phase_tables(const engine_layout *L, size_t D, const double *x, const double *R,
                         double pad, double *rk, double *rl, double *sk, double *ck);
+/* The same into four tables allocated here (D x L->Np doubles each); on
+ * failure (GFI_ENOMEM, GFI_ERANGE) none is kept and *rk .. *ck are NULL. */
+int engine_phase_tables_new(const engine_layout *L, size_t D, const double *x, const double *R, double pad,
+                            double **rk, double **rl, double **sk, double **ck);
 
 /* Gaussian kernels with bandwidth matrix H (D x D): GFI_EBANDWIDTH unless H
  * is finite, symmetric (relative 1e-12) and positive definite. On success

@@ -3,10 +3,10 @@
  * queries), combination of partial sums at a common scale, and row flags.
  * The inner loops live in regression_fourier.c and regression_gauss.c. */
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "regression_internal.h"
+#include "plan_common.h"
 #include "gfi/validate.h"
 #include "alloc.h"
 #include "fail.h"
@@ -69,9 +69,7 @@ static int plan_common(gfi_nw_plan **out, nw_type type, size_t N, size_t D, size
   if (!x || !y) return GFI_EINVAL;
   if (V == 0) return fail_param(GFI_EINVAL, "V");
   if (V > GFI_MAX_DIM) return fail_param(GFI_EDIM, "V");
-  if (N > ((size_t)1 << 52) / (D + V)) return fail_param(GFI_EDIM, "x");
-  st = R ? engine_check_data(D, R, N, x, opts ? opts->nthreads : 0, range, lo, hi) : gfi_check_finite(x, N * D, NULL);
-  if ((st = fail_named(st, "x"))) return st;
+  if ((st = plan_check_points(N, D, D + V, x, "x", R, opts, range, lo, hi))) return st;
   st = fail_named(gfi_check_finite(y, N * V, NULL), "y");
   if (st) return st;
   gfi_nw_plan *p = calloc(1, sizeof *p);
@@ -100,10 +98,8 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   *plan = NULL;
   double tol;
   gfi_method method;
-  int ost = bl_check_opts(opts, &tol, &method);
+  int ost = plan_check_method(opts, k->kind == GFI_PHI_CUSTOM, D, &tol, &method);
   if (ost) return ost;
-  if (method == GFI_METHOD_FAST && (k->kind == GFI_PHI_CUSTOM || D > BL_MAX_DIM))
-    return fail_param(GFI_EUNSUPPORTED, "method");
   /* a band-limited family other than phi(sinc) (flat-top): density only */
   if (k->kind != GFI_PHI_POW && k->kind != GFI_PHI_POLY && k->kind != GFI_PHI_CUSTOM)
     return fail_param(gfi_kernel_check_band(k) == GFI_OK ? GFI_EUNSUPPORTED : GFI_EINVAL, "k");
@@ -113,10 +109,7 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   } else if (k->kind != GFI_PHI_CUSTOM || !k->fn) {
     return fail_param(GFI_EINVAL, "k");
   }
-  if (!R) return GFI_EINVAL;
-  int st = fail_named(gfi_check_dim(D), "D");
-  if (st) return st;
-  st = fail_named(gfi_check_radii(R, D, NULL), "R");
+  int st = plan_check_radii(D, R);
   if (st) return st;
   gfi_nw_plan *p;
   int range = GFI_OK;
@@ -124,25 +117,18 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   st = plan_common(&p, NW_FOURIER, N, D, V, x, y, opts, R, &range, box.lo, box.hi);
   if (st) return st;
   p->kernel = *k;
-  size_t Np = p->lay.Np;
   /* The direct route's phase tables: with a fast route, on first direct
    * use (rows the fast route settles, a binned grid, never need them). */
   const int lazy = k->kind != GFI_PHI_CUSTOM && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT;
   p->R = gfi_malloc2(D, sizeof *p->R);
-  if (!lazy) {
-    p->rk = gfi_malloc3(D, Np, sizeof *p->rk);
-    p->rl = gfi_malloc3(D, Np, sizeof *p->rl);
-    p->sk = gfi_malloc3(D, Np, sizeof *p->sk);
-    p->ck = gfi_malloc3(D, Np, sizeof *p->ck);
-  }
-  if (!p->R || (!lazy && (!p->rk || !p->rl || !p->sk || !p->ck))) {
+  if (!p->R) {
     plan_free(p);
     return GFI_ENOMEM;
   }
   memcpy(p->R, R, D * sizeof *R);
   st = range ? fail_param(range, "R") /* a phase R x beyond 2^52 */
        : lazy ? GFI_OK /* the tables read the fast route's copy of the data (below) */
-              : fail_named(engine_phase_tables(&p->lay, D, x, R, PAD_COORD, p->rk, p->rl, p->sk, p->ck), "R");
+              : fail_named(engine_phase_tables_new(&p->lay, D, x, R, PAD_COORD, &p->rk, &p->rl, &p->sk, &p->ck), "R");
   if (st) {
     plan_free(p);
     return st;
@@ -178,52 +164,35 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
   *plan = NULL;
   double tol;
   gfi_method method;
-  int st = bl_check_opts(opts, &tol, &method);
+  int st = plan_check_method(opts, 0, D, &tol, &method);
   if (st) return st;
-  if (method == GFI_METHOD_FAST && D > BL_MAX_DIM) return fail_param(GFI_EUNSUPPORTED, "method");
-  if (!H) return GFI_EINVAL;
-  st = fail_named(gfi_check_dim(D), "D");
+  double *Linv, logdet_half; /* the normalising constant cancels */
+  st = plan_whiten(D, H, &Linv, &logdet_half);
   if (st) return st;
-  double *Linv = gfi_malloc3(D, D, sizeof *Linv), logdet_half = 0;
-  if (!Linv) return GFI_ENOMEM;
-  st = fail_named(engine_whiten(D, H, Linv, &logdet_half), "H"); /* the normalising constant cancels */
   gfi_nw_plan *p = NULL;
-  if (!st) st = plan_common(&p, NW_GAUSS, N, D, V, x, y, opts, NULL, NULL, NULL, NULL);
+  st = plan_common(&p, NW_GAUSS, N, D, V, x, y, opts, NULL, NULL, NULL, NULL);
   if (st) {
     free(Linv);
     return st;
   }
   p->Linv = Linv;
   p->exp_floor = -708.0;
-  p->z = gfi_malloc3(D, p->lay.Np, sizeof *p->z);
-  if (!p->z) {
+  if (plan_gauss_table(&p->lay, D, Linv, x, &p->z, &p->hdiag)) {
     plan_free(p);
     return GFI_ENOMEM;
   }
-  engine_whitened_table(&p->lay, D, Linv, x, PAD_COORD, p->z);
   p->method = method;
   p->tol = tol;
   for (size_t i = 0; i < N * V; i++) p->ymax = fmax(p->ymax, fabs(y[i]));
-  p->hdiag = 1;
-  for (size_t a = 0; a < D; a++)
-    for (size_t b = 0; b < a; b++)
-      if (Linv[a * D + b] != 0) p->hdiag = 0;
   if (D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
-    /* the fast route on the whitened data, the unit Gaussian family (kernel_gauss, R = 1) */
-    double *z = engine_whiten_rows(D, Linv, N, x), *c = NULL;
-    if (N <= SIZE_MAX / sizeof(double) / (V + 1)) c = malloc((V + 1) * N * sizeof *c);
-    const double one[BL_MAX_DIM] = {1, 1, 1};
-    gfi_kernel gk;
-    kernel_gauss(&gk);
-    if (z && c)
+    /* the fast route on the whitened data: column 0 the denominator, 1..V the numerators */
+    double *c = gfi_malloc3((V + 1), N, sizeof *c);
+    if (c)
       for (size_t i = 0; i < N; i++) {
         c[i] = 1.0;
         for (size_t v = 0; v < V; v++) c[(v + 1) * N + i] = y[i * V + v];
       }
-    st = z && c ? bl_sum_make(&p->fast, (int)D, &gk, N, z, V + 1, c, one, opts,
-                              direct_pair_cost(D, V))
-                : GFI_ENOMEM;
-    free(z);
+    st = c ? plan_gauss_fast(&p->fast, D, Linv, N, x, V + 1, c, 0, opts, direct_pair_cost(D, V)) : GFI_ENOMEM;
     free(c);
     if (st) {
       plan_free(p);
@@ -347,10 +316,8 @@ static int eval_direct(const gfi_nw_plan *p, size_t M, const double *queries, do
   if (!p) return GFI_EINVAL;
   if (M == 0) return GFI_OK;
   if (!queries || !out) return GFI_EINVAL;
-  if (M > ((size_t)1 << 52) / (p->D + p->V)) return fail_param(GFI_EDIM, "queries");
-  int st = fail_named(gfi_check_finite(queries, M * p->D, NULL), "queries");
+  int st = plan_check_queries(M, p->D, p->D + p->V, p->type == NW_FOURIER ? p->R : NULL, queries);
   if (st) return st;
-  if (p->type == NW_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return fail_param(GFI_ERANGE, "queries");
   const size_t V = p->V, D = p->D, W = NW_ACC(V);
   double *res = gfi_malloc3(M, W, sizeof *res);
   if (!res) return GFI_ENOMEM;
@@ -407,10 +374,8 @@ static int eval_direct(const gfi_nw_plan *p, size_t M, const double *queries, do
 int nw_block_sums(const gfi_nw_plan *p, size_t M, const double *queries, double *res) {
   if (!p || (M && (!queries || !res))) return GFI_EINVAL;
   if (M == 0) return GFI_OK;
-  if (M > ((size_t)1 << 52) / (p->D + p->V)) return fail_param(GFI_EDIM, "queries");
-  int st = fail_named(gfi_check_finite(queries, M * p->D, NULL), "queries");
+  int st = plan_check_queries(M, p->D, p->D + p->V, p->type == NW_FOURIER ? p->R : NULL, queries);
   if (st) return st;
-  if (p->type == NW_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return fail_param(GFI_ERANGE, "queries");
   /* the scaled path: right for every D and l, with no second pass */
   return run_pass(p, M, queries, p->type == NW_FOURIER, res);
 }
@@ -430,13 +395,8 @@ int nw_sums_finish(int fourier, size_t V, double denom_tol, size_t nsets, size_t
 }
 
 static void info_direct(const gfi_nw_plan *p, gfi_fast_info *info) {
-  memset(info, 0, sizeof *info);
-  info->route = GFI_METHOD_DIRECT;
-  info->dim = p->D;
-  info->tol = p->tol > 0 ? p->tol : GFI_FAST_TOL_DEFAULT;
-  if (p->type == NW_FOURIER && p->kernel.kind == GFI_PHI_CUSTOM) info->reason = GFI_ROUTE_KERNEL;
-  else if (p->D > BL_MAX_DIM) info->reason = GFI_ROUTE_DIM;
-  else info->reason = GFI_ROUTE_REQUESTED;
+  plan_info_direct(info, p->D, p->tol,
+                   plan_no_fast_reason(p->type == NW_FOURIER && p->kernel.kind == GFI_PHI_CUSTOM, p->D));
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -575,10 +535,8 @@ int gfi_nw_eval_ex(const gfi_nw_plan *p, size_t M, const double *queries, double
   info_direct(p, info);
   if (!p->fast || M == 0) return eval_direct(p, M, queries, out, nflagged, flags, denom);
   if (!queries || !out) return GFI_EINVAL;
-  if (M > ((size_t)1 << 52) / (p->D + p->V)) return fail_param(GFI_EDIM, "queries");
-  int st = fail_named(gfi_check_finite(queries, M * p->D, NULL), "queries");
+  int st = plan_check_queries(M, p->D, p->D + p->V, p->type == NW_FOURIER ? p->R : NULL, queries);
   if (st) return st;
-  if (p->type == NW_FOURIER && engine_check_phase(p->D, p->R, M, queries)) return fail_param(GFI_ERANGE, "queries");
   const size_t D = p->D, nc = p->V + 1;
   /* the Gaussian's fast route works on whitened queries */
   double *qw = NULL;
@@ -638,10 +596,7 @@ int gfi_nw_eval_grid_ex(const gfi_nw_plan *p, const double *lo, const double *hi
   double zlo[BL_MAX_DIM], zhi[BL_MAX_DIM];
   const double *glo = lo, *ghi = hi;
   if (p->fast && p->type == NW_GAUSS) {
-    for (size_t j = 0; j < p->D; j++) {
-      zlo[j] = p->Linv[j * p->D + j] * lo[j];
-      zhi[j] = p->Linv[j * p->D + j] * hi[j];
-    }
+    plan_whiten_grid(p->D, p->Linv, lo, hi, zlo, zhi);
     glo = zlo;
     ghi = zhi;
   }

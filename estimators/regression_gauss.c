@@ -7,6 +7,7 @@
 #include <math.h>
 #include "regression_internal.h"
 #include "simd_math.h"
+#include "gauss_block.h"
 
 
 GFI_CLONES void nw_gauss_task(const gfi_nw_plan *p, const double *queries, size_t q0, size_t q1, size_t i0,
@@ -14,37 +15,15 @@ GFI_CLONES void nw_gauss_task(const gfi_nw_plan *p, const double *queries, size_
   const size_t D = p->D, Np = p->lay.Np, nq = q1 - q0, B = p->lay.dblock, V = p->V, W = NW_ACC(V);
   const double lo = p->exp_floor;
   double *qz = ws, *d2 = ws + 3 * p->lay.qtile * D, *t = d2 + B;
+  gauss_whiten_tile(D, p->Linv, queries, q0, nq, qz);
   for (size_t q = 0; q < nq; q++) {
-    const double *x = queries + (q0 + q) * D;
-    for (size_t a = 0; a < D; a++) {
-      double s = 0;
-      for (size_t b = 0; b <= a; b++) s += p->Linv[a * D + b] * x[b];
-      qz[q * D + a] = s;
-    }
     acc[q * W] = -INFINITY;
     for (size_t c = 1; c < W; c++) acc[q * W + c] = 0;
   }
   for (size_t b = i0; b < i1; b += B)
     for (size_t q = 0; q < nq; q++) {
       double *a = acc + q * W;
-      {
-        const double *restrict z = p->z + b;
-        const double zq = qz[q * D];
-#pragma omp simd
-        for (size_t i = 0; i < B; i++) {
-          double d = zq - z[i];
-          d2[i] = d * d;
-        }
-      }
-      for (size_t c = 1; c < D; c++) {
-        const double *restrict z = p->z + c * Np + b;
-        const double zq = qz[q * D + c];
-#pragma omp simd
-        for (size_t i = 0; i < B; i++) {
-          double d = zq - z[i];
-          d2[i] += d * d;
-        }
-      }
+      gauss_block_d2(D, Np, p->z, b, B, qz + q * D, d2);
       double mn = INFINITY;
 #pragma omp simd reduction(min : mn)
       for (size_t i = 0; i < B; i++) mn = d2[i] < mn ? d2[i] : mn;
