@@ -111,6 +111,7 @@
 #define AF_NTAB 3 /* the coordinates, transposed; sin and cos of R_d x (the forward) */
 #define AF_NQ 3
 #define AF_LANE_SUMS 1
+#define AF_COEF_T 1
 #define LANE_BLOCKS 8 /* blocks (BB keys each) per lane sum: up to 8 float terms a lane */
 #define DK_ROWS 8     /* query rows per float dK sum of the fused blocks: up to 8 terms a key and axis */
 #define AF_TASK GFI_CLONES

@@ -26,6 +26,12 @@
  *                         needs AF_LANE_SUMS; its dK terms go to a per-lane
  *                         AF_REAL sum over up to DK_ROWS query rows, then
  *                         into double); 0 or undefined: no such path
+ *   AF_COEF_T             1: the backward holds its chunk's values V
+ *                         transposed (AF_REAL, Dv x tab_stride(CL)) and a row's
+ *                         dH in double, and forms a block's coefficients
+ *                         dH_i . v_j as BB sums in double over c in order
+ *                         (the keys in vector lanes, no horizontal sum);
+ *                         0 or undefined: one dot(dH_i, v_j) per key
  *   AF_LANE_SUMS          1: the backward sums a row's dq and dR terms per lane
  *                         over up to LANE_BLOCKS blocks (then in double);
  *                         0: per block (a horizontal sum per block and axis)
@@ -413,10 +419,25 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
   double *dr = dq + D, *dkT = dr + D, *dv = dkT + D * CL;
   memset(dkT, 0, D * CL * sizeof *dkT);
   memset(dv, 0, CL * Dv * sizeof *dv);
+#if AF_COEF_T
+  double *dhd = dv + CL * Dv; /* the row's dH in double */
+  AF_REAL *vT = (AF_REAL *)(dhd + Dv); /* the chunk's V transposed, Dv x CLs, zero beyond k1 */
+  const size_t CLs = tab_stride(CL);
+  for (size_t cc = 0; cc < Dv; cc++) {
+    AF_REAL *restrict o = vT + cc * CLs;
+    for (size_t j = k0; j < k1; j++) o[j - k0] = V[j * J->vs[2] + cc];
+    for (size_t j = k1 - k0; j < CLs; j++) o[j] = 0;
+  }
+  AF_REAL *vend = vT + Dv * CLs;
+#else
+  AF_REAL *vend = (AF_REAL *)(dv + CL * Dv);
+#endif
 #if AF_BWD_BLOCK
-  AF_REAL *dkf = (AF_REAL *)(dv + CL * Dv); /* the fused blocks' dK terms, D x CL, over up to DK_ROWS rows */
+  AF_REAL *dkf = vend; /* the fused blocks' dK terms, D x CL, over up to DK_ROWS rows */
   memset(dkf, 0, D * CL * sizeof *dkf);
   size_t dkrows = 0, dkn = 0; /* rows held in dkf; keys touched (from k0) */
+#else
+  (void)vend;
 #endif
   for (size_t i = attn_fjob_query_begin(J, k0); i < Lq; i++) {
     if (invS[i] == 0) continue; /* flagged, empty or underflowed row: no gradient */
@@ -427,6 +448,9 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
     const double Pi = P[i], iS = invS[i];
     const AF_REAL Eb = (AF_REAL)stat[2 * i];
     for (size_t d = 0; d < D; d++) dq[d] = dr[d] = 0;
+#if AF_COEF_T
+    for (size_t cc = 0; cc < Dv; cc++) dhd[cc] = (double)dh[cc];
+#endif
 #if AF_LANE_SUMS
     memset(lq, 0, 2 * D * BB * sizeof *lq);
     size_t nlane = 0; /* blocks held in the lane sums */
@@ -443,8 +467,22 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
         drop_lanes(J, bh, i, j0, nb, z);
       else
         for (size_t b = 0; b < nb; b++) z[b] = 1;
+#if AF_COEF_T
+      {
+        double acc[BB];
+        for (size_t b = 0; b < BB; b++) acc[b] = 0;
+        for (size_t cc = 0; cc < Dv; cc++) {
+          const double h = dhd[cc];
+          const AF_REAL *restrict vr = vT + cc * CLs + (j0 - k0);
+#pragma omp simd
+          for (size_t b = 0; b < BB; b++) acc[b] += h * (double)vr[b];
+        }
+        for (size_t b = 0; b < nb; b++) coef[b] = (AF_REAL)(((double)z[b] * acc[b] - Pi) * iS);
+      }
+#else
       for (size_t b = 0; b < nb; b++)
         coef[b] = (AF_REAL)(((double)z[b] * dot(dh, V + (j0 + b) * J->vs[2], Dv) - Pi) * iS);
+#endif
       double *dk0 = dkT + (j0 - k0);
 #if AF_BWD_BLOCK
       if (nb == BB && nv == nb && D % CHUNK == 0) { /* a full block: the including file's fused form */
@@ -510,8 +548,13 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
         const double a = (double)wt[b] * iS * (double)z[b];
         if (a == 0) continue;
         double *restrict dvj = dv + (j0 + b - k0) * Dv;
+#if AF_COEF_T
+#pragma omp simd
+        for (size_t cc = 0; cc < Dv; cc++) dvj[cc] += a * dhd[cc];
+#else
 #pragma omp simd
         for (size_t cc = 0; cc < Dv; cc++) dvj[cc] += a * (double)dh[cc];
+#endif
       }
     }
 #if AF_LANE_SUMS
@@ -618,6 +661,9 @@ static int engine_backward(const attn_fjob *J, const AF_REAL *H, const double *s
   par_spec sp0 = {2 * BH, J->nthreads, 0, 1, NULL, NULL};
   int st = par_run(&sp0, fill_task, &f);
   size_t ws = (gblock_reals(D) + 4 * BB + 2 * AF_LANE_SUMS * D * BB) * sizeof(AF_REAL) + (2 * D + D * chunklen + chunklen * Dv) * sizeof(double);
+#if AF_COEF_T
+  ws += Dv * sizeof(double) + Dv * tab_stride(chunklen) * sizeof(AF_REAL); /* dhd, vT */
+#endif
 #if AF_BWD_BLOCK
   ws += D * chunklen * sizeof(AF_REAL); /* dkf */
 #endif
