@@ -20,9 +20,13 @@
  *                         axis of a query row in the forward
  *   FB, BB, CHUNK, ROW_TILE, ZEXP   block sizes and the zero exponent
  *   AF_TASK               attribute of the pair-loop tasks (GFI_CLONES or empty)
- *   AF_BWD_BLOCK          1: a full backward block (BB keys, none excluded;
- *                         D a multiple of CHUNK) goes to the including file's bwd_block (the
- *                         factors, grad_block and the lane sums in one;
+ *   AF_BWD_BLOCK          1: every backward block (D a multiple of CHUNK)
+ *                         goes to the including file's bwd_block (the
+ *                         factors, grad_block and the lane sums in one; a
+ *                         block of fewer than BB keys of the row, or with
+ *                         keys masked, with a lane mask: 0 for those lanes,
+ *                         whose factors it multiplies by 0 as the generic
+ *                         path does;
  *                         needs AF_LANE_SUMS; its dK terms go to a per-lane
  *                         AF_REAL sum over up to DK_ROWS query rows, then
  *                         into double); 0 or undefined: no such path
@@ -485,9 +489,18 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
 #endif
       double *dk0 = dkT + (j0 - k0);
 #if AF_BWD_BLOCK
-      if (nb == BB && nv == nb && D % CHUNK == 0) { /* a full block: the including file's fused form */
-        bwd_block(D, l, Eb, qt + i, f->nq, Lqp, kt + j0, f->nk, Lkp, R, coef, g.s, g.ds, g.u, g.G, g.t, g.pe, g.run,
-                  g.rexp, g.lp, g.tsum, wt, lq, lr, dkf + (j0 - k0), CL);
+      if (D % CHUNK == 0) { /* the including file's fused form; a partial or masked block with its lanes masked */
+        const AF_REAL *lm = NULL; /* NULL: every lane a key of the row */
+        if (nv < BB) {
+          for (size_t b = 0; b < BB; b++) {
+            const AF_REAL m = b >= nb ? (AF_REAL)0 : nv < nb ? mk[b] : (AF_REAL)1;
+            coef[b] = b < nb ? coef[b] * m : (AF_REAL)0;
+            mk[b] = m;
+          }
+          lm = mk;
+        }
+        bwd_block(D, l, Eb, qt + i, f->nq, Lqp, kt + j0, f->nk, Lkp, R, coef, lm, g.s, g.ds, g.u, g.G, g.t, g.pe,
+                  g.run, g.rexp, g.lp, g.tsum, wt, lq, lr, dkf + (j0 - k0), CL);
         if (j0 + BB - k0 > dkn) dkn = j0 + BB - k0;
         goto block_sums_done;
       }
