@@ -312,9 +312,9 @@ static inline void bwd_block(BWD_BLOCK_ARGS);
 __attribute__((always_inline))
 #endif
 static inline void blk_up(size_t d0, const float *qt, size_t nq, size_t Lqp, const float *kt, size_t nk, size_t Lkp,
-                          const float *R, const float *restrict lm, int masked, float *restrict gs, float *restrict gds, float *restrict gu,
-                          float *restrict gG, float *restrict gt, float *restrict pe, float *restrict run,
-                          float *restrict rexp, float *restrict tsum) {
+                          const float *R, const float *restrict lm, int masked, float *restrict gs,
+                          float *restrict gds, float *restrict gu, float *restrict gG, float *restrict gt,
+                          float *restrict pe, float *restrict run, float *restrict rexp, float *restrict tsum) {
   float qd[CHUNK], sq[CHUNK], cq[CHUNK], rd[CHUNK];
   for (size_t a = 0; a < CHUNK; a++) {
     const float *q = qt + (d0 + a) * Lqp;

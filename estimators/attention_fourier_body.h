@@ -75,8 +75,8 @@ static inline AF_REAL ipow(AF_REAL t, int l) {
  * 64-byte lines, an odd number of them, so that the D rows a block of keys
  * (or a query) is read from fall in different cache sets. At n = 1024
  * floats the step was 4 KB: the 64 axes of a block in one set of the
- * 8-way L1, each read a miss (the float32 backward spent 1/5 of its time
- * waiting on these loads). */
+ * 8-way L1, each read a miss (the float32 backward ran 1.2x slower:
+ * docs/attention.md). */
 static inline size_t tab_stride(size_t n) {
   const size_t line = 64 / sizeof(AF_REAL);
   n = (n + line - 1) / line * line;
