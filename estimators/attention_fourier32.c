@@ -12,7 +12,7 @@
  *           and, in the backward, every dw~/du_d and its product with the
  *           pair's coefficient; a row's dq_d and dR_d terms summed per
  *           lane (16 keys a block) over at most 8 blocks; a key's dK_d
- *           terms of the full blocks summed over at most 8 query rows;
+ *           terms of the fused blocks summed over at most 8 query rows;
  *   double: every sum over keys or queries: the row sums S_i, A_i and the
  *           numerator N_i (forward), P_i = dH_i . H_i and the coefficient
  *           dH_i . v_j - P_i of a pair, dq and dR across blocks, dK and dV
@@ -111,6 +111,7 @@
 #define AF_NTAB 3 /* the coordinates, transposed; sin and cos of R_d x (the forward) */
 #define AF_NQ 3
 #define AF_LANE_SUMS 1
+#define AF_COEF_T 1
 #define LANE_BLOCKS 8 /* blocks (BB keys each) per lane sum: up to 8 float terms a lane */
 #define DK_ROWS 8     /* query rows per float dK sum of the fused blocks: up to 8 terms a key and axis */
 #define AF_TASK GFI_CLONES
@@ -275,7 +276,7 @@ static inline void bwd_axis(const float *qt, size_t nq, const float *kt, size_t 
   }
 }
 
-/* One full backward block (BB keys, none excluded): bwd_axis, grad_block
+/* One backward block of BB lanes: bwd_axis, grad_block
  * and the lane sums of the body, the same arithmetic lane for lane, in two
  * passes over the axes instead of four, one loop over the BB lanes per
  * CHUNK axes (D a multiple of CHUNK): ascending, the factors and the prefix
@@ -287,12 +288,17 @@ static inline void bwd_axis(const float *qt, size_t nq, const float *kt, size_t 
  * qt, kt: the query's and the block's entries of table 0 (axis d at d Lqp,
  * d Lkp; tables nq, nk apart); lq, lr the row's lane sums; dk0 the chunk's
  * float dK^T sums at the block (axis d at d CL; the body adds them into
- * double every DK_ROWS rows). */
+ * double every DK_ROWS rows). lm: NULL when every lane is a key of the row;
+ * else 0 or 1 per lane, and a lane of 0 (past the row's last key, padded or
+ * masked; its coef 0) has its factors and derivatives multiplied by 0 as
+ * the generic path does, so that its weight and gradient terms are exactly
+ * 0 (unmasked, a hidden key near the query would have a product far above
+ * the row's scale, overflowing float). */
 #define AF_BWD_BLOCK 1
 #define BWD_BLOCK_ARGS                                                                                          \
   size_t D, int l, float Eb, const float *qt, size_t nq, size_t Lqp, const float *kt, size_t nk, size_t Lkp, \
-      const float *R, const float *coef, float *gs, float *gds, float *gu, float *gG, float *gt, float *gpe,     \
-      float *grun, float *grexp, float *glp, float *gtsum, float *wt, float *lq,                                 \
+      const float *R, const float *coef, const float *lm, float *gs, float *gds, float *gu, float *gG,       \
+      float *gt, float *gpe, float *grun, float *grexp, float *glp, float *gtsum, float *wt, float *lq,     \
       float *lr, float *dk0, size_t CL
 
 static inline void bwd_block(BWD_BLOCK_ARGS);
@@ -302,10 +308,13 @@ static inline void bwd_block(BWD_BLOCK_ARGS);
 /* Axes d0 .. d0 + CHUNK - 1 of the ascending pass (d0 a multiple of CHUNK:
  * the running product's mantissa and exponent are split first, as in
  * grad_block): factors, their shifts and the prefix products. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline void blk_up(size_t d0, const float *qt, size_t nq, size_t Lqp, const float *kt, size_t nk, size_t Lkp,
-                          const float *R, float *restrict gs, float *restrict gds, float *restrict gu,
-                          float *restrict gG, float *restrict gt, float *restrict pe, float *restrict run,
-                          float *restrict rexp, float *restrict tsum) {
+                          const float *R, const float *restrict lm, int masked, float *restrict gs,
+                          float *restrict gds, float *restrict gu, float *restrict gG, float *restrict gt,
+                          float *restrict pe, float *restrict run, float *restrict rexp, float *restrict tsum) {
   float qd[CHUNK], sq[CHUNK], cq[CHUNK], rd[CHUNK];
   for (size_t a = 0; a < CHUNK; a++) {
     const float *q = qt + (d0 + a) * Lqp;
@@ -318,6 +327,7 @@ static inline void blk_up(size_t d0, const float *qt, size_t nq, size_t Lqp, con
 #pragma omp simd
   for (size_t b = 0; b < BB; b++) {
     float e = rexp[b] + expo(run[b]), r = mant(run[b]), ts = tsum[b];
+    const float m = masked ? lm[b] : 1.0f;
     rexp[b] = e;
     pe[b] = e;
 #if defined(__GNUC__) && !defined(__clang__)
@@ -329,6 +339,10 @@ static inline void blk_up(size_t d0, const float *qt, size_t nq, size_t Lqp, con
       float uu = rd[a] * (qd[a] - k[b]), sd, dv, td;
       bwd_factor(uu, sq[a] * k[2 * nk + b] - cq[a] * k[nk + b], cq[a] * k[2 * nk + b] + sq[a] * k[nk + b], &sd,
                  &dv, &td);
+      if (masked) { /* an excluded lane: weight and gradient exactly 0, as in the generic path */
+        sd *= m;
+        dv *= m;
+      }
       gs[o] = sd;
       gds[o] = dv;
       gt[o] = td;
@@ -381,8 +395,13 @@ static inline void bwd_block(BWD_BLOCK_ARGS) {
     grexp[b] = 0;
     gtsum[b] = 0;
   }
-  for (size_t d0 = 0; d0 < D; d0 += CHUNK)
-    blk_up(d0, qt, nq, Lqp, kt, nk, Lkp, R, gs, gds, gu, gG, gt, gpe + (d0 / CHUNK) * BB, grun, grexp, gtsum);
+  if (lm)
+    for (size_t d0 = 0; d0 < D; d0 += CHUNK)
+      blk_up(d0, qt, nq, Lqp, kt, nk, Lkp, R, lm, 1, gs, gds, gu, gG, gt, gpe + (d0 / CHUNK) * BB, grun, grexp, gtsum);
+  else
+    for (size_t d0 = 0; d0 < D; d0 += CHUNK)
+      blk_up(d0, qt, nq, Lqp, kt, nk, Lkp, R, NULL, 0, gs, gds, gu, gG, gt, gpe + (d0 / CHUNK) * BB, grun, grexp,
+             gtsum);
 #pragma omp simd
   for (size_t b = 0; b < BB; b++) {
     float k = grexp[b] + expo(grun[b]) - Eb, m = mant(grun[b]);

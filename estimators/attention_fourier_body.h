@@ -20,12 +20,22 @@
  *                         axis of a query row in the forward
  *   FB, BB, CHUNK, ROW_TILE, ZEXP   block sizes and the zero exponent
  *   AF_TASK               attribute of the pair-loop tasks (GFI_CLONES or empty)
- *   AF_BWD_BLOCK          1: a full backward block (BB keys, none excluded;
- *                         D a multiple of CHUNK) goes to the including file's bwd_block (the
- *                         factors, grad_block and the lane sums in one;
+ *   AF_BWD_BLOCK          1: every backward block (D a multiple of CHUNK)
+ *                         goes to the including file's bwd_block (the
+ *                         factors, grad_block and the lane sums in one; a
+ *                         block of fewer than BB keys of the row, or with
+ *                         keys masked, with a lane mask: 0 for those lanes,
+ *                         whose factors it multiplies by 0 as the generic
+ *                         path does;
  *                         needs AF_LANE_SUMS; its dK terms go to a per-lane
  *                         AF_REAL sum over up to DK_ROWS query rows, then
  *                         into double); 0 or undefined: no such path
+ *   AF_COEF_T             1: the backward holds its chunk's values V
+ *                         transposed (AF_REAL, Dv x tab_stride(CL)) and a row's
+ *                         dH in double, and forms a block's coefficients
+ *                         dH_i . v_j as BB sums in double over c in order
+ *                         (the keys in vector lanes, no horizontal sum);
+ *                         0 or undefined: one dot(dH_i, v_j) per key
  *   AF_LANE_SUMS          1: the backward sums a row's dq and dR terms per lane
  *                         over up to LANE_BLOCKS blocks (then in double);
  *                         0: per block (a horizontal sum per block and axis)
@@ -59,6 +69,18 @@ static inline AF_REAL ipow(AF_REAL t, int l) {
   AF_REAL a = (l & 1) ? t : (AF_REAL)1, b = (l & 2) ? t2 : (AF_REAL)1;
   AF_REAL c = (l & 4) ? t4 : (AF_REAL)1, d = (l & 8) ? t8 : (AF_REAL)1;
   return (a * b) * (c * d);
+}
+
+/* A table's row stride (the step between axes, Lp): n rounded up to whole
+ * 64-byte lines, an odd number of them, so that the D rows a block of keys
+ * (or a query) is read from fall in different cache sets. At n = 1024
+ * floats the step was 4 KB: the 64 axes of a block in one set of the
+ * 8-way L1, each read a miss (the float32 backward ran 1.2x slower:
+ * docs/attention.md). */
+static inline size_t tab_stride(size_t n) {
+  const size_t line = 64 / sizeof(AF_REAL);
+  n = (n + line - 1) / line * line;
+  return (n / line) % 2 ? n : n + line;
 }
 
 typedef struct fctx {
@@ -401,10 +423,25 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
   double *dr = dq + D, *dkT = dr + D, *dv = dkT + D * CL;
   memset(dkT, 0, D * CL * sizeof *dkT);
   memset(dv, 0, CL * Dv * sizeof *dv);
+#if AF_COEF_T
+  double *dhd = dv + CL * Dv; /* the row's dH in double */
+  AF_REAL *vT = (AF_REAL *)(dhd + Dv); /* the chunk's V transposed, Dv x CLs, zero beyond k1 */
+  const size_t CLs = tab_stride(CL);
+  for (size_t cc = 0; cc < Dv; cc++) {
+    AF_REAL *restrict o = vT + cc * CLs;
+    for (size_t j = k0; j < k1; j++) o[j - k0] = V[j * J->vs[2] + cc];
+    for (size_t j = k1 - k0; j < CLs; j++) o[j] = 0;
+  }
+  AF_REAL *vend = vT + Dv * CLs;
+#else
+  AF_REAL *vend = (AF_REAL *)(dv + CL * Dv);
+#endif
 #if AF_BWD_BLOCK
-  AF_REAL *dkf = (AF_REAL *)(dv + CL * Dv); /* the fused blocks' dK terms, D x CL, over up to DK_ROWS rows */
+  AF_REAL *dkf = vend; /* the fused blocks' dK terms, D x CL, over up to DK_ROWS rows */
   memset(dkf, 0, D * CL * sizeof *dkf);
   size_t dkrows = 0, dkn = 0; /* rows held in dkf; keys touched (from k0) */
+#else
+  (void)vend;
 #endif
   for (size_t i = attn_fjob_query_begin(J, k0); i < Lq; i++) {
     if (invS[i] == 0) continue; /* flagged, empty or underflowed row: no gradient */
@@ -415,6 +452,9 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
     const double Pi = P[i], iS = invS[i];
     const AF_REAL Eb = (AF_REAL)stat[2 * i];
     for (size_t d = 0; d < D; d++) dq[d] = dr[d] = 0;
+#if AF_COEF_T
+    for (size_t cc = 0; cc < Dv; cc++) dhd[cc] = (double)dh[cc];
+#endif
 #if AF_LANE_SUMS
     memset(lq, 0, 2 * D * BB * sizeof *lq);
     size_t nlane = 0; /* blocks held in the lane sums */
@@ -431,13 +471,36 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
         drop_lanes(J, bh, i, j0, nb, z);
       else
         for (size_t b = 0; b < nb; b++) z[b] = 1;
+#if AF_COEF_T
+      {
+        double acc[BB];
+        for (size_t b = 0; b < BB; b++) acc[b] = 0;
+        for (size_t cc = 0; cc < Dv; cc++) {
+          const double h = dhd[cc];
+          const AF_REAL *restrict vr = vT + cc * CLs + (j0 - k0);
+#pragma omp simd
+          for (size_t b = 0; b < BB; b++) acc[b] += h * (double)vr[b];
+        }
+        for (size_t b = 0; b < nb; b++) coef[b] = (AF_REAL)(((double)z[b] * acc[b] - Pi) * iS);
+      }
+#else
       for (size_t b = 0; b < nb; b++)
         coef[b] = (AF_REAL)(((double)z[b] * dot(dh, V + (j0 + b) * J->vs[2], Dv) - Pi) * iS);
+#endif
       double *dk0 = dkT + (j0 - k0);
 #if AF_BWD_BLOCK
-      if (nb == BB && nv == nb && D % CHUNK == 0) { /* a full block: the including file's fused form */
-        bwd_block(D, l, Eb, qt + i, f->nq, Lqp, kt + j0, f->nk, Lkp, R, coef, g.s, g.ds, g.u, g.G, g.t, g.pe, g.run,
-                  g.rexp, g.lp, g.tsum, wt, lq, lr, dkf + (j0 - k0), CL);
+      if (D % CHUNK == 0) { /* the including file's fused form; a partial or masked block with its lanes masked */
+        const AF_REAL *lm = NULL; /* NULL: every lane a key of the row */
+        if (nv < BB) {
+          for (size_t b = 0; b < BB; b++) {
+            const AF_REAL m = b >= nb ? (AF_REAL)0 : nv < nb ? mk[b] : (AF_REAL)1;
+            coef[b] = b < nb ? coef[b] * m : (AF_REAL)0;
+            mk[b] = m;
+          }
+          lm = mk;
+        }
+        bwd_block(D, l, Eb, qt + i, f->nq, Lqp, kt + j0, f->nk, Lkp, R, coef, lm, g.s, g.ds, g.u, g.G, g.t, g.pe,
+                  g.run, g.rexp, g.lp, g.tsum, wt, lq, lr, dkf + (j0 - k0), CL);
         if (j0 + BB - k0 > dkn) dkn = j0 + BB - k0;
         goto block_sums_done;
       }
@@ -498,8 +561,13 @@ AF_TASK static int bwd_task(void *vc, size_t t, void *vws) {
         const double a = (double)wt[b] * iS * (double)z[b];
         if (a == 0) continue;
         double *restrict dvj = dv + (j0 + b - k0) * Dv;
+#if AF_COEF_T
+#pragma omp simd
+        for (size_t cc = 0; cc < Dv; cc++) dvj[cc] += a * dhd[cc];
+#else
 #pragma omp simd
         for (size_t cc = 0; cc < Dv; cc++) dvj[cc] += a * (double)dh[cc];
+#endif
       }
     }
 #if AF_LANE_SUMS
@@ -568,7 +636,7 @@ static int bwd_reduce(void *vc, size_t t, void *ws) {
 static int engine_backward(const attn_fjob *J, const AF_REAL *H, const double *stat, const AF_REAL *dH,
                            AF_REAL *dQ, AF_REAL *dK, AF_REAL *dV, double *dRrow) {
   const size_t BH = J->B * J->H, D = J->D, Dv = J->Dv, Lq = J->Lq, Lk = J->Lk;
-  const size_t Lqp = attn_round8(Lq), Lkp = attn_round8(Lk);
+  const size_t Lqp = tab_stride(Lq), Lkp = tab_stride(Lk);
   const size_t nchunk = attn_fjob_key_chunks(BH, Lk);
   size_t chunklen = (Lk + nchunk - 1) / nchunk;
   chunklen = (chunklen + BB - 1) / BB * BB;
@@ -606,6 +674,9 @@ static int engine_backward(const attn_fjob *J, const AF_REAL *H, const double *s
   par_spec sp0 = {2 * BH, J->nthreads, 0, 1, NULL, NULL};
   int st = par_run(&sp0, fill_task, &f);
   size_t ws = (gblock_reals(D) + 4 * BB + 2 * AF_LANE_SUMS * D * BB) * sizeof(AF_REAL) + (2 * D + D * chunklen + chunklen * Dv) * sizeof(double);
+#if AF_COEF_T
+  ws += Dv * sizeof(double) + Dv * tab_stride(chunklen) * sizeof(AF_REAL); /* dhd, vT */
+#endif
 #if AF_BWD_BLOCK
   ws += D * chunklen * sizeof(AF_REAL); /* dkf */
 #endif

@@ -274,9 +274,8 @@ def test_float32_backward_phase_range_and_series_switch(l, causal):
     sit just below, across, just above 2^20 and at 5e6, and axes where each row
     holds pairs at |u| within 2^-20 of 1 and of 2, at 1 and 2 exactly as
     floats allow, and at small |u| down to 0 (the series' whole range; most
-    pairs of those axes lie within it); D = 8 and Lk = 40, so that full blocks of 16 keys take the
-    fused path and the last, partial, one (and the causal diagonal) the
-    generic one: every entry of H, dQ, dK, dV and dR within check_f32's bound
+    pairs of those axes lie within it); D = 8 and Lk = 40: full blocks of 16 keys, and the last,
+    partial, one (and the causal diagonal) with its missing lanes masked: every entry of H, dQ, dK, dV and dR within check_f32's bound
     of the float64 engine."""
     rng = np.random.default_rng(39 + l + 10 * causal)
     Hn, Lqn, Lkn, Dn, Dvn = 2, 20, 40, 8, 3
@@ -323,6 +322,38 @@ def test_float32_backward_full_blocks_with_tiny_factors(l, causal):
     Q[:, :, 5, 2] = 0.0
     V, dH = f(rng.normal(size=(1, 2, 36, 3))), f(rng.normal(size=(1, 2, 20, 3)))
     check_f32((Q, K, V, dH), 1.0, l, {"causal": causal}, "zero", "tiny")
+
+
+@pytest.mark.parametrize("l", [1, 4])
+@pytest.mark.parametrize("how", ["causal", "padding", "mask"])
+def test_float32_backward_hidden_near_keys(l, how):
+    """Blocks with keys a row does not see (past the causal diagonal, padded,
+    masked) go through the fused float32 backward with those lanes masked.
+    Here the keys are 3.5 apart on all 64 axes and each row sits on a key it
+    does not see: every key it sees is far (weights below 2^-200, so the
+    row's scale is large), and the hidden key's product in that scale would
+    overflow float, 0 times which is NaN, were its lane not masked. Every
+    entry within check_f32's bound, no NaN."""
+    rng = np.random.default_rng(7 + l)
+    f = (lambda x: x.astype(np.float32).astype(np.float64))
+    Lqn, Lkn, Dn = 24, 24, 64
+    K = f(3.5 * np.arange(Lkn + 1)[None, None, :, None] + 0.1 * rng.uniform(-1, 1, (1, 1, Lkn + 1, Dn)))
+    kw = {}
+    if how == "causal":
+        Q, K = K[:, :, 1:].copy(), K[:, :, :-1]  # row i (seeing keys 0..i) on key i + 1, the last one far
+        kw["causal"] = True
+    else:
+        K = K[:, :, :-1]
+        hidden = np.zeros((1, Lkn), bool)
+        hidden[0, 3::4] = True
+        Q = K[:, :, 3 + 4 * (np.arange(Lqn) % 6)].copy()  # each row on a hidden key
+        if how == "padding":
+            kw["kp"] = hidden
+        else:
+            kw["mask"] = np.broadcast_to(hidden[:, None, :], (1, Lqn, Lkn)).copy()
+    V, dH = f(rng.normal(size=(1, 1, Lkn, 3))), f(rng.normal(size=(1, 1, Lqn, 3)))
+    worst = check_f32((Q, K, V, dH), 1.0, l, kw, "zero", ("hidden near keys", l, how))
+    assert all(np.isfinite(v) for v in worst.values()), worst
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
