@@ -576,8 +576,8 @@ static void bin_range(const bin_ctx *x, size_t col, size_t i0, size_t i1, size_t
 }
 
 /* g[k] += S[k], S[k] = 0 for k in [k0, k1): a sub-chunk joins the lattice
- * and the scratch is zero again. */
-static void flush(double *restrict g, double *restrict S, size_t k0, size_t k1) {
+ * and the scratch is zero again (per vector level: a streaming loop). */
+GFI_CLONES static void flush(double *restrict g, double *restrict S, size_t k0, size_t k1) {
 #pragma omp simd
   for (size_t k = k0; k < k1; k++) {
     g[k] += S[k];
