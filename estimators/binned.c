@@ -348,6 +348,16 @@ static inline void chunk_cells(const bin_ctx *x, int j, size_t i, size_t n, int 
   const int D = x->s->D;
   const double *xs = x->s->x + i * (size_t)D + j;
   const double base = x->base[j], ih = x->ih[j], ctr = x->s->ctr[j];
+  if (D == 1) { /* contiguous coordinates: plain vector loads */
+#pragma omp simd
+    for (size_t u = 0; u < n; u++) {
+      const double t = ((xs[u] - ctr) - base) * ih;
+      const int k = (int)t;
+      f[u] = t - (double)k;
+      kc[u] = k - o;
+    }
+    return;
+  }
 #pragma omp simd
   for (size_t u = 0; u < n; u++) { /* the centred point, then its cell */
     const double t = ((xs[u * (size_t)D] - ctr) - base) * ih;
