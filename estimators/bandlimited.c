@@ -900,10 +900,11 @@ int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn n
         bl_binned tb;
         if (!bl_binned_plan(s, t->glo, t->ghi, t->gn, fmin(ch.bin.beps, ran) * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0),
                             0, &tb)) {
-          /* no lattice meets it (the sums' term near tol 1e-10): the
-           * NUFFT route's pass, tightened by the same factor, settles
-           * more of the client's rows */
-          if (!have_alt) break;
+          /* no lattice meets it, and the sums' term already shaped this
+           * one (sub-chunks: near tol 1e-10): the NUFFT route's pass,
+           * tightened by the same factor, settles more of the client's
+           * rows */
+          if (!have_alt || !ch.bin.sub) break;
           ch = alt;
           have_alt = 0;
           (void)bl_tighten(&ch, ch.ntol * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0));
