@@ -852,12 +852,19 @@ int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn n
    * than the NUFFT route (and, under auto, than the direct sum), or when the
    * NUFFT route cannot run. */
   bl_binned b;
+  bl_choice alt; /* the NUFFT route, kept for a tighter pass that no lattice can take */
+  int have_alt = 0;
   if (t->gn && s->method != GFI_METHOD_DIRECT && bl_binned_plan(s, t->glo, t->ghi, t->gn, bl_binned_beps(s), 0, &b)) {
     b.cost += fast_fixed(D); /* as the NUFFT route's (bl_choose) */
     double cf = !st && ch.route == GFI_METHOD_FAST ? ch.cost_fast : INFINITY;
     double cd = s->method == GFI_METHOD_AUTO ? ch.cost_direct : INFINITY;
     if (b.cost < cf && b.cost < cd) {
-      if (!st) bl_choice_free(&ch);
+      if (!st && ch.route == GFI_METHOD_FAST && need) {
+        alt = ch;
+        have_alt = 1;
+      } else if (!st) {
+        bl_choice_free(&ch);
+      }
       memset(&ch.rule, 0, sizeof ch.rule);
       ch.route = GFI_METHOD_FAST;
       ch.reason = s->method == GFI_METHOD_FAST ? GFI_ROUTE_REQUESTED : GFI_ROUTE_COST;
@@ -892,8 +899,18 @@ int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn n
           if (s->c1[col] > 0) ran = fmax(ran, babs[col] / (s->c1[col] * s->K0));
         bl_binned tb;
         if (!bl_binned_plan(s, t->glo, t->ghi, t->gn, fmin(ch.bin.beps, ran) * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0),
-                            0, &tb))
-          break;
+                            0, &tb)) {
+          /* no lattice meets it, and the sums' term already shaped this
+           * one (sub-chunks: near tol 1e-10): the NUFFT route's pass,
+           * tightened by the same factor, settles more of the client's
+           * rows */
+          if (!have_alt || !ch.bin.sub) break;
+          ch = alt;
+          have_alt = 0;
+          (void)bl_tighten(&ch, ch.ntol * BL_TIGHTEN_MARGIN * (f > 0 ? f : 0));
+          bl_info_fill(s, &ch, (size_t)D, info);
+          continue;
+        }
         tb.cost += fast_fixed(D);
         ch.bin = tb;
         continue;
@@ -909,6 +926,7 @@ int bl_run(const bl_sum *s, const bl_target *t, double direct_pair, bl_need_fn n
       info->reused = ch.useF0;
     }
   }
+  if (have_alt) bl_choice_free(&alt);
   bl_choice_free(&ch);
   return st;
 }

@@ -80,6 +80,7 @@ typedef struct bl_binned {
   long long kmin[3]; /* the lattice's first cell, in steps h from the grid's first point */
   size_t G[3];       /* lattice cells per axis */
   size_t L[3];       /* FFT length per axis */
+  size_t sub;        /* points per sub-chunk summed apart before they join the lattice (0: none) */
   double cost;       /* in the cost model's units */
 } bl_binned;
 

@@ -29,8 +29,13 @@
  * Lambda^D in all), the positions' (the cell and f from x / h: a shift of a
  * few eps of the lattice's extent, times max |K'| <= 0.44 R K0 sum_k k a_k /
  * sum_k a_k, times max_f sum_m |w_m'(f)| |m - f| = 5/3 or 11/5) and the
- * lattice's own summation (gamma_m Lambda^D, m the most terms a cell sums:
- * the points of one block plus the blocks, or all N in slab mode) are added.
+ * lattice's own summation (gamma_m Lambda^D, m the most additions a term
+ * passes through: with sub-chunks of sub points summed in a scratch lattice
+ * before they join the cell, m = sub + B / sub + the blocks, B the points of
+ * one block or all N in slab mode, whatever the points' arrangement; see
+ * accum_term) are added. The plan takes the cheapest sub-chunk size (none
+ * where the summation term is small anyway); bits therefore depend on the
+ * target, never on the thread count.
  * The cost model takes the cheaper order: quintic needs about 2.5 times
  * fewer cells per axis at tol 1e-3 (h^6 against h^4) for 36 against 16
  * weights per point in 2-D.
@@ -55,6 +60,7 @@
 #include <fftw3.h>
 #include <math.h>
 #include <float.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +92,11 @@ static const double BIN_UNITS[4] = {0, 7.0, 1.6, 0.9};
 #define COST_BIN_CORNER 3.0
 #define COST_BIN_FFT 1.5
 #define COST_BIN_FIBRE 200.0
+/* per cell of a sub-chunk's scratch added into the lattice (measured: a
+ * flushed cell costs about 2 units of a binned point's) */
+#define COST_BIN_FLUSH 2.0
+/* The fewest points of a sub-chunk (a multiple of BIN_CHUNK). */
+#define BIN_SUB_MIN ((size_t)256)
 
 /* The smallest 2^a 3^b 5^c 7^d >= n (FFTW's fast sizes). */
 static size_t good_size(size_t n) {
@@ -121,21 +132,40 @@ static double axis_factor(int j, int P) {
 
 double bl_binned_beps(const bl_sum *s) { return 0.25 * s->tol * s->rho; }
 
-/* The lattice's own summation: a cell of block mode sums at most the
- * points of one block, then one term per block (slab mode: all N points);
- * its rounding is within gamma_m of the sum of |terms|, and every output
- * takes each cell times a kernel sample of at most K0. With the weights'
- * Lebesgue constant Lambda^D this is gamma_m Lambda^D per unit of c1 K0.
- * Block mode is taken by N and the lattice only (see bl_binned_eval). */
+/* The lattice's own summation. A cell sums its terms in the points' order
+ * in runs of at most B points (block mode: one block of bl_pass_block(N)
+ * points, then one term per block; slab mode: all N points). With sub > 0
+ * the points of a run are taken in sub-chunks of sub points: the first is
+ * binned into the lattice itself, each later one into a zeroed scratch
+ * lattice that is then added into it (over the rows it touched) and zeroed
+ * again, so that a term passes through at most sub - 1 additions in the
+ * scratch, ceil(B / sub) - 1 into the lattice and nblk - 1 of the blocks':
+ * m = min(sub, B) + ceil(B / sub) + nblk whatever the points' arrangement
+ * (a cluster in one cell included). The rounding is within gamma_m (u =
+ * 2^-53, round to nearest; Higham, 2nd ed., section 4.2, any summation tree
+ * of depth m) of the sum of |terms|, and every output takes each cell
+ * times a kernel sample of at most K0; with the weights' Lebesgue constant
+ * Lambda^D this is gamma_m Lambda^D per unit of c1 K0. Block mode is taken
+ * by N and the lattice only (see bl_binned_eval). */
 static int bin_blocks(const bl_sum *s, size_t cells) {
   const size_t blk = bl_pass_block(s->N), nblk = (s->N + blk - 1) / blk;
   return nblk > 1 && (double)nblk * (double)s->ncol * (double)cells <= (double)BIN_BLOCK_CELLS;
 }
 
-static double accum_term(const bl_sum *s, size_t cells, int P) {
-  const size_t blk = bl_pass_block(s->N), nblk = (s->N + blk - 1) / blk;
-  const double m = bin_blocks(s, cells) ? (double)blk + (double)nblk : (double)s->N;
-  const double u = m * DBL_EPSILON;
+/* The points of one run (B) and the runs (nblk, 0 in slab mode). */
+static void bin_runs(const bl_sum *s, size_t cells, size_t *B, size_t *nblk) {
+  const size_t blk = bl_pass_block(s->N);
+  const int blocks = bin_blocks(s, cells);
+  *B = blocks ? blk : s->N;
+  *nblk = blocks ? (s->N + blk - 1) / blk : 0;
+}
+
+static double accum_term(const bl_sum *s, size_t cells, int P, size_t sub) {
+  size_t B, nblk;
+  bin_runs(s, cells, &B, &nblk);
+  double m = (double)B + (double)nblk;
+  if (sub && sub < B) m = (double)sub + ceil((double)B / (double)sub) + (double)nblk;
+  const double u = m * (0.5 * DBL_EPSILON);
   return u / (1 - u) * pow(lebesgue(P), s->D);
 }
 
@@ -177,19 +207,22 @@ static size_t lattice_cells(const bl_sum *s, const bl_binned *b) {
   return c;
 }
 
-static int plan_order(const bl_sum *s, const double *lo, const double *hi, const size_t *n, double beps, int P,
-                      bl_binned *b) {
+/* The lattice for order P and sub-chunks of sub points (0: none), and its
+ * cost; 0 where the summation term takes more than half of beps or the
+ * lattice is outside its limits. */
+static int plan_sub(const bl_sum *s, const double *lo, const double *hi, const size_t *n, double beps, int P,
+                    size_t sub, bl_binned *b) {
   memset(b, 0, sizeof *b);
   const int D = s->D;
   double mu1, mu4, mu6;
   kernel_mus(s, &mu1, &mu4, &mu6);
   /* beps less the summation's share (which the lattice decides: block
    * mode first, slab mode where the lattice turns out too large) */
-  double acc = accum_term(s, 1, P);
+  double acc = accum_term(s, 1, P, sub);
   for (int t = 0;; t++) {
     if (!(acc <= 0.5 * beps)) return 0;
     if (!plan_lattice(s, lo, hi, n, beps - acc, P, P == 4 ? mu4 : mu6, b)) return 0;
-    const double a2 = accum_term(s, lattice_cells(s, b), P);
+    const double a2 = accum_term(s, lattice_cells(s, b), P, sub);
     if (a2 <= acc) break;
     if (t) return 0;
     acc = a2;
@@ -207,12 +240,34 @@ static int plan_order(const bl_sum *s, const double *lo, const double *hi, const
     fft += fib * (COST_BIN_FIBRE + 2 * COST_BIN_FFT * L * log2(L + 2));
     dims[j] = n[j];
   }
+  /* every sub-chunk after a run's first adds (at most) the whole lattice */
+  size_t B, nblk;
+  const double cells = (double)lattice_cells(s, b);
+  bin_runs(s, lattice_cells(s, b), &B, &nblk);
+  const double flushes = sub && sub < B ? (double)(nblk ? nblk : 1) * (ceil((double)B / (double)sub) - 1) : 0;
   b->on = 1;
   b->order = P;
   b->beps = beps;
+  b->sub = sub && sub < B ? sub : 0;
   b->cost = BIN_UNITS[D] * (double)s->ncol *
-            ((double)s->N * (COST_BIN_POINT + COST_BIN_CORNER * pow(P, D)) + fft);
+            ((double)s->N * (COST_BIN_POINT + COST_BIN_CORNER * pow(P, D)) + fft + COST_BIN_FLUSH * flushes * cells);
   return 1;
+}
+
+/* Order P: the cheapest of no sub-chunks and sub-chunks of 2^k >= BIN_SUB_MIN
+ * points (fewer points per sub-chunk: a smaller summation term, so a
+ * coarser lattice, for more additions of the scratch). */
+static int plan_order(const bl_sum *s, const double *lo, const double *hi, const size_t *n, double beps, int P,
+                      bl_binned *b) {
+  int ok = plan_sub(s, lo, hi, n, beps, P, 0, b);
+  for (size_t sub = BIN_SUB_MIN; sub < s->N; sub *= 2) {
+    bl_binned t;
+    if (plan_sub(s, lo, hi, n, beps, P, sub, &t) && t.sub && (!ok || t.cost < b->cost)) {
+      *b = t;
+      ok = 1;
+    }
+  }
+  return ok;
 }
 
 int bl_binned_plan(const bl_sum *s, const double *lo, const double *hi, const size_t *n, double beps, int order,
@@ -236,6 +291,18 @@ typedef struct {
   size_t blk;          /* block mode: points per block (0: slab mode) */
   double *lat;         /* ncol x cells */
 } bin_ctx;
+
+/* The smallest and largest first cell (k - o) of axis 0 in a chunk. */
+static inline void chunk_range(const int *kc, size_t n, long *r) {
+  int lo = r[0] < INT32_MAX ? (int)r[0] : INT32_MAX, hi = r[1] > -1 ? (int)r[1] : -1;
+#pragma omp simd reduction(min : lo) reduction(max : hi)
+  for (size_t u = 0; u < n; u++) {
+    lo = kc[u] < lo ? kc[u] : lo;
+    hi = kc[u] > hi ? kc[u] : hi;
+  }
+  r[0] = lo;
+  r[1] = hi;
+}
 
 /* The Lagrange weights of cells k-o .. k-o+P-1 at t = k + f (P = 4: cubic,
  * o = 1; P = 6: quintic, o = 2), for a chunk of n points: W[u CH + j]. */
@@ -281,6 +348,16 @@ static inline void chunk_cells(const bin_ctx *x, int j, size_t i, size_t n, int 
   const int D = x->s->D;
   const double *xs = x->s->x + i * (size_t)D + j;
   const double base = x->base[j], ih = x->ih[j], ctr = x->s->ctr[j];
+  if (D == 1) { /* contiguous coordinates: plain vector loads */
+#pragma omp simd
+    for (size_t u = 0; u < n; u++) {
+      const double t = ((xs[u] - ctr) - base) * ih;
+      const int k = (int)t;
+      f[u] = t - (double)k;
+      kc[u] = k - o;
+    }
+    return;
+  }
 #pragma omp simd
   for (size_t u = 0; u < n; u++) { /* the centred point, then its cell */
     const double t = ((xs[u * (size_t)D] - ctr) - base) * ih;
@@ -290,36 +367,138 @@ static inline void chunk_cells(const bin_ctx *x, int j, size_t i, size_t n, int 
   }
 }
 
-/* One column in 1-D: g[k-o .. k-o+P-1] += v w. */
+/* A point's 6 cells (P = 6) as one 4-wide and one 2-wide vector update of
+ * the weights w (contiguous): each cell takes the same sum as 6 scalar
+ * updates, the same bits. */
+typedef double bin_v4 __attribute__((vector_size(32)));
+typedef double bin_v2 __attribute__((vector_size(16)));
+static inline void bin_add(int P, double *g, const double *w) {
+  bin_v4 a, b;
+  memcpy(&a, g, sizeof a);
+  memcpy(&b, w, sizeof b);
+  a += b;
+  memcpy(g, &a, sizeof a);
+  if (P == 6) {
+    bin_v2 c, d;
+    memcpy(&c, g + 4, sizeof c);
+    memcpy(&d, w + 4, sizeof d);
+    c += d;
+    memcpy(g + 4, &c, sizeof c);
+  }
+}
+
+/* The weights of a chunk, point by point: Wt[8 j + u] = W[u CH + j]; four
+ * points at a time by a 4 x 4 transposition in registers (and a 2 x 4 one
+ * for u = 4, 5) where the compiler has vector shuffles. */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define BIN_SHUFFLE 1
+#endif
+#endif
+static inline void bin_transpose(int P, size_t n, const double *W, double *Wt) {
+  size_t j = 0;
+#ifdef BIN_SHUFFLE
+  for (; j + 4 <= n; j += 4) {
+    bin_v4 r[4];
+    for (int u = 0; u < 4; u++) memcpy(&r[u], W + (size_t)u * BIN_CHUNK + j, sizeof r[u]);
+    const bin_v4 t0 = __builtin_shufflevector(r[0], r[1], 0, 4, 2, 6),
+                 t1 = __builtin_shufflevector(r[0], r[1], 1, 5, 3, 7),
+                 t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 2, 6),
+                 t3 = __builtin_shufflevector(r[2], r[3], 1, 5, 3, 7);
+    const bin_v4 p0 = __builtin_shufflevector(t0, t2, 0, 1, 4, 5), p1 = __builtin_shufflevector(t1, t3, 0, 1, 4, 5),
+                 p2 = __builtin_shufflevector(t0, t2, 2, 3, 6, 7), p3 = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+    double *o = Wt + 8 * j;
+    memcpy(o, &p0, sizeof p0);
+    memcpy(o + 8, &p1, sizeof p1);
+    memcpy(o + 16, &p2, sizeof p2);
+    memcpy(o + 24, &p3, sizeof p3);
+    if (P == 6) {
+      bin_v4 r4, r5;
+      memcpy(&r4, W + 4 * BIN_CHUNK + j, sizeof r4);
+      memcpy(&r5, W + 5 * BIN_CHUNK + j, sizeof r5);
+      const bin_v2 q0 = __builtin_shufflevector(r4, r5, 0, 4), q1 = __builtin_shufflevector(r4, r5, 1, 5),
+                   q2 = __builtin_shufflevector(r4, r5, 2, 6), q3 = __builtin_shufflevector(r4, r5, 3, 7);
+      memcpy(o + 4, &q0, sizeof q0);
+      memcpy(o + 12, &q1, sizeof q1);
+      memcpy(o + 20, &q2, sizeof q2);
+      memcpy(o + 28, &q3, sizeof q3);
+    }
+  }
+#endif
+  for (; j < n; j++)
+    for (int u = 0; u < P; u++) Wt[j * 8 + (size_t)u] = W[(size_t)u * BIN_CHUNK + j];
+}
+
+/* One column in 1-D: g[k-o .. k-o+P-1] += v w. Cubic: four scalar updates
+ * per point (measured faster here than one 4-wide update of transposed
+ * weights). Quintic: a point whose 6 cells all lie in [a, e) is one 4-wide
+ * and one 2-wide update of its transposed weights; one on a slab's edge
+ * adds those cells in the slab one by one, and so does every point of a
+ * chunk within BIN_NARROW cells (a tight cluster: a vector store that
+ * partly overlaps the next point's load stalls it). Every cell gets its
+ * terms in the points' order either way: the same bits. */
+#define BIN_NARROW 32
 GFI_CLONES static void bin1(const bin_ctx *x, size_t i0, size_t i1, const double *c, double cval, size_t a,
-                            size_t e, double *g) {
+                            size_t e, double *g, long *r) {
   const int P = x->b->order, o = P / 2 - 1;
   int kc[BIN_CHUNK];
-  double f[BIN_CHUNK], v[BIN_CHUNK], W[6 * BIN_CHUNK];
+  double f[BIN_CHUNK], v[BIN_CHUNK], W[6 * BIN_CHUNK], Wt[8 * BIN_CHUNK];
   const int full = a == 0 && e == x->b->G[0];
   for (size_t i = i0; i < i1; i += BIN_CHUNK) {
     const size_t n = i1 - i < BIN_CHUNK ? i1 - i : BIN_CHUNK;
     chunk_cells(x, 0, i, n, o, kc, f);
+    if (r) chunk_range(kc, n, r);
     for (size_t j = 0; j < n; j++) v[j] = c ? c[i + j] : cval;
     lagrange_w(P, n, f, v, W);
-    if (full && P == 4) {
+    if (P == 4) {
       for (size_t j = 0; j < n; j++) {
-        double *gk = g + kc[j];
-        gk[0] += W[j];
-        gk[1] += W[BIN_CHUNK + j];
-        gk[2] += W[2 * BIN_CHUNK + j];
-        gk[3] += W[3 * BIN_CHUNK + j];
+        const size_t k0 = (size_t)kc[j];
+        size_t u0 = 0, u1 = 4;
+        if (!full) {
+          if (k0 + 4 <= a || k0 >= e) continue;
+          slab_range(k0, 4, a, e, &u0, &u1);
+        }
+        if (u0 == 0 && u1 == 4) {
+          double *gk = g + k0;
+          gk[0] += W[j];
+          gk[1] += W[BIN_CHUNK + j];
+          gk[2] += W[2 * BIN_CHUNK + j];
+          gk[3] += W[3 * BIN_CHUNK + j];
+          continue;
+        }
+        for (size_t u = u0; u < u1; u++) g[k0 + u] += W[u * BIN_CHUNK + j];
       }
+      continue;
+    }
+    long kr[2] = {LONG_MAX, -1};
+    chunk_range(kc, n, kr);
+    if (kr[1] - kr[0] < BIN_NARROW) { /* overlapping vector updates would wait on each other */
+      for (size_t j = 0; j < n; j++) {
+        const size_t k0 = (size_t)kc[j];
+        size_t u0 = 0, u1 = 6;
+        if (!full) {
+          if (k0 + 6 <= a || k0 >= e) continue;
+          slab_range(k0, 6, a, e, &u0, &u1);
+        }
+        for (size_t u = u0; u < u1; u++) g[k0 + u] += W[u * BIN_CHUNK + j];
+      }
+      continue;
+    }
+    bin_transpose(6, n, W, Wt);
+    if (full) {
+      for (size_t j = 0; j < n; j++) bin_add(6, g + kc[j], Wt + 8 * j);
       continue;
     }
     for (size_t j = 0; j < n; j++) {
       const size_t k0 = (size_t)kc[j];
-      size_t u0 = 0, u1 = (size_t)P;
-      if (!full) {
-        if (k0 + (size_t)P <= a || k0 >= e) continue;
-        slab_range(k0, P, a, e, &u0, &u1);
+      if (k0 + 6 <= a || k0 >= e) continue;
+      if (k0 >= a && k0 + 6 <= e) {
+        bin_add(6, g + k0, Wt + 8 * j);
+        continue;
       }
-      for (size_t u = u0; u < u1; u++) g[k0 + u] += W[u * BIN_CHUNK + j];
+      size_t u0, u1;
+      slab_range(k0, 6, a, e, &u0, &u1);
+      for (size_t u = u0; u < u1; u++) g[k0 + u] += Wt[8 * j + u];
     }
   }
 }
@@ -344,7 +523,7 @@ static inline void bin_rows(int P, double *g, size_t stride, size_t u0, size_t u
  * axis's weights are transposed per chunk (Wt: 8 per point) so that a
  * point's row of P cells is updated from contiguous weights. */
 GFI_CLONES static void binn(const bin_ctx *x, size_t i0, size_t i1, const double *c, double cval, size_t a,
-                            size_t e, double *g) {
+                            size_t e, double *g, long *r) {
   const int D = x->s->D, P = x->b->order, o = P / 2 - 1;
   const size_t G1 = x->b->G[1], G2 = D > 2 ? x->b->G[2] : 1, row = G1 * G2;
   int kc[3][BIN_CHUNK];
@@ -357,6 +536,7 @@ GFI_CLONES static void binn(const bin_ctx *x, size_t i0, size_t i1, const double
       chunk_cells(x, d, i, n, o, kc[d], f);
       lagrange_w(P, n, f, d ? one : v, W[d]);
     }
+    if (r) chunk_range(kc[0], n, r);
     const double *Wl = W[D - 1];
     for (size_t j = 0; j < n; j++)
       for (int q = 0; q < P; q++) Wt[j * 8 + (size_t)q] = Wl[(size_t)q * BIN_CHUNK + j];
@@ -395,17 +575,52 @@ GFI_CLONES static void binn(const bin_ctx *x, size_t i0, size_t i1, const double
   }
 }
 
+/* Points i0 .. i1-1 of column col into g (cells [a, e) of axis 0). */
+static void bin_range(const bin_ctx *x, size_t col, size_t i0, size_t i1, size_t a, size_t e, double *g, long *r) {
+  const bl_sum *s = x->s;
+  const double *c = s->c ? s->c + col * s->N : NULL;
+  if (s->D == 1)
+    bin1(x, i0, i1, c, s->cval, a, e, g, r);
+  else
+    binn(x, i0, i1, c, s->cval, a, e, g, r);
+}
+
+/* g[k] += S[k], S[k] = 0 for k in [k0, k1): a sub-chunk joins the lattice
+ * and the scratch is zero again (per vector level: a streaming loop). */
+GFI_CLONES static void flush(double *restrict g, double *restrict S, size_t k0, size_t k1) {
+#pragma omp simd
+  for (size_t k = k0; k < k1; k++) {
+    g[k] += S[k];
+    S[k] = 0;
+  }
+}
+
+/* A thread's scratch lattice (one column, zero between sub-chunks). */
+static int bin_ws_init(void *vc, void *vws) {
+  const bin_ctx *x = vc;
+  double **S = vws;
+  *S = calloc(x->cells, sizeof **S);
+  return *S ? GFI_OK : GFI_ENOMEM;
+}
+
+static void bin_ws_fini(void *vc, void *vws) {
+  (void)vc;
+  free(*(double **)vws);
+}
+
 /* Slab mode: task q bins into its slab of axis-0 cells [a, e); it reads
  * every point and keeps the cells in its slab, so each cell is summed by
  * one task in the points' order, the same bits for any number of tasks.
  * Block mode (small lattices): task q bins the points of block q (blocks
- * fixed by N) into its own lattice; the lattices are summed in block order. */
+ * fixed by N) into its own lattice; the lattices are summed in block order.
+ * With sub-chunks (b->sub) a run's first sub-chunk is binned into the
+ * lattice, every later one into the zero scratch, which is then added into
+ * the lattice over the rows of axis 0 it touched and zeroed there: each
+ * cell still gets its terms in a fixed order, whatever the thread count. */
 static int bin_task(void *vc, size_t q, void *ws) {
-  (void)ws;
   const bin_ctx *x = vc;
   const bl_sum *s = x->s;
-  const int D = s->D;
-  const size_t cells = x->cells, G0 = x->b->G[0], nc = s->ncol;
+  const size_t cells = x->cells, G0 = x->b->G[0], nc = s->ncol, row = cells / G0, P = (size_t)x->b->order;
   size_t a = 0, e = G0, i0 = 0, i1 = s->N;
   double *lat = x->lat;
   if (x->blk) {
@@ -416,16 +631,21 @@ static int bin_task(void *vc, size_t q, void *ws) {
   } else {
     a = G0 * q / x->ntask;
     e = G0 * (q + 1) / x->ntask;
-    const size_t row = cells / G0;
     for (size_t col = 0; col < nc; col++) memset(lat + col * cells + a * row, 0, (e - a) * row * sizeof *lat);
   }
+  const size_t sub = x->b->sub ? x->b->sub : i1 - i0;
+  double *S = ws ? *(double **)ws : NULL;
   for (size_t col = 0; col < nc; col++) {
     double *g = lat + col * cells;
-    const double *c = s->c ? s->c + col * s->N : NULL;
-    if (D == 1)
-      bin1(x, i0, i1, c, s->cval, a, e, g);
-    else
-      binn(x, i0, i1, c, s->cval, a, e, g);
+    bin_range(x, col, i0, i1 - i0 < sub ? i1 : i0 + sub, a, e, g, NULL);
+    for (size_t i = i0 + sub; i < i1; i += sub) {
+      long r[2] = {LONG_MAX, -1};
+      bin_range(x, col, i, i1 - i < sub ? i1 : i + sub, a, e, S, r);
+      if (r[1] < 0) continue; /* no points */
+      /* rows k0 .. k0 + P - 1 of every point, within the slab */
+      const size_t k0 = (size_t)r[0] > a ? (size_t)r[0] : a, k1 = (size_t)r[1] + P < e ? (size_t)r[1] + P : e;
+      if (k0 < k1) flush(g, S, k0 * row, k1 * row);
+    }
   }
   return GFI_OK;
 }
@@ -590,7 +810,7 @@ int bl_binned_eval(const bl_sum *s, const bl_binned *b, const double *lo, const 
   }
   /* the weights' rounding: each within a few eps, Lambda^D of them in all;
    * the lattice's summation */
-  shift += 16 * eps * pow(lam, D) + accum_term(s, bx.cells, P);
+  shift += 16 * eps * pow(lam, D) + accum_term(s, bx.cells, P, b->sub);
   /* binning: fixed blocks of points into their own lattices when those
    * are small (every thread then reads only its blocks), else one slab of
    * axis-0 cells per thread */
@@ -602,7 +822,17 @@ int bl_binned_eval(const bl_sum *s, const bl_binned *b, const double *lo, const 
   double *lat = gfi_malloc3(blocks ? nblk : 1, nc * bx.cells, sizeof *lat);
   if (!lat) return GFI_ENOMEM;
   bx.lat = lat;
-  (void)par_for(bx.ntask, nt, 0, bin_task, &bx); /* cannot fail */
+  int st = GFI_OK;
+  if (b->sub) { /* a scratch lattice per thread */
+    par_spec sp = {bx.ntask, nt, sizeof(double *), 0, bin_ws_init, bin_ws_fini};
+    st = par_run(&sp, bin_task, &bx);
+  } else {
+    st = par_for(bx.ntask, nt, 0, bin_task, &bx); /* cannot fail */
+  }
+  if (st) {
+    free(lat);
+    return st;
+  }
   if (blocks) {
     red_ctx rc = {lat, nblk, nc * bx.cells, (size_t)1 << 13};
     (void)par_for((rc.width + rc.chunk - 1) / rc.chunk, nt, 0, red_task, &rc);
@@ -627,7 +857,7 @@ int bl_binned_eval(const bl_sum *s, const bl_binned *b, const double *lo, const 
   fftw_complex *V[3] = {NULL, NULL, NULL};
   fftw_plan fw[3] = {NULL, NULL, NULL}, bw[3] = {NULL, NULL, NULL};
   double v1[3] = {0, 0, 0};
-  int st = bufA && bufB ? GFI_OK : GFI_ENOMEM;
+  st = bufA && bufB ? GFI_OK : GFI_ENOMEM;
   size_t fibmax = 0;
   for (int j = 0; !st && j < D; j++) {
     const size_t L = b->L[j], lenv = (n[j] - 1) * b->s[j] + b->G[j];

@@ -147,6 +147,122 @@ int main(void) {
   CHECK(loosest[0] >= 0.9 && loosest[1] >= 0.9, "h chosen needlessly fine (bound / target x 2^P %.3g, %.3g)",
         loosest[0], loosest[1]);
 
+  /* The lattice's summation at tight targets (beps 1e-11 .. 4e-13, tol
+   * about 1e-10 .. 1e-12): many points in arrangements that put the terms
+   * of a cell in long runs: 2^22 points at one point or in one cell (blocks
+   * of 2^18), 2^20 in a tight cluster with far outliers, 2^18 in two
+   * clusters in 2-D (slab mode); signed and positive weights; radii 0.5 ..
+   * 100. Alike terms summed in one run err systematically by about m u per
+   * unit (m = 2^18: some 1e-11), above these targets: the values are within
+   * the bound because the sub-chunks keep every cell's run short and the
+   * bound counts it (with the summation term set to 0, or the sub-chunks
+   * disabled, this fails). */
+  {
+    const int NSUM = CHECK_SANITIZED ? 4 : 12;
+    int sran = 0, flushed = 0, slab = 0;
+    double sworst = 0;
+    for (int cs = 0; cs < NSUM; cs++) {
+      const int D = cs % 4 == 3 ? 2 : 1, kind = cs % 4;
+      /* 2^22 points in one cell: blocks of 2^18 */
+      const size_t N = (size_t)1 << (D == 2 ? (CHECK_SANITIZED ? 16 : 18) : kind < 2 ? (CHECK_SANITIZED ? 20 : 22) : 20);
+      double R = exp(log(0.5) + gsl_rng_uniform(r) * (log(100.0) - log(0.5)));
+      if (D > 1) R = fmin(R, 1.5); /* keeps the lattice (and the test) small */
+      gfi_kernel k;
+      gfi_kernel_pow(&k, 1 + (int)gsl_rng_uniform_int(r, 6));
+      const double beps = kind < 2 ? pow(10.0, -12 - 0.4 * gsl_rng_uniform(r)) : pow(10.0, -11 - 1.5 * gsl_rng_uniform(r));
+      const double ctr = gsl_ran_flat(r, -1, 1);
+      const size_t ncol = cs % 2 ? 2 : 1;
+      double *x = malloc(N * (size_t)D * sizeof *x), *c = malloc(2 * N * sizeof *c);
+      for (size_t i = 0; i < N * (size_t)D; i++) {
+        if (kind == 0) x[i] = ctr; /* all at one point */
+        else if (kind == 1) x[i] = ctr + 1e-9 * (double)(i >> 18); /* one cell */
+        else if (kind == 2) x[i] = draw(r, ctr, ctr, 1e-3, 1e-3, 30 / R); /* a cluster, far outliers */
+        else x[i] = draw(r, ctr, ctr + 0.5, 0.01, 0.3, 0); /* two clusters */
+      }
+      for (size_t i = 0; i < N; i++) {
+        c[i] = cs % 3 == 0 ? gsl_ran_gaussian(r, 1) : 1.0 / 3.0; /* signed, or all alike */
+        c[N + i] = 1 + 0.5 * sin(1e3 * (double)i);
+      }
+      double lo[3], hi[3], Rv[3] = {R, R * 0.9, 0};
+      size_t n[3], M = 1;
+      for (int j = 0; j < D; j++) {
+        n[j] = 2 + gsl_rng_uniform_int(r, D == 1 ? 7 : 3);
+        lo[j] = ctr - gsl_ran_flat(r, 0, 2 / R);
+        hi[j] = ctr + gsl_ran_flat(r, 0, cs % 3 == 1 ? 20 / R : 2 / R);
+        M *= n[j];
+      }
+      gfi_opts o;
+      gfi_default_opts(&o);
+      o.method = GFI_METHOD_DIRECT;
+      bl_sum *s = NULL;
+      int st = bl_sum_make(&s, D, &k, N, x, ncol, c, Rv, &o, 1.0);
+      CHECK(st == GFI_OK, "sum case %d: bl_sum_make: %s", cs, gfi_strerror(st));
+      double *ref = malloc(M * ncol * sizeof *ref), *out = malloc(M * ncol * sizeof *out),
+             *o3 = malloc(M * ncol * sizeof *o3);
+      /* the brute-force sums in long double, compensated; a point's factor
+       * is reused while the coordinate repeats */
+      for (size_t g = 0; !st && g < M; g++) {
+        size_t rem = g, idx[3];
+        for (int j = D - 1; j >= 0; j--) idx[j] = rem % n[j], rem /= n[j];
+        long double sum[2] = {0, 0}, comp[2] = {0, 0}, lastx[3] = {NAN, NAN, NAN}, lastf[3] = {0, 0, 0};
+        for (size_t i = 0; i < N; i++) {
+          long double kt = 1;
+          for (int j = 0; j < D; j++) {
+            const double xi = x[i * (size_t)D + (size_t)j];
+            if (xi != lastx[j]) {
+              lastx[j] = xi;
+              lastf[j] = kfac(&k, Rv[j], (long double)gpt(lo, hi, n, j, idx[j]) - xi);
+            }
+            kt *= lastf[j];
+          }
+          for (size_t col = 0; col < ncol; col++) {
+            const long double y = kt * c[col * N + i] - comp[col], t = sum[col] + y;
+            comp[col] = (t - sum[col]) - y;
+            sum[col] = t;
+          }
+        }
+        for (size_t col = 0; col < ncol; col++) ref[g * ncol + col] = (double)sum[col];
+      }
+      for (int P = 4; !st && P <= 6; P += 2) {
+        bl_binned b;
+        if (!bl_binned_plan(s, lo, hi, n, beps, P, &b)) continue;
+        double babs[2], b3[2];
+        s->nthreads = 1;
+        st = bl_binned_eval(s, &b, lo, hi, n, out, babs);
+        s->nthreads = 3;
+        int st3 = st ? st : bl_binned_eval(s, &b, lo, hi, n, o3, b3);
+        s->nthreads = 0;
+        CHECK(!st && !st3, "sum case %d P=%d: bl_binned_eval: %s", cs, P, gfi_strerror(st ? st : st3));
+        if (st || st3) break;
+        CHECK(memcmp(out, o3, M * ncol * sizeof *out) == 0 && b3[0] == babs[0],
+              "sum case %d P=%d: 3 threads give other bits", cs, P);
+        sran++;
+        flushed += b.sub > 0;
+        size_t cells = ncol;
+        for (int j = 0; j < D; j++) cells *= b.G[j];
+        slab += cells > ((size_t)1 << 21) / 16; /* N >= 2^18: 16 blocks */
+        for (size_t col = 0; col < ncol; col++) {
+          double err = 0, m = 0;
+          for (size_t g = 0; g < M; g++) {
+            err = fmax(err, fabs(out[g * ncol + col] - ref[g * ncol + col]));
+            m = fmax(m, fabs(ref[g * ncol + col]));
+          }
+          CHECK(err <= babs[col] + 1e-16 * m,
+                "sum case %d P=%d (D=%d kind %d l=%d R=%g beps=%g col %zu, sub %zu): error %.3g > bound %.3g", cs,
+                P, D, kind, k.l, R, beps, col, b.sub, err, babs[col]);
+          if (babs[col] > 0) sworst = fmax(sworst, err / babs[col]);
+        }
+      }
+      free(ref), free(out), free(o3);
+      bl_sum_free(s);
+      free(x), free(c);
+    }
+    printf("binned: summation at beps 1e-11 .. 4e-13: %d (case, order) pairs ran, %d with sub-chunks, %d in slab "
+           "mode; worst error / bound %.3g\n",
+           sran, flushed, slab, sworst);
+    CHECK(sran >= NSUM && flushed >= sran / 2, "summation cases: %d ran, %d with sub-chunks", sran, flushed);
+  }
+
   /* the public API: a loose tol on a large 1-D grid takes the binned route
    * and keeps tol against the direct sum */
   {
@@ -231,6 +347,44 @@ int main(void) {
     CHECK(st == GFI_OK && err <= o.tol * ymax, "nw grid at tol 1e-3: error %.3g > tol max|y| %.3g", err, o.tol * ymax);
     printf("binned: NW 1-D grid, N = %zu, tol 1e-3: %zu cells, %zu rows direct, error %.3g of max |y|\n", N,
            info.bins[0], info.rows_direct, err / ymax);
+    free(x), free(y), free(f);
+  }
+  /* Nadaraya-Watson on the same grid at tol 1e-10: the first pass is
+   * binned, no lattice meets the tighter target the tail rows ask (the
+   * sums' term), so the second pass is the NUFFT route's, tightened; the
+   * rows it leaves go to the direct sum, and every value keeps tol */
+  {
+    const size_t N = CHECK_SANITIZED ? 70000 : 200000, G = 1024;
+    double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *f = malloc(G * sizeof *f);
+    for (size_t i = 0; i < N; i++) {
+      x[i] = gsl_ran_gaussian(r, 1.0);
+      y[i] = sin(2 * x[i]) + 0.3 * gsl_ran_gaussian(r, 1.0);
+    }
+    gfi_opts o;
+    gfi_default_opts(&o);
+    o.tol = 1e-10;
+    double R = 12.6, lo = -5, hi = 5, ymax = 0;
+    for (size_t i = 0; i < N; i++) ymax = fmax(ymax, fabs(y[i]));
+    gfi_nw_plan *p = NULL;
+    gfi_fast_info info;
+    size_t nf = 0;
+    int st = gfi_nw_plan_fourier(&p, KPOW(4), N, 1, 1, x, y, &R, &o);
+    if (!st) st = gfi_nw_eval_grid(p, &lo, &hi, &G, f, &nf, &info);
+    gfi_nw_destroy(p);
+    CHECK(st == GFI_OK, "nw grid at 1e-10: %s", gfi_strerror(st));
+    o.method = GFI_METHOD_DIRECT;
+    st = gfi_nw_plan_fourier(&p, KPOW(4), N, 1, 1, x, y, &R, &o);
+    double err = 0;
+    for (size_t g = 0; !st && g < G; g += 7) {
+      double q = gpt(&lo, &hi, &G, 0, g), v;
+      st = gfi_nw_eval(p, 1, &q, &v, &nf);
+      if (!st) err = fmax(err, fabs(v - f[g]));
+    }
+    gfi_nw_destroy(p);
+    CHECK(st == GFI_OK && err <= o.tol * ymax, "nw grid at tol 1e-10: error %.3g > tol max|y| %.3g", err,
+          o.tol * ymax);
+    printf("binned: NW 1-D grid, N = %zu, tol 1e-10: route %s, %zu rows direct, error %.3g of max |y|\n", N,
+           info.bins[0] ? "binned" : info.nodes_total ? "nufft" : "direct", info.rows_direct, err / ymax);
     free(x), free(y), free(f);
   }
   gsl_rng_free(r);
