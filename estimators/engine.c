@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "gfi/validate.h"
 #include "digest.h"
+#include "clones.h"
 
 /* Points per inner block (SIMD loops run over a block held in L1). */
 #define DEFAULT_BLOCK 256
@@ -63,8 +64,10 @@ typedef struct {
  * or NaN), the data box of its values, with branch-free selections so the
  * loops vectorise, and the digest's sums of its values (the second one
  * from the value before the task's first, when there is one). max |x| on
- * an axis is max(|lo|, |hi|), exactly. */
-static int check_task(void *vc, size_t t, void *ws) {
+ * an axis is max(|lo|, |hi|), exactly. Every result is exact, so the
+ * clones for each vector level (SSE2 alone spent about 1 ms per 10^6
+ * values here) agree to the bit. */
+GFI_CLONES static int check_task(void *vc, size_t t, void *ws) {
   (void)ws;
   const check_ctx *c = vc;
   const size_t D = c->D;
