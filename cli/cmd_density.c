@@ -72,6 +72,7 @@ int cmd_density(int argc, char **argv) {
   gfi_default_opts(&o);
   o.nthreads = nthreads;
   o.tol = tol;
+  o.borrow = 1; /* the data outlive every plan made from them: no copy of the points */
   cli_method(method, &o);
 
   /* under MPI: each rank reads its slab of a data file and sums it (cli_slab.h);

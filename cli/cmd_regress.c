@@ -109,6 +109,7 @@ int cmd_regress(int argc, char **argv) {
   gfi_default_opts(&o);
   o.nthreads = nthreads;
   o.tol = ftol;
+  o.borrow = 1; /* the data outlive every plan made from them: no copy of the points */
   cli_method(method, &o);
   if (o.method == GFI_METHOD_FAST && !gauss && k.kind != GFI_PHI_POW)
     cli_usage("--method", "fast needs --kernel fourier with phi = pow:L (or --kernel gauss)");

@@ -291,8 +291,8 @@ static int grids_of(const bl_sum *s, const bl_rule *r, const double *qh, size_t 
 void bl_sum_free(bl_sum *s) {
   if (!s) return;
   if (s->f0_lock_ok) pthread_mutex_destroy(&s->f0_lock);
-  free(s->x);
-  free(s->c);
+  free(s->x_own);
+  free(s->c_own);
   free(s->c1);
   free(s->F0);
   rule_free(&s->r0);
@@ -517,23 +517,36 @@ static double *centred_copy(const bl_sum *s) {
   return xc;
 }
 
-/* c NULL: one column, every coefficient cval; box NULL: the box is found here */
+/* The arrays bl_sum_make_box was to adopt, freed when it fails early. */
+static int drop_adopted(unsigned hold, const double *x, const double *c, int st) {
+  if (hold & BL_ADOPT_X) free((double *)x);
+  if (hold & BL_ADOPT_C) free((double *)c);
+  return st;
+}
+
+/* c NULL: one column, every coefficient cval; box NULL: the box is found
+ * here; hold: BL_BORROW_* / BL_ADOPT_* (0: copies of x and c) */
 static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, size_t ncol,
                     const double *c, double cval, const double *R, const gfi_opts *opts,
-                    double direct_pair, const bl_box *box) {
+                    double direct_pair, const bl_box *box, unsigned hold) {
   *out = NULL;
-  if (!kernel_engine_ok(k)) return GFI_EINVAL;
-  if (D < 1 || D > BL_MAX_DIM || N == 0 || ncol == 0 || (!c && ncol != 1)) return GFI_EINVAL;
+  if (!c) hold &= ~(BL_BORROW_C | BL_ADOPT_C);
+  if (!kernel_engine_ok(k)) return drop_adopted(hold, x, c, GFI_EINVAL);
+  if (D < 1 || D > BL_MAX_DIM || N == 0 || ncol == 0 || (!c && ncol != 1))
+    return drop_adopted(hold, x, c, GFI_EINVAL);
   double tol;
   gfi_method method;
   int st = bl_check_opts(opts, &tol, &method);
-  if (st) return st;
-  if (N > SIZE_MAX / 2 / (size_t)D / ncol / sizeof(double)) return GFI_ENOMEM;
+  if (st) return drop_adopted(hold, x, c, st);
+  if (N > SIZE_MAX / 2 / (size_t)D / ncol / sizeof(double)) return drop_adopted(hold, x, c, GFI_ENOMEM);
   bl_sum *s = calloc(1, sizeof *s);
-  if (!s) return GFI_ENOMEM;
+  if (!s) return drop_adopted(hold, x, c, GFI_ENOMEM);
+  /* from here on bl_sum_free frees what was adopted */
+  if (hold & BL_ADOPT_X) s->x_own = (double *)x;
+  if (hold & BL_ADOPT_C) s->c_own = (double *)c;
   atomic_init(&s->f0_done, 0);
   if (pthread_mutex_init(&s->f0_lock, NULL)) {
-    free(s);
+    bl_sum_free(s);
     return GFI_ENOMEM;
   }
   s->f0_lock_ok = 1;
@@ -555,8 +568,15 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
    * the bound of every part at a quarter of tol relative to that. */
   s->eps = tol / (4.0 * (double)N);
   if (s->eps < 1e-18) s->eps = 1e-18;
-  s->x = gfi_malloc3(N, (size_t)D, sizeof *s->x);
-  s->c = c ? gfi_malloc3(N, ncol, sizeof *s->c) : NULL;
+  /* the points and coefficients: borrowed, adopted (above) or copied */
+  if (hold & (BL_BORROW_X | BL_ADOPT_X))
+    s->x = x;
+  else
+    s->x = s->x_own = gfi_malloc3(N, (size_t)D, sizeof *s->x_own);
+  if (!c || (hold & (BL_BORROW_C | BL_ADOPT_C)))
+    s->c = c;
+  else
+    s->c = s->c_own = gfi_malloc3(N, ncol, sizeof *s->c_own);
   s->cval = cval;
   s->c1 = calloc(ncol, sizeof *s->c1);
   if (!s->x || (c && !s->c) || !s->c1) {
@@ -590,18 +610,22 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
   }
   /* the points as given: the binning and the value scale centre them on the
    * fly (the same fl(x - ctr)), the NUFFT on a centred copy of its own */
-  memcpy(s->x, x, N * (size_t)D * sizeof *x);
+  if (s->x_own && s->x_own != x) memcpy(s->x_own, x, N * (size_t)D * sizeof *x);
+  double *cc = s->c_own && s->c_own != c ? s->c_own : NULL; /* a copy to fill */
   for (size_t col = 0; col < ncol; col++) {
     if (!c) {
       s->c1[col] = (double)N * fabs(cval);
       continue;
     }
     double a = 0;
-    for (size_t i = 0; i < N; i++) {
-      double v = c[col * N + i];
-      s->c[col * N + i] = v;
-      a += fabs(v);
-    }
+    if (cc)
+      for (size_t i = 0; i < N; i++) {
+        double v = c[col * N + i];
+        cc[col * N + i] = v;
+        a += fabs(v);
+      }
+    else
+      for (size_t i = 0; i < N; i++) a += fabs(c[col * N + i]);
     s->c1[col] = a;
   }
   s->rho = 1.0 / sqrt((double)N); /* replaced by value_scale below */
@@ -672,22 +696,19 @@ int bl_sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double
     if (out) *out = NULL;
     return GFI_EINVAL;
   }
-  return sum_make(out, D, k, N, x, ncol, c, 0, R, opts, direct_pair, NULL);
+  return sum_make(out, D, k, N, x, ncol, c, 0, R, opts, direct_pair, NULL, 0);
 }
 
 int bl_sum_make_box(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, size_t ncol,
                     const double *c, double cval, const double *R, const gfi_opts *opts,
-                    double direct_pair, const bl_box *box) {
-  if (!box) {
-    if (out) *out = NULL;
-    return GFI_EINVAL;
-  }
-  return sum_make(out, D, k, N, x, ncol, c, cval, R, opts, direct_pair, box);
+                    double direct_pair, const bl_box *box, unsigned hold) {
+  if (!out) return drop_adopted(hold, x, c, GFI_EINVAL);
+  return sum_make(out, D, k, N, x, ncol, c, cval, R, opts, direct_pair, box, hold);
 }
 
 int bl_sum_make_uniform(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x,
                         double cval, const double *R, const gfi_opts *opts, double direct_pair) {
-  return sum_make(out, D, k, N, x, 1, NULL, cval, R, opts, direct_pair, NULL);
+  return sum_make(out, D, k, N, x, 1, NULL, cval, R, opts, direct_pair, NULL, 0);
 }
 
 void bl_choice_free(bl_choice *ch) {

@@ -47,8 +47,11 @@ typedef struct bl_sum {
   double R[3], A, K0;  /* K0 = prod_j R_j / A_l, the kernel's peak */
   double ctr[3];       /* data centre (subtracted from data and queries) */
   double dlo[3], dhi[3]; /* centred data box */
-  double *x;           /* N x D data as given (the centred x - ctr is formed where used, the same bits) */
-  double *c;           /* ncol x N real coefficients; NULL: every one is cval (ncol 1) */
+  const double *x;     /* N x D data as given (the centred x - ctr is formed where used, the same bits):
+                          x_own, or the caller's array (BL_BORROW_X) */
+  const double *c;     /* ncol x N real coefficients; NULL: every one is cval (ncol 1):
+                          c_own, or the caller's (BL_BORROW_C) */
+  double *x_own, *c_own; /* what bl_sum_free frees */
   double cval;
   double *c1;          /* ncol: sum_i |c_col,i| */
   double tol;          /* requested accuracy, relative to the largest |value| */
@@ -124,16 +127,26 @@ int bl_sum_make_uniform(bl_sum **out, int D, const gfi_kernel *k, size_t N, cons
 typedef struct {
   double lo[BL_MAX_DIM], hi[BL_MAX_DIM];
 } bl_box;
+/* How bl_sum_make_box holds the caller's arrays (the same plan, bit for bit,
+ * in every case). BL_BORROW_X: x itself, not a copy (alive and unchanged
+ * until bl_sum_free). BL_BORROW_C: c itself, likewise. BL_ADOPT_C: c was
+ * allocated with malloc and is the sum's from now on, freed by bl_sum_free
+ * (also when bl_sum_make_box fails). */
+#define BL_BORROW_X 1u
+#define BL_BORROW_C 2u
+#define BL_ADOPT_C 4u
+#define BL_ADOPT_X 8u /* x likewise */
 /* bl_sum_make (c given) or bl_sum_make_uniform (c NULL, every coefficient
- * cval) with the data box given, so the data are read once less: the same
- * plan, bit for bit. GFI_EINVAL when box is NULL. */
+ * cval) with the data box given, so the data are read once less (box NULL:
+ * found here), and `hold` (BL_BORROW_*, BL_ADOPT_*: 0 copies both): the same
+ * plan, bit for bit. */
 int bl_sum_make_box(bl_sum **out, int D, const gfi_kernel *k, size_t N, const double *x, size_t ncol,
                     const double *c, double cval, const double *R, const gfi_opts *opts,
-                    double direct_pair, const bl_box *box);
+                    double direct_pair, const bl_box *box, unsigned hold);
 void bl_sum_free(bl_sum *s);
-/* The sum's copy of the points (N x D, row-major, the values given to
- * bl_sum_make), alive until bl_sum_free: the direct route's lazy tables
- * read it instead of keeping a copy of their own. */
+/* The sum's points (N x D, row-major, the values given to bl_sum_make: its
+ * copy or the array it borrowed), alive until bl_sum_free: the direct
+ * route's lazy tables read them instead of keeping a copy of their own. */
 const double *bl_sum_points(const bl_sum *s);
 
 /* Decide the route for M queries in the box [qlo, qhi] (uncentred) or, when

@@ -19,6 +19,7 @@ static double direct_pair_cost(size_t D) { return (0.3 * (double)D + 0.15) * bl_
 static void plan_free(gfi_density_plan *p) {
   if (!p) return;
   free(p->w);
+  free(p->box);
   free(p->R);
   free(p->g);
   free(p->rk);
@@ -37,29 +38,51 @@ void gfi_density_destroy(gfi_density_plan *plan) { plan_free(plan); }
 size_t gfi_density_dim(const gfi_density_plan *plan) { return plan ? plan->D : 0; }
 size_t gfi_density_size(const gfi_density_plan *plan) { return plan ? plan->N : 0; }
 
+int gfi_density_data_box(const gfi_density_plan *plan, double *lo, double *hi) {
+  if (!plan || !lo || !hi) return GFI_EINVAL;
+  memcpy(lo, plan->box, plan->D * sizeof *lo);
+  memcpy(hi, plan->box + plan->D, plan->D * sizeof *hi);
+  return GFI_OK;
+}
+
+int gfi_density_data_digest(const gfi_density_plan *plan, uint64_t digest[2]) {
+  if (!plan || !digest) return GFI_EINVAL;
+  digest[0] = plan->digest[0];
+  digest[1] = plan->digest[1];
+  return GFI_OK;
+}
+
 size_t density_ws_size(const gfi_density_plan *p) {
   return 4 * p->lay.qtile * p->D + p->lay.dblock;
 }
 
-/* Common part of both plans: checks, block sizes, weights. With R (the
- * Fourier plans), *range is the phase-range check of the same pass. */
+/* Common part of both plans: checks, block sizes, weights, and the data
+ * box and digest of the check's pass. With R (the Fourier plans), *range is
+ * the phase-range check of the same pass. */
 static int plan_common(gfi_density_plan **out, density_type type, size_t N, size_t D,
                        const double *data, const double *weights, const gfi_opts *opts,
-                       const double *R, int *range, double *lo, double *hi) {
+                       const double *R, int *range) {
   if (!out) return GFI_EINVAL;
   *out = NULL;
   if (N == 0) return fail_param(GFI_EEMPTY, "data");
   int st = fail_named(gfi_check_dim(D), "D");
   if (st) return st;
   if (!data) return GFI_EINVAL;
-  if ((st = plan_check_points(N, D, D, data, "data", R, opts, range, lo, hi))) return st;
+  double *box = gfi_malloc3(2, D, sizeof *box);
+  if (!box) return GFI_ENOMEM;
+  uint64_t digest[2];
+  st = plan_check_points(N, D, D, data, "data", R, opts, range, box, box + D, digest);
   double wsum = 0;
-  if (weights) {
-    st = fail_named(gfi_check_weights(weights, N, &wsum), "weights");
-    if (st) return st;
+  if (!st && weights) st = fail_named(gfi_check_weights(weights, N, &wsum), "weights");
+  gfi_density_plan *p = st ? NULL : calloc(1, sizeof *p);
+  if (!st && !p) st = GFI_ENOMEM;
+  if (st) {
+    free(box);
+    return st;
   }
-  gfi_density_plan *p = calloc(1, sizeof *p);
-  if (!p) return GFI_ENOMEM;
+  p->box = box;
+  p->digest[0] = digest[0];
+  p->digest[1] = digest[1];
   p->type = type;
   p->N = N;
   p->D = D;
@@ -102,9 +125,10 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
 
   gfi_density_plan *p;
   int range = GFI_OK;
-  bl_box box = {{0}, {0}}; /* found by the check's pass */
-  st = plan_common(&p, DENSITY_FOURIER, N, D, data, weights, opts, R, &range, box.lo, box.hi);
+  st = plan_common(&p, DENSITY_FOURIER, N, D, data, weights, opts, R, &range);
   if (st) return st;
+  bl_box box = {{0}, {0}}; /* found by the check's pass */
+  for (size_t j = 0; j < D && j < BL_MAX_DIM; j++) box.lo[j] = p->box[j], box.hi[j] = p->box[D + j];
   p->kernel = *k;
   p->R = gfi_malloc2(D, sizeof *p->R);
   p->g = gfi_malloc2(D, sizeof *p->g);
@@ -138,9 +162,11 @@ int gfi_density_plan_fourier(gfi_density_plan **plan, const gfi_kernel *k, size_
   p->method = method;
   p->tol = tol;
   if (k->kind != GFI_PHI_CUSTOM && D <= BL_MAX_DIM && method != GFI_METHOD_DIRECT) {
-    /* the weights themselves, or one value for all: no copy here */
+    /* the plan's weights themselves (alive as long as the plan) or one
+     * value for all; the points copied, or borrowed when the caller asks */
+    const unsigned hold = BL_BORROW_C | (opts && opts->borrow ? BL_BORROW_X : 0u);
     st = bl_sum_make_box(&p->fast, (int)D, k, N, data, 1, p->w, p->w ? 0 : p->uniform_w, R, opts,
-                         direct_pair_cost(D), &box);
+                         direct_pair_cost(D), &box, hold);
     if (!st && lazy) st = engine_lazy_borrow(&p->lazy, bl_sum_points(p->fast), 1e30);
     if (st) {
       plan_free(p);
@@ -165,7 +191,7 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
   double lognorm = -0.5 * (double)D * log(2 * M_PI) - logdet_half;
   if (lognorm > 700) st = fail_param(GFI_ERANGE, "H");
   gfi_density_plan *p = NULL;
-  if (!st) st = plan_common(&p, DENSITY_GAUSS, N, D, data, weights, opts, NULL, NULL, NULL, NULL);
+  if (!st) st = plan_common(&p, DENSITY_GAUSS, N, D, data, weights, opts, NULL, NULL);
   if (st) {
     free(Linv);
     return st;
@@ -189,10 +215,9 @@ int gfi_density_plan_gauss(gfi_density_plan **plan, size_t N, size_t D, const do
       if (c)
         for (size_t i = 0; i < N; i++) c[i] = p->w[i] * det;
     }
-    st = p->w && !c ? GFI_ENOMEM
+    st = p->w && !c ? GFI_ENOMEM /* c is the sum's from here */
                     : plan_gauss_fast(&p->fast, D, Linv, N, data, 1, c, p->uniform_w * det, opts,
                                       direct_pair_cost(D));
-    free(c);
     if (st) {
       plan_free(p);
       return st;

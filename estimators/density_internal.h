@@ -15,6 +15,8 @@ struct gfi_density_plan {
   engine_layout lay; /* blocks, super-chunks, threads (engine.h) */
   double *w;        /* normalised weights (Np, zero-padded) or NULL for 1/N */
   double uniform_w; /* 1/N when w == NULL */
+  double *box;      /* 2 D: the data box, lo then hi (found by the check of the data) */
+  uint64_t digest[2]; /* gfi_digest of the N D data values (the same pass) */
 
   /* Fourier */
   gfi_kernel kernel;

@@ -11,6 +11,8 @@
 #include "gfi/status.h"
 #include "alloc.h"
 #include "gfi/validate.h"
+#include "digest.h"
+#include "clones.h"
 
 /* Points per inner block (SIMD loops run over a block held in L1). */
 #define DEFAULT_BLOCK 256
@@ -55,87 +57,127 @@ typedef struct {
   size_t D, n; /* n = N D values */
   const double *x;
   double *z, *lo, *hi; /* per task: 0 x summed (0 or NaN), smallest and largest x per axis */
+  uint64_t *h;         /* per task: the digest's two sums (gfi_digest) */
 } check_ctx;
 
 /* One task of the check: finiteness (0 x summed is 0 unless some x is inf
- * or NaN) and the data box of its values, with branch-free selections so
- * the loops vectorise. max |x| on an axis is max(|lo|, |hi|), exactly. */
-static int check_task(void *vc, size_t t, void *ws) {
+ * or NaN), the data box of its values, with branch-free selections so the
+ * loops vectorise, and the digest's sums of its values (the second one
+ * from the value before the task's first, when there is one). max |x| on
+ * an axis is max(|lo|, |hi|), exactly. Every result is exact, so the
+ * clones for each vector level (SSE2 alone spent about 1 ms per 10^6
+ * values here) agree to the bit. */
+GFI_CLONES static int check_task(void *vc, size_t t, void *ws) {
   (void)ws;
   const check_ctx *c = vc;
   const size_t D = c->D;
   /* task t covers values [t B, (t + 1) B); value v is on axis v % D */
   const size_t v0 = t * CHECK_BLOCK, v1 = c->n - v0 < CHECK_BLOCK ? c->n : v0 + CHECK_BLOCK;
   double z = 0, *lo = c->lo + t * D, *hi = c->hi + t * D;
+  uint64_t h0 = 0, h1 = 0;
   if (D == 1) {
     const double *x = c->x + v0;
     const size_t n = v1 - v0;
     double a = x[0], b = x[0];
-#pragma omp simd reduction(+ : z) reduction(min : a) reduction(max : b)
-    for (size_t v = 0; v < n; v++) {
+    z = 0.0 * x[0];
+    h0 = digest_bits(x[0]);
+    if (v0 > 0) h1 = digest_pair(h0, digest_bits(x[-1]));
+#pragma omp simd reduction(+ : z, h0, h1) reduction(min : a) reduction(max : b)
+    for (size_t v = 1; v < n; v++) {
+      const uint64_t u = digest_bits(x[v]);
       z += 0.0 * x[v];
       a = x[v] < a ? x[v] : a;
       b = x[v] > b ? x[v] : b;
+      h0 += u;
+      h1 += digest_pair(u, digest_bits(x[v - 1]));
     }
     lo[0] = a;
     hi[0] = b;
   } else {
     /* the last task may hold fewer than D values: an axis without one
-     * keeps lo = inf, hi = -inf, which the merge ignores */
-    double a[3] = {INFINITY, INFINITY, INFINITY}, b[3] = {-INFINITY, -INFINITY, -INFINITY};
+     * keeps lo = inf, hi = -inf, which the merge ignores; up to 3 axes in
+     * registers, more in the task's own rows of lo and hi */
+    double a3[3] = {INFINITY, INFINITY, INFINITY}, b3[3] = {-INFINITY, -INFINITY, -INFINITY};
+    double *a = D <= 3 ? a3 : lo, *b = D <= 3 ? b3 : hi;
+    if (D > 3)
+      for (size_t k = 0; k < D; k++) a[k] = INFINITY, b[k] = -INFINITY;
     size_t j = v0 % D;
+    uint64_t p = v0 > 0 ? digest_bits(c->x[v0 - 1]) : 0;
     for (size_t v = v0; v < v1; v++) {
       const double u = c->x[v];
+      const uint64_t bu = digest_bits(u);
       z += 0.0 * u;
       a[j] = u < a[j] ? u : a[j];
       b[j] = u > b[j] ? u : b[j];
+      h0 += bu;
+      if (v > 0) h1 += digest_pair(bu, p);
+      p = bu;
       j = j + 1 == D ? 0 : j + 1;
     }
-    for (size_t k = 0; k < D; k++) lo[k] = a[k], hi[k] = b[k];
+    if (D <= 3)
+      for (size_t k = 0; k < D; k++) lo[k] = a[k], hi[k] = b[k];
   }
   c->z[t] = z;
+  c->h[2 * t] = h0;
+  c->h[2 * t + 1] = h1;
   return GFI_OK;
 }
 
 int engine_check_data(size_t D, const double *R, size_t N, const double *x, int nthreads, int *range,
-                      double *blo, double *bhi) {
+                      double *blo, double *bhi, uint64_t *digest) {
   if (range) *range = GFI_OK;
+  if (digest) digest[0] = digest[1] = 0;
   if (N == 0) return GFI_OK;
   if (!x || D == 0) return GFI_EINVAL;
-  if (D > 3) { /* rows of any width: the plain checks */
-    int st = gfi_check_finite(x, N * D, NULL);
-    if (!st && R && range) *range = engine_check_phase(D, R, N, x);
-    return st;
-  }
+  if (N > SIZE_MAX / D) return GFI_ENOMEM;
   const size_t n = N * D, ntask = (n + CHECK_BLOCK - 1) / CHECK_BLOCK;
   double zs[64], los[64 * 3], his[64 * 3];
-  check_ctx c = {D, n, x, zs, los, his};
+  uint64_t hs[64 * 2];
+  check_ctx c = {D, n, x, zs, los, his, hs};
   double *buf = NULL;
-  if (ntask > 64) {
-    buf = gfi_malloc3(ntask, 7, sizeof *buf);
-    if (!buf) return GFI_ENOMEM;
+  uint64_t *hbuf = NULL;
+  if (ntask > 64 || D > 3) { /* per task: z, D lo, D hi; two sums */
+    if (D > (SIZE_MAX / sizeof(double) - 1) / 2 / ntask) return GFI_ENOMEM;
+    buf = gfi_malloc3(ntask, 2 * D + 1, sizeof *buf);
+    hbuf = gfi_malloc3(ntask, 2, sizeof *hbuf);
+    if (!buf || !hbuf) {
+      free(buf);
+      free(hbuf);
+      return GFI_ENOMEM;
+    }
     c.z = buf;
     c.lo = buf + ntask;
-    c.hi = buf + 4 * ntask;
+    c.hi = buf + (1 + D) * ntask;
+    c.h = hbuf;
   }
   (void)par_for(ntask, ntask > 1 ? par_threads(nthreads) : 1, 0, check_task, &c); /* cannot fail */
-  double z = 0, lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-  for (size_t t = 0; t < ntask; t++) { /* min and max are exact: any order */
+  double z = 0;
+  uint64_t h0 = 0, h1 = 0;
+  for (size_t t = 0; t < ntask; t++) {
     z += c.z[t];
-    for (size_t j = 0; j < D; j++) {
-      lo[j] = fmin(lo[j], c.lo[t * D + j]);
-      hi[j] = fmax(hi[j], c.hi[t * D + j]);
+    h0 += c.h[2 * t];
+    h1 += c.h[2 * t + 1];
+  }
+  if (z != 0) {
+    free(buf);
+    free(hbuf);
+    return GFI_ENONFINITE;
+  }
+  int far = 0;
+  for (size_t j = 0; j < D; j++) { /* min and max are exact: any order */
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t t = 0; t < ntask; t++) {
+      lo = fmin(lo, c.lo[t * D + j]);
+      hi = fmax(hi, c.hi[t * D + j]);
     }
+    if (R && fabs(R[j] * fmax(fabs(lo), fabs(hi))) > ENGINE_PHASE_MAX) far = 1;
+    if (blo) blo[j] = lo;
+    if (bhi) bhi[j] = hi;
   }
   free(buf);
-  if (z != 0) return GFI_ENONFINITE;
-  if (R && range)
-    for (size_t j = 0; j < D; j++)
-      if (fabs(R[j] * fmax(fabs(lo[j]), fabs(hi[j]))) > ENGINE_PHASE_MAX) *range = GFI_ERANGE;
-  for (size_t j = 0; j < D; j++) {
-    if (blo) blo[j] = lo[j];
-    if (bhi) bhi[j] = hi[j];
-  }
+  free(hbuf);
+  if (R && range && far) *range = GFI_ERANGE;
+  if (digest) digest[0] = h0, digest[1] = h1;
   return GFI_OK;
 }
 

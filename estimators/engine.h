@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "gfi/opts.h"
 
 /* Largest |R_j x_j| accepted: beyond 2^52 the phase R x is not resolved to
@@ -56,11 +57,14 @@ int engine_check_phase(size_t D, const double *R, size_t N, const double *x);
 /* One pass over x (N rows of D), in fixed blocks on nthreads threads (0:
  * all): GFI_ENONFINITE if some value is not finite; else *range (when R
  * and range are given) is GFI_ERANGE where some |R_j x_ij| >
- * ENGINE_PHASE_MAX, GFI_OK otherwise; returns GFI_OK then. For N >= 1 and
- * D <= 3, the same pass gives the data box: lo[j] and hi[j] (each may be
- * NULL), the smallest and largest x_ij on axis j, for bl_sum_make_box. */
+ * ENGINE_PHASE_MAX, GFI_OK otherwise; returns GFI_OK then. For N >= 1, the
+ * same pass gives the data box: lo[j] and hi[j] (D values each; each may
+ * be NULL), the smallest and largest x_ij on axis j (for bl_sum_make_box
+ * and gfi_density_data_box), and digest[2] (may be NULL) gfi_digest of the
+ * N D values. GFI_ENOMEM when its per-block results (more than 64 blocks of
+ * 2^17 values, or D > 3) find no memory. */
 int engine_check_data(size_t D, const double *R, size_t N, const double *x, int nthreads, int *range,
-                      double *lo, double *hi);
+                      double *lo, double *hi, uint64_t *digest);
 
 /* Phase tables built on first use (the direct route may never run: a grid
  * that is binned, queries the fast route takes). The plan keeps a copy of

@@ -45,11 +45,10 @@ int plan_whiten(size_t D, const double *H, double **Linv, double *logdet_half) {
 }
 
 int plan_check_points(size_t N, size_t D, size_t width, const double *x, const char *name,
-                      const double *R, const gfi_opts *opts, int *range, double *lo, double *hi) {
+                      const double *R, const gfi_opts *opts, int *range, double *lo, double *hi,
+                      uint64_t *digest) {
   if (N > ((size_t)1 << 52) / width) return fail_param(GFI_EDIM, name);
-  int st = R ? engine_check_data(D, R, N, x, opts ? opts->nthreads : 0, range, lo, hi)
-             : gfi_check_finite(x, N * D, NULL);
-  return fail_named(st, name);
+  return fail_named(engine_check_data(D, R, N, x, opts ? opts->nthreads : 0, range, lo, hi, digest), name);
 }
 
 int plan_check_queries(size_t M, size_t D, size_t width, const double *R, const double *queries) {
@@ -73,16 +72,18 @@ int plan_gauss_table(const engine_layout *L, size_t D, const double *Linv, const
 }
 
 int plan_gauss_fast(bl_sum **fast, size_t D, const double *Linv, size_t N, const double *x, size_t nc,
-                    const double *c, double uniform, const gfi_opts *opts, double pair_cost) {
+                    double *c, double uniform, const gfi_opts *opts, double pair_cost) {
   double *z = engine_whiten_rows(D, Linv, N, x);
-  if (!z) return GFI_ENOMEM;
+  if (!z) {
+    free(c);
+    return GFI_ENOMEM;
+  }
   const double one[BL_MAX_DIM] = {1, 1, 1};
   gfi_kernel gk;
   kernel_gauss(&gk);
-  int st = c ? bl_sum_make(fast, (int)D, &gk, N, z, nc, c, one, opts, pair_cost)
-             : bl_sum_make_uniform(fast, (int)D, &gk, N, z, uniform, one, opts, pair_cost);
-  free(z);
-  return st;
+  /* the sum keeps the whitened points and the coefficients: no copies */
+  return bl_sum_make_box(fast, (int)D, &gk, N, z, c ? nc : 1, c, c ? 0 : uniform, one, opts, pair_cost, NULL,
+                         BL_ADOPT_X | BL_ADOPT_C);
 }
 
 void plan_whiten_grid(size_t D, const double *Linv, const double *lo, const double *hi, double *zlo,

@@ -6,6 +6,7 @@
 #define GFI_PLAN_COMMON_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "gfi/status.h"
 #include "engine.h"
 #include "bandlimited.h"
@@ -23,10 +24,13 @@ int plan_check_radii(size_t D, const double *R);
 int plan_whiten(size_t D, const double *H, double **Linv, double *logdet_half);
 
 /* Data x (N rows of D; width numbers a point in the plan): GFI_EDIM when
- * N width passes 2^52, then finite values or, with R, the phase range of the
- * same pass (engine_check_data: *range, box lo/hi); errors named `name`. */
+ * N width passes 2^52, then finite values and what the same pass finds
+ * (engine_check_data): with R, the phase range *range; the box lo/hi (D
+ * values each) and the digest (gfi_digest), each may be NULL; errors named
+ * `name`. */
 int plan_check_points(size_t N, size_t D, size_t width, const double *x, const char *name,
-                      const double *R, const gfi_opts *opts, int *range, double *lo, double *hi);
+                      const double *R, const gfi_opts *opts, int *range, double *lo, double *hi,
+                      uint64_t *digest);
 
 /* Queries (M rows of D, width numbers a row): the size, finite values and,
  * with R, the phase range; errors named "queries". */
@@ -39,9 +43,10 @@ int plan_gauss_table(const engine_layout *L, size_t D, const double *Linv, const
 
 /* The Gaussian's fast route on the whitened data x Linv: the unit Gaussian
  * family (kernel_gauss, R = 1) with nc coefficient columns c (column v at
- * c + v N), or, when c is NULL, the one coefficient `uniform` for all. */
+ * c + v N; allocated with malloc and kept by the sum, freed by it, also on
+ * failure), or, when c is NULL, the one coefficient `uniform` for all. */
 int plan_gauss_fast(bl_sum **fast, size_t D, const double *Linv, size_t N, const double *x, size_t nc,
-                    const double *c, double uniform, const gfi_opts *opts, double pair_cost);
+                    double *c, double uniform, const gfi_opts *opts, double pair_cost);
 
 /* A diagonal Linv's whitened grid: Linv_jj lo_j : Linv_jj hi_j. */
 void plan_whiten_grid(size_t D, const double *Linv, const double *lo, const double *hi, double *zlo,

@@ -18,6 +18,7 @@
 static void plan_free(gfi_nw_plan *p) {
   if (!p) return;
   free(p->y);
+  free(p->box);
   free(p->R);
   free(p->rk);
   free(p->rl);
@@ -41,6 +42,20 @@ size_t gfi_nw_dim(const gfi_nw_plan *p) { return p ? p->D : 0; }
 size_t gfi_nw_size(const gfi_nw_plan *p) { return p ? p->N : 0; }
 size_t gfi_nw_nresp(const gfi_nw_plan *p) { return p ? p->V : 0; }
 
+int gfi_nw_data_box(const gfi_nw_plan *p, double *lo, double *hi) {
+  if (!p || !lo || !hi) return GFI_EINVAL;
+  memcpy(lo, p->box, p->D * sizeof *lo);
+  memcpy(hi, p->box + p->D, p->D * sizeof *hi);
+  return GFI_OK;
+}
+
+int gfi_nw_data_digest(const gfi_nw_plan *p, uint64_t digest[2]) {
+  if (!p || !digest) return GFI_EINVAL;
+  digest[0] = p->digest[0];
+  digest[1] = p->digest[1];
+  return GFI_OK;
+}
+
 int gfi_nw_set_denom_tol(gfi_nw_plan *p, double tol) {
   if (!p) return GFI_EINVAL;
   if (!(tol >= 0 && tol < 1)) return fail_param(GFI_EINVAL, "denom_tol");
@@ -58,10 +73,9 @@ int gfi_nw_set_scaling(gfi_nw_plan *p, int mode) {
 size_t nw_ws_size(const gfi_nw_plan *p) { return 4 * p->lay.qtile * p->D + 5 * p->lay.dblock; }
 
 /* With R (the Fourier plans), *range is the phase-range check of the same
- * pass over x. */
+ * pass over x, which also finds the box and the digest of x. */
 static int plan_common(gfi_nw_plan **out, nw_type type, size_t N, size_t D, size_t V,
-                       const double *x, const double *y, const gfi_opts *opts, const double *R, int *range,
-                       double *lo, double *hi) {
+                       const double *x, const double *y, const gfi_opts *opts, const double *R, int *range) {
   *out = NULL;
   if (N == 0) return fail_param(GFI_EEMPTY, "x");
   int st = fail_named(gfi_check_dim(D), "D");
@@ -69,11 +83,20 @@ static int plan_common(gfi_nw_plan **out, nw_type type, size_t N, size_t D, size
   if (!x || !y) return GFI_EINVAL;
   if (V == 0) return fail_param(GFI_EINVAL, "V");
   if (V > GFI_MAX_DIM) return fail_param(GFI_EDIM, "V");
-  if ((st = plan_check_points(N, D, D + V, x, "x", R, opts, range, lo, hi))) return st;
-  st = fail_named(gfi_check_finite(y, N * V, NULL), "y");
-  if (st) return st;
-  gfi_nw_plan *p = calloc(1, sizeof *p);
-  if (!p) return GFI_ENOMEM;
+  double *box = gfi_malloc3(2, D, sizeof *box);
+  if (!box) return GFI_ENOMEM;
+  uint64_t digest[2];
+  st = plan_check_points(N, D, D + V, x, "x", R, opts, range, box, box + D, digest);
+  if (!st) st = fail_named(gfi_check_finite(y, N * V, NULL), "y");
+  gfi_nw_plan *p = st ? NULL : calloc(1, sizeof *p);
+  if (!st && !p) st = GFI_ENOMEM;
+  if (st) {
+    free(box);
+    return st;
+  }
+  p->box = box;
+  p->digest[0] = digest[0];
+  p->digest[1] = digest[1];
   p->type = type;
   p->N = N;
   p->D = D;
@@ -113,9 +136,10 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
   if (st) return st;
   gfi_nw_plan *p;
   int range = GFI_OK;
-  bl_box box = {{0}, {0}}; /* found by the check's pass */
-  st = plan_common(&p, NW_FOURIER, N, D, V, x, y, opts, R, &range, box.lo, box.hi);
+  st = plan_common(&p, NW_FOURIER, N, D, V, x, y, opts, R, &range);
   if (st) return st;
+  bl_box box = {{0}, {0}}; /* found by the check's pass */
+  for (size_t j = 0; j < D && j < BL_MAX_DIM; j++) box.lo[j] = p->box[j], box.hi[j] = p->box[D + j];
   p->kernel = *k;
   /* The direct route's phase tables: with a fast route, on first direct
    * use (rows the fast route settles, a binned grid, never need them). */
@@ -146,9 +170,10 @@ int gfi_nw_plan_fourier(gfi_nw_plan **plan, const gfi_kernel *k, size_t N, size_
       c[i] = 1.0;
       for (size_t v = 0; v < V; v++) c[(v + 1) * N + i] = y[i * V + v];
     }
-    st = bl_sum_make_box(&p->fast, (int)D, k, N, x, V + 1, c, 0, R, opts, direct_pair_cost(D, V), &box);
+    /* the sum keeps c; the points copied, or borrowed when the caller asks */
+    const unsigned hold = BL_ADOPT_C | (opts && opts->borrow ? BL_BORROW_X : 0u);
+    st = bl_sum_make_box(&p->fast, (int)D, k, N, x, V + 1, c, 0, R, opts, direct_pair_cost(D, V), &box, hold);
     if (!st) st = engine_lazy_borrow(&p->lazy, bl_sum_points(p->fast), PAD_COORD);
-    free(c);
     if (st) {
       plan_free(p);
       return st;
@@ -170,7 +195,7 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
   st = plan_whiten(D, H, &Linv, &logdet_half);
   if (st) return st;
   gfi_nw_plan *p = NULL;
-  st = plan_common(&p, NW_GAUSS, N, D, V, x, y, opts, NULL, NULL, NULL, NULL);
+  st = plan_common(&p, NW_GAUSS, N, D, V, x, y, opts, NULL, NULL);
   if (st) {
     free(Linv);
     return st;
@@ -192,8 +217,8 @@ int gfi_nw_plan_gauss(gfi_nw_plan **plan, size_t N, size_t D, size_t V, const do
         c[i] = 1.0;
         for (size_t v = 0; v < V; v++) c[(v + 1) * N + i] = y[i * V + v];
       }
+    /* c is the sum's from here */
     st = c ? plan_gauss_fast(&p->fast, D, Linv, N, x, V + 1, c, 0, opts, direct_pair_cost(D, V)) : GFI_ENOMEM;
-    free(c);
     if (st) {
       plan_free(p);
       return st;

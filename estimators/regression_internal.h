@@ -16,6 +16,8 @@ struct gfi_nw_plan {
   double denom_tol;
   int scaling;      /* GFI_NW_SCALE_* */
   double *y;        /* V x Np responses (structure of arrays, zero-padded) */
+  double *box;      /* 2 D: the box of the points x, lo then hi (found by the check of the data) */
+  uint64_t digest[2]; /* gfi_digest of the N D values of x (the same pass) */
 
   /* Fourier */
   gfi_kernel kernel;

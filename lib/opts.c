@@ -14,6 +14,7 @@ void gfi_default_opts(gfi_opts *o) {
   o->data_block = 0;
   o->method = GFI_METHOD_AUTO;
   o->tol = 0.0;
+  o->borrow = 0;
 }
 
 int gfi_opts_check(const gfi_opts *o) {
@@ -22,6 +23,7 @@ int gfi_opts_check(const gfi_opts *o) {
   if (o->method != GFI_METHOD_AUTO && o->method != GFI_METHOD_DIRECT && o->method != GFI_METHOD_FAST)
     return fail_param(GFI_EINVAL, "method");
   if (!(o->tol >= 0 && o->tol < 1)) return fail_param(GFI_EINVAL, "tol");
+  if (o->borrow != 0 && o->borrow != 1) return fail_param(GFI_EINVAL, "borrow");
   return GFI_OK;
 }
 

@@ -1,6 +1,7 @@
 /* Validation helpers used at every API boundary. */
 #include <math.h>
 #include "gfi/validate.h"
+#include "digest.h"
 
 int gfi_check_finite(const double *x, size_t n, size_t *bad) {
   if (n > 0 && !x) return GFI_EINVAL;
@@ -44,5 +45,20 @@ int gfi_check_weights(const double *w, size_t n, double *sum) {
   }
   if (!(s > 0) || !isfinite(s)) return GFI_EWEIGHT;
   if (sum) *sum = s;
+  return GFI_OK;
+}
+
+int gfi_digest(const double *x, size_t n, uint64_t digest[2]) {
+  if (!digest || (n > 0 && !x)) return GFI_EINVAL;
+  uint64_t h0 = 0, h1 = 0;
+  if (n > 0) h0 = digest_bits(x[0]);
+#pragma omp simd reduction(+ : h0, h1)
+  for (size_t i = 1; i < n; i++) {
+    const uint64_t b = digest_bits(x[i]);
+    h0 += b;
+    h1 += digest_pair(b, digest_bits(x[i - 1]));
+  }
+  digest[0] = h0;
+  digest[1] = h1;
   return GFI_OK;
 }

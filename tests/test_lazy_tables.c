@@ -39,18 +39,23 @@ static void *run(void *v) {
   return NULL;
 }
 
-/* engine_check_data's one pass: finiteness, the phase range and the data box
- * against plain loops, at sizes where the last block of 2^17 values holds
- * fewer than D values (D = 3, N = 43691: 131073 values) or splits a row,
- * with the extremes and a non-finite value placed in that tail, on 1 and 2
- * threads. */
-static void check_data_pass(gsl_rng *r) {
+/* engine_check_data's one pass: finiteness, the phase range, the data box
+ * and the digest against plain loops and gfi_digest, at sizes where the
+ * last block of 2^17 values holds fewer than D values (D = 3, N = 43691:
+ * 131073 values) or splits a row, with the extremes and a non-finite value
+ * placed in that tail, on 1 and 2 threads; D = 4 and 5 keep the box in the
+ * blocks' own rows. */
+static void check_data_pass(gsl_rng *r0) {
   const size_t Ns[] = {1, 2, 43690, 43691, 43692, 65536, 65537, 87382, 131073};
-  for (size_t D = 1; D <= 3; D++)
+  gsl_rng *r4 = gsl_rng_alloc(gsl_rng_mt19937); /* D > 3: draws of their own, so the later cases keep theirs */
+  gsl_rng_set(r4, 6);
+  for (size_t D = 1; D <= 5; D++)
     for (size_t a = 0; a < sizeof Ns / sizeof *Ns; a++)
       for (int nt = 1; nt <= 2; nt++) {
+        gsl_rng *r = D <= 3 ? r0 : r4;
         const size_t N = Ns[a], n = N * D;
-        double *x = malloc(n * sizeof *x), lo[3], hi[3], blo[3], bhi[3], R[3] = {2, 3, 5};
+        double *x = malloc(n * sizeof *x), lo[5], hi[5], blo[5], bhi[5], R[5] = {2, 3, 5, 7, 11};
+        uint64_t dg[2], ref[2];
         for (size_t v = 0; v < n; v++) x[v] = gsl_ran_gaussian(r, 1);
         /* the extremes: in the tail values, and one at a random place */
         x[n - 1] = 50 + (double)D;
@@ -59,23 +64,36 @@ static void check_data_pass(gsl_rng *r) {
         for (size_t j = 0; j < D; j++) lo[j] = INFINITY, hi[j] = -INFINITY;
         for (size_t v = 0; v < n; v++) lo[v % D] = fmin(lo[v % D], x[v]), hi[v % D] = fmax(hi[v % D], x[v]);
         int range = -1;
-        CHECK_STATUS(engine_check_data(D, R, N, x, nt, &range, blo, bhi), GFI_OK);
+        CHECK_STATUS(engine_check_data(D, R, N, x, nt, &range, blo, bhi, dg), GFI_OK);
         CHECK(range == GFI_OK, "D=%zu N=%zu: range %d", D, N, range);
         for (size_t j = 0; j < D; j++)
           CHECK(blo[j] == lo[j] && bhi[j] == hi[j], "D=%zu N=%zu threads %d axis %zu: box [%g, %g], plain [%g, %g]",
                 D, N, nt, j, blo[j], bhi[j], lo[j], hi[j]);
+        CHECK_STATUS(gfi_digest(x, n, ref), GFI_OK);
+        CHECK(dg[0] == ref[0] && dg[1] == ref[1], "D=%zu N=%zu threads %d: digest differs from gfi_digest", D, N,
+              nt);
+        /* the digest moves when two neighbours in different blocks are swapped */
+        if (n > 131072 && x[131071] != x[131072]) {
+          double t = x[131071];
+          x[131071] = x[131072], x[131072] = t;
+          uint64_t d2[2];
+          CHECK_STATUS(engine_check_data(D, NULL, N, x, nt, NULL, NULL, NULL, d2), GFI_OK);
+          CHECK(d2[0] == dg[0] && d2[1] != dg[1], "D=%zu N=%zu: a swap across blocks not seen", D, N);
+          x[131072] = x[131071], x[131071] = t;
+        }
         /* the phase range: R x just beyond 2^52 on the last axis of the tail */
-        double Rb[3] = {1, 1, 1};
+        double Rb[5] = {1, 1, 1, 1, 1};
         Rb[(n - 1) % D] = ENGINE_PHASE_MAX / x[n - 1] * 1.0000001;
-        CHECK_STATUS(engine_check_data(D, Rb, N, x, nt, &range, NULL, NULL), GFI_OK);
+        CHECK_STATUS(engine_check_data(D, Rb, N, x, nt, &range, NULL, NULL, NULL), GFI_OK);
         CHECK(range == GFI_ERANGE, "D=%zu N=%zu: phase beyond 2^52 in the tail not found", D, N);
         /* a non-finite value as the very last one */
         x[n - 1] = NAN;
-        CHECK_STATUS(engine_check_data(D, R, N, x, nt, &range, blo, bhi), GFI_ENONFINITE);
+        CHECK_STATUS(engine_check_data(D, R, N, x, nt, &range, blo, bhi, dg), GFI_ENONFINITE);
         x[n - 1] = -INFINITY;
-        CHECK_STATUS(engine_check_data(D, NULL, N, x, nt, NULL, NULL, NULL), GFI_ENONFINITE);
+        CHECK_STATUS(engine_check_data(D, NULL, N, x, nt, NULL, NULL, NULL, NULL), GFI_ENONFINITE);
         free(x);
       }
+  gsl_rng_free(r4);
 }
 
 int main(void) {

@@ -9,7 +9,9 @@
  *
  * Plan/evaluate: gfi_density_plan_* copies what it needs from the caller's
  * arrays (structure-of-arrays, sines and cosines precomputed), so the caller
- * may free or reuse them at once. Memory is O(N + M): no N x M matrix is ever
+ * may free or reuse them at once; with opts.borrow = 1 a Fourier plan keeps
+ * a pointer to the data instead of a copy of the points (the caller keeps
+ * them alive and unchanged until gfi_density_destroy; gfi/opts.h). Memory is O(N + M): no N x M matrix is ever
  * formed. gfi_density_eval on a const plan is thread-safe, and its results are
  * bit-for-bit identical for any thread count. */
 #ifndef GFI_DENSITY_H
@@ -108,6 +110,13 @@ GFI_EXPORT int gfi_ecf(size_t N, size_t D, const double *data, const double *wei
 
 GFI_EXPORT size_t gfi_density_dim(const gfi_density_plan *plan);
 GFI_EXPORT size_t gfi_density_size(const gfi_density_plan *plan);
+/* What the plan's one check of the data found (no pass of its own): the
+ * data box, lo[j] and hi[j] the smallest and largest value on axis j (D
+ * values each), and the digest of the N D data values (gfi_digest of the
+ * array given to the plan: equal to it as long as that array holds the same
+ * values). GFI_EINVAL when an argument is NULL. */
+GFI_EXPORT int gfi_density_data_box(const gfi_density_plan *plan, double *lo, double *hi);
+GFI_EXPORT int gfi_density_data_digest(const gfi_density_plan *plan, uint64_t digest[2]);
 
 GFI_EXPORT void gfi_density_destroy(gfi_density_plan *plan);
 

@@ -34,14 +34,21 @@ typedef struct gfi_opts {
   gfi_method method;    /* direct, fast or auto (default auto) */
   double tol;           /* fast route: error bound relative to the largest |value|;
                            0 = default (1e-10 of the direct sum) */
+  int borrow;           /* 0 (default): a plan copies the caller's data. 1: the
+                           density and Nadaraya-Watson plans of the Fourier
+                           kernels keep a pointer to the data array (the points,
+                           not weights or responses) instead of a copy: the caller
+                           promises to keep it alive and unchanged until the plan
+                           is destroyed. The same values either way; other calls
+                           ignore it (the Gaussian plans keep whitened data) */
 } gfi_opts;
 
 GFI_EXPORT void gfi_default_opts(gfi_opts *o);
 
 /* The one check of options, made by every call that takes them: GFI_OK when
- * nthreads >= 0, method is one of gfi_method and 0 <= tol < 1 (NULL: the
- * defaults, valid); GFI_EINVAL otherwise, with the field at fault named
- * ("nthreads", "method" or "tol": gfi_error_param). */
+ * nthreads >= 0, method is one of gfi_method, 0 <= tol < 1 and borrow is 0
+ * or 1 (NULL: the defaults, valid); GFI_EINVAL otherwise, with the field at
+ * fault named ("nthreads", "method", "tol" or "borrow": gfi_error_param). */
 GFI_EXPORT int gfi_opts_check(const gfi_opts *o);
 
 /* Threads an opts value asks for, resolved (>= 1). NULL means defaults. */

@@ -42,7 +42,9 @@
  *
  * Plan/evaluate: the plan copies what it needs (structure of arrays, sines and
  * cosines of R_j k_ij, responses), so the caller's arrays may be freed at
- * once. Memory is O((N + M)(D + V)): no N x M matrix is formed. gfi_nw_eval
+ * once; with opts.borrow = 1 a Fourier plan keeps a pointer to x instead of
+ * a copy of the points (the caller keeps x alive and unchanged until
+ * gfi_nw_destroy; gfi/opts.h). Memory is O((N + M)(D + V)): no N x M matrix is formed. gfi_nw_eval
  * on a const plan is thread-safe and bit-for-bit identical for any thread
  * count. */
 #ifndef GFI_REGRESSION_H
@@ -141,6 +143,12 @@ GFI_EXPORT int gfi_nw_set_scaling(gfi_nw_plan *plan, int mode);
 GFI_EXPORT size_t gfi_nw_dim(const gfi_nw_plan *plan);
 GFI_EXPORT size_t gfi_nw_size(const gfi_nw_plan *plan);
 GFI_EXPORT size_t gfi_nw_nresp(const gfi_nw_plan *plan);
+/* What the plan's one check of x found: the box of the points, lo[j] and
+ * hi[j] (D values each), and gfi_digest of the N D values of x, as
+ * gfi_density_data_box and gfi_density_data_digest. GFI_EINVAL when an
+ * argument is NULL. */
+GFI_EXPORT int gfi_nw_data_box(const gfi_nw_plan *plan, double *lo, double *hi);
+GFI_EXPORT int gfi_nw_data_digest(const gfi_nw_plan *plan, uint64_t digest[2]);
 
 GFI_EXPORT void gfi_nw_destroy(gfi_nw_plan *plan);
 

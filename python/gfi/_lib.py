@@ -68,7 +68,7 @@ class OptsExact(ctypes.Structure):
     """gfi_opts as include/gfi/opts.h lays it out (embedded as `base` in module options)."""
     _c_name_ = "gfi_opts"
     _fields_ = [("nthreads", ci), ("seed", ctypes.c_uint64), ("query_tile", sz), ("data_block", sz),
-                ("method", ci), ("tol", cd)]
+                ("method", ci), ("tol", cd), ("borrow", ci)]
 
 
 class Opts(OptsExact):
@@ -169,6 +169,11 @@ _sig("gfi_density_eval_info", [_P, sz, _P, _P, _P])
 _sig("gfi_density_eval_grid", [_P, _P, _P, _P, _P, _P])
 _sig("gfi_density_fast_info", [_P, _P])
 _sig("gfi_density_destroy", [_P], None)
+_sig("gfi_density_data_box", [_P, _P, _P])
+_sig("gfi_density_data_digest", [_P, _P])
+_sig("gfi_nw_data_box", [_P, _P, _P])
+_sig("gfi_nw_data_digest", [_P, _P])
+_sig("gfi_digest", [_P, sz, _P])
 _sig("gfi_nw_plan_fourier", [_P, _P, sz, sz, sz, _P, _P, _P, _P])
 _sig("gfi_nw_plan_gauss", [_P, sz, sz, sz, _P, _P, _P, _P])
 _sig("gfi_nw_eval_ex", [_P, sz, _P, _P, _P, _P, _P, _P])
@@ -317,11 +322,15 @@ REASONS = {0: "requested", 1: "cost", 2: "nodes", 3: "kernel", 4: "dim", 5: "bou
 _INT_MAX = 2 ** 31 - 1
 
 
-def make_opts(threads=None, method="auto", tol=0.0, seed=0, struct=None):
+def make_opts(threads=None, method="auto", tol=0.0, seed=0, struct=None, copy=True):
     """gfi_opts from the Python arguments, checked by the library
-    (gfi_opts_check: the rules of threads, method and tol live there)."""
+    (gfi_opts_check: the rules of threads, method and tol live there).
+    copy=False sets borrow: a plan reads the caller's points in place."""
     o = struct if struct is not None else Opts()
     lib.gfi_default_opts(ctypes.addressof(o))
+    if not isinstance(copy, (bool, np.bool_)):
+        raise errors.InvalidArgument(errors.GFI_EINVAL, "copy must be True or False, got %r" % (copy,), "copy")
+    o.borrow = 0 if copy else 1
     o.nthreads = threads_arg(threads, check=False)
     o.method = METHODS.get(method, -1) if isinstance(method, str) else -1  # -1: refused by the library
     try:
@@ -551,41 +560,38 @@ class Fitted:
     from (for pickling; no copy). An estimator swaps its Fitted in one
     assignment, and every call reads it once, so a call keeps its plan (and
     the dimension the plan was made for) alive for its whole duration even
-    when another thread refits the estimator meanwhile."""
+    when another thread refits the estimator meanwhile. A plan made with
+    copy=False reads `data` in place: this reference keeps it alive.
+
+    box, digest: the plan's getters (gfi_density_data_box and _digest, or
+    the NW ones) of what its one check of the data found, so the fit reads
+    the points once, in C."""
 
     __slots__ = ("handle", "N", "D", "V", "vector", "lo", "hi", "data", "aux", "_fp", "scale", "amax", "fit")
 
-    def __init__(self, handle, x, V=None, vector=False, aux=None):
+    def __init__(self, handle, x, V=None, vector=False, aux=None, box=None, digest=None):
         self.handle = handle
         self.N, self.D = x.shape
         self.V = V
         self.vector = vector
-        # one column at a time: numpy's x.min(axis=0) over an (N, D) array
-        # runs an inner loop of D values per row (about 30 ms at N = 1e6,
-        # D = 2, against 0.3 ms per column this way); the same values
-        self.lo = np.array([x[:, j].min() for j in range(self.D)])
-        self.hi = np.array([x[:, j].max() for j in range(self.D)])
+        self.lo, self.hi = np.empty(self.D), np.empty(self.D)
+        box(handle.ptr, addr(self.lo), addr(self.hi))  # cannot fail on a plan
         self.data = x
         self.aux = aux  # the weights of a density, the responses of a regression
         self.scale = 1.0  # a regression's responses went to the plan divided by it
         self.fit = {}  # what else the fit chose (R, kernel, H, selection), for the calls that need it
         self.amax = 0.0
-        self._fp = self._fingerprint()
+        d = (ctypes.c_uint64 * 2)()
+        digest(handle.ptr, ref(d))
+        self._fp = (bytes(d), _digest(aux))
 
     def _fingerprint(self):
-        """Two sums over each array, the values and the products of
-        neighbours (which moves when values are changed, swapped or negated;
-        about 0.6 ms per 1e6 values), compared by their bits (an overflow to
-        inf or NaN compares equal to itself). The products are summed by
-        einsum's own loop: numpy's dot calls the BLAS, which may be the
-        reference one (twice einsum's time here) or a threaded one."""
-        fp = []
-        with np.errstate(all="ignore"):
-            for a in (self.data, self.aux):
-                if a is not None:
-                    r = a.reshape(-1)
-                    fp.append(np.array([np.sum(r), np.einsum("i,i->", r[1:], r[:-1])]).tobytes())
-        return tuple(fp)
+        """gfi_digest of each array (the data, the weights or responses),
+        by the bits of the values: it moves when a value changes, and but
+        in rare coincidences when values are swapped or negated. The plan's
+        check of the data computed the data's at the fit (the same integer
+        sums, so the same bits)."""
+        return (_digest(self.data), _digest(self.aux))
 
     def check_data(self):
         """Raise when the arrays the plan was made from changed since (the
@@ -595,6 +601,15 @@ class Fitted:
             raise errors.InvalidArgument(errors.GFI_EINVAL, "the data this estimator was fitted on changed since "
                                          "the fit (gfi keeps a reference, not a copy): refit before pickling",
                                          "data")
+
+
+def _digest(a):
+    """gfi_digest of a C-contiguous float64 array, as bytes (None for None)."""
+    if a is None:
+        return None
+    d = (ctypes.c_uint64 * 2)()
+    lib.gfi_digest(addr(a), a.size, ref(d))
+    return bytes(d)
 
 
 class Handle:

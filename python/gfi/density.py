@@ -40,16 +40,17 @@ class _KDE(EstimatorBase):
 
     _estimator_type = "density_estimator"
 
-    def __init__(self, method="auto", tol=0.0, threads=None, n_jobs=None):
+    def __init__(self, method="auto", tol=0.0, threads=None, n_jobs=None, copy=True):
         self.method = method
         self.tol = tol
         self.threads = threads
         self.n_jobs = n_jobs
+        self.copy = copy
         self._fitted = None
         self._info = None
 
     def _opts(self):
-        return make_opts(self._threads(), self.method, self.tol)
+        return make_opts(self._threads(), self.method, self.tol, copy=self.copy)
 
     def _state(self, what="evaluate"):
         """The fit every call works on, read once (Fitted)."""
@@ -169,7 +170,7 @@ class _KDE(EstimatorBase):
         return x.reshape(-1) if f.D == 1 else x
 
     def _keep(self, plan, x, w, **fit):
-        f = Fitted(plan, x, aux=w)
+        f = Fitted(plan, x, aux=w, box=lib.gfi_density_data_box, digest=lib.gfi_density_data_digest)
         f.fit = fit
         self._lo, self._hi = f.lo, f.hi
         self.N_, self.D_ = f.N, f.D
@@ -188,6 +189,10 @@ class FourierKDE(_KDE):
     score_samples gives NaN there and sample() refuses it). method: "auto", "direct" or
     "fast"; tol: the fast route's accuracy (0: 1e-10). threads: 0/None = all
     cores; n_jobs: scikit-learn's name for it (-1 = all cores).
+    copy: True (default): the plan copies the points; False: it reads the
+    array given to fit in place (a faster fit, the same values), which must
+    then stay unchanged while the estimator is fitted on it (gfi keeps a
+    reference to it either way; writing into it changes the estimates).
     After evaluate, route_ reports what ran (route, nodes, error bound).
 
     A scikit-learn estimator: get_params/set_params (clone works),
@@ -197,8 +202,8 @@ class FourierKDE(_KDE):
     deepcopy keep the parameters and the data and rebuild the plan."""
 
     def __init__(self, R: Union[float, Sequence[float], str] = 1.0, phi: Any = 4, method: str = "auto",
-                 tol: float = 0.0, threads: Optional[int] = None, n_jobs: Optional[int] = None):
-        super().__init__(method, tol, threads, n_jobs)
+                 tol: float = 0.0, threads: Optional[int] = None, n_jobs: Optional[int] = None, copy: bool = True):
+        super().__init__(method, tol, threads, n_jobs, copy)
         self.R = R
         self.phi = phi
 
@@ -365,13 +370,15 @@ class GaussianKDE(_KDE):
     matrix H, or a rule name (bandwidth_matrix: "scott", "silverman", "ns",
     "lscv", "pi", "pi-diag", "dpi"; any case). Default "scott", which
     matches scipy.stats.gaussian_kde. H_ holds the matrix used. method,
-    tol, threads, n_jobs as FourierKDE; the same scikit-learn protocol
+    tol, threads, n_jobs, copy as FourierKDE (the Gaussian plan keeps the
+    points whitened by H, its own array, whatever copy says); the same
+    scikit-learn protocol
     (score_samples in log space far from the data, like scipy's logpdf;
     sample draws a data point plus N(0, H))."""
 
     def __init__(self, bandwidth: Any = "scott", method: str = "auto", tol: float = 0.0,
-                 threads: Optional[int] = None, n_jobs: Optional[int] = None):
-        super().__init__(method, tol, threads, n_jobs)
+                 threads: Optional[int] = None, n_jobs: Optional[int] = None, copy: bool = True):
+        super().__init__(method, tol, threads, n_jobs, copy)
         self.bandwidth = bandwidth
 
     def fit(self, data: ArrayLike, y: Any = None, sample_weight: Optional[ArrayLike] = None, *,

@@ -41,9 +41,10 @@ class _NW(EstimatorBase):
 
     _estimator_type = "regressor"
 
-    def __init__(self, method="auto", tol=0.0, threads=None, denom_tol=None, n_jobs=None):
+    def __init__(self, method="auto", tol=0.0, threads=None, denom_tol=None, n_jobs=None, copy=True):
         self.method, self.tol, self.threads, self.denom_tol = method, tol, threads, denom_tol
         self.n_jobs = n_jobs
+        self.copy = copy
         self._fitted = None
         self._info = None
 
@@ -100,7 +101,7 @@ class _NW(EstimatorBase):
         if self.denom_tol is not None:
             check(lib.gfi_nw_set_denom_tol(plan.ptr, float(self.denom_tol)), "denom_tol",
                   {errors.GFI_EINVAL: "denom_tol"})
-        f = Fitted(plan, X, Y.shape[1], vector, aux=Y)
+        f = Fitted(plan, X, Y.shape[1], vector, aux=Y, box=lib.gfi_nw_data_box, digest=lib.gfi_nw_data_digest)
         f.scale, f.amax = scale, amax
         f.fit = {"H": None, "R": None, "selection": None, **fit}
         self.N_, self.D_ = f.N, f.D
@@ -203,13 +204,14 @@ class FourierNW(_NW):
     R: one radius, one per axis, or "loocv" (any case: the leave-one-out CV
     radius, as the CLI's --R loocv; .selection_ holds the result). phi as
     FourierKDE. denom_tol: threshold of the "small denominator" flag
-    (default 1e-8). threads / n_jobs, method, tol as FourierKDE. A
+    (default 1e-8). threads / n_jobs, method, tol as FourierKDE; copy as
+    FourierKDE's, for the design x (copy=False: the plan reads x in place). A
     scikit-learn regressor: get_params/set_params, score (R^2), pickling."""
 
     def __init__(self, R: Union[float, Sequence[float], str] = 1.0, phi: Any = 4, method: str = "auto",
                  tol: float = 0.0, threads: Optional[int] = None, denom_tol: Optional[float] = None,
-                 n_jobs: Optional[int] = None):
-        super().__init__(method, tol, threads, denom_tol, n_jobs)
+                 n_jobs: Optional[int] = None, copy: bool = True):
+        super().__init__(method, tol, threads, denom_tol, n_jobs, copy)
         self.R, self.phi = R, phi
 
     def fit(self, x: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLike] = None) -> "FourierNW":
@@ -242,7 +244,7 @@ class FourierNW(_NW):
         N, D = X.shape
         V = Y.shape[1]
         Ys, scale, amax = self._scaled(Y)
-        o = make_opts(self._threads(), self.method, self.tol)
+        o = make_opts(self._threads(), self.method, self.tol, copy=self.copy)
         plan = Handle(lib.gfi_nw_destroy)
         st = lib.gfi_nw_plan_fourier(ref(plan.ptr), ref(k), N, D, V, addr(X), addr(Ys), addr(R), ref(o))
         check(st, "Fourier Nadaraya-Watson", None, {"x": X, "y": Y, "R": R})
@@ -254,11 +256,13 @@ class GaussianNW(_NW):
     """Gaussian Nadaraya-Watson with bandwidth h (H = h^2 I), per-axis h_j,
     a D x D matrix H, or a rule name as GaussianKDE ("scott", ...), or
     "loocv" (the leave-one-out CV isotropic bandwidth, gfi_bw_nw_loocv);
-    rule names in any case. The same scikit-learn protocol as FourierNW."""
+    rule names in any case. copy as GaussianKDE's (the plan keeps whitened
+    points). The same scikit-learn protocol as FourierNW."""
 
     def __init__(self, bandwidth: Any = "scott", method: str = "auto", tol: float = 0.0,
-                 threads: Optional[int] = None, denom_tol: Optional[float] = None, n_jobs: Optional[int] = None):
-        super().__init__(method, tol, threads, denom_tol, n_jobs)
+                 threads: Optional[int] = None, denom_tol: Optional[float] = None, n_jobs: Optional[int] = None,
+                 copy: bool = True):
+        super().__init__(method, tol, threads, denom_tol, n_jobs, copy)
         self.bandwidth = bandwidth
 
     def fit(self, x: ArrayLike, y: ArrayLike, sample_weight: Optional[ArrayLike] = None) -> "GaussianNW":
@@ -287,7 +291,7 @@ class GaussianNW(_NW):
         N, D = X.shape
         V = Y.shape[1]
         Ys, scale, amax = self._scaled(Y)
-        o = make_opts(self._threads(), self.method, self.tol)
+        o = make_opts(self._threads(), self.method, self.tol, copy=self.copy)
         plan = Handle(lib.gfi_nw_destroy)
         st = lib.gfi_nw_plan_gauss(ref(plan.ptr), N, D, V, addr(X), addr(Ys), addr(H), ref(o))
         check(st, "Gaussian Nadaraya-Watson", None, {"x": X, "y": Y, "bandwidth": H}, {"H": "bandwidth"})

@@ -22,7 +22,8 @@ def _estimators():
     return [gfi.FourierKDE(R=2.5, phi=4, method="direct"), gfi.FourierKDE(R="lscv"),
             gfi.GaussianKDE(0.3, n_jobs=1), gfi.GaussianKDE("Scott"),
             gfi.FourierNW(R=3.0, denom_tol=1e-6), gfi.FourierNW(R="LOOCV", threads=1),
-            gfi.GaussianNW(0.4), gfi.GaussianNW("loocv")]
+            gfi.GaussianNW(0.4), gfi.GaussianNW("loocv"), gfi.FourierKDE(R=2.5, copy=False),
+            gfi.FourierNW(R=3.0, copy=False), gfi.GaussianKDE(0.3, copy=False)]
 
 
 def _fit(est, x):
@@ -70,6 +71,61 @@ def test_pickle_refuses_changed_data():
     with pytest.raises(gfi.InvalidArgument) as e:
         pickle.dumps(kde)
     assert e.value.param == "data"
+
+
+def test_pickle_refuses_other_changes():
+    """The digest sees a value changed, all values negated, a swap of
+    distant values, changed weights or responses, with copy=False too; an
+    unchanged array (or one written back) pickles."""
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(300, 2))
+    w = rng.uniform(1, 2, 300)
+    y = np.sin(x[:, 0])
+    changes = [lambda: x.__setitem__((7, 1), x[7, 1] + 1e-12), lambda: np.negative(x, out=x),
+               lambda: x.__setitem__(([2, 250], [0, 0]), x[[250, 2], [0, 0]]), lambda: w.__setitem__(5, 3.0),
+               lambda: y.__setitem__(0, 2.0)]
+    for i, change in enumerate(changes):
+        for copy_ in (True, False):
+            est = gfi.FourierNW(R=2.0, copy=copy_).fit(x, y) if i == 4 else \
+                gfi.FourierKDE(R=2.0, copy=copy_).fit(x, weights=w)
+            pickle.dumps(est)
+            saved = (x.copy(), w.copy(), y.copy())
+            change()
+            with pytest.raises(gfi.InvalidArgument):
+                pickle.dumps(est)
+            x[...], w[...], y[...] = saved
+            pickle.dumps(est)
+
+
+def test_copy_false_same_bits():
+    """copy=False (the plan reads the points in place) gives the same bits
+    as copy=True: 1-D to 3-D, weights, auto / fast / direct, points and
+    grids, density and Nadaraya-Watson; the box and digest the plan found
+    are numpy's min / max and gfi_digest's."""
+    rng = np.random.default_rng(4)
+    for D, N, R in ((1, 3000, 6.0), (2, 1500, 4.0), (3, 500, 2.0)):
+        x = rng.normal(size=(N, D))
+        x[:2] *= 3  # far points
+        w = rng.uniform(0.5, 1.5, N)
+        y = np.column_stack([np.sin(x[:, 0]), x[:, -1]])
+        q = rng.uniform(-3, 3, (50, D))
+        n = {1: 300, 2: 31, 3: 9}[D]
+        for method, tol in (("auto", 0.0), ("auto", 1e-4), ("fast", 1e-6), ("direct", 0.0)):
+            if not (method == "fast" and D == 3):  # 3-D: auto's routes (a fast one takes seconds)
+                vals = []
+                for copy_ in (True, False):
+                    kde = gfi.FourierKDE(R=R, method=method, tol=tol, copy=copy_, threads=2).fit(x, weights=w)
+                    nw = gfi.FourierNW(R=R, method=method, tol=tol, copy=copy_, threads=2).fit(x, y)
+                    vals.append([kde.evaluate(q), kde.evaluate_grid(n)[1], nw.predict(q), nw.predict_grid(n)[1],
+                                 gfi.FourierKDE(R=R, method=method, tol=tol, copy=copy_).fit(x).evaluate_grid(n)[1]])
+                    f = kde._fitted
+                    assert bits_equal(f.lo, x.min(axis=0)) and bits_equal(f.hi, x.max(axis=0))
+                    assert f._fp == f._fingerprint()
+                for a, b in zip(*vals):
+                    assert bits_equal(a, b), (D, method, tol)
+    with pytest.raises(gfi.InvalidArgument) as e:
+        gfi.FourierKDE(R=2.0, copy="no").fit(np.zeros(3))
+    assert e.value.param == "copy"
 
 
 def test_model_pickle():
