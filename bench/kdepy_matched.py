@@ -17,15 +17,15 @@ with h the MISE-optimal bandwidth for the standard-normal truth
 ((4 / (3 N))^(1/5) in 1-D, N^(-1/6) in 2-D). gfi: FourierKDE(R, phi=4,
 tol, threads).fit(x).evaluate_grid(n, lo, hi), R the MISE-optimal radius
 (gfi.optimal_radius), with copy=False (the plan reads x in place: what a
-speed-minded user calls; the same values) and, for the ratio matched_D_copy,
-with the default copy=True.
+speed-minded user calls; the same values) and, for the ratios matched_D_copy
+and default_D_copy, with the default copy=True.
 
 Each side's error is against a direct sum of its own kernel on --sub grid
 points spread evenly over the grid: KDEpy's against the exact Gaussian KDE
 (numpy, in data blocks), gfi's against FourierKDE(method="direct"); the
 error is max |value - exact| / max |exact| over those points. gfi then runs
 at tol = KDEpy's measured error (matched accuracy) and at its default tol
-(1e-10). The three calls are timed interleaved, round by round, best of
+(1e-10). The calls are timed interleaved, round by round, best of
 --repeats, so a change of the machine's load hits all alike; wall clock and
 process CPU time (the steadier one on a loaded machine; both sides run on one
 thread with --threads 1).
@@ -108,9 +108,10 @@ for D in [int(d) for d in args.dims.split(",")]:
     yk = kdepy()
     ek = rel_err(yk[idx], exact_gauss(x, pts, h))
     ref = gfi.FourierKDE(R=R, phi=4, method="direct", threads=0).fit(x).evaluate(pts)
-    calls = {"kdepy": kdepy, "matched": gfi_at(ek), "matched_copy": gfi_at(ek, True), "default": gfi_at(0.0)}
+    calls = {"kdepy": kdepy, "matched": gfi_at(ek), "matched_copy": gfi_at(ek, True), "default": gfi_at(0.0),
+             "default_copy": gfi_at(0.0, True)}
     err = {"kdepy": ek}
-    for k in ("matched", "matched_copy", "default"):
+    for k in ("matched", "matched_copy", "default", "default_copy"):
         err[k] = rel_err(calls[k]().reshape(-1)[idx], ref)
     est = gfi.FourierKDE(R=R, phi=4, tol=ek, threads=args.threads).fit(x)
     est.evaluate_grid(n, lo, hi)
@@ -136,10 +137,13 @@ for D in [int(d) for d in args.dims.split(",")]:
     print("  gfi fit + evaluate_grid, tol 1e-10    wall %.4f s  CPU %.4f s  error %.2e  bound %.2e  route %s %s" % (
         best["default"], cpu["default"], err["default"], r_d["bound"], r_d["route"], r_d["bins"] if r_d["bins"][0] else
         r_d["nodes"]))
+    print("  gfi as above, copy=True (default)   wall %.4f s  CPU %.4f s" % (best["default_copy"], cpu["default_copy"]))
     print("ratio matched_%dd %.3f (goal <= 0.5)" % (D, cpu["matched"] / cpu["kdepy"]))
     print("ratio matched_%dd_copy %.3f" % (D, cpu["matched_copy"] / cpu["kdepy"]))
     print("ratio default_%dd %.3f (goal <= 1.5)" % (D, cpu["default"] / cpu["kdepy"]))
+    print("ratio default_%dd_copy %.3f" % (D, cpu["default_copy"] / cpu["kdepy"]))
     print("ratio matched_%dd_wall %.3f" % (D, best["matched"] / best["kdepy"]))
     print("ratio default_%dd_wall %.3f" % (D, best["default"] / best["kdepy"]))
-    if not (err["matched"] <= ek and err["matched_copy"] == err["matched"] and err["default"] <= 1e-10):
+    if not (err["matched"] <= ek and err["matched_copy"] == err["matched"] and
+            err["default_copy"] == err["default"] and err["default"] <= 1e-10):
         print("ERROR: gfi's error above its tol")
