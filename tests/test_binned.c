@@ -25,6 +25,44 @@ static double gpt(const double *lo, const double *hi, const size_t *n, int j, si
   return n[j] > 1 ? lo[j] + (hi[j] - lo[j]) * (double)k / (double)(n[j] - 1) : lo[j];
 }
 
+/* Nadaraya-Watson, phi = z^4, R = 12.6, on the 1-D grid -5:5:1024 at tol,
+ * N points drawn from r (x normal, y = sin 2x + noise): the grid's route
+ * report, and its largest error against the direct route on every 7th grid
+ * point (err) with max |y| (ymax). The first error's status, or GFI_OK. */
+static int nw_grid_case(gsl_rng *r, size_t N, double tol, gfi_fast_info *info, double *err, double *ymax) {
+  const size_t G = 1024;
+  double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *f = malloc(G * sizeof *f);
+  *err = 0;
+  *ymax = 0;
+  memset(info, 0, sizeof *info);
+  int st = x && y && f ? GFI_OK : GFI_ENOMEM;
+  for (size_t i = 0; !st && i < N; i++) {
+    x[i] = gsl_ran_gaussian(r, 1.0);
+    y[i] = sin(2 * x[i]) + 0.3 * gsl_ran_gaussian(r, 1.0);
+  }
+  gfi_opts o;
+  gfi_default_opts(&o);
+  o.tol = tol;
+  double R = 12.6, lo = -5, hi = 5;
+  for (size_t i = 0; !st && i < N; i++) *ymax = fmax(*ymax, fabs(y[i]));
+  gfi_nw_plan *p = NULL;
+  size_t nf = 0;
+  if (!st) st = gfi_nw_plan_fourier(&p, KPOW(4), N, 1, 1, x, y, &R, &o);
+  if (!st) st = gfi_nw_eval_grid(p, &lo, &hi, &G, f, &nf, info);
+  gfi_nw_destroy(p);
+  p = NULL;
+  o.method = GFI_METHOD_DIRECT;
+  if (!st) st = gfi_nw_plan_fourier(&p, KPOW(4), N, 1, 1, x, y, &R, &o);
+  for (size_t g = 0; !st && g < G; g += 7) {
+    double q = gpt(&lo, &hi, &G, 0, g), v;
+    st = gfi_nw_eval(p, 1, &q, &v, &nf);
+    if (!st) *err = fmax(*err, fabs(v - f[g]));
+  }
+  gfi_nw_destroy(p);
+  free(x), free(y), free(f);
+  return st;
+}
+
 int main(void) {
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(r, 11);
@@ -316,76 +354,30 @@ int main(void) {
    * most those go to the direct sum (88 did when f scaled the target). */
   {
     const size_t N = CHECK_SANITIZED ? 50000 : 200000, G = 1024;
-    double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *f = malloc(G * sizeof *f);
-    for (size_t i = 0; i < N; i++) {
-      x[i] = gsl_ran_gaussian(r, 1.0);
-      y[i] = sin(2 * x[i]) + 0.3 * gsl_ran_gaussian(r, 1.0);
-    }
-    gfi_opts o;
-    gfi_default_opts(&o);
-    o.tol = 1e-3;
-    double R = 12.6, lo = -5, hi = 5, ymax = 0;
-    for (size_t i = 0; i < N; i++) ymax = fmax(ymax, fabs(y[i]));
-    gfi_nw_plan *p = NULL;
     gfi_fast_info info;
-    size_t nf = 0;
-    int st = gfi_nw_plan_fourier(&p, KPOW(4), N, 1, 1, x, y, &R, &o);
-    if (!st) st = gfi_nw_eval_grid(p, &lo, &hi, &G, f, &nf, &info);
-    gfi_nw_destroy(p);
+    double err, ymax;
+    int st = nw_grid_case(r, N, 1e-3, &info, &err, &ymax);
     CHECK(st == GFI_OK, "nw grid: %s", gfi_strerror(st));
     CHECK(info.bins[0] > 0 && info.rows_direct <= G / 20, "nw grid at tol 1e-3: bins %zu, %zu rows direct (<= %zu)",
           info.bins[0], info.rows_direct, G / 20);
-    o.method = GFI_METHOD_DIRECT;
-    st = gfi_nw_plan_fourier(&p, KPOW(4), N, 1, 1, x, y, &R, &o);
-    double err = 0;
-    for (size_t g = 0; !st && g < G; g += 7) {
-      double q = gpt(&lo, &hi, &G, 0, g), v;
-      st = gfi_nw_eval(p, 1, &q, &v, &nf);
-      if (!st) err = fmax(err, fabs(v - f[g]));
-    }
-    gfi_nw_destroy(p);
-    CHECK(st == GFI_OK && err <= o.tol * ymax, "nw grid at tol 1e-3: error %.3g > tol max|y| %.3g", err, o.tol * ymax);
+    CHECK(st == GFI_OK && err <= 1e-3 * ymax, "nw grid at tol 1e-3: error %.3g > tol max|y| %.3g", err, 1e-3 * ymax);
     printf("binned: NW 1-D grid, N = %zu, tol 1e-3: %zu cells, %zu rows direct, error %.3g of max |y|\n", N,
            info.bins[0], info.rows_direct, err / ymax);
-    free(x), free(y), free(f);
   }
   /* Nadaraya-Watson on the same grid at tol 1e-10: the first pass is
    * binned, no lattice meets the tighter target the tail rows ask (the
    * sums' term), so the second pass is the NUFFT route's, tightened; the
    * rows it leaves go to the direct sum, and every value keeps tol */
   {
-    const size_t N = CHECK_SANITIZED ? 70000 : 200000, G = 1024;
-    double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *f = malloc(G * sizeof *f);
-    for (size_t i = 0; i < N; i++) {
-      x[i] = gsl_ran_gaussian(r, 1.0);
-      y[i] = sin(2 * x[i]) + 0.3 * gsl_ran_gaussian(r, 1.0);
-    }
-    gfi_opts o;
-    gfi_default_opts(&o);
-    o.tol = 1e-10;
-    double R = 12.6, lo = -5, hi = 5, ymax = 0;
-    for (size_t i = 0; i < N; i++) ymax = fmax(ymax, fabs(y[i]));
-    gfi_nw_plan *p = NULL;
+    const size_t N = CHECK_SANITIZED ? 70000 : 200000;
     gfi_fast_info info;
-    size_t nf = 0;
-    int st = gfi_nw_plan_fourier(&p, KPOW(4), N, 1, 1, x, y, &R, &o);
-    if (!st) st = gfi_nw_eval_grid(p, &lo, &hi, &G, f, &nf, &info);
-    gfi_nw_destroy(p);
+    double err, ymax;
+    int st = nw_grid_case(r, N, 1e-10, &info, &err, &ymax);
     CHECK(st == GFI_OK, "nw grid at 1e-10: %s", gfi_strerror(st));
-    o.method = GFI_METHOD_DIRECT;
-    st = gfi_nw_plan_fourier(&p, KPOW(4), N, 1, 1, x, y, &R, &o);
-    double err = 0;
-    for (size_t g = 0; !st && g < G; g += 7) {
-      double q = gpt(&lo, &hi, &G, 0, g), v;
-      st = gfi_nw_eval(p, 1, &q, &v, &nf);
-      if (!st) err = fmax(err, fabs(v - f[g]));
-    }
-    gfi_nw_destroy(p);
-    CHECK(st == GFI_OK && err <= o.tol * ymax, "nw grid at tol 1e-10: error %.3g > tol max|y| %.3g", err,
-          o.tol * ymax);
+    CHECK(st == GFI_OK && err <= 1e-10 * ymax, "nw grid at tol 1e-10: error %.3g > tol max|y| %.3g", err,
+          1e-10 * ymax);
     printf("binned: NW 1-D grid, N = %zu, tol 1e-10: route %s, %zu rows direct, error %.3g of max |y|\n", N,
            info.bins[0] ? "binned" : info.nodes_total ? "nufft" : "direct", info.rows_direct, err / ymax);
-    free(x), free(y), free(f);
   }
   gsl_rng_free(r);
   return check_summary("binned");
