@@ -8,7 +8,8 @@
 
 /* Nodes x (increasing) and weights w, n >= 1, by Newton's method on the
  * three-term recurrence from Tricomi's initial guesses (GSL's tables lose
- * digits for counts it does not store: about 1e-11 at n = 50). */
+ * digits for counts it does not store: about 1e-11 at n = 50). The last few
+ * rules of up to 512 nodes are kept and copied (thread-safe; the same bits). */
 void gl_rule(size_t n, double *x, double *w);
 
 /* The rule (x, w) of gl_rule mapped onto [a, b]: nodes xs (increasing for
