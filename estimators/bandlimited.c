@@ -291,8 +291,8 @@ static int grids_of(const bl_sum *s, const bl_rule *r, const double *qh, size_t 
 void bl_sum_free(bl_sum *s) {
   if (!s) return;
   if (s->f0_lock_ok) pthread_mutex_destroy(&s->f0_lock);
-  free(s->x_own);
-  free(s->c_own);
+  gfi_big_give(s->x_own, s->x_cap); /* kept for the next plan, or freed */
+  gfi_big_give(s->c_own, s->c_cap);
   free(s->c1);
   free(s->F0);
   rule_free(&s->r0);
@@ -580,14 +580,15 @@ static int sum_make(bl_sum **out, int D, const gfi_kernel *k, size_t N, const do
   s->eps = tol / (4.0 * (double)N);
   if (s->eps < 1e-18) s->eps = 1e-18;
   /* the points and coefficients: borrowed, adopted (above) or copied */
+  size_t nb;
   if (hold & (BL_BORROW_X | BL_ADOPT_X))
     s->x = x;
-  else
-    s->x = s->x_own = gfi_malloc3(N, (size_t)D, sizeof *s->x_own);
+  else if (!gfi_size_prod(&nb, N, (size_t)D, sizeof *s->x_own, 1))
+    s->x = s->x_own = gfi_big_take(nb, &s->x_cap);
   if (!c || (hold & (BL_BORROW_C | BL_ADOPT_C)))
     s->c = c;
-  else
-    s->c = s->c_own = gfi_malloc3(N, ncol, sizeof *s->c_own);
+  else if (!gfi_size_prod(&nb, N, ncol, sizeof *s->c_own, 1))
+    s->c = s->c_own = gfi_big_take(nb, &s->c_cap);
   s->cval = cval;
   s->c1 = calloc(ncol, sizeof *s->c1);
   if (!s->x || (c && !s->c) || !s->c1) {

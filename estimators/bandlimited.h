@@ -52,6 +52,7 @@ typedef struct bl_sum {
   const double *c;     /* ncol x N real coefficients; NULL: every one is cval (ncol 1):
                           c_own, or the caller's (BL_BORROW_C) */
   double *x_own, *c_own; /* what bl_sum_free frees */
+  size_t x_cap, c_cap;   /* their sizes when copies from gfi_big_take (lib/alloc.h), else 0 */
   double cval;
   double *c1;          /* ncol: sum_i |c_col,i| */
   double tol;          /* requested accuracy, relative to the largest |value| */
