@@ -352,6 +352,25 @@ typedef struct {
   double *h; /* ncopy histograms per block, summed into the first */
 } scale_ctx;
 
+/* The histogram cells of n points (rows of D), computed per vector level
+ * a chunk at a time: x - dlo >= 0 (the box holds every point), so
+ * truncation is floor; at most 2^16 cells. */
+#define SCALE_CHUNK 64
+GFI_CLONES static void hist_cells(int D, const double *xs, size_t n, const double *ctr, const double *dlo,
+                                   const double *icw, const size_t *nb, uint32_t *cell) {
+  for (size_t t = 0; t < n; t++) cell[t] = 0;
+  for (int j = 0; j < D; j++) {
+    const double cj = ctr[j], lj = dlo[j], wj = icw[j], top = (double)nb[j];
+    const uint32_t last = (uint32_t)nb[j] - 1, mult = (uint32_t)nb[j];
+#pragma omp simd
+    for (size_t t = 0; t < n; t++) {
+      const double u = ((xs[t * (size_t)D + (size_t)j] - cj) - lj) * wj;
+      const uint32_t b = u < top ? (uint32_t)(int32_t)u : last;
+      cell[t] = cell[t] * mult + b;
+    }
+  }
+}
+
 #define SCALE_SAMPLE ((size_t)1 << 17)
 #define SCALE_RUN ((size_t)4096)
 static int scale_task(void *vc, size_t q, void *ws) {
@@ -375,15 +394,12 @@ static int scale_task(void *vc, size_t q, void *ws) {
   for (size_t a = i0; a < i1; a += run) {
     const size_t n = i1 - a < run ? i1 - a : run, m = c ? n : (n + x->stride - 1) / x->stride;
     const double cv = s->cval * ((double)n / (double)m);
-    for (size_t i = a; i < a + m; i++, r++) {
-      size_t cell = 0;
-      for (int j = 0; j < D; j++) {
-        /* x - dlo >= 0 (the box holds every point): truncation is floor */
-        double u = ((s->x[i * (size_t)D + j] - s->ctr[j]) - s->dlo[j]) * x->icw[j];
-        size_t b = u < (double)x->nb[j] ? (size_t)(long long)u : x->nb[j] - 1;
-        cell = cell * x->nb[j] + b;
-      }
-      h[(r & (nc - 1)) * x->ncell + cell] += c ? c[i] : cv; /* nc: 1 or 4 */
+    for (size_t i = a; i < a + m; i += SCALE_CHUNK) {
+      const size_t k = a + m - i < SCALE_CHUNK ? a + m - i : SCALE_CHUNK;
+      uint32_t cell[SCALE_CHUNK];
+      hist_cells(D, s->x + i * (size_t)D, k, s->ctr, s->dlo, x->icw, x->nb, cell);
+      for (size_t t = 0; t < k; t++, r++)
+        h[(r & (nc - 1)) * x->ncell + cell[t]] += c ? c[i + t] : cv; /* nc: 1 or 4 */
     }
   }
   for (size_t k = 1; k < nc; k++)
