@@ -2,6 +2,8 @@
  * gfi_big_give). */
 #include "alloc.h"
 
+#include "gfi/opts.h"
+
 #include <pthread.h>
 
 /* At most GFI_BIG_SLOTS blocks, GFI_BIG_KEEP bytes in all. */
@@ -83,6 +85,12 @@ void gfi_big_give(void *p, size_t cap) {
   }
   pthread_mutex_unlock(&big_mutex);
   for (int j = 0; j < nd; j++) free(drop[j]);
+}
+
+size_t gfi_memory_release(void) {
+  const size_t k = gfi_big_kept();
+  gfi_big_release();
+  return k;
 }
 
 void gfi_big_release(void) {

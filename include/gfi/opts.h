@@ -57,6 +57,11 @@ GFI_EXPORT int gfi_threads_resolve(const gfi_opts *o);
 GFI_EXPORT int gfi_threads_available(void);
 /* 1 when the library was built with OpenMP. */
 GFI_EXPORT int gfi_have_openmp(void);
+/* A destroyed plan's copy of the data (blocks of 4 MiB and more) is kept for
+ * the next plan of about its size, so that repeated fits reuse memory that
+ * is already paged in: at most 4 blocks and 256 MiB in all. This frees every
+ * kept block and returns their bytes. Thread-safe. */
+GFI_EXPORT size_t gfi_memory_release(void);
 
 #ifdef __cplusplus
 }

@@ -38,9 +38,17 @@ __all__ = ["FourierKDE", "GaussianKDE", "bandwidth_matrix", "FourierNW", "Gaussi
            "EmptyError", "RadiusError", "OrderError", "DimensionError", "KernelIntegralError", "ModelError",
            "ParseError", "NotPositiveDefiniteError", "WeightError", "BandwidthError", "UnsupportedError",
            "RangeError", "OutOfMemory", "QuadratureError", "DenominatorError", "GfiIOError", "NoDeviceError",
-           "LIBRARY_PATH", "gsl_abort_handler_active", "strerror", "threads_available", "__version__"]
+           "LIBRARY_PATH", "gsl_abort_handler_active", "strerror", "threads_available", "release_memory", "__version__"]
 
 
 def threads_available() -> int:
     """Cores OpenMP would use (1 without OpenMP)."""
     return _clib.gfi_threads_available()
+
+
+def release_memory() -> int:
+    """Free the blocks gfi keeps from freed estimators' copies of the data
+    (at most 4 blocks, 256 MiB, each of 4 MiB or more: a later fit of about
+    the same size reuses them instead of paging in fresh memory). Returns
+    the bytes freed."""
+    return int(_clib.gfi_memory_release())

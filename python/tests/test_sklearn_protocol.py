@@ -128,6 +128,30 @@ def test_copy_false_same_bits():
     assert e.value.param == "copy"
 
 
+def test_kept_copies_same_bits_and_released():
+    """A fit whose copy of the data goes into a block kept from a freed
+    estimator (larger than it needs, holding the other data) gives the bits
+    of copy=False; release_memory frees the kept blocks and says how many
+    bytes they held."""
+    rng = np.random.default_rng(6)
+    gfi.release_memory()
+    x1 = rng.normal(size=700000)
+    x2 = np.concatenate([rng.normal(size=500000), 30 + rng.normal(size=60000)])
+    kde = gfi.FourierKDE(R=8.0).fit(x1)
+    kde.evaluate_grid(64)
+    del kde
+    kept = gfi.release_memory()
+    assert kept >= x1.nbytes
+    assert gfi.release_memory() == 0
+    gfi.FourierKDE(R=8.0).fit(x1)  # freed at once: its copy is kept
+    a = gfi.FourierKDE(R=8.0).fit(x2)  # into that block
+    b = gfi.FourierKDE(R=8.0, copy=False).fit(x2)
+    q = np.linspace(-5, 35, 101)
+    assert bits_equal(a.evaluate(q), b.evaluate(q))
+    assert bits_equal(a.evaluate_grid(300)[1], b.evaluate_grid(300)[1])
+    assert gfi.release_memory() == 0  # a took the block
+
+
 def test_model_pickle():
     m = gfi.Model("mix:0.3*normal|0.7*normal:mean=3,3", dim=2)
     for m2 in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):
