@@ -572,30 +572,6 @@ GFI_CLONES static void bin1(const bin_ctx *x, size_t i0, size_t i1, const double
   }
 }
 
-/* The moments v t^p (t = f - 1/2, 0 < p < P) of a chunk: T[p CH + j]
- * (p = 0: v itself, read from v). */
-static inline void moments(int P, size_t n, const double *f, const double *v, double *T) {
-  if (P == 4) {
-#pragma omp simd
-    for (size_t j = 0; j < n; j++) {
-      const double t = f[j] - 0.5, a1 = v[j] * t, a2 = a1 * t;
-      T[BIN_CHUNK + j] = a1;
-      T[2 * BIN_CHUNK + j] = a2;
-      T[3 * BIN_CHUNK + j] = a2 * t;
-    }
-    return;
-  }
-#pragma omp simd
-  for (size_t j = 0; j < n; j++) {
-    const double t = f[j] - 0.5, a1 = v[j] * t, a2 = a1 * t, a3 = a2 * t, a4 = a3 * t;
-    T[BIN_CHUNK + j] = a1;
-    T[2 * BIN_CHUNK + j] = a2;
-    T[3 * BIN_CHUNK + j] = a3;
-    T[4 * BIN_CHUNK + j] = a4;
-    T[5 * BIN_CHUNK + j] = a4 * t;
-  }
-}
-
 /* One column in 1-D by moments: a point at k + f adds its P moments to
  * moment cell k - o (w doubles: 4 or 8), one vector update per point into
  * its own cell (no partial overlap with the next point's): moments 0..3
@@ -607,7 +583,7 @@ static inline void bin1m_order(const int P, const size_t w, const bin_ctx *x, si
                                const double *c, double cval, size_t a, size_t e, double *g, long *r) {
   const int o = P / 2 - 1;
   int kc[BIN_CHUNK];
-  double f[BIN_CHUNK], cv[BIN_CHUNK], T[6 * BIN_CHUNK];
+  double f[BIN_CHUNK], cv[BIN_CHUNK];
   if (!c)
     for (size_t j = 0; j < BIN_CHUNK; j++) cv[j] = cval;
   const int full = a == 0 && e == x->b->G[0];
@@ -616,13 +592,16 @@ static inline void bin1m_order(const int P, const size_t w, const bin_ctx *x, si
     const double *v = c ? c + i : cv;
     chunk_cells(x, 0, i, n, o, kc, f);
     if (r) chunk_range(kc, n, r);
-    moments(P, n, f, v, T);
     size_t j = 0;
 #ifdef BIN_SHUFFLE
     for (; j + 4 <= n; j += 4) {
-      bin_v4 q[4];
+      bin_v4 q[4], t;
       memcpy(&q[0], v + j, sizeof q[0]);
-      for (int u = 1; u < 4; u++) memcpy(&q[u], T + (size_t)u * BIN_CHUNK + j, sizeof q[u]);
+      memcpy(&t, f + j, sizeof t);
+      t -= 0.5;
+      q[1] = q[0] * t;
+      q[2] = q[1] * t;
+      q[3] = q[2] * t;
       const bin_v4 t0 = __builtin_shufflevector(q[0], q[1], 0, 4, 2, 6),
                    t1 = __builtin_shufflevector(q[0], q[1], 1, 5, 3, 7),
                    t2 = __builtin_shufflevector(q[2], q[3], 0, 4, 2, 6),
@@ -631,9 +610,7 @@ static inline void bin1m_order(const int P, const size_t w, const bin_ctx *x, si
                             __builtin_shufflevector(t0, t2, 2, 3, 6, 7), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
       bin_v2 hv[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
       if (P == 6) {
-        bin_v4 r4, r5;
-        memcpy(&r4, T + 4 * BIN_CHUNK + j, sizeof r4);
-        memcpy(&r5, T + 5 * BIN_CHUNK + j, sizeof r5);
+        const bin_v4 r4 = q[3] * t, r5 = r4 * t;
         hv[0] = __builtin_shufflevector(r4, r5, 0, 4);
         hv[1] = __builtin_shufflevector(r4, r5, 1, 5);
         hv[2] = __builtin_shufflevector(r4, r5, 2, 6);
@@ -659,9 +636,13 @@ static inline void bin1m_order(const int P, const size_t w, const bin_ctx *x, si
     for (; j < n; j++) {
       const size_t k = (size_t)kc[j];
       if (!full && (k < a || k >= e)) continue;
-      double *gk = g + k * w;
-      gk[0] += v[j];
-      for (int p = 1; p < P; p++) gk[p] += T[(size_t)p * BIN_CHUNK + j];
+      double *gk = g + k * w, m = v[j];
+      const double t = f[j] - 0.5;
+      gk[0] += m;
+      for (int p = 1; p < P; p++) {
+        m *= t;
+        gk[p] += m;
+      }
     }
   }
 }
