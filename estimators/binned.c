@@ -283,15 +283,16 @@ static int plan_sub(const bl_sum *s, const double *lo, const double *hi, const s
   const int D = s->D;
   double mu1, mu4, mu6;
   kernel_mus(s, &mu1, &mu4, &mu6);
-  /* beps less the summation's share (which the lattice decides: block
-   * mode first, slab mode where the lattice turns out too large) */
-  double acc = accum_term(s, 1, P, sub);
+  /* beps less the summation's share, which the lattice decides (block or
+   * slab mode, moments or not): first the lattice for all of beps, then
+   * for beps less its share, once more where that one's share is larger */
+  double acc = 0;
   for (int t = 0;; t++) {
     if (!(acc <= 0.5 * beps)) return 0;
     if (!plan_lattice(s, lo, hi, n, beps - acc, P, P == 4 ? mu4 : mu6, b)) return 0;
     const double a2 = accum_term(s, lattice_cells(s, b), P, sub);
     if (a2 <= acc) break;
-    if (t) return 0;
+    if (t == 2) return 0;
     acc = a2;
   }
   double fft = 0;
