@@ -37,30 +37,30 @@
  * where the summation term is small anyway); bits therefore depend on the
  * target, never on the thread count.
  *
- * Moments (1-D, no sub-chunks, a lattice of at most BIN_MOM_DOUBLES
- * doubles: bin_width). The weights are polynomials in t = f - 1/2,
+ * Moments (1-D, no sub-chunks, a lattice small against the points of a
+ * run: bin_width). The weights are polynomials in t = f - 1/2,
  * w_m(f) = sum_p A_mp t^p (p < P; MOM_A4, MOM_A6), so a point adds its P
  * moments v t^p to one moment cell, k - o (4 doubles cubic, 8 quintic: 6
  * and 2 unused), and once all points are in, cell q of the lattice is
- * sum_m sum_p A_mp M[q - m][p]: one vector update per point into
- * a cell of its own instead of P scalar ones that overlap the next
- * point's. Rounding (t = f - 1/2 is exact): the moment v t^p is p
- * products (v t, then times t),
- * within gamma_p <= gamma_{P-1} of v t^p; a moment cell sums its terms in
- * runs as above (gamma_m); the conversion rounds A_mp (u), the product
- * (u) and adds P terms for each m and the P values of m (2 (P - 1)): every
- * term v t^p A_mp reaches its lattice cell within gamma_{m + 3P} of
- * itself. Each output takes each cell times a sample of at most K0, so
- * the summation term is gamma_{m + 3P} c1 K0 max_t sum_m sum_p |A_mp|
- * |t|^p, the maximum over |t| <= 1/2 at |t| = 1/2: 17/6 (cubic), 53/16
- * (quintic) in place of Lambda = 5/4, 89/64 (lebesgue_mom); it holds the
- * weights' rounding too (no 16 eps Lambda term). The interpolant is the
- * same (Lagrange's, in another basis), so the binning and positions' terms
- * are unchanged. The values differ from the direct binning's in the last
- * bits, within the bound. The Lagrange weights as the basis would keep
- * Lambda, but cost more per point than the powers; sub-chunks (the
- * scratch's flushes, w times wider) and large lattices (the blocks' copies,
- * w times larger) bin the weights directly: measured faster there.
+ * sum_m sum_p A_mp M[q - m][p]: one vector update per point into a cell of
+ * its own instead of P scalar ones that overlap the next point's.
+ * Rounding (t = f - 1/2 is exact): the moment v t^p is p products (v t,
+ * then times t), within gamma_p <= gamma_{P-1} of v t^p; a moment cell
+ * sums its terms in runs as above (gamma_m); the conversion rounds A_mp
+ * (u), the product (u) and adds P terms for each m and the P values of m
+ * (2 (P - 1)): every term v t^p A_mp reaches its lattice cell within
+ * gamma_{m + 3P} of itself. Each output takes each cell times a sample of
+ * at most K0, so the summation term is gamma_{m + 3P} c1 K0 max_t sum_m
+ * sum_p |A_mp| |t|^p, the maximum over |t| <= 1/2 at |t| = 1/2: 17/6
+ * (cubic), 53/16 (quintic) in place of Lambda = 5/4, 89/64 (lebesgue_mom);
+ * it holds the weights' rounding too (no 16 eps Lambda term). The
+ * interpolant is the same (Lagrange's, in another basis), so the binning
+ * and positions' terms are unchanged. The values differ from the direct
+ * binning's in the last bits, within the bound. The Lagrange weights as
+ * the basis would keep Lambda, but cost more per point than the powers;
+ * sub-chunks (the scratch's flushes, w times wider) and large lattices (a
+ * copy per run, w times larger) bin the weights directly: measured faster
+ * there.
  *
  * The cost model takes the cheaper order: quintic needs about 2.5 times
  * fewer cells per axis at tol 1e-3 (h^6 against h^4) for 36 against 16
@@ -118,17 +118,25 @@
 static const double BIN_UNITS[4] = {0, 7.0, 1.6, 0.9};
 #define COST_BIN_POINT 12.0
 #define COST_BIN_CORNER 3.0
-/* per point and double of its moment cell in moment binning (1-D; measured
- * at N = 4e5 .. 2e6: 1.66 and 2.44 ns a point, cubic and quintic, against
- * 2.12 for the cubic weights binned directly, 24 units) */
-#define COST_BIN_MOMENT 1.8
+/* per point, and per point and double of its moment cell, in moment
+ * binning (1-D; measured at N = 4e5 .. 2e6, one thread: 1.15 and 1.80 ns a
+ * point, cubic and quintic, against 2.09 for the cubic weights binned
+ * directly, 24 units) */
+#define COST_BIN_MOM_POINT 5.5
+#define COST_BIN_MOMENT 1.9
 #define COST_BIN_FFT 1.5
 #define COST_BIN_FIBRE 200.0
 /* per cell of a sub-chunk's scratch added into the lattice (measured: a
  * flushed cell costs about 2 units of a binned point's) */
 #define COST_BIN_FLUSH 2.0
-/* Moment binning's largest lattice (doubles of one copy: 256 KiB). */
-#define BIN_MOM_DOUBLES ((size_t)1 << 15)
+/* Moment binning's largest lattice per point of a run (doubles of one
+ * copy; measured at N = 1e6, runs of 65 536 points, one thread: cubic
+ * gains 0.8 ms at 7 165 cells and loses 0.15 ms at 10 744; quintic gains
+ * 0.4 ms at 10 746 cells; at N = 4e6, runs of 250 000, cubic gains 2.3 ms
+ * at 20 299 cells), and below which it always runs. */
+#define BIN_MOM_RHO4 0.5
+#define BIN_MOM_RHO6 1.5
+#define BIN_MOM_FLOOR ((size_t)1 << 12)
 /* The fewest points of a sub-chunk (a multiple of BIN_CHUNK). */
 #define BIN_SUB_MIN ((size_t)256)
 
@@ -176,13 +184,19 @@ static double lebesgue_mom(int P) { return P == 4 ? 17.0 / 6 : 53.0 / 16; }
 
 /* Doubles per lattice cell: 4 or 8 (a moment cell: 4 or 6 moments, 2
  * unused) where the moment binning runs, else 1 (the lattice's values
- * binned directly). Moments: 1-D, no sub-chunks, at most BIN_MOM_DOUBLES
- * doubles (measured: beyond that, and with sub-chunks, the copies of the
- * blocks and the scratch's flushes, w times larger, cost more than the
- * binning saves). */
+ * binned directly). Moments: 1-D, no sub-chunks, and a lattice of at most
+ * BIN_MOM_RHO4 or BIN_MOM_RHO6 doubles per point of a run (one block, or
+ * all N: a copy of the lattice to zero and sum per run against what the
+ * run's points save; or BIN_MOM_FLOOR doubles), never where it would put
+ * a lattice whose blocks fit into slab mode. With sub-chunks the
+ * scratch's flushes, w times wider, cost more than the binning saves. */
 static size_t bin_width(const bl_sum *s, size_t cells, int P, size_t sub) {
-  const size_t w = P == 4 ? 4 : 8;
-  return s->D == 1 && !sub && cells <= BIN_MOM_DOUBLES / w ? w : 1;
+  const size_t w = P == 4 ? 4 : 8, blk = bl_pass_block(s->N), nblk = (s->N + blk - 1) / blk;
+  if (s->D != 1 || sub) return 1;
+  const double dbl = (double)cells * (double)w, B = (double)(nblk > 1 ? blk : s->N);
+  if (dbl > fmax((P == 4 ? BIN_MOM_RHO4 : BIN_MOM_RHO6) * B, (double)BIN_MOM_FLOOR)) return 1;
+  if (nblk > 1 && (double)nblk * (double)s->ncol * dbl > (double)BIN_BLOCK_CELLS) return 1;
+  return w;
 }
 
 /* The binning term per unit of mu_P (h R)^P on axis j: Lambda^j max |prod
@@ -318,7 +332,8 @@ static int plan_sub(const bl_sum *s, const double *lo, const double *hi, const s
   b->beps = beps;
   b->sub = sub && sub < B ? sub : 0;
   const size_t w = bin_width(s, lattice_cells(s, b), P, sub);
-  const double point = COST_BIN_POINT + (w > 1 ? COST_BIN_MOMENT * (double)w : COST_BIN_CORNER * pow(P, D));
+  const double point = w > 1 ? COST_BIN_MOM_POINT + COST_BIN_MOMENT * (double)w
+                             : COST_BIN_POINT + COST_BIN_CORNER * pow(P, D);
   b->cost = BIN_UNITS[D] * (double)s->ncol * ((double)s->N * point + fft + COST_BIN_FLUSH * flushes * cells);
   return 1;
 }

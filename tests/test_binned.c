@@ -196,10 +196,11 @@ int main(void) {
    * bound counts it (with the summation term set to 0, or the sub-chunks
    * disabled, this fails).
    * Then 1-D cases at beps 3e-10 .. 2e-9 that the plan bins by moments
-   * without sub-chunks (a small lattice): 2^22 points at one point, in one
-   * cell or in a cluster with far outliers, so that every moment cell sums
-   * runs of 2^18 alike terms (with the moments' summation constant set to
-   * 0, the cases above take moments without sub-chunks and fail). */
+   * without sub-chunks (a small lattice): 2^22 points (blocks of 2^18) or
+   * 2^16 (one run, slab mode) at one point, in one cell or in a cluster
+   * with far outliers, so that every moment cell sums long runs of alike
+   * terms (with the moments' summation constant set to 0, the cases above
+   * take moments without sub-chunks and fail). */
   {
     const int NSUM = CHECK_SANITIZED ? 4 : 12, NMOM = CHECK_SANITIZED ? 3 : 6;
     int sran = 0, flushed = 0, slab = 0, mran = 0;
@@ -211,8 +212,10 @@ int main(void) {
       gsl_rng *const rg = mom ? rm : r; /* the draws of the cases before are unchanged */
       const int D = !mom && cs % 4 == 3 ? 2 : 1, kind = mom ? (cs - NSUM) % 3 : cs % 4;
       /* 2^22 points in one cell: blocks of 2^18 */
-      const size_t N = (size_t)1 << (D == 2 ? (CHECK_SANITIZED ? 16 : 18)
-                                            : kind < 2 || mom ? (CHECK_SANITIZED ? 20 : 22) : 20);
+      const size_t N = (size_t)1 << (D == 2                       ? (CHECK_SANITIZED ? 16 : 18)
+                                     : mom && (cs - NSUM) % 2 ? 16
+                                     : kind < 2 || mom        ? (CHECK_SANITIZED ? 20 : 22)
+                                                              : 20);
       double R = exp(log(0.5) + gsl_rng_uniform(rg) * (log(100.0) - log(0.5)));
       if (D > 1) R = fmin(R, 1.5); /* keeps the lattice (and the test) small */
       gfi_kernel k;
@@ -286,8 +289,13 @@ int main(void) {
         if (st || st3) break;
         CHECK(memcmp(out, o3, M * ncol * sizeof *out) == 0 && b3[0] == babs[0],
               "sum case %d P=%d: 3 threads give other bits", cs, P);
-        /* moments: 1-D, no sub-chunks, a lattice of at most 2^15 doubles */
-        const int by_mom = D == 1 && b.sub == 0 && b.G[0] * (P == 4 ? 4 : 8) <= ((size_t)1 << 15);
+        /* moments (binned.c, bin_width): 1-D, no sub-chunks, at most 0.5
+         * (cubic) or 1.5 (quintic) doubles per point of a run, and block
+         * mode kept (2^21 doubles in all the blocks' copies) */
+        const size_t runs = N >> 16 > 1 ? 16 : 1, wd = P == 4 ? 4 : 8;
+        const double dbl = (double)(b.G[0] * wd);
+        const int by_mom = D == 1 && b.sub == 0 && dbl <= fmax((P == 4 ? 0.5 : 1.5) * (double)(N / runs), 4096) &&
+                           (runs == 1 || (double)(runs * ncol) * dbl <= (double)((size_t)1 << 21));
         if (mom) {
           mran += by_mom;
         } else {
