@@ -374,7 +374,7 @@ typedef struct {
   size_t cells, ntask; /* cells per column; tasks (slabs of axis 0) */
   size_t w;            /* doubles per cell (bin_width) */
   size_t blk;          /* block mode: points per block (0: slab mode) */
-  double *lat;         /* ncol x cells */
+  double *lat;         /* ncol x cells x w */
 } bin_ctx;
 
 /* The smallest and largest first cell (k - o) of axis 0 in a chunk. */
@@ -1011,8 +1011,8 @@ int bl_binned_eval(const bl_sum *s, const bl_binned *b, const double *lo, const 
                        (double)(b->G[j] + (n[j] - 1) * b->s[j]) * b->h[j];
     shift += s->R[j] * mu1 * 5 * (P == 4 ? 5.0 / 3 : 2.2) * pow(lam, D - 1) * eps * ext;
   }
-  /* the weights' rounding: each within a few eps, Lambda^D of them in all;
-   * the lattice's summation */
+  /* the weights' rounding: each within a few eps, Lambda^D of them in all
+   * (moments: within the summation term); the lattice's summation */
   bx.w = bin_width(s, bx.cells, P, b->sub);
   shift += (bx.w > 1 ? 0 : 16 * eps * pow(lam, D)) + accum_term(s, bx.cells, P, b->sub);
   /* binning: fixed blocks of points into their own lattices when those
