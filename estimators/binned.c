@@ -36,6 +36,32 @@
  * accum_term) are added. The plan takes the cheapest sub-chunk size (none
  * where the summation term is small anyway); bits therefore depend on the
  * target, never on the thread count.
+ *
+ * Moments (1-D, no sub-chunks, a lattice small against the points of a
+ * run: bin_width). The weights are polynomials in t = f - 1/2,
+ * w_m(f) = sum_p A_mp t^p (p < P; MOM_A4, MOM_A6), so a point adds its P
+ * moments v t^p to one moment cell, k - o (4 doubles cubic, 8 quintic: 6
+ * and 2 unused), and once all points are in, cell q of the lattice is
+ * sum_m sum_p A_mp M[q - m][p]: one vector update per point into a cell of
+ * its own instead of P scalar ones that overlap the next point's.
+ * Rounding (t = f - 1/2 is exact): the moment v t^p is p products (v t,
+ * then times t), within gamma_p <= gamma_{P-1} of v t^p; a moment cell
+ * sums its terms in runs as above (gamma_m); the conversion rounds A_mp
+ * (u), the product (u) and adds P terms for each m and the P values of m
+ * (2 (P - 1)): every term v t^p A_mp reaches its lattice cell within
+ * gamma_{m + 3P} of itself. Each output takes each cell times a sample of
+ * at most K0, so the summation term is gamma_{m + 3P} c1 K0 max_t sum_m
+ * sum_p |A_mp| |t|^p, the maximum over |t| <= 1/2 at |t| = 1/2: 17/6
+ * (cubic), 53/16 (quintic) in place of Lambda = 5/4, 89/64 (lebesgue_mom);
+ * it holds the weights' rounding too (no 16 eps Lambda term). The
+ * interpolant is the same (Lagrange's, in another basis), so the binning
+ * and positions' terms are unchanged. The values differ from the direct
+ * binning's in the last bits, within the bound. The Lagrange weights as
+ * the basis would keep Lambda, but cost more per point than the powers;
+ * sub-chunks (the scratch's flushes, w times wider) and large lattices (a
+ * copy per run, w times larger) bin the weights directly: measured faster
+ * there.
+ *
  * The cost model takes the cheaper order: quintic needs about 2.5 times
  * fewer cells per axis at tol 1e-3 (h^6 against h^4) for 36 against 16
  * weights per point in 2-D.
@@ -50,11 +76,13 @@
  * plus the samples' own rounding; a later pass multiplies an earlier pass's
  * error by at most its ||v||_1. Every term is added to the bound.
  *
- * Threads: a small lattice (all blocks' copies within BIN_BLOCK_CELLS) is
- * filled per fixed block of points (bl_pass_block: a function of N), one
- * copy per block, summed in block order; a large one is split into slabs of
- * its first axis, each thread reading every point and keeping the cells in
- * its slab, so that every cell is summed in the points' order. The mode
+ * Threads: a small lattice (all blocks' copies within BIN_BLOCK_CELLS
+ * doubles) is filled per fixed block of points (bl_pass_block: a function
+ * of N), one copy per block, summed in block order; a large one is split
+ * into slabs of its first axis, each thread reading every point and keeping
+ * the cells in its slab (by moments: the points whose moment cell is in
+ * it), so that every cell is summed in the points' order. Moments become
+ * the lattice's values after that, each cell by a fixed sum. The mode
  * depends on N and the lattice only, and the fibres of a pass are
  * independent: the same bits for any thread count. */
 #include <fftw3.h>
@@ -90,11 +118,25 @@
 static const double BIN_UNITS[4] = {0, 7.0, 1.6, 0.9};
 #define COST_BIN_POINT 12.0
 #define COST_BIN_CORNER 3.0
+/* per point, and per point and double of its moment cell, in moment
+ * binning (1-D; measured at N = 4e5 .. 2e6, one thread: 1.15 and 1.80 ns a
+ * point, cubic and quintic, against 2.09 for the cubic weights binned
+ * directly, 24 units) */
+#define COST_BIN_MOM_POINT 5.5
+#define COST_BIN_MOMENT 1.9
 #define COST_BIN_FFT 1.5
 #define COST_BIN_FIBRE 200.0
 /* per cell of a sub-chunk's scratch added into the lattice (measured: a
  * flushed cell costs about 2 units of a binned point's) */
 #define COST_BIN_FLUSH 2.0
+/* Moment binning's largest lattice per point of a run (doubles of one
+ * copy; measured at N = 1e6, runs of 65 536 points, one thread: cubic
+ * gains 0.8 ms at 7 165 cells and loses 0.15 ms at 10 744; quintic gains
+ * 0.4 ms at 10 746 cells; at N = 4e6, runs of 250 000, cubic gains 2.3 ms
+ * at 20 299 cells), and below which it always runs. */
+#define BIN_MOM_RHO4 0.5
+#define BIN_MOM_RHO6 1.5
+#define BIN_MOM_FLOOR ((size_t)1 << 12)
 /* The fewest points of a sub-chunk (a multiple of BIN_CHUNK). */
 #define BIN_SUB_MIN ((size_t)256)
 
@@ -123,6 +165,40 @@ static void kernel_mus(const bl_sum *s, double *mu1, double *mu4, double *mu6) {
  * 89/64 (quintic), both at f = 1/2. */
 static double lebesgue(int P) { return P == 4 ? 1.25 : 89.0 / 64; }
 
+/* Moment binning (1-D): the weights as polynomials in t = f - 1/2,
+ * w_m = sum_p A[m][p] t^p (cells k-o+m, P = 4: o = 1; P = 6: o = 2). */
+static const double MOM_A4[4][4] = {{-1.0 / 16, 1.0 / 24, 1.0 / 4, -1.0 / 6},
+                                    {9.0 / 16, -9.0 / 8, -1.0 / 4, 1.0 / 2},
+                                    {9.0 / 16, 9.0 / 8, -1.0 / 4, -1.0 / 2},
+                                    {-1.0 / 16, -1.0 / 24, 1.0 / 4, 1.0 / 6}};
+static const double MOM_A6[6][6] = {{3.0 / 256, -3.0 / 640, -5.0 / 96, 1.0 / 48, 1.0 / 48, -1.0 / 120},
+                                    {-25.0 / 256, 25.0 / 384, 13.0 / 32, -13.0 / 48, -1.0 / 16, 1.0 / 24},
+                                    {75.0 / 128, -75.0 / 64, -17.0 / 48, 17.0 / 24, 1.0 / 24, -1.0 / 12},
+                                    {75.0 / 128, 75.0 / 64, -17.0 / 48, -17.0 / 24, 1.0 / 24, 1.0 / 12},
+                                    {-25.0 / 256, -25.0 / 384, 13.0 / 32, 13.0 / 48, -1.0 / 16, -1.0 / 24},
+                                    {3.0 / 256, 3.0 / 640, -5.0 / 96, -1.0 / 48, 1.0 / 48, 1.0 / 120}};
+
+/* max over |t| <= 1/2 of sum_m sum_p |A[m][p]| |t|^p (at |t| = 1/2):
+ * 17/6 (cubic), 53/16 (quintic) */
+static double lebesgue_mom(int P) { return P == 4 ? 17.0 / 6 : 53.0 / 16; }
+
+/* Doubles per lattice cell: 4 or 8 (a moment cell: 4 or 6 moments, 2
+ * unused) where the moment binning runs, else 1 (the lattice's values
+ * binned directly). Moments: 1-D, no sub-chunks, and a lattice of at most
+ * BIN_MOM_RHO4 or BIN_MOM_RHO6 doubles per point of a run (one block, or
+ * all N: a copy of the lattice to zero and sum per run against what the
+ * run's points save; or BIN_MOM_FLOOR doubles), never where it would put
+ * a lattice whose blocks fit into slab mode. With sub-chunks the
+ * scratch's flushes, w times wider, cost more than the binning saves. */
+static size_t bin_width(const bl_sum *s, size_t cells, int P, size_t sub) {
+  const size_t w = P == 4 ? 4 : 8, blk = bl_pass_block(s->N), nblk = (s->N + blk - 1) / blk;
+  if (s->D != 1 || sub) return 1;
+  const double dbl = (double)cells * (double)w, B = (double)(nblk > 1 ? blk : s->N);
+  if (dbl > fmax((P == 4 ? BIN_MOM_RHO4 : BIN_MOM_RHO6) * B, (double)BIN_MOM_FLOOR)) return 1;
+  if (nblk > 1 && (double)nblk * (double)s->ncol * dbl > (double)BIN_BLOCK_CELLS) return 1;
+  return w;
+}
+
 /* The binning term per unit of mu_P (h R)^P on axis j: Lambda^j max |prod
  * (f - m)| / P!, the product's largest value on the middle cell being
  * 9/16 (cubic) or 225/64 (quintic). */
@@ -147,24 +223,29 @@ double bl_binned_beps(const bl_sum *s) { return 0.25 * s->tol * s->rho; }
  * times a kernel sample of at most K0; with the weights' Lebesgue constant
  * Lambda^D this is gamma_m Lambda^D per unit of c1 K0. Block mode is taken
  * by N and the lattice only (see bl_binned_eval). */
-static int bin_blocks(const bl_sum *s, size_t cells) {
+static int bin_blocks(const bl_sum *s, size_t cells, int P, size_t sub) {
   const size_t blk = bl_pass_block(s->N), nblk = (s->N + blk - 1) / blk;
-  return nblk > 1 && (double)nblk * (double)s->ncol * (double)cells <= (double)BIN_BLOCK_CELLS;
+  return nblk > 1 && (double)nblk * (double)s->ncol * (double)cells * (double)bin_width(s, cells, P, sub) <=
+                         (double)BIN_BLOCK_CELLS;
 }
 
 /* The points of one run (B) and the runs (nblk, 0 in slab mode). */
-static void bin_runs(const bl_sum *s, size_t cells, size_t *B, size_t *nblk) {
+static void bin_runs(const bl_sum *s, size_t cells, int P, size_t sub, size_t *B, size_t *nblk) {
   const size_t blk = bl_pass_block(s->N);
-  const int blocks = bin_blocks(s, cells);
+  const int blocks = bin_blocks(s, cells, P, sub);
   *B = blocks ? blk : s->N;
   *nblk = blocks ? (s->N + blk - 1) / blk : 0;
 }
 
 static double accum_term(const bl_sum *s, size_t cells, int P, size_t sub) {
   size_t B, nblk;
-  bin_runs(s, cells, &B, &nblk);
+  bin_runs(s, cells, P, sub, &B, &nblk);
   double m = (double)B + (double)nblk;
   if (sub && sub < B) m = (double)sub + ceil((double)B / (double)sub) + (double)nblk;
+  if (bin_width(s, cells, P, sub) > 1) { /* moments: their powers and the conversion (see the top) */
+    const double u = (m + 3 * P) * (0.5 * DBL_EPSILON);
+    return u / (1 - u) * lebesgue_mom(P);
+  }
   const double u = m * (0.5 * DBL_EPSILON);
   return u / (1 - u) * pow(lebesgue(P), s->D);
 }
@@ -216,15 +297,16 @@ static int plan_sub(const bl_sum *s, const double *lo, const double *hi, const s
   const int D = s->D;
   double mu1, mu4, mu6;
   kernel_mus(s, &mu1, &mu4, &mu6);
-  /* beps less the summation's share (which the lattice decides: block
-   * mode first, slab mode where the lattice turns out too large) */
-  double acc = accum_term(s, 1, P, sub);
+  /* beps less the summation's share, which the lattice decides (block or
+   * slab mode, moments or not): first the lattice for all of beps, then
+   * for beps less its share, once more where that one's share is larger */
+  double acc = 0;
   for (int t = 0;; t++) {
     if (!(acc <= 0.5 * beps)) return 0;
     if (!plan_lattice(s, lo, hi, n, beps - acc, P, P == 4 ? mu4 : mu6, b)) return 0;
     const double a2 = accum_term(s, lattice_cells(s, b), P, sub);
     if (a2 <= acc) break;
-    if (t) return 0;
+    if (t == 2) return 0;
     acc = a2;
   }
   double fft = 0;
@@ -243,14 +325,16 @@ static int plan_sub(const bl_sum *s, const double *lo, const double *hi, const s
   /* every sub-chunk after a run's first adds (at most) the whole lattice */
   size_t B, nblk;
   const double cells = (double)lattice_cells(s, b);
-  bin_runs(s, lattice_cells(s, b), &B, &nblk);
+  bin_runs(s, lattice_cells(s, b), P, sub, &B, &nblk);
   const double flushes = sub && sub < B ? (double)(nblk ? nblk : 1) * (ceil((double)B / (double)sub) - 1) : 0;
   b->on = 1;
   b->order = P;
   b->beps = beps;
   b->sub = sub && sub < B ? sub : 0;
-  b->cost = BIN_UNITS[D] * (double)s->ncol *
-            ((double)s->N * (COST_BIN_POINT + COST_BIN_CORNER * pow(P, D)) + fft + COST_BIN_FLUSH * flushes * cells);
+  const size_t w = bin_width(s, lattice_cells(s, b), P, sub);
+  const double point = w > 1 ? COST_BIN_MOM_POINT + COST_BIN_MOMENT * (double)w
+                             : COST_BIN_POINT + COST_BIN_CORNER * pow(P, D);
+  b->cost = BIN_UNITS[D] * (double)s->ncol * ((double)s->N * point + fft + COST_BIN_FLUSH * flushes * cells);
   return 1;
 }
 
@@ -288,8 +372,9 @@ typedef struct {
   const bl_binned *b;
   double base[3], ih[3];
   size_t cells, ntask; /* cells per column; tasks (slabs of axis 0) */
+  size_t w;            /* doubles per cell (bin_width) */
   size_t blk;          /* block mode: points per block (0: slab mode) */
-  double *lat;         /* ncol x cells */
+  double *lat;         /* ncol x cells x w */
 } bin_ctx;
 
 /* The smallest and largest first cell (k - o) of axis 0 in a chunk. */
@@ -503,6 +588,118 @@ GFI_CLONES static void bin1(const bin_ctx *x, size_t i0, size_t i1, const double
   }
 }
 
+/* One column in 1-D by moments: a point at k + f adds its P moments to
+ * moment cell k - o (w doubles: 4 or 8), one vector update per point into
+ * its own cell (no partial overlap with the next point's): moments 0..3
+ * as one 4-wide update, 4..5 as one 2-wide, four points' moments
+ * transposed in registers; in a slab [a, e) only the points whose moment
+ * cell lies in it. Every cell takes its terms in the points' order (the
+ * scalar updates of a chunk's last points give the same sums). */
+static inline void bin1m_order(const int P, const size_t w, const bin_ctx *x, size_t i0, size_t i1,
+                               const double *c, double cval, size_t a, size_t e, double *g, long *r) {
+  const int o = P / 2 - 1;
+  int kc[BIN_CHUNK];
+  double f[BIN_CHUNK], cv[BIN_CHUNK];
+  if (!c)
+    for (size_t j = 0; j < BIN_CHUNK; j++) cv[j] = cval;
+  const int full = a == 0 && e == x->b->G[0];
+  for (size_t i = i0; i < i1; i += BIN_CHUNK) {
+    const size_t n = i1 - i < BIN_CHUNK ? i1 - i : BIN_CHUNK;
+    const double *v = c ? c + i : cv;
+    chunk_cells(x, 0, i, n, o, kc, f);
+    if (r) chunk_range(kc, n, r);
+    size_t j = 0;
+#ifdef BIN_SHUFFLE
+    for (; j + 4 <= n; j += 4) {
+      bin_v4 q[4], t;
+      memcpy(&q[0], v + j, sizeof q[0]);
+      memcpy(&t, f + j, sizeof t);
+      t -= 0.5;
+      q[1] = q[0] * t;
+      q[2] = q[1] * t;
+      q[3] = q[2] * t;
+      const bin_v4 t0 = __builtin_shufflevector(q[0], q[1], 0, 4, 2, 6),
+                   t1 = __builtin_shufflevector(q[0], q[1], 1, 5, 3, 7),
+                   t2 = __builtin_shufflevector(q[2], q[3], 0, 4, 2, 6),
+                   t3 = __builtin_shufflevector(q[2], q[3], 1, 5, 3, 7);
+      const bin_v4 pv[4] = {__builtin_shufflevector(t0, t2, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 0, 1, 4, 5),
+                            __builtin_shufflevector(t0, t2, 2, 3, 6, 7), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
+      bin_v2 hv[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+      if (P == 6) {
+        const bin_v4 r4 = q[3] * t, r5 = r4 * t;
+        hv[0] = __builtin_shufflevector(r4, r5, 0, 4);
+        hv[1] = __builtin_shufflevector(r4, r5, 1, 5);
+        hv[2] = __builtin_shufflevector(r4, r5, 2, 6);
+        hv[3] = __builtin_shufflevector(r4, r5, 3, 7);
+      }
+      for (int u = 0; u < 4; u++) {
+        const size_t k = (size_t)kc[j + (size_t)u];
+        if (!full && (k < a || k >= e)) continue;
+        double *gk = g + k * w;
+        bin_v4 y;
+        memcpy(&y, gk, sizeof y);
+        y += pv[u];
+        memcpy(gk, &y, sizeof y);
+        if (P == 6) {
+          bin_v2 z;
+          memcpy(&z, gk + 4, sizeof z);
+          z += hv[u];
+          memcpy(gk + 4, &z, sizeof z);
+        }
+      }
+    }
+#endif
+    for (; j < n; j++) {
+      const size_t k = (size_t)kc[j];
+      if (!full && (k < a || k >= e)) continue;
+      double *gk = g + k * w, m = v[j];
+      const double t = f[j] - 0.5;
+      gk[0] += m;
+      for (int p = 1; p < P; p++) {
+        m *= t;
+        gk[p] += m;
+      }
+    }
+  }
+}
+
+/* (P and w constants where inlined) */
+GFI_CLONES static void bin1m(const bin_ctx *x, size_t i0, size_t i1, const double *c, double cval, size_t a,
+                             size_t e, double *g, long *r) {
+  if (x->b->order == 4)
+    bin1m_order(4, 4, x, i0, i1, c, cval, a, e, g, r);
+  else
+    bin1m_order(6, 8, x, i0, i1, c, cval, a, e, g, r);
+}
+
+/* The lattice's values from the moments (1-D): cell q = sum over m of
+ * sum_p A[m][p] M[q - m][p], in that order, for the cells [q0, q1). */
+typedef struct {
+  const double *M;
+  double *g;
+  size_t G, w, chunk;
+  int P;
+} mom_ctx;
+
+static int mom_task(void *vc, size_t t, void *ws) {
+  (void)ws;
+  const mom_ctx *mc = vc;
+  const size_t q0 = t * mc->chunk, q1 = mc->G - q0 < mc->chunk ? mc->G : q0 + mc->chunk, w = mc->w;
+  const int P = mc->P;
+  for (size_t q = q0; q < q1; q++) {
+    double sum = 0;
+    for (int m = 0; m < P; m++) {
+      if (q < (size_t)m) break;
+      const double *Mk = mc->M + (q - (size_t)m) * w, *A = P == 4 ? MOM_A4[m] : MOM_A6[m];
+      double d = 0;
+      for (int p = 0; p < P; p++) d += A[p] * Mk[p];
+      sum += d;
+    }
+    mc->g[q] = sum;
+  }
+  return GFI_OK;
+}
+
 /* Rows u0 .. u1-1 of one point's P x P cells (P = 4 or 6, a constant
  * where it is inlined): row u gets a_u times the last axis's P weights
  * w[0..P-1], held in registers, so that each row is one or two vector
@@ -579,7 +776,9 @@ GFI_CLONES static void binn(const bin_ctx *x, size_t i0, size_t i1, const double
 static void bin_range(const bin_ctx *x, size_t col, size_t i0, size_t i1, size_t a, size_t e, double *g, long *r) {
   const bl_sum *s = x->s;
   const double *c = s->c ? s->c + col * s->N : NULL;
-  if (s->D == 1)
+  if (x->w > 1)
+    bin1m(x, i0, i1, c, s->cval, a, e, g, r);
+  else if (s->D == 1)
     bin1(x, i0, i1, c, s->cval, a, e, g, r);
   else
     binn(x, i0, i1, c, s->cval, a, e, g, r);
@@ -599,7 +798,7 @@ GFI_CLONES static void flush(double *restrict g, double *restrict S, size_t k0, 
 static int bin_ws_init(void *vc, void *vws) {
   const bin_ctx *x = vc;
   double **S = vws;
-  *S = calloc(x->cells, sizeof **S);
+  *S = gfi_calloc3(x->cells, x->w, sizeof **S);
   return *S ? GFI_OK : GFI_ENOMEM;
 }
 
@@ -620,7 +819,10 @@ static void bin_ws_fini(void *vc, void *vws) {
 static int bin_task(void *vc, size_t q, void *ws) {
   const bin_ctx *x = vc;
   const bl_sum *s = x->s;
-  const size_t cells = x->cells, G0 = x->b->G[0], nc = s->ncol, row = cells / G0, P = (size_t)x->b->order;
+  /* row: doubles per cell of axis 0; span: the cells of axis 0 a point
+   * reaches (its moment cell alone in moment binning) */
+  const size_t cells = x->cells * x->w, G0 = x->b->G[0], nc = s->ncol, row = cells / G0,
+               span = x->w > 1 ? 1 : (size_t)x->b->order;
   size_t a = 0, e = G0, i0 = 0, i1 = s->N;
   double *lat = x->lat;
   if (x->blk) {
@@ -642,8 +844,9 @@ static int bin_task(void *vc, size_t q, void *ws) {
       long r[2] = {LONG_MAX, -1};
       bin_range(x, col, i, i1 - i < sub ? i1 : i + sub, a, e, S, r);
       if (r[1] < 0) continue; /* no points */
-      /* rows k0 .. k0 + P - 1 of every point, within the slab */
-      const size_t k0 = (size_t)r[0] > a ? (size_t)r[0] : a, k1 = (size_t)r[1] + P < e ? (size_t)r[1] + P : e;
+      /* rows k0 .. k0 + span - 1 of every point, within the slab */
+      const size_t k0 = (size_t)r[0] > a ? (size_t)r[0] : a,
+                   k1 = (size_t)r[1] + span < e ? (size_t)r[1] + span : e;
       if (k0 < k1) flush(g, S, k0 * row, k1 * row);
     }
   }
@@ -791,7 +994,7 @@ int bl_binned_eval(const bl_sum *s, const bl_binned *b, const double *lo, const 
   kernel_mus(s, &mu1, &mu4, &mu6);
   const int P = b->order;
   const double mu = P == 4 ? mu4 : mu6, lam = lebesgue(P);
-  bin_ctx bx = {s, b, {0}, {1, 1, 1}, 1, 1, 0, NULL};
+  bin_ctx bx = {s, b, {0}, {1, 1, 1}, 1, 1, 1, 0, NULL};
   double interp = 0, shift = 0;
   for (int j = 0; j < D; j++) {
     const double loc = lo[j] - s->ctr[j];
@@ -808,18 +1011,19 @@ int bl_binned_eval(const bl_sum *s, const bl_binned *b, const double *lo, const 
                        (double)(b->G[j] + (n[j] - 1) * b->s[j]) * b->h[j];
     shift += s->R[j] * mu1 * 5 * (P == 4 ? 5.0 / 3 : 2.2) * pow(lam, D - 1) * eps * ext;
   }
-  /* the weights' rounding: each within a few eps, Lambda^D of them in all;
-   * the lattice's summation */
-  shift += 16 * eps * pow(lam, D) + accum_term(s, bx.cells, P, b->sub);
+  /* the weights' rounding: each within a few eps, Lambda^D of them in all
+   * (moments: within the summation term); the lattice's summation */
+  bx.w = bin_width(s, bx.cells, P, b->sub);
+  shift += (bx.w > 1 ? 0 : 16 * eps * pow(lam, D)) + accum_term(s, bx.cells, P, b->sub);
   /* binning: fixed blocks of points into their own lattices when those
    * are small (every thread then reads only its blocks), else one slab of
    * axis-0 cells per thread */
   const int nt = bl_threads(s->nthreads);
   const size_t blk = bl_pass_block(s->N), nblk = (s->N + blk - 1) / blk;
-  const int blocks = bin_blocks(s, bx.cells); /* N and the lattice decide */
+  const int blocks = bin_blocks(s, bx.cells, P, b->sub); /* N and the lattice decide */
   bx.blk = blocks ? blk : 0;
   bx.ntask = blocks ? nblk : ((size_t)nt < b->G[0] ? (size_t)nt : b->G[0]);
-  double *lat = gfi_malloc3(blocks ? nblk : 1, nc * bx.cells, sizeof *lat);
+  double *lat = gfi_malloc4(blocks ? nblk : 1, nc * bx.cells, bx.w, sizeof *lat);
   if (!lat) return GFI_ENOMEM;
   bx.lat = lat;
   int st = GFI_OK;
@@ -834,7 +1038,7 @@ int bl_binned_eval(const bl_sum *s, const bl_binned *b, const double *lo, const 
     return st;
   }
   if (blocks) {
-    red_ctx rc = {lat, nblk, nc * bx.cells, (size_t)1 << 13};
+    red_ctx rc = {lat, nblk, nc * bx.cells * bx.w, (size_t)1 << 13};
     (void)par_for((rc.width + rc.chunk - 1) / rc.chunk, nt, 0, red_task, &rc);
   }
   /* the passes, axes D-1 .. 0, per column */
@@ -901,7 +1105,12 @@ int bl_binned_eval(const bl_sum *s, const bl_binned *b, const double *lo, const 
   size_t Gtot = 1;
   for (int j = 0; j < D; j++) Gtot *= n[j];
   for (size_t col = 0; !st && col < nc; col++) {
-    memcpy(bufA, lat + col * bx.cells, bx.cells * sizeof *bufA);
+    if (bx.w > 1) { /* the lattice's values from the moments */
+      mom_ctx mc = {lat + col * bx.cells * bx.w, bufA, bx.cells, bx.w, (size_t)1 << 14, P};
+      (void)par_for((bx.cells + mc.chunk - 1) / mc.chunk, nt, 0, mom_task, &mc);
+    } else {
+      memcpy(bufA, lat + col * bx.cells, bx.cells * sizeof *bufA);
+    }
     double *src = bufA, *dst = bufB, E = 0;
     for (int j = 0; j < D; j++) dims[j] = b->G[j];
     for (int j = D - 1; !st && j >= 0; j--) {

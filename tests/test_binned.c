@@ -194,39 +194,54 @@ int main(void) {
    * unit (m = 2^18: some 1e-11), above these targets: the values are within
    * the bound because the sub-chunks keep every cell's run short and the
    * bound counts it (with the summation term set to 0, or the sub-chunks
-   * disabled, this fails). */
+   * disabled, this fails).
+   * Then 1-D cases at beps 3e-10 .. 2e-9 that the plan bins by moments
+   * without sub-chunks (a small lattice): 2^22 points (blocks of 2^18) or
+   * 2^16 (one run, slab mode) at one point, in one cell or in a cluster
+   * with far outliers, so that every moment cell sums long runs of alike
+   * terms (with the moments' summation constant set to 0, the cases above
+   * take moments without sub-chunks and fail). */
   {
-    const int NSUM = CHECK_SANITIZED ? 4 : 12;
-    int sran = 0, flushed = 0, slab = 0;
-    double sworst = 0;
-    for (int cs = 0; cs < NSUM; cs++) {
-      const int D = cs % 4 == 3 ? 2 : 1, kind = cs % 4;
+    const int NSUM = CHECK_SANITIZED ? 4 : 12, NMOM = CHECK_SANITIZED ? 3 : 6;
+    int sran = 0, flushed = 0, slab = 0, mran = 0;
+    double sworst = 0, mworst = 0;
+    gsl_rng *rm = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rm, 12);
+    for (int cs = 0; cs < NSUM + NMOM; cs++) {
+      const int mom = cs >= NSUM;
+      gsl_rng *const rg = mom ? rm : r; /* the draws of the cases before are unchanged */
+      const int D = !mom && cs % 4 == 3 ? 2 : 1, kind = mom ? (cs - NSUM) % 3 : cs % 4;
       /* 2^22 points in one cell: blocks of 2^18 */
-      const size_t N = (size_t)1 << (D == 2 ? (CHECK_SANITIZED ? 16 : 18) : kind < 2 ? (CHECK_SANITIZED ? 20 : 22) : 20);
-      double R = exp(log(0.5) + gsl_rng_uniform(r) * (log(100.0) - log(0.5)));
+      const size_t N = (size_t)1 << (D == 2                       ? (CHECK_SANITIZED ? 16 : 18)
+                                     : mom && (cs - NSUM) % 2 ? 16
+                                     : kind < 2 || mom        ? (CHECK_SANITIZED ? 20 : 22)
+                                                              : 20);
+      double R = exp(log(0.5) + gsl_rng_uniform(rg) * (log(100.0) - log(0.5)));
       if (D > 1) R = fmin(R, 1.5); /* keeps the lattice (and the test) small */
       gfi_kernel k;
-      gfi_kernel_pow(&k, 1 + (int)gsl_rng_uniform_int(r, 6));
-      const double beps = kind < 2 ? pow(10.0, -12 - 0.4 * gsl_rng_uniform(r)) : pow(10.0, -11 - 1.5 * gsl_rng_uniform(r));
-      const double ctr = gsl_ran_flat(r, -1, 1);
+      gfi_kernel_pow(&k, 1 + (int)gsl_rng_uniform_int(rg, 6));
+      const double beps = mom        ? pow(10.0, -9.5 + 0.8 * gsl_rng_uniform(rg))
+                          : kind < 2 ? pow(10.0, -12 - 0.4 * gsl_rng_uniform(rg))
+                                     : pow(10.0, -11 - 1.5 * gsl_rng_uniform(rg));
+      const double ctr = gsl_ran_flat(rg, -1, 1);
       const size_t ncol = cs % 2 ? 2 : 1;
       double *x = malloc(N * (size_t)D * sizeof *x), *c = malloc(2 * N * sizeof *c);
       for (size_t i = 0; i < N * (size_t)D; i++) {
         if (kind == 0) x[i] = ctr; /* all at one point */
         else if (kind == 1) x[i] = ctr + 1e-9 * (double)(i >> 18); /* one cell */
-        else if (kind == 2) x[i] = draw(r, ctr, ctr, 1e-3, 1e-3, 30 / R); /* a cluster, far outliers */
-        else x[i] = draw(r, ctr, ctr + 0.5, 0.01, 0.3, 0); /* two clusters */
+        else if (kind == 2) x[i] = draw(rg, ctr, ctr, 1e-3, 1e-3, 30 / R); /* a cluster, far outliers */
+        else x[i] = draw(rg, ctr, ctr + 0.5, 0.01, 0.3, 0); /* two clusters */
       }
       for (size_t i = 0; i < N; i++) {
-        c[i] = cs % 3 == 0 ? gsl_ran_gaussian(r, 1) : 1.0 / 3.0; /* signed, or all alike */
+        c[i] = cs % 3 == 0 ? gsl_ran_gaussian(rg, 1) : 1.0 / 3.0; /* signed, or all alike */
         c[N + i] = 1 + 0.5 * sin(1e3 * (double)i);
       }
       double lo[3], hi[3], Rv[3] = {R, R * 0.9, 0};
       size_t n[3], M = 1;
       for (int j = 0; j < D; j++) {
-        n[j] = 2 + gsl_rng_uniform_int(r, D == 1 ? 7 : 3);
-        lo[j] = ctr - gsl_ran_flat(r, 0, 2 / R);
-        hi[j] = ctr + gsl_ran_flat(r, 0, cs % 3 == 1 ? 20 / R : 2 / R);
+        n[j] = 2 + gsl_rng_uniform_int(rg, D == 1 ? 7 : 3);
+        lo[j] = ctr - gsl_ran_flat(rg, 0, 2 / R);
+        hi[j] = ctr + gsl_ran_flat(rg, 0, cs % 3 == 1 ? 20 / R : 2 / R);
         M *= n[j];
       }
       gfi_opts o;
@@ -274,11 +289,22 @@ int main(void) {
         if (st || st3) break;
         CHECK(memcmp(out, o3, M * ncol * sizeof *out) == 0 && b3[0] == babs[0],
               "sum case %d P=%d: 3 threads give other bits", cs, P);
-        sran++;
-        flushed += b.sub > 0;
+        /* moments (binned.c, bin_width): 1-D, no sub-chunks, at most 0.5
+         * (cubic) or 1.5 (quintic) doubles per point of a run, and block
+         * mode kept (2^21 doubles in all the blocks' copies) */
+        const size_t runs = N >> 16 > 1 ? 16 : 1, wd = P == 4 ? 4 : 8;
+        const double dbl = (double)(b.G[0] * wd);
+        const int by_mom = D == 1 && b.sub == 0 && dbl <= fmax((P == 4 ? 0.5 : 1.5) * (double)(N / runs), 4096) &&
+                           (runs == 1 || (double)(runs * ncol) * dbl <= (double)((size_t)1 << 21));
+        if (mom) {
+          mran += by_mom;
+        } else {
+          sran++;
+          flushed += b.sub > 0;
+        }
         size_t cells = ncol;
         for (int j = 0; j < D; j++) cells *= b.G[j];
-        slab += cells > ((size_t)1 << 21) / 16; /* N >= 2^18: 16 blocks */
+        slab += !mom && cells > ((size_t)1 << 21) / 16; /* N >= 2^18: 16 blocks */
         for (size_t col = 0; col < ncol; col++) {
           double err = 0, m = 0;
           for (size_t g = 0; g < M; g++) {
@@ -288,7 +314,8 @@ int main(void) {
           CHECK(err <= babs[col] + 1e-16 * m,
                 "sum case %d P=%d (D=%d kind %d l=%d R=%g beps=%g col %zu, sub %zu): error %.3g > bound %.3g", cs,
                 P, D, kind, k.l, R, beps, col, b.sub, err, babs[col]);
-          if (babs[col] > 0) sworst = fmax(sworst, err / babs[col]);
+          if (babs[col] > 0 && mom) mworst = fmax(mworst, err / babs[col]);
+          if (babs[col] > 0 && !mom) sworst = fmax(sworst, err / babs[col]);
         }
       }
       free(ref), free(out), free(o3);
@@ -299,6 +326,11 @@ int main(void) {
            "mode; worst error / bound %.3g\n",
            sran, flushed, slab, sworst);
     CHECK(sran >= NSUM && flushed >= sran / 2, "summation cases: %d ran, %d with sub-chunks", sran, flushed);
+    printf("binned: summation by moments at beps 3e-10 .. 2e-9: %d (case, order) pairs binned by moments; worst "
+           "error / bound %.3g\n",
+           mran, mworst);
+    CHECK(mran >= NMOM, "moment summation cases: %d binned by moments (of %d)", mran, 2 * NMOM);
+    gsl_rng_free(rm);
   }
 
   /* the public API: a loose tol on a large 1-D grid takes the binned route
