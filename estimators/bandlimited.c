@@ -81,7 +81,7 @@ static double round_term(const bl_rule *r, const double *xabs) {
 }
 
 /* The passes' thread count and blocks (engine_pass.c, shared with binned.c). */
-static int threads_of(int n) { return bl_threads(n); }
+static int threads_of(int n) { return par_threads(n); }
 static size_t pass_block(size_t N) { return bl_pass_block(N); }
 
 /* ---- options ------------------------------------------------------------ */

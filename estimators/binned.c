@@ -1018,7 +1018,7 @@ int bl_binned_eval(const bl_sum *s, const bl_binned *b, const double *lo, const 
   /* binning: fixed blocks of points into their own lattices when those
    * are small (every thread then reads only its blocks), else one slab of
    * axis-0 cells per thread */
-  const int nt = bl_threads(s->nthreads);
+  const int nt = par_threads(s->nthreads);
   const size_t blk = bl_pass_block(s->N), nblk = (s->N + blk - 1) / blk;
   const int blocks = bin_blocks(s, bx.cells, P, b->sub); /* N and the lattice decide */
   bx.blk = blocks ? blk : 0;

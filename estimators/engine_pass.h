@@ -13,8 +13,4 @@
 #define PASS_BLOCKS ((size_t)16)
 size_t bl_pass_block(size_t N);
 
-/* The threads a pass runs on: n when positive, else OpenMP's maximum (1
- * without OpenMP). */
-int bl_threads(int n);
-
 #endif

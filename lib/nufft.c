@@ -82,7 +82,7 @@ static int finite_task(void *vc, size_t k, void *ws) {
 static int all_finite_par(size_t n, const double *v, int nthreads) {
   if (n < 4 * CHK_BLOCK) return all_finite(n, v);
   chk_ctx c = {n, v};
-  return par_for((n + CHK_BLOCK - 1) / CHK_BLOCK, nufft_threads(nthreads), 0, finite_task, &c) ==
+  return par_for((n + CHK_BLOCK - 1) / CHK_BLOCK, par_threads(nthreads), 0, finite_task, &c) ==
          GFI_OK;
 }
 
@@ -131,7 +131,7 @@ static int zero_task(void *vc, size_t k, void *ws) {
 
 static void zero_par(void *p, size_t bytes, int nthreads) {
   if (!p || !bytes) return;
-  int nt = nufft_threads(nthreads);
+  int nt = par_threads(nthreads);
   if (bytes < 16 * ZERO_BLOCK) nt = 1;
   zero_ctx z = {p, bytes};
   (void)par_for((bytes + ZERO_BLOCK - 1) / ZERO_BLOCK, nt, 0, zero_task, &z); /* cannot fail */
@@ -178,7 +178,7 @@ static double *deconv_factors(const nufft_kernel *k, int D, const size_t *m, con
   for (int d = 0; d < D; d++) {
     dc_ctx c = {k, m[d], nf[d], p};
     size_t nb = (m[d] + DC_BLOCK - 1) / DC_BLOCK;
-    (void)par_for(nb, nb > 1 ? nufft_threads(nthreads) : 1, 0, dc_task, &c); /* cannot fail */
+    (void)par_for(nb, nb > 1 ? par_threads(nthreads) : 1, 0, dc_task, &c); /* cannot fail */
     p += m[d];
   }
   return w;
@@ -235,7 +235,7 @@ static int mg_task(void *vc, size_t t, void *ws) {
 static void modes_grid(int D, const size_t *m, const size_t *nf, const double *w, double *modes,
                        double *grid, int dir, int nthreads) {
   size_t m0 = m[0], m1 = D > 1 ? m[1] : 1, m2 = D > 2 ? m[2] : 1;
-  int nt = nufft_threads(nthreads);
+  int nt = par_threads(nthreads);
   if (m0 * m1 * m2 < 16384) nt = 1;
   /* a task is at least ~1024 modes: whole rows of axis 0 */
   size_t row = m1 * m2, rows = row >= 1024 ? 1 : (1024 + row - 1) / row;
@@ -272,7 +272,7 @@ static int fold_task(void *vc, size_t k, void *ws) {
 
 static void fold_coords(int D, const size_t *nf, size_t n, const double *x, double *t,
                         int nthreads) {
-  int nt = nufft_threads(nthreads);
+  int nt = par_threads(nthreads);
   if (n < 16384) nt = 1;
   fold_ctx c = {D, nf, n, x, t};
   (void)par_for((n + FOLD_BLOCK - 1) / FOLD_BLOCK, nt, 0, fold_task, &c); /* cannot fail */
@@ -727,7 +727,7 @@ int nufft3_plan_make(nufft3_plan **pp, int D, const double *xlo, const double *x
   }
   nufft_phihat_tab_make(&kp, tab);
   t3tgt_ctx tc = {p, &kp, tab, s};
-  (void)par_for((K + FOLD_BLOCK - 1) / FOLD_BLOCK, K < 4096 ? 1 : nufft_threads(p->nthreads), 0,
+  (void)par_for((K + FOLD_BLOCK - 1) / FOLD_BLOCK, K < 4096 ? 1 : par_threads(p->nthreads), 0,
                 t3tgt_task, &tc); /* cannot fail */
   free(tab);
   *pp = p;
@@ -889,7 +889,7 @@ static int add_common(nufft3_plan *p, size_t N, const double *x, const double *c
    * (NaN is not); only when one is not, a second pass tells a non-finite
    * value from a point outside */
   box_ctx bc = {N, D, x, p->lo, p->hi};
-  int inside = par_for((N + CHK_BLOCK - 1) / CHK_BLOCK, N < 4 * CHK_BLOCK ? 1 : nufft_threads(p->nthreads), 0,
+  int inside = par_for((N + CHK_BLOCK - 1) / CHK_BLOCK, N < 4 * CHK_BLOCK ? 1 : par_threads(p->nthreads), 0,
                        box_task, &bc) == GFI_OK;
   if (!inside && !all_finite(N * D, x)) return GFI_ENONFINITE;
   if (c ? !all_finite_par(2 * N, c, p->nthreads)
@@ -916,7 +916,7 @@ static int add_common(nufft3_plan *p, size_t N, const double *x, const double *c
   }
   for (size_t j0 = 0; j0 < N; j0 += CH) {
     size_t n = N - j0 < CH ? N - j0 : CH;
-    int ntl = nufft_threads(nt);
+    int ntl = par_threads(nt);
     if (n < 16384) ntl = 1;
     const int real = p->grid1r && !c;
     t3pre_ctx tc = {p, n, x + j0 * D, c ? c + 2 * j0 : NULL, cr ? cr + j0 : NULL, cval, real};

@@ -107,7 +107,7 @@ void nufft_fft_exec(const nufft_fft *f, double *grid, int nthreads) {
     return;
   }
   int D = f->D;
-  int nt = nufft_threads(nthreads);
+  int nt = par_threads(nthreads);
   if (f->tot < 32768) nt = 1;
   /* last axis: rows (the tasks cannot fail) */
   size_t nl = f->n[D - 1], rows = f->tot / nl;

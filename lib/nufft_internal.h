@@ -78,9 +78,6 @@ static inline double nufft_phihat_tab_poly(const nufft_phihat_tab *t, double x) 
  * fits in size_t). */
 size_t nufft_next235even(size_t m);
 
-/* nthreads option -> thread count (0 = all). */
-int nufft_threads(int nthreads);
-
 /* Scratch of the spreader (the points' sort), kept between calls; zero-
  * initialise, free with nufft_work_free. */
 typedef struct nufft_work {

@@ -20,19 +20,7 @@
 #include "clones.h"
 #include "gfi/status.h"
 #include "alloc.h"
-#ifdef GFI_HAVE_OPENMP
-#include <omp.h>
-#endif
 
-
-int nufft_threads(int n) {
-#ifdef GFI_HAVE_OPENMP
-  return n > 0 ? n : omp_get_max_threads();
-#else
-  (void)n;
-  return 1;
-#endif
-}
 
 static double es(const nufft_kernel *k, double z) {
   double s = 1 - z * z;
@@ -882,7 +870,7 @@ int nufft_spread_real_1d_stream(const nufft_kernel *k, size_t nf, size_t N, nuff
     w->npads = w->pads ? need : 0;
     if (!w->pads) return GFI_ENOMEM;
   }
-  int nt = nufft_threads(nthreads);
+  int nt = par_threads(nthreads);
   if (N < 4096) nt = 1;
   for (size_t q0 = 0; q0 < nball; q0 += win) {
     const size_t nb = nball - q0 < win ? nball - q0 : win;
@@ -904,7 +892,7 @@ int nufft_spread_stream_ok(const nufft_kernel *k, int D, const size_t *nf) {
 static int spread_any(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
                       const double *c, double *grid, int nthreads, nufft_work *w, int real) {
   if (N == 0) return GFI_OK;
-  int nt = nufft_threads(nthreads);
+  int nt = par_threads(nthreads);
   if (N < 4096) nt = 1;
   if (D == 1 && nf[0] <= SPREAD1_MAX && (size_t)k->ns <= nf[0])
     return spread_1d_small(k, nf[0], N, t, c, grid, nt, real, w);
@@ -1045,7 +1033,7 @@ GFI_CLONES static int interp_task(void *vc, size_t q, void *ws) {
 int nufft_interp(const nufft_kernel *k, int D, const size_t *nf, size_t N, const double *t,
                  double *c, const double *grid, int nthreads, nufft_work *w) {
   if (N == 0) return GFI_OK;
-  int nt = nufft_threads(nthreads);
+  int nt = par_threads(nthreads);
   if (N < 4096) nt = 1;
   size_t cells = 1;
   for (int d = 0; d < D; d++) cells = cells < SIZE_MAX / nf[d] ? cells * nf[d] : SIZE_MAX;
