@@ -32,15 +32,6 @@ static size_t chunk_for(size_t cells) {
 }
 #define DEFAULT_MAX_GRID ((size_t)1 << 28)
 
-void nufft_default_opts(nufft_opts *o) {
-  if (!o) return;
-  o->tol = 1e-12;
-  o->nthreads = 0;
-  o->upsampfac = 0.0;
-  o->max_grid = 0;
-  o->real_sources = 0;
-}
-
 double nufft3_target_centre(const nufft_opts *o, double smin, double smax) {
   /* the unshifted half-width max |s| at most 9/8 of the full width: a range
    * that holds 0, or a rule's nodes on (0, W] whose first node is not 0 */

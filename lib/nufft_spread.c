@@ -111,6 +111,17 @@ static pthread_mutex_t kernel_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void kernel_make(double tol, double sigma, nufft_kernel *k);
 
+/* Here, beside the kernel's set-up that reads them, so that the spreader
+ * needs nothing of nufft.c (no cycle between the two). */
+void nufft_default_opts(nufft_opts *o) {
+  if (!o) return;
+  o->tol = 1e-12;
+  o->nthreads = 0;
+  o->upsampfac = 0.0;
+  o->max_grid = 0;
+  o->real_sources = 0;
+}
+
 int nufft_kernel_setup(const nufft_opts *o, nufft_kernel *k) {
   nufft_opts d;
   if (!o) {

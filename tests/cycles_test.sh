@@ -1,5 +1,5 @@
 #!/bin/bash
-# No cycles between the files of estimators/: an edge A -> B when A.o
+# No cycles between the files of estimators/ (or of lib/): an edge A -> B when A.o
 # references (nm: undefined) a symbol that B.o defines; a cycle is a set of
 # files each reaching the others along such edges (a strongly connected
 # component of more than one file). A file that needs another's function
