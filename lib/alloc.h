@@ -49,7 +49,7 @@ static inline void *gfi_malloc_big(size_t n) {
  * from, and given back to, a small store of the blocks of freed plans: a
  * fit that follows another of about the same size then reuses memory whose
  * pages are already there instead of faulting fresh ones in (zeroed by the
- * kernel: at N = 1e6 about 40% of a 1-D fit + grid evaluation with
+ * kernel: at N = 1e6 a third of a 1-D fit + grid evaluation with
  * copy=True). At most 4 blocks and 256 MiB are kept; a block is reused for
  * a request of at least half its size. gfi_big_take returns a block of at
  * least n bytes (NULL on exhausted memory) and its size in *cap (0 for
