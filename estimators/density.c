@@ -40,16 +40,12 @@ size_t gfi_density_size(const gfi_density_plan *plan) { return plan ? plan->N : 
 
 int gfi_density_data_box(const gfi_density_plan *plan, double *lo, double *hi) {
   if (!plan || !lo || !hi) return GFI_EINVAL;
-  memcpy(lo, plan->box, plan->D * sizeof *lo);
-  memcpy(hi, plan->box + plan->D, plan->D * sizeof *hi);
-  return GFI_OK;
+  return plan_data_facts(plan->box, plan->digest, plan->D, lo, hi, NULL);
 }
 
 int gfi_density_data_digest(const gfi_density_plan *plan, uint64_t digest[2]) {
   if (!plan || !digest) return GFI_EINVAL;
-  digest[0] = plan->digest[0];
-  digest[1] = plan->digest[1];
-  return GFI_OK;
+  return plan_data_facts(plan->box, plan->digest, plan->D, NULL, NULL, digest);
 }
 
 size_t density_ws_size(const gfi_density_plan *p) {

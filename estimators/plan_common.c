@@ -51,6 +51,14 @@ int plan_check_points(size_t N, size_t D, size_t width, const double *x, const c
   return fail_named(engine_check_data(D, R, N, x, opts ? opts->nthreads : 0, range, lo, hi, digest), name);
 }
 
+int plan_data_facts(const double *box, const uint64_t *dg, size_t D, double *lo, double *hi, uint64_t *digest) {
+  if (!box) return GFI_EINVAL;
+  if (lo) memcpy(lo, box, D * sizeof *lo);
+  if (hi) memcpy(hi, box + D, D * sizeof *hi);
+  if (digest) digest[0] = dg[0], digest[1] = dg[1];
+  return GFI_OK;
+}
+
 int plan_check_queries(size_t M, size_t D, size_t width, const double *R, const double *queries) {
   if (M > ((size_t)1 << 52) / width) return fail_param(GFI_EDIM, "queries");
   int st = fail_named(gfi_check_finite(queries, M * D, NULL), "queries");

@@ -32,6 +32,12 @@ int plan_check_points(size_t N, size_t D, size_t width, const double *x, const c
                       const double *R, const gfi_opts *opts, int *range, double *lo, double *hi,
                       uint64_t *digest);
 
+/* What a plan kept of its check's pass, copied out: the box (box: D lows,
+ * then D highs) into lo, hi (D each; either may be NULL to skip it) and
+ * the digest into digest[2] (may be NULL). GFI_EINVAL when box is NULL
+ * (no plan). */
+int plan_data_facts(const double *box, const uint64_t *dg, size_t D, double *lo, double *hi, uint64_t *digest);
+
 /* Queries (M rows of D, width numbers a row): the size, finite values and,
  * with R, the phase range; errors named "queries". */
 int plan_check_queries(size_t M, size_t D, size_t width, const double *R, const double *queries);

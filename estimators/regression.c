@@ -44,16 +44,12 @@ size_t gfi_nw_nresp(const gfi_nw_plan *p) { return p ? p->V : 0; }
 
 int gfi_nw_data_box(const gfi_nw_plan *p, double *lo, double *hi) {
   if (!p || !lo || !hi) return GFI_EINVAL;
-  memcpy(lo, p->box, p->D * sizeof *lo);
-  memcpy(hi, p->box + p->D, p->D * sizeof *hi);
-  return GFI_OK;
+  return plan_data_facts(p->box, p->digest, p->D, lo, hi, NULL);
 }
 
 int gfi_nw_data_digest(const gfi_nw_plan *p, uint64_t digest[2]) {
   if (!p || !digest) return GFI_EINVAL;
-  digest[0] = p->digest[0];
-  digest[1] = p->digest[1];
-  return GFI_OK;
+  return plan_data_facts(p->box, p->digest, p->D, NULL, NULL, digest);
 }
 
 int gfi_nw_set_denom_tol(gfi_nw_plan *p, double tol) {
